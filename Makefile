@@ -1,0 +1,95 @@
+# arenac — an offline memory planner compiler for ONNX models.
+#
+#   make demo     install missing packages, build, plan testdata/lenet.onnx
+#   make check    install missing packages, build, run every test
+#   make bench    planner benchmarks (arena vs. lower bound, times)
+#   make install  PREFIX=/usr/local
+#
+# BUILD selects the build folder, so several builds (e.g. sanitizers) can
+# live side by side.
+
+BUILD   ?= build
+PREFIX  ?= /usr/local
+CC      ?= cc
+PYTHON  ?= /usr/bin/python3
+VERSION := 0.1.0
+ONNX_PROTO ?= /usr/include/onnx/onnx.proto
+
+PKGS    := libcgraph libgvc libprotobuf-c
+PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+
+WARN    := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wno-unused-parameter
+OPT     ?= -O2 -g
+CFLAGS  ?=
+ALL_CFLAGS = -std=c11 -D_POSIX_C_SOURCE=200809L $(OPT) $(WARN) $(SANFLAGS) \
+	-DARENAC_VERSION='"$(VERSION)"' -Ifrontend -Iplanner -Icodegen \
+	-I$(BUILD)/gen $(PKG_CFLAGS) $(CFLAGS)
+LDLIBS  = $(PKG_LIBS) -lm
+
+LIB_SRCS  := $(sort $(wildcard frontend/*.c planner/*.c codegen/*.c))
+CLI_SRCS  := $(sort $(wildcard cli/*.c))
+TEST_SRCS := $(sort $(wildcard tests/test_*.c))
+GEN_C     := $(BUILD)/gen/onnx.pb-c.c
+LIB_OBJS  := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/gen/onnx.pb-c.o
+CLI_OBJS  := $(CLI_SRCS:%.c=$(BUILD)/obj/%.o)
+TEST_BINS := $(TEST_SRCS:tests/%.c=$(BUILD)/tests/%)
+LIB       := $(BUILD)/libarenac.a
+ARENAC    := $(BUILD)/arenac
+
+.PHONY: all deps demo check test bench install clean
+
+all: $(ARENAC)
+
+deps:
+	@sh scripts/deps.sh
+
+$(GEN_C): $(ONNX_PROTO)
+	@mkdir -p $(BUILD)/gen
+	cp $(ONNX_PROTO) $(BUILD)/gen/onnx.proto
+	cd $(BUILD)/gen && protoc-c --c_out=. onnx.proto
+
+$(BUILD)/gen/onnx.pb-c.h: $(GEN_C)
+
+$(BUILD)/obj/gen/onnx.pb-c.o: $(GEN_C)
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 $(OPT) $(SANFLAGS) $(PKG_CFLAGS) -I$(BUILD)/gen -c $< -o $@
+
+$(BUILD)/obj/%.o: %.c $(BUILD)/gen/onnx.pb-c.h
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
+
+$(LIB): $(LIB_OBJS)
+	rm -f $@
+	ar rcs $@ $^
+
+$(ARENAC): $(CLI_OBJS) $(LIB)
+	$(CC) $(SANFLAGS) -o $@ $(CLI_OBJS) $(LIB) $(LDLIBS)
+
+$(BUILD)/tests/%: tests/%.c $(LIB) tests/testutil.h
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -Itests -o $@ $< $(LIB) $(LDLIBS) -lcmocka
+
+demo: deps
+	@$(MAKE) --no-print-directory $(ARENAC)
+	@sh scripts/demo.sh $(BUILD)
+
+test: $(ARENAC) $(TEST_BINS)
+	@BUILD=$(BUILD) PYTHON=$(PYTHON) sh tests/run.sh
+
+check: deps
+	@$(MAKE) --no-print-directory test
+
+bench: deps
+	@$(MAKE) --no-print-directory $(ARENAC)
+	@BUILD=$(BUILD) PYTHON=$(PYTHON) sh scripts/bench.sh
+
+install: $(ARENAC)
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
+	install -m 755 $(ARENAC) $(DESTDIR)$(PREFIX)/bin/arenac
+	install -m 644 doc/arenac.1 $(DESTDIR)$(PREFIX)/share/man/man1/arenac.1
+
+clean:
+	rm -rf $(BUILD)
+
+-include $(LIB_OBJS:.o=.d) $(CLI_OBJS:.o=.d)

@@ -1,0 +1,309 @@
+/*
+ * graph.c — construction, lookup and size arithmetic for the IR.
+ *
+ * Every byte size in arenac is computed here with checked arithmetic, so a
+ * model with absurd dims becomes a clean error instead of a wrapped size.
+ */
+#include "graph.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Sizes stay below 2^62 so that sums of a few of them cannot overflow. */
+#define AR_MAX_BYTES ((int64_t)1 << 62)
+
+int ar_fail(ArError *err, int code, const char *fmt, ...)
+{
+	if (err) {
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+		va_end(ap);
+		err->code = code;
+	}
+	return code;
+}
+
+void ar_warn(const ArDiag *d, const char *fmt, ...)
+{
+	char buf[512];
+	va_list ap;
+	if (!d || !d->warn)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof buf, fmt, ap);
+	va_end(ap);
+	d->warn(d->ctx, buf);
+}
+
+void *ar_xmalloc(size_t n)
+{
+	void *p = malloc(n ? n : 1);
+	if (!p) {
+		fputs("arenac: error: out of memory\n", stderr);
+		exit(AR_EXIT_INTERNAL);
+	}
+	return p;
+}
+
+void *ar_xcalloc(size_t n, size_t sz)
+{
+	void *p = calloc(n ? n : 1, sz ? sz : 1);
+	if (!p) {
+		fputs("arenac: error: out of memory\n", stderr);
+		exit(AR_EXIT_INTERNAL);
+	}
+	return p;
+}
+
+void *ar_xrealloc(void *p, size_t n)
+{
+	p = realloc(p, n ? n : 1);
+	if (!p) {
+		fputs("arenac: error: out of memory\n", stderr);
+		exit(AR_EXIT_INTERNAL);
+	}
+	return p;
+}
+
+char *ar_xstrdup(const char *s)
+{
+	size_t n = strlen(s ? s : "") + 1;
+	char *d = ar_xmalloc(n);
+	memcpy(d, s ? s : "", n);
+	return d;
+}
+
+bool ar_mul64(int64_t a, int64_t b, int64_t *out)
+{
+	return !__builtin_mul_overflow(a, b, out);
+}
+
+bool ar_add64(int64_t a, int64_t b, int64_t *out)
+{
+	return !__builtin_add_overflow(a, b, out);
+}
+
+static const struct {
+	const char *name;
+	size_t size;
+} dtypes[AR_DT_COUNT] = {
+	[AR_DT_UNDEFINED] = {"undefined", 0}, [AR_DT_FLOAT] = {"float32", 4},
+	[AR_DT_UINT8] = {"uint8", 1},         [AR_DT_INT8] = {"int8", 1},
+	[AR_DT_UINT16] = {"uint16", 2},       [AR_DT_INT16] = {"int16", 2},
+	[AR_DT_INT32] = {"int32", 4},         [AR_DT_INT64] = {"int64", 8},
+	[AR_DT_STRING] = {"string", 0},       [AR_DT_BOOL] = {"bool", 1},
+	[AR_DT_FLOAT16] = {"float16", 2},     [AR_DT_DOUBLE] = {"float64", 8},
+	[AR_DT_UINT32] = {"uint32", 4},       [AR_DT_UINT64] = {"uint64", 8},
+	[AR_DT_COMPLEX64] = {"complex64", 8}, [AR_DT_COMPLEX128] = {"complex128", 16},
+	[AR_DT_BFLOAT16] = {"bfloat16", 2},
+};
+
+size_t ar_dtype_size(ArDType dt)
+{
+	return (unsigned)dt < AR_DT_COUNT ? dtypes[dt].size : 0;
+}
+
+const char *ar_dtype_name(ArDType dt)
+{
+	return (unsigned)dt < AR_DT_COUNT ? dtypes[dt].name : "invalid";
+}
+
+const char *ar_kind_name(ArTensorKind k)
+{
+	static const char *names[] = {"input", "output", "activation", "weight",
+				      "constant"};
+	return (unsigned)k < 5 ? names[k] : "invalid";
+}
+
+const char *ar_phase_name(ArPhase p)
+{
+	static const char *names[] = {"forward", "recompute", "backward",
+				      "update"};
+	return (unsigned)p < 4 ? names[p] : "invalid";
+}
+
+int64_t ar_numel(const ArTensor *t)
+{
+	int64_t n = 1;
+	if (t->rank < 0)
+		return -1;
+	for (int i = 0; i < t->rank; i++) {
+		if (t->dims[i] < 0 || !ar_mul64(n, t->dims[i], &n) ||
+		    n > AR_MAX_BYTES)
+			return -1;
+	}
+	return n;
+}
+
+int ar_tensor_set_bytes(ArTensor *t, ArError *err)
+{
+	size_t es = ar_dtype_size(t->dtype);
+	int64_t n, b;
+
+	if (t->dtype == AR_DT_STRING)
+		return ar_fail(err, AR_EXIT_MODEL,
+			       "tensor '%s' is a string tensor, which has no "
+			       "fixed byte size", t->name);
+	if (es == 0)
+		return ar_fail(err, AR_EXIT_MODEL,
+			       "tensor '%s' has unknown element type %d",
+			       t->name, (int)t->dtype);
+	for (int i = 0; i < t->rank; i++)
+		if (t->dims[i] < 0)
+			return ar_fail(err, AR_EXIT_MODEL,
+				       "tensor '%s' has negative dim %lld at "
+				       "axis %d", t->name,
+				       (long long)t->dims[i], i);
+	n = ar_numel(t);
+	if (n < 0 || !ar_mul64(n, (int64_t)es, &b) || b > AR_MAX_BYTES)
+		return ar_fail(err, AR_EXIT_MODEL,
+			       "tensor '%s' is too large: its byte size "
+			       "overflows 2^62", t->name);
+	t->bytes = b;
+	return AR_OK;
+}
+
+ArGraph *ar_graph_new(const char *name)
+{
+	ArGraph *g = ar_xcalloc(1, sizeof *g);
+	g->name = ar_xstrdup(name);
+	g->opset = 1;
+	return g;
+}
+
+static void free_tensor_fields(ArTensor *t)
+{
+	free(t->name);
+	free(t->data);
+}
+
+static void free_attr(ArAttr *a)
+{
+	free(a->name);
+	free(a->s);
+	free(a->ints);
+	free(a->floats);
+	if (a->t) {
+		free_tensor_fields(a->t);
+		free(a->t);
+	}
+	if (a->g)
+		ar_graph_free(a->g);
+}
+
+void ar_graph_free(ArGraph *g)
+{
+	if (!g)
+		return;
+	for (int i = 0; i < g->ntensors; i++)
+		free_tensor_fields(&g->tensors[i]);
+	for (int i = 0; i < g->nnodes; i++) {
+		ArNode *n = &g->nodes[i];
+		free(n->name);
+		free(n->op);
+		free(n->domain);
+		free(n->inputs);
+		free(n->outputs);
+		for (int j = 0; j < n->nattrs; j++)
+			free_attr(&n->attrs[j]);
+		free(n->attrs);
+	}
+	free(g->tensors);
+	free(g->nodes);
+	free(g->inputs);
+	free(g->outputs);
+	free(g->captures);
+	free(g->name);
+	free(g);
+}
+
+int ar_graph_find(const ArGraph *g, const char *name)
+{
+	/*
+	 * Linear scans would make loading quadratic; the loader keeps its own
+	 * hash index and this is only for small lookups by tools and tests.
+	 */
+	for (int i = 0; i < g->ntensors; i++)
+		if (strcmp(g->tensors[i].name, name) == 0)
+			return i;
+	return -1;
+}
+
+int ar_graph_add_tensor(ArGraph *g, const char *name)
+{
+	ArTensor *t;
+	if (g->ntensors == g->captensors) {
+		g->captensors = g->captensors ? 2 * g->captensors : 64;
+		g->tensors = ar_xrealloc(g->tensors,
+					 g->captensors * sizeof *g->tensors);
+	}
+	t = &g->tensors[g->ntensors];
+	memset(t, 0, sizeof *t);
+	t->name = ar_xstrdup(name);
+	t->rank = -1;
+	t->bytes = -1;
+	t->kind = AR_TK_ACTIVATION;
+	t->producer = -1;
+	return g->ntensors++;
+}
+
+int ar_graph_add_node(ArGraph *g, const char *name, const char *op,
+		      const char *domain)
+{
+	ArNode *n;
+	if (g->nnodes == g->capnodes) {
+		g->capnodes = g->capnodes ? 2 * g->capnodes : 64;
+		g->nodes = ar_xrealloc(g->nodes, g->capnodes * sizeof *g->nodes);
+	}
+	n = &g->nodes[g->nnodes];
+	memset(n, 0, sizeof *n);
+	n->name = ar_xstrdup(name);
+	n->op = ar_xstrdup(op);
+	n->domain = ar_xstrdup(domain);
+	n->opset = g->opset;
+	return g->nnodes++;
+}
+
+void ar_node_set_io(ArNode *n, const int *in, int nin, const int *out,
+		    int nout)
+{
+	free(n->inputs);
+	free(n->outputs);
+	n->inputs = ar_xmalloc((size_t)nin * sizeof *in);
+	n->outputs = ar_xmalloc((size_t)nout * sizeof *out);
+	if (nin)
+		memcpy(n->inputs, in, (size_t)nin * sizeof *in);
+	if (nout)
+		memcpy(n->outputs, out, (size_t)nout * sizeof *out);
+	n->ninputs = n->nexplicit = nin;
+	n->noutputs = nout;
+}
+
+const ArAttr *ar_attr(const ArNode *n, const char *name)
+{
+	for (int i = 0; i < n->nattrs; i++)
+		if (strcmp(n->attrs[i].name, name) == 0)
+			return &n->attrs[i];
+	return NULL;
+}
+
+int64_t ar_attr_int(const ArNode *n, const char *name, int64_t dflt)
+{
+	const ArAttr *a = ar_attr(n, name);
+	return a && a->type == AR_ATTR_INT ? a->i : dflt;
+}
+
+float ar_attr_float(const ArNode *n, const char *name, float dflt)
+{
+	const ArAttr *a = ar_attr(n, name);
+	return a && a->type == AR_ATTR_FLOAT ? a->f : dflt;
+}
+
+const char *ar_attr_str(const ArNode *n, const char *name, const char *dflt)
+{
+	const ArAttr *a = ar_attr(n, name);
+	return a && a->type == AR_ATTR_STRING ? a->s : dflt;
+}

@@ -1,0 +1,219 @@
+/*
+ * graph.h — the IR: the one contract between frontend, planner and codegen.
+ *
+ * A Graph is a flat table of tensors and a list of nodes that name tensors
+ * by index.  The frontend fills it (load, fold, infer); the planner only
+ * reads it (and builds its own Plan beside it); codegen reads both.
+ * Nothing downstream ever looks at the protobuf model.
+ *
+ * Invariants once ar_infer() has succeeded:
+ *   - every tensor has dtype != AR_DT_UNDEFINED, rank >= 0 and bytes >= 0,
+ *     except tensors nobody reads (an unused optional output) which keep
+ *     rank -1 and are left out of the plan;
+ *   - nodes[] is in a valid topological order (the file's, after checks);
+ *   - each tensor has at most one producer.
+ */
+#ifndef ARENAC_GRAPH_H
+#define ARENAC_GRAPH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define AR_MAX_RANK 16
+
+/* ONNX TensorProto.DataType codes, kept numerically identical. */
+typedef enum {
+	AR_DT_UNDEFINED = 0,
+	AR_DT_FLOAT = 1,
+	AR_DT_UINT8 = 2,
+	AR_DT_INT8 = 3,
+	AR_DT_UINT16 = 4,
+	AR_DT_INT16 = 5,
+	AR_DT_INT32 = 6,
+	AR_DT_INT64 = 7,
+	AR_DT_STRING = 8,
+	AR_DT_BOOL = 9,
+	AR_DT_FLOAT16 = 10,
+	AR_DT_DOUBLE = 11,
+	AR_DT_UINT32 = 12,
+	AR_DT_UINT64 = 13,
+	AR_DT_COMPLEX64 = 14,
+	AR_DT_COMPLEX128 = 15,
+	AR_DT_BFLOAT16 = 16,
+	AR_DT_COUNT
+} ArDType;
+
+typedef enum {
+	AR_TK_INPUT,      /* graph input (not an initializer) */
+	AR_TK_OUTPUT,     /* graph output */
+	AR_TK_ACTIVATION, /* produced and consumed inside the graph */
+	AR_TK_WEIGHT,     /* initializer */
+	AR_TK_CONSTANT    /* Constant node output or folded at compile time */
+} ArTensorKind;
+
+/* Training-step phase of a node (inference graphs are all FORWARD). */
+typedef enum {
+	AR_PHASE_FORWARD,
+	AR_PHASE_RECOMPUTE,
+	AR_PHASE_BACKWARD,
+	AR_PHASE_UPDATE
+} ArPhase;
+
+typedef struct ArTensor {
+	char *name;
+	ArDType dtype;
+	int rank;                   /* -1 while unknown */
+	int64_t dims[AR_MAX_RANK];
+	int64_t bytes;              /* unpadded size, -1 while unknown */
+	ArTensorKind kind;
+	int producer;               /* node index, -1 if none */
+	/*
+	 * Compile-time value in host order (numel elements of dtype), or NULL.
+	 * Present for initializers and Constant values stored in the file and
+	 * for small folded results; large folded constants (ConstantOfShape
+	 * weights) are known constant by kind alone.
+	 */
+	void *data;
+	bool external;              /* initializer bytes live outside the file */
+	bool declared;              /* a value_info/output declared a shape */
+	int decl_rank;
+	int64_t decl_dims[AR_MAX_RANK];
+} ArTensor;
+
+/* ONNX AttributeProto.AttributeType codes. */
+typedef enum {
+	AR_ATTR_UNDEFINED = 0,
+	AR_ATTR_FLOAT = 1,
+	AR_ATTR_INT = 2,
+	AR_ATTR_STRING = 3,
+	AR_ATTR_TENSOR = 4,
+	AR_ATTR_GRAPH = 5,
+	AR_ATTR_FLOATS = 6,
+	AR_ATTR_INTS = 7,
+	AR_ATTR_STRINGS = 8
+} ArAttrType;
+
+struct ArGraph;
+
+typedef struct ArAttr {
+	char *name;
+	ArAttrType type;
+	int64_t i;
+	float f;
+	char *s;                    /* NUL-terminated copy */
+	int64_t *ints;
+	int nints;
+	float *floats;
+	int nfloats;
+	ArTensor *t;                /* TENSOR: detached tensor with data */
+	struct ArGraph *g;          /* GRAPH: subgraph (If/Loop/Scan body) */
+} ArAttr;
+
+typedef struct ArNode {
+	char *name;
+	char *op;
+	char *domain;               /* "" for the default ONNX domain */
+	int *inputs;                /* tensor ids; -1 for an omitted optional */
+	int ninputs;
+	/*
+	 * Inputs past nexplicit are outer-scope tensors that a subgraph of this
+	 * node reads: they must stay live while the node runs.
+	 */
+	int nexplicit;
+	int *outputs;
+	int noutputs;
+	ArAttr *attrs;
+	int nattrs;
+	ArPhase phase;
+	int64_t opset;              /* opset version of the node's domain */
+} ArNode;
+
+typedef struct ArGraph {
+	char *name;
+	ArTensor *tensors;
+	int ntensors, captensors;
+	ArNode *nodes;
+	int nnodes, capnodes;
+	int *inputs;                /* graph inputs that are not initializers */
+	int ninputs;
+	int *outputs;
+	int noutputs;
+	int64_t opset;              /* default-domain opset */
+	int64_t ir_version;
+	struct ArGraph *parent;     /* enclosing graph of a subgraph */
+	int depth;                  /* subgraph nesting depth, 0 at top */
+	/*
+	 * Local tensors of a subgraph that stand for an enclosing graph's
+	 * tensor of the same name (outer-scope reads).
+	 */
+	int *captures;
+	int ncaptures;
+} ArGraph;
+
+/* Errors: a one-line message and an exit code (see cli/arenac.c). */
+enum {
+	AR_OK = 0,
+	AR_EXIT_USAGE = 1,
+	AR_EXIT_MODEL = 2,
+	AR_EXIT_BUDGET = 3,
+	AR_EXIT_INTERNAL = 4
+};
+
+typedef struct ArError {
+	int code;
+	char msg[512];
+} ArError;
+
+int ar_fail(ArError *err, int code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* Warnings go through a callback so that library code never prints. */
+typedef struct ArDiag {
+	void (*warn)(void *ctx, const char *msg);
+	void *ctx;
+} ArDiag;
+
+void ar_warn(const ArDiag *d, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* Element size in bytes; 0 for types without a fixed size (STRING). */
+size_t ar_dtype_size(ArDType dt);
+const char *ar_dtype_name(ArDType dt);
+const char *ar_kind_name(ArTensorKind k);
+const char *ar_phase_name(ArPhase p);
+
+/* Element count of a shaped tensor, -1 on overflow or unknown rank. */
+int64_t ar_numel(const ArTensor *t);
+
+/*
+ * Sets t->bytes from rank, dims and dtype with overflow checks; fails
+ * (AR_EXIT_MODEL) for a negative dim, a string tensor or a size past 2^62.
+ */
+int ar_tensor_set_bytes(ArTensor *t, ArError *err);
+
+/* Graph building (used by the loader and by graph transforms). */
+ArGraph *ar_graph_new(const char *name);
+void ar_graph_free(ArGraph *g);
+int ar_graph_find(const ArGraph *g, const char *name);     /* -1 if none */
+int ar_graph_add_tensor(ArGraph *g, const char *name);      /* new id */
+int ar_graph_add_node(ArGraph *g, const char *name, const char *op,
+		      const char *domain);
+void ar_node_set_io(ArNode *n, const int *in, int nin, const int *out,
+		    int nout);
+
+const ArAttr *ar_attr(const ArNode *n, const char *name);
+int64_t ar_attr_int(const ArNode *n, const char *name, int64_t dflt);
+float ar_attr_float(const ArNode *n, const char *name, float dflt);
+const char *ar_attr_str(const ArNode *n, const char *name, const char *dflt);
+
+/* Checked arithmetic: false on overflow. */
+bool ar_mul64(int64_t a, int64_t b, int64_t *out);
+bool ar_add64(int64_t a, int64_t b, int64_t *out);
+
+void *ar_xmalloc(size_t n);
+void *ar_xcalloc(size_t n, size_t sz);
+void *ar_xrealloc(void *p, size_t n);
+char *ar_xstrdup(const char *s);
+
+#endif

@@ -1,0 +1,18 @@
+/*
+ * infer.h — constant folding and shape inference over the IR.
+ */
+#ifndef ARENAC_INFER_H
+#define ARENAC_INFER_H
+
+#include "graph.h"
+
+/*
+ * Walks the nodes in order, folding nodes whose inputs are all compile-time
+ * constants (their outputs become AR_TK_CONSTANT) and giving every output a
+ * dtype, shape and byte size.  Declared shapes (value_info, outputs) that
+ * disagree with the inferred ones produce a warning.  Fails with
+ * AR_EXIT_MODEL naming the node, its op and the input that is unknown.
+ */
+int ar_infer(ArGraph *g, const ArDiag *diag, ArError *err);
+
+#endif

@@ -1,0 +1,744 @@
+/*
+ * onnx_load.c — ONNX protobuf (via protobuf-c) to the IR.
+ *
+ * The loader does every structural check once, so later passes may trust
+ * the graph: each tensor has one producer, every read tensor exists, the
+ * nodes are in a topological order (the file's, unless the file is out of
+ * order, then a stable Kahn order), names are unique, dims of graph inputs
+ * are bound to numbers.  Initializers become weights even when they are
+ * also listed as graph inputs (IR 3).  Weight bytes from external files are
+ * never read: planning needs only their size.
+ */
+#include "load.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "onnx.pb-c.h"
+
+/* Name -> tensor id, open addressing; the graph owns the strings. */
+typedef struct {
+	int *slot;
+	size_t cap;
+	const ArGraph *g;
+} NameIndex;
+
+static uint64_t hash_str(const char *s)
+{
+	uint64_t h = 1469598103934665603ull;
+	while (*s)
+		h = (h ^ (unsigned char)*s++) * 1099511628211ull;
+	return h;
+}
+
+static void index_init(NameIndex *ix, const ArGraph *g, size_t expect)
+{
+	ix->cap = 16;
+	while (ix->cap < 2 * expect + 16)
+		ix->cap *= 2;
+	ix->slot = ar_xmalloc(ix->cap * sizeof *ix->slot);
+	memset(ix->slot, 0xff, ix->cap * sizeof *ix->slot);
+	ix->g = g;
+}
+
+static int index_get(const NameIndex *ix, const char *name)
+{
+	size_t i = hash_str(name) & (ix->cap - 1);
+	for (; ix->slot[i] >= 0; i = (i + 1) & (ix->cap - 1))
+		if (strcmp(ix->g->tensors[ix->slot[i]].name, name) == 0)
+			return ix->slot[i];
+	return -1;
+}
+
+static void index_put(NameIndex *ix, int id)
+{
+	size_t i;
+	if ((size_t)ix->g->ntensors * 2 > ix->cap) {
+		int *old = ix->slot;
+		size_t oldcap = ix->cap;
+		ix->cap *= 2;
+		ix->slot = ar_xmalloc(ix->cap * sizeof *ix->slot);
+		memset(ix->slot, 0xff, ix->cap * sizeof *ix->slot);
+		for (size_t j = 0; j < oldcap; j++)
+			if (old[j] >= 0)
+				index_put(ix, old[j]);
+		free(old);
+	}
+	i = hash_str(ix->g->tensors[id].name) & (ix->cap - 1);
+	while (ix->slot[i] >= 0)
+		i = (i + 1) & (ix->cap - 1);
+	ix->slot[i] = id;
+}
+
+typedef struct Loader {
+	const ArLoadOptions *opt;
+	ArError *err;
+	const Onnx__ModelProto *model;
+	int64_t nnodes_total;       /* across subgraphs, for the node limit */
+	int max_nodes, max_depth;
+} Loader;
+
+/* One graph being loaded; scopes chain to the enclosing graph's. */
+typedef struct Scope {
+	ArGraph *g;
+	NameIndex ix;
+	struct Scope *parent;
+} Scope;
+
+static const char *nz(const char *s)
+{
+	return s ? s : "";
+}
+
+static int64_t opset_of(const Onnx__ModelProto *m, const char *domain)
+{
+	for (size_t i = 0; i < m->n_opset_import; i++) {
+		const char *d = nz(m->opset_import[i]->domain);
+		bool dflt = !*domain || !strcmp(domain, "ai.onnx");
+		bool mdflt = !*d || !strcmp(d, "ai.onnx");
+		if ((dflt && mdflt) || !strcmp(d, domain))
+			return m->opset_import[i]->version;
+	}
+	return -1;
+}
+
+/* Copies n elements of src (elements of srcsize bytes) narrowing to es. */
+static void narrow_copy(void *dst, size_t es, const void *src, size_t srcsize,
+			size_t n)
+{
+	const uint8_t *s = src;
+	uint8_t *d = dst;
+	/* Little-endian hosts: the low bytes of each wider element. */
+	for (size_t i = 0; i < n; i++)
+		memcpy(d + i * es, s + i * srcsize, es);
+}
+
+/*
+ * Fills dtype, dims, bytes and (for in-file data) a host copy of the
+ * values.  `what` names the tensor's role in messages.
+ */
+static int decode_tensor(Loader *L, const Onnx__TensorProto *tp, ArTensor *t,
+			 const char *what)
+{
+	int64_t numel;
+	size_t es, have = 0;
+	const void *src = NULL;
+	size_t srcsize = 0;
+
+	t->dtype = tp->has_data_type ? (ArDType)tp->data_type : AR_DT_UNDEFINED;
+	if (t->dtype <= AR_DT_UNDEFINED || t->dtype >= AR_DT_COUNT)
+		return ar_fail(L->err, AR_EXIT_MODEL,
+			       "%s '%s' has unknown data type %d", what,
+			       t->name, (int)t->dtype);
+	if (tp->n_dims > AR_MAX_RANK)
+		return ar_fail(L->err, AR_EXIT_MODEL,
+			       "%s '%s' has rank %zu, above the limit of %d",
+			       what, t->name, tp->n_dims, AR_MAX_RANK);
+	t->rank = (int)tp->n_dims;
+	for (size_t i = 0; i < tp->n_dims; i++)
+		t->dims[i] = tp->dims[i];
+	if (tp->segment)
+		return ar_fail(L->err, AR_EXIT_MODEL,
+			       "%s '%s' is segmented, which arenac does not "
+			       "support", what, t->name);
+	if (t->dtype == AR_DT_STRING) {
+		/* No byte size; a consumer that needs one reports it. */
+		for (int i = 0; i < t->rank; i++)
+			if (t->dims[i] < 0)
+				return ar_fail(L->err, AR_EXIT_MODEL,
+					       "%s '%s' has a negative dim",
+					       what, t->name);
+		return AR_OK;
+	}
+	if (ar_tensor_set_bytes(t, L->err))
+		return L->err->code;
+	if (tp->has_data_location &&
+	    tp->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL) {
+		t->external = true;
+		return AR_OK;
+	}
+	numel = ar_numel(t);
+	es = ar_dtype_size(t->dtype);
+	if (tp->has_raw_data) {
+		if ((int64_t)tp->raw_data.len != t->bytes)
+			return ar_fail(L->err, AR_EXIT_MODEL,
+				       "%s '%s' holds %zu raw bytes but its "
+				       "dims and type say %lld", what, t->name,
+				       tp->raw_data.len,
+				       (long long)t->bytes);
+		t->data = ar_xmalloc((size_t)t->bytes);
+		memcpy(t->data, tp->raw_data.data, (size_t)t->bytes);
+		return AR_OK;
+	}
+	switch (t->dtype) {
+	case AR_DT_FLOAT:
+	case AR_DT_COMPLEX64:
+		src = tp->float_data, have = tp->n_float_data, srcsize = 4;
+		break;
+	case AR_DT_INT32: case AR_DT_INT16: case AR_DT_INT8:
+	case AR_DT_UINT16: case AR_DT_UINT8: case AR_DT_BOOL:
+	case AR_DT_FLOAT16: case AR_DT_BFLOAT16:
+		src = tp->int32_data, have = tp->n_int32_data, srcsize = 4;
+		break;
+	case AR_DT_INT64:
+		src = tp->int64_data, have = tp->n_int64_data, srcsize = 8;
+		break;
+	case AR_DT_DOUBLE:
+	case AR_DT_COMPLEX128:
+		src = tp->double_data, have = tp->n_double_data, srcsize = 8;
+		break;
+	case AR_DT_UINT32: case AR_DT_UINT64:
+		src = tp->uint64_data, have = tp->n_uint64_data, srcsize = 8;
+		break;
+	default:
+		break;
+	}
+	if (t->dtype == AR_DT_COMPLEX64 || t->dtype == AR_DT_COMPLEX128)
+		have /= 2, es /= 2, numel *= 2;
+	if (have == 0 && numel > 0)
+		return AR_OK;       /* no data: known by shape only */
+	if ((int64_t)have != numel)
+		return ar_fail(L->err, AR_EXIT_MODEL,
+			       "%s '%s' holds %zu values but its dims say "
+			       "%lld", what, t->name, have, (long long)numel);
+	t->data = ar_xmalloc((size_t)t->bytes);
+	narrow_copy(t->data, es, src, srcsize, have);
+	return AR_OK;
+}
+
+/* Binds a declared dim; -1 when symbolic and unbound. */
+static int64_t bind_dim(const Loader *L, const Onnx__TensorShapeProto__Dimension *d,
+			bool use_default)
+{
+	if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE)
+		return d->dim_value;
+	if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM)
+		for (int i = 0; i < L->opt->ndims; i++)
+			if (!strcmp(L->opt->dims[i].name, nz(d->dim_param)))
+				return L->opt->dims[i].value;
+	return use_default ? L->opt->dim_default : -1;
+}
+
+static const Onnx__TypeProto__Tensor *tensor_type(const Onnx__ValueInfoProto *vi)
+{
+	if (!vi->type || vi->type->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE)
+		return NULL;
+	return vi->type->tensor_type;
+}
+
+/* Records a value_info/output declaration for the cross-check. */
+static void declare(const Loader *L, ArTensor *t, const Onnx__ValueInfoProto *vi)
+{
+	const Onnx__TypeProto__Tensor *tt = tensor_type(vi);
+	if (!tt)
+		return;
+	if (t->dtype == AR_DT_UNDEFINED && tt->has_elem_type &&
+	    tt->elem_type > 0 && tt->elem_type < AR_DT_COUNT)
+		t->dtype = (ArDType)tt->elem_type;
+	if (!tt->shape || tt->shape->n_dim > AR_MAX_RANK)
+		return;
+	t->declared = true;
+	t->decl_rank = (int)tt->shape->n_dim;
+	for (size_t i = 0; i < tt->shape->n_dim; i++)
+		t->decl_dims[i] = bind_dim(L, tt->shape->dim[i], false);
+}
+
+static int load_input(Loader *L, ArTensor *t, const Onnx__ValueInfoProto *vi)
+{
+	const Onnx__TypeProto__Tensor *tt = tensor_type(vi);
+	if (!tt)
+		return ar_fail(L->err, AR_EXIT_MODEL,
+			       "graph input '%s' is not a tensor (sequence, map "
+			       "and optional values are not supported)",
+			       t->name);
+	if (!tt->has_elem_type || tt->elem_type <= 0 ||
+	    tt->elem_type >= AR_DT_COUNT)
+		return ar_fail(L->err, AR_EXIT_MODEL,
+			       "graph input '%s' has unknown element type %d",
+			       t->name, tt->has_elem_type ? tt->elem_type : 0);
+	t->dtype = (ArDType)tt->elem_type;
+	if (!tt->shape)
+		return ar_fail(L->err, AR_EXIT_MODEL,
+			       "graph input '%s' has no shape; arenac needs "
+			       "static input shapes", t->name);
+	if (tt->shape->n_dim > AR_MAX_RANK)
+		return ar_fail(L->err, AR_EXIT_MODEL,
+			       "graph input '%s' has rank %zu, above the limit "
+			       "of %d", t->name, tt->shape->n_dim, AR_MAX_RANK);
+	t->rank = (int)tt->shape->n_dim;
+	for (int i = 0; i < t->rank; i++) {
+		const Onnx__TensorShapeProto__Dimension *d = tt->shape->dim[i];
+		int64_t v = bind_dim(L, d, true);
+		if (i == 0 && L->opt->batch > 0)
+			v = L->opt->batch;
+		if (v < 0 && d->value_case ==
+			     ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM)
+			return ar_fail(L->err, AR_EXIT_MODEL,
+				       "graph input '%s' has unbound symbolic "
+				       "dim '%s' at axis %d; bind it with "
+				       "--dim %s=VALUE or --dim-default VALUE",
+				       t->name, nz(d->dim_param), i,
+				       nz(d->dim_param));
+		if (v < 0 && d->value_case ==
+			     ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE)
+			return ar_fail(L->err, AR_EXIT_MODEL,
+				       "graph input '%s' has negative dim %lld "
+				       "at axis %d", t->name, (long long)v, i);
+		if (v < 0)
+			return ar_fail(L->err, AR_EXIT_MODEL,
+				       "graph input '%s' has an unnamed unknown "
+				       "dim at axis %d; bind it with "
+				       "--dim-default VALUE", t->name, i);
+		t->dims[i] = v;
+	}
+	return ar_tensor_set_bytes(t, L->err);
+}
+
+static int load_graph(Loader *L, const Onnx__GraphProto *gp, Scope *parent,
+		      int depth, ArGraph **out);
+
+/* Looks a name up here, then in enclosing scopes (capturing it). */
+static int resolve(Loader *L, Scope *s, const char *name)
+{
+	int id = index_get(&s->ix, name), outer;
+	ArGraph *g = s->g;
+	(void)L;
+	if (id >= 0 || !s->parent)
+		return id;
+	outer = resolve(L, s->parent, name);
+	if (outer < 0)
+		return -1;
+	id = ar_graph_add_tensor(g, name);
+	g->tensors[id].kind = AR_TK_INPUT;
+	index_put(&s->ix, id);
+	g->captures = ar_xrealloc(g->captures,
+				  (size_t)(g->ncaptures + 1) * sizeof(int));
+	g->captures[g->ncaptures++] = id;
+	return id;
+}
+
+static int load_attr(Loader *L, Scope *s, const ArNode *n, ArAttr *a,
+		     const Onnx__AttributeProto *ap)
+{
+	a->name = ar_xstrdup(nz(ap->name));
+	a->type = ap->has_type ? (ArAttrType)ap->type : AR_ATTR_UNDEFINED;
+	if (ap->ref_attr_name)
+		return ar_fail(L->err, AR_EXIT_MODEL,
+			       "node '%s' (%s): attribute '%s' refers to a "
+			       "function attribute, which is not supported",
+			       n->name, n->op, a->name);
+	switch (a->type) {
+	case AR_ATTR_FLOAT:
+		a->f = ap->f;
+		break;
+	case AR_ATTR_INT:
+		a->i = ap->i;
+		break;
+	case AR_ATTR_STRING:
+		a->s = ar_xmalloc(ap->s.len + 1);
+		if (ap->s.len)
+			memcpy(a->s, ap->s.data, ap->s.len);
+		a->s[ap->s.len] = 0;
+		break;
+	case AR_ATTR_INTS:
+		a->nints = (int)ap->n_ints;
+		a->ints = ar_xmalloc(ap->n_ints * sizeof(int64_t));
+		if (ap->n_ints)
+			memcpy(a->ints, ap->ints, ap->n_ints * sizeof(int64_t));
+		break;
+	case AR_ATTR_FLOATS:
+		a->nfloats = (int)ap->n_floats;
+		a->floats = ar_xmalloc(ap->n_floats * sizeof(float));
+		if (ap->n_floats)
+			memcpy(a->floats, ap->floats, ap->n_floats * sizeof(float));
+		break;
+	case AR_ATTR_TENSOR:
+		if (!ap->t)
+			return ar_fail(L->err, AR_EXIT_MODEL,
+				       "node '%s' (%s): tensor attribute '%s' "
+				       "is empty", n->name, n->op, a->name);
+		a->t = ar_xcalloc(1, sizeof *a->t);
+		a->t->name = ar_xstrdup(n->noutputs ? n->name : a->name);
+		a->t->producer = -1;
+		a->t->kind = AR_TK_CONSTANT;
+		return decode_tensor(L, ap->t, a->t, "constant");
+	case AR_ATTR_GRAPH:
+		if (!ap->g)
+			return ar_fail(L->err, AR_EXIT_MODEL,
+				       "node '%s' (%s): graph attribute '%s' "
+				       "is empty", n->name, n->op, a->name);
+		return load_graph(L, ap->g, s, s->g->depth + 1, &a->g);
+	default:
+		/* STRINGS, sparse tensors, graphs lists: kept by name only. */
+		break;
+	}
+	return AR_OK;
+}
+
+/*
+ * Orders nodes so every input is produced before it is read.  The file's
+ * order is kept when valid; otherwise a stable Kahn order; a cycle is an
+ * error naming one node on it.
+ */
+static int topo_order(Loader *L, ArGraph *g)
+{
+	int n = g->nnodes, done = 0;
+	int *indeg = ar_xcalloc((size_t)n, sizeof(int));
+	int *order = ar_xmalloc((size_t)n * sizeof(int));
+	int *users_start = ar_xcalloc((size_t)g->ntensors + 1, sizeof(int));
+	int *users, *fill, *queue;
+	bool sorted = true;
+	int qh = 0, qt = 0, rc = AR_OK;
+
+	for (int i = 0; i < n; i++)
+		for (int j = 0; j < g->nodes[i].ninputs; j++) {
+			int t = g->nodes[i].inputs[j];
+			if (t >= 0 && g->tensors[t].producer >= 0) {
+				indeg[i]++;
+				users_start[t + 1]++;
+				if (g->tensors[t].producer >= i)
+					sorted = false;
+			}
+		}
+	if (sorted) {
+		free(indeg), free(order), free(users_start);
+		return AR_OK;
+	}
+	for (int t = 0; t < g->ntensors; t++)
+		users_start[t + 1] += users_start[t];
+	users = ar_xmalloc((size_t)users_start[g->ntensors] * sizeof(int) + 1);
+	fill = ar_xcalloc((size_t)g->ntensors, sizeof(int));
+	for (int i = 0; i < n; i++)
+		for (int j = 0; j < g->nodes[i].ninputs; j++) {
+			int t = g->nodes[i].inputs[j];
+			if (t >= 0 && g->tensors[t].producer >= 0)
+				users[users_start[t] + fill[t]++] = i;
+		}
+	queue = ar_xmalloc((size_t)n * sizeof(int));
+	for (int i = 0; i < n; i++)
+		if (!indeg[i])
+			queue[qt++] = i;
+	/* A min-index pick would keep file order better; FIFO is stable enough
+	 * for files that are only locally out of order. */
+	while (qh < qt) {
+		int v = queue[qh++];
+		order[done++] = v;
+		for (int j = 0; j < g->nodes[v].noutputs; j++) {
+			int t = g->nodes[v].outputs[j];
+			for (int k = users_start[t]; k < users_start[t + 1]; k++)
+				if (--indeg[users[k]] == 0)
+					queue[qt++] = users[k];
+		}
+	}
+	if (done < n) {
+		for (int i = 0; i < n; i++)
+			if (indeg[i]) {
+				rc = ar_fail(L->err, AR_EXIT_MODEL,
+					     "graph '%s' has a cycle through "
+					     "node '%s' (%s)", g->name,
+					     g->nodes[i].name, g->nodes[i].op);
+				break;
+			}
+	} else {
+		ArNode *nodes = ar_xmalloc((size_t)n * sizeof *nodes);
+		int *newpos = ar_xmalloc((size_t)n * sizeof(int));
+		for (int i = 0; i < n; i++) {
+			nodes[i] = g->nodes[order[i]];
+			newpos[order[i]] = i;
+		}
+		memcpy(g->nodes, nodes, (size_t)n * sizeof *nodes);
+		for (int t = 0; t < g->ntensors; t++)
+			if (g->tensors[t].producer >= 0)
+				g->tensors[t].producer =
+					newpos[g->tensors[t].producer];
+		free(nodes), free(newpos);
+	}
+	free(indeg), free(order), free(users_start), free(users), free(fill);
+	free(queue);
+	return rc;
+}
+
+static int add_unique(Loader *L, Scope *s, const char *name, const char *what)
+{
+	int id;
+	if (!*name)
+		return ar_fail(L->err, AR_EXIT_MODEL, "graph '%s': %s with an "
+			       "empty name", s->g->name, what), -1;
+	if (index_get(&s->ix, name) >= 0)
+		return ar_fail(L->err, AR_EXIT_MODEL, "graph '%s': duplicate "
+			       "name '%s' (%s)", s->g->name, name, what), -1;
+	id = ar_graph_add_tensor(s->g, name);
+	index_put(&s->ix, id);
+	return id;
+}
+
+static int load_graph(Loader *L, const Onnx__GraphProto *gp, Scope *parent,
+		      int depth, ArGraph **out)
+{
+	Scope s = {0};
+	ArGraph *g;
+	int rc = AR_OK;
+
+	*out = NULL;
+	if (depth > L->max_depth)
+		return ar_fail(L->err, AR_EXIT_MODEL, "subgraphs nested deeper "
+			       "than %d", L->max_depth);
+	L->nnodes_total += (int64_t)gp->n_node;
+	if (L->nnodes_total > L->max_nodes)
+		return ar_fail(L->err, AR_EXIT_MODEL, "model has more than %d "
+			       "nodes (the limit; raise it with --max-nodes)",
+			       L->max_nodes);
+	if (gp->n_sparse_initializer)
+		return ar_fail(L->err, AR_EXIT_MODEL, "graph '%s' has sparse "
+			       "initializers, which are not supported",
+			       nz(gp->name));
+	g = ar_graph_new(nz(gp->name));
+	g->depth = depth;
+	g->parent = parent ? parent->g : NULL;
+	g->opset = opset_of(L->model, "");
+	g->ir_version = L->model->ir_version;
+	s.g = g;
+	s.parent = parent;
+	index_init(&s.ix, g, gp->n_initializer + gp->n_input + 2 * gp->n_node);
+	*out = g;
+
+	for (size_t i = 0; i < gp->n_initializer && !rc; i++) {
+		int id = add_unique(L, &s, nz(gp->initializer[i]->name),
+				    "initializer");
+		if (id < 0) {
+			rc = L->err->code;
+			break;
+		}
+		g->tensors[id].kind = AR_TK_WEIGHT;
+		rc = decode_tensor(L, gp->initializer[i], &g->tensors[id],
+				   "initializer");
+	}
+	g->inputs = ar_xmalloc((gp->n_input + 1) * sizeof(int));
+	for (size_t i = 0; i < gp->n_input && !rc; i++) {
+		const char *name = nz(gp->input[i]->name);
+		int id = index_get(&s.ix, name);
+		if (id >= 0 && g->tensors[id].kind == AR_TK_WEIGHT)
+			continue;   /* IR 3: initializers listed as inputs */
+		id = add_unique(L, &s, name, "graph input");
+		if (id < 0) {
+			rc = L->err->code;
+			break;
+		}
+		g->tensors[id].kind = AR_TK_INPUT;
+		if (depth == 0)
+			rc = load_input(L, &g->tensors[id], gp->input[i]);
+		else
+			declare(L, &g->tensors[id], gp->input[i]);
+		g->inputs[g->ninputs++] = id;
+	}
+	/* Pass 1: every node's outputs exist before any input resolves. */
+	for (size_t i = 0; i < gp->n_node && !rc; i++) {
+		const Onnx__NodeProto *np = gp->node[i];
+		char autoname[32];
+		int ni, *outs;
+		ArNode *n;
+		if (!np->op_type || !*np->op_type) {
+			rc = ar_fail(L->err, AR_EXIT_MODEL, "graph '%s': node "
+				     "%zu has no op_type", g->name, i);
+			break;
+		}
+		snprintf(autoname, sizeof autoname, "%s_%zu", np->op_type, i);
+		ni = ar_graph_add_node(g, np->name && *np->name ? np->name :
+				       autoname, np->op_type, nz(np->domain));
+		n = &g->nodes[ni];
+		n->opset = opset_of(L->model, n->domain);
+		if (n->opset < 0) {
+			rc = ar_fail(L->err, AR_EXIT_MODEL, "node '%s' (%s) is "
+				     "in domain '%s', which the model does not "
+				     "import", n->name, n->op, n->domain);
+			break;
+		}
+		outs = ar_xmalloc((np->n_output + 1) * sizeof(int));
+		for (size_t j = 0; j < np->n_output; j++) {
+			const char *name = nz(np->output[j]);
+			int id;
+			if (!*name) {
+				outs[j] = -1;   /* omitted optional output */
+				continue;
+			}
+			id = index_get(&s.ix, name);
+			if (id >= 0) {
+				rc = ar_fail(L->err, AR_EXIT_MODEL,
+					     "tensor '%s' is produced twice: "
+					     "by node '%s' (%s) and by %s", name,
+					     n->name, n->op,
+					     g->tensors[id].producer >= 0 ?
+					     g->nodes[g->tensors[id].producer].name
+					     : "the graph's inputs or initializers");
+				break;
+			}
+			id = ar_graph_add_tensor(g, name);
+			index_put(&s.ix, id);
+			g->tensors[id].producer = ni;
+			outs[j] = id;
+		}
+		n = &g->nodes[ni];   /* add_tensor does not move nodes */
+		n->outputs = outs;
+		n->noutputs = (int)np->n_output;
+	}
+	/* Pass 2: attributes (subgraphs see every outer name), then inputs. */
+	for (size_t i = 0; i < gp->n_node && !rc; i++) {
+		const Onnx__NodeProto *np = gp->node[i];
+		ArNode *n = &g->nodes[i];
+		n->attrs = ar_xcalloc(np->n_attribute + 1, sizeof(ArAttr));
+		for (size_t j = 0; j < np->n_attribute && !rc; j++) {
+			n->nattrs++;
+			rc = load_attr(L, &s, n, &n->attrs[j], np->attribute[j]);
+		}
+		if (rc)
+			break;
+		n->inputs = ar_xmalloc((np->n_input + 1) * sizeof(int));
+		n->ninputs = n->nexplicit = (int)np->n_input;
+		for (size_t j = 0; j < np->n_input; j++) {
+			const char *name = nz(np->input[j]);
+			n->inputs[j] = *name ? resolve(L, &s, name) : -1;
+			if (*name && n->inputs[j] < 0) {
+				rc = ar_fail(L->err, AR_EXIT_MODEL,
+					     "node '%s' (%s) reads tensor '%s', "
+					     "which nothing produces", n->name,
+					     n->op, name);
+				break;
+			}
+		}
+		/* Outer-scope reads of this node's subgraphs. */
+		for (int j = 0; j < n->nattrs && !rc; j++) {
+			const ArGraph *sub = n->attrs[j].g;
+			for (int k = 0; sub && k < sub->ncaptures; k++) {
+				const char *name = sub->tensors[sub->captures[k]].name;
+				int id = resolve(L, &s, name);
+				bool seen = false;
+				for (int m = 0; m < n->ninputs; m++)
+					seen |= n->inputs[m] == id;
+				if (seen)
+					continue;
+				n->inputs = ar_xrealloc(n->inputs,
+					(size_t)(n->ninputs + 1) * sizeof(int));
+				n->inputs[n->ninputs++] = id;
+			}
+		}
+	}
+	g->outputs = ar_xmalloc((gp->n_output + 1) * sizeof(int));
+	for (size_t i = 0; i < gp->n_output && !rc; i++) {
+		const char *name = nz(gp->output[i]->name);
+		int id = resolve(L, &s, name);
+		if (id < 0) {
+			rc = ar_fail(L->err, AR_EXIT_MODEL, "graph output '%s' "
+				     "is never produced", name);
+			break;
+		}
+		for (int j = 0; j < g->noutputs; j++)
+			if (g->outputs[j] == id)
+				rc = ar_fail(L->err, AR_EXIT_MODEL, "graph "
+					     "output '%s' is listed twice", name);
+		if (g->tensors[id].kind == AR_TK_ACTIVATION)
+			g->tensors[id].kind = AR_TK_OUTPUT;
+		declare(L, &g->tensors[id], gp->output[i]);
+		g->outputs[g->noutputs++] = id;
+	}
+	for (size_t i = 0; i < gp->n_value_info && !rc; i++) {
+		int id = index_get(&s.ix, nz(gp->value_info[i]->name));
+		if (id >= 0 && g->tensors[id].producer >= 0)
+			declare(L, &g->tensors[id], gp->value_info[i]);
+	}
+	if (!rc)
+		rc = topo_order(L, g);
+	free(s.ix.slot);
+	return rc;
+}
+
+int ar_load_onnx_buffer(const uint8_t *buf, size_t len,
+			const ArLoadOptions *opt, ArGraph **out, ArError *err)
+{
+	static const ArLoadOptions defaults = {.dim_default = -1, .batch = -1};
+	Onnx__ModelProto *m;
+	Loader L = {0};
+	int rc;
+	int64_t opset;
+
+	*out = NULL;
+	L.opt = opt ? opt : &defaults;
+	L.err = err;
+	L.max_nodes = L.opt->max_nodes ? L.opt->max_nodes : AR_DEFAULT_MAX_NODES;
+	L.max_depth = L.opt->max_depth ? L.opt->max_depth : AR_DEFAULT_MAX_DEPTH;
+	if (len == 0)
+		return ar_fail(err, AR_EXIT_MODEL, "empty file");
+	m = onnx__model_proto__unpack(NULL, len, buf);
+	if (!m)
+		return ar_fail(err, AR_EXIT_MODEL, "not an ONNX model: the "
+			       "protobuf is truncated or malformed");
+	L.model = m;
+	if (!m->graph) {
+		rc = ar_fail(err, AR_EXIT_MODEL, "not an ONNX model: no graph");
+		goto done;
+	}
+	if (!m->has_ir_version || m->ir_version < 3) {
+		rc = ar_fail(err, AR_EXIT_MODEL, "unsupported IR version %lld "
+			     "(arenac reads IR 3 to 10)",
+			     (long long)m->ir_version);
+		goto done;
+	}
+	if (m->ir_version > 10)
+		ar_warn(&L.opt->diag, "IR version %lld is newer than arenac "
+			"knows (10); reading it as 10",
+			(long long)m->ir_version);
+	opset = opset_of(m, "");
+	if (opset < 1) {
+		rc = ar_fail(err, AR_EXIT_MODEL, "model imports no opset of the "
+			     "default ONNX domain");
+		goto done;
+	}
+	rc = load_graph(&L, m->graph, NULL, 0, out);
+	if (rc) {
+		ar_graph_free(*out);
+		*out = NULL;
+	}
+done:
+	onnx__model_proto__free_unpacked(m, NULL);
+	return rc;
+}
+
+int ar_load_onnx(const char *path, const ArLoadOptions *opt, ArGraph **out,
+		 ArError *err)
+{
+	int64_t limit = opt && opt->max_model_bytes ? opt->max_model_bytes :
+			AR_DEFAULT_MAX_MODEL_BYTES;
+	FILE *f = fopen(path, "rb");
+	uint8_t *buf;
+	long size;
+	int rc;
+
+	*out = NULL;
+	if (!f)
+		return ar_fail(err, AR_EXIT_MODEL, "cannot open: %s",
+			       strerror(errno));
+	if (fseek(f, 0, SEEK_END) != 0 || (size = ftell(f)) < 0 ||
+	    fseek(f, 0, SEEK_SET) != 0) {
+		fclose(f);
+		return ar_fail(err, AR_EXIT_MODEL, "cannot read: not a regular "
+			       "file");
+	}
+	if (size > limit) {
+		fclose(f);
+		return ar_fail(err, AR_EXIT_MODEL, "file is %ld bytes, above "
+			       "the limit of %lld (--max-model-bytes)", size,
+			       (long long)limit);
+	}
+	buf = ar_xmalloc((size_t)size);
+	if (fread(buf, 1, (size_t)size, f) != (size_t)size) {
+		fclose(f);
+		free(buf);
+		return ar_fail(err, AR_EXIT_MODEL, "cannot read: %s",
+			       strerror(errno));
+	}
+	fclose(f);
+	rc = ar_load_onnx_buffer(buf, (size_t)size, opt, out, err);
+	free(buf);
+	return rc;
+}

@@ -1,0 +1,47 @@
+/*
+ * dsa.h — dynamic storage allocation: the offset assignment problem.
+ *
+ * Given buffers with a size and a half-open lifetime [lo, hi), give each an
+ * offset so that buffers whose lifetimes intersect never share a byte, with
+ * the height (max offset + size) as small as possible.  This is the core
+ * every arena plan reduces to, and the format of MiniMalloc's benchmarks.
+ */
+#ifndef ARENAC_DSA_H
+#define ARENAC_DSA_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+typedef struct ArBuf {
+	int64_t lo, hi;     /* live over [lo, hi); hi > lo */
+	int64_t size;       /* bytes, > 0 */
+	int64_t offset;     /* output */
+} ArBuf;
+
+typedef struct ArDsaResult {
+	int64_t height;         /* max offset + size of the solution */
+	int64_t lower_bound;    /* max over time of live bytes */
+	bool optimal;           /* height proven minimal (or = capacity bound met) */
+	bool infeasible;        /* with a capacity: proven that none fits */
+	bool timed_out;         /* the exact search hit its time limit */
+	const char *algorithm;  /* name of the method that produced the result */
+	int64_t nodes;          /* search nodes explored, 0 for heuristics */
+} ArDsaResult;
+
+/* Max over time of the sum of live sizes; *at gets a time where it peaks. */
+int64_t ar_dsa_lower_bound(const ArBuf *b, int n, int64_t *at);
+
+/*
+ * Solves in place.  algo: "auto", "greedy-size", "greedy-breadth",
+ * "greedy-lifetime", "exact" (the names ar_dsa_algorithms lists).
+ * capacity 0 minimises the height; capacity > 0 asks for any solution
+ * with height <= capacity (the exact search stops at the first one).
+ * Returns 0, or -1 for an unknown algorithm name.
+ */
+int ar_dsa_solve(ArBuf *b, int n, const char *algo, int64_t capacity,
+		 double time_limit_s, ArDsaResult *res);
+
+/* NULL-terminated list of algorithm names, for --help and validation. */
+extern const char *const ar_dsa_algorithms[];
+
+#endif
