@@ -1,0 +1,49 @@
+/*
+ * emit.h — writers of arenac's outputs: JSON report, C header, Graphviz.
+ *
+ * Every writer reads only the Graph and the Plan; none changes them.  Files
+ * are written through ar_out_open/ar_out_commit so that a failed run never
+ * leaves a truncated output for a firmware build to pick up.
+ */
+#ifndef ARENAC_EMIT_H
+#define ARENAC_EMIT_H
+
+#include <stdio.h>
+
+#include "graph.h"
+#include "plan.h"
+
+typedef struct ArEmitInfo {
+	const char *model_path;     /* as given on the command line */
+	const char *prefix;         /* identifier prefix for the header */
+	const char *options;        /* the options that shaped the plan, one line */
+	bool dot_weights;           /* draw weights and constants in --dot */
+} ArEmitInfo;
+
+/* Atomic output: a temporary file beside the target, renamed on commit.
+ * A path of "-" writes to stdout. */
+typedef struct ArOutFile {
+	FILE *f;
+	char *path;
+	char *tmp;
+} ArOutFile;
+
+int ar_out_open(ArOutFile *o, const char *path, ArError *err);
+int ar_out_commit(ArOutFile *o, ArError *err);
+void ar_out_abort(ArOutFile *o);
+
+/* Writes s as a JSON string literal (with quotes). */
+void ar_json_str(FILE *f, const char *s);
+
+int ar_write_json(FILE *f, const ArGraph *g, const ArPlan *p,
+		  const ArEmitInfo *info);
+int ar_write_header(FILE *f, const ArGraph *g, const ArPlan *p,
+		    const ArEmitInfo *info, ArError *err);
+/* Format from the extension: .dot writes DOT text, .svg/.png/.pdf render
+ * through gvc. */
+int ar_write_dot(const char *path, const ArGraph *g, const ArPlan *p,
+		 const ArEmitInfo *info, ArError *err);
+int ar_write_timeline(const char *path, const ArGraph *g, const ArPlan *p,
+		      const ArEmitInfo *info, ArError *err);
+
+#endif
