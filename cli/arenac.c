@@ -1,0 +1,345 @@
+/*
+ * arenac.c — the command line: parse options, run the stages, write outputs.
+ *
+ * The CLI owns policy (which outputs, which limits, what to print) and the
+ * mapping of failures to exit codes; the stages below it never print and
+ * never exit.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "emit.h"
+#include "infer.h"
+#include "load.h"
+#include "plan.h"
+#include "solve.h"
+#include "summary.h"
+
+static const char usage_text[] =
+"usage: arenac [options] MODEL.onnx\n"
+"       arenac solve INPUT.csv [--capacity N] [-o OUTPUT.csv]\n"
+"\n"
+"Plans every activation of an ONNX model into one static arena and writes\n"
+"the layout as a C header, a JSON report and Graphviz pictures.  Without\n"
+"output options it prints a summary of the plan.\n"
+"\n"
+"Shapes:\n"
+"  --dim NAME=VALUE      bind a symbolic input dim (repeatable)\n"
+"  --dim-default VALUE   bind every symbolic dim not bound by --dim\n"
+"  --batch N             set axis 0 of every graph input to N\n"
+"\n"
+"Planning:\n"
+"  --align N             offset and size alignment, a power of two (16)\n"
+"  --algo NAME           auto, greedy-size, greedy-breadth, greedy-lifetime,\n"
+"                        exact (auto: heuristics, then exact search)\n"
+"  --time-limit SECONDS  bound on exact searches (2)\n"
+"  --budget BYTES        fail with exit 3 if the arena exceeds BYTES\n"
+"                        (suffixes K, M, G: powers of 1024)\n"
+"\n"
+"Outputs:\n"
+"  --json FILE           JSON plan report ('-' for stdout)\n"
+"  -o, --header FILE     C header with the arena layout\n"
+"  --prefix NAME         identifier prefix in the header (from the file name)\n"
+"  --dot FILE            dataflow graph (.dot, .svg, .png, .pdf)\n"
+"  --dot-weights         show weights and constants in --dot\n"
+"  --timeline FILE       memory timeline picture (.svg, .png, .dot)\n"
+"  --stats               print planning statistics on stderr\n"
+"  --selfcheck           also run the plan on poisoned bytes (slow)\n"
+"  -q, --quiet           no summary and no warnings\n"
+"\n"
+"Limits:\n"
+"  --max-model-bytes N   refuse larger files (2G)\n"
+"  --max-nodes N         refuse models with more nodes (1000000)\n"
+"\n"
+"  -h, --help            this text\n"
+"  -V, --version         the version\n"
+"\n"
+"Exit codes: 0 ok, 1 usage or output error, 2 bad or unsupported model,\n"
+"3 the plan does not fit the budget, 4 internal error (a plan failed\n"
+"verification).\n";
+
+enum {
+	OPT_DIM = 256, OPT_DIM_DEFAULT, OPT_BATCH, OPT_ALIGN, OPT_ALGO,
+	OPT_TIME_LIMIT, OPT_BUDGET, OPT_JSON, OPT_PREFIX, OPT_DOT,
+	OPT_DOT_WEIGHTS, OPT_TIMELINE, OPT_STATS, OPT_SELFCHECK,
+	OPT_MAX_MODEL_BYTES, OPT_MAX_NODES
+};
+
+static const struct option long_opts[] = {
+	{"dim", required_argument, NULL, OPT_DIM},
+	{"dim-default", required_argument, NULL, OPT_DIM_DEFAULT},
+	{"batch", required_argument, NULL, OPT_BATCH},
+	{"align", required_argument, NULL, OPT_ALIGN},
+	{"algo", required_argument, NULL, OPT_ALGO},
+	{"time-limit", required_argument, NULL, OPT_TIME_LIMIT},
+	{"budget", required_argument, NULL, OPT_BUDGET},
+	{"json", required_argument, NULL, OPT_JSON},
+	{"header", required_argument, NULL, 'o'},
+	{"prefix", required_argument, NULL, OPT_PREFIX},
+	{"dot", required_argument, NULL, OPT_DOT},
+	{"dot-weights", no_argument, NULL, OPT_DOT_WEIGHTS},
+	{"timeline", required_argument, NULL, OPT_TIMELINE},
+	{"stats", no_argument, NULL, OPT_STATS},
+	{"selfcheck", no_argument, NULL, OPT_SELFCHECK},
+	{"quiet", no_argument, NULL, 'q'},
+	{"max-model-bytes", required_argument, NULL, OPT_MAX_MODEL_BYTES},
+	{"max-nodes", required_argument, NULL, OPT_MAX_NODES},
+	{"help", no_argument, NULL, 'h'},
+	{"version", no_argument, NULL, 'V'},
+	{NULL, 0, NULL, 0}
+};
+
+typedef struct Cli {
+	const char *model;
+	ArLoadOptions load;
+	ArDimBinding dims[64];
+	ArPlanOptions plan;
+	const char *json, *header, *prefix, *dot, *timeline;
+	bool dot_weights, stats, selfcheck, quiet;
+	char options[1024];     /* the planning options, echoed in outputs */
+} Cli;
+
+static int usage_error(const char *fmt, const char *arg)
+{
+	fputs("arenac: error: ", stderr);
+	fprintf(stderr, fmt, arg);
+	fputs("\n(run 'arenac --help' for the options)\n", stderr);
+	return AR_EXIT_USAGE;
+}
+
+/* A non-negative integer with an optional K/M/G (1024-based) suffix. */
+static bool parse_size(const char *s, int64_t *out)
+{
+	char *end;
+	int64_t v, mul = 1;
+	errno = 0;
+	v = strtoll(s, &end, 10);
+	if (errno || end == s || v < 0)
+		return false;
+	switch (*end) {
+	case 'k': case 'K': mul = 1 << 10; end++; break;
+	case 'm': case 'M': mul = 1 << 20; end++; break;
+	case 'g': case 'G': mul = 1 << 30; end++; break;
+	default: break;
+	}
+	if (*end == 'B' || *end == 'b')
+		end++;
+	return *end == 0 && ar_mul64(v, mul, out);
+}
+
+static bool parse_double(const char *s, double *out)
+{
+	char *end;
+	errno = 0;
+	*out = strtod(s, &end);
+	return !errno && end != s && !*end && *out >= 0;
+}
+
+static void add_option_text(Cli *c, const char *name, const char *val)
+{
+	size_t n = strlen(c->options);
+	snprintf(c->options + n, sizeof c->options - n, "%s%s%s%s",
+		 n ? " " : "", name, val ? " " : "", val ? val : "");
+}
+
+static void warn_stderr(void *ctx, const char *msg)
+{
+	const Cli *c = ctx;
+	if (!c->quiet)
+		fprintf(stderr, "arenac: warning: %s: %s\n", c->model, msg);
+}
+
+static int parse_args(Cli *c, int argc, char **argv)
+{
+	int opt;
+	int64_t v;
+	double d;
+
+	c->load.dim_default = -1;
+	c->load.batch = -1;
+	c->load.dims = c->dims;
+	ar_plan_options_default(&c->plan);
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, ":o:qhV", long_opts, NULL)) != -1) {
+		switch (opt) {
+		case OPT_DIM: {
+			char *eq = strchr(optarg, '=');
+			if (!eq || eq == optarg || !parse_size(eq + 1, &v) || v == 0)
+				return usage_error("--dim wants NAME=VALUE with "
+						   "VALUE > 0, not '%s'", optarg);
+			if (c->load.ndims == (int)(sizeof c->dims / sizeof *c->dims))
+				return usage_error("too many --dim options%s", "");
+			*eq = 0;
+			c->dims[c->load.ndims].name = optarg;
+			c->dims[c->load.ndims++].value = v;
+			*eq = '=';
+			add_option_text(c, "--dim", optarg);
+			break;
+		}
+		case OPT_DIM_DEFAULT:
+			if (!parse_size(optarg, &v) || v == 0)
+				return usage_error("--dim-default wants a "
+						   "positive number, not '%s'", optarg);
+			c->load.dim_default = v;
+			add_option_text(c, "--dim-default", optarg);
+			break;
+		case OPT_BATCH:
+			if (!parse_size(optarg, &v) || v == 0)
+				return usage_error("--batch wants a positive "
+						   "number, not '%s'", optarg);
+			c->load.batch = v;
+			add_option_text(c, "--batch", optarg);
+			break;
+		case OPT_ALIGN:
+			if (!parse_size(optarg, &v) || v == 0 || (v & (v - 1)))
+				return usage_error("--align wants a power of "
+						   "two, not '%s'", optarg);
+			c->plan.align = v;
+			add_option_text(c, "--align", optarg);
+			break;
+		case OPT_ALGO:
+			c->plan.algo = optarg;
+			add_option_text(c, "--algo", optarg);
+			break;
+		case OPT_TIME_LIMIT:
+			if (!parse_double(optarg, &d))
+				return usage_error("--time-limit wants seconds, "
+						   "not '%s'", optarg);
+			c->plan.time_limit = d;
+			add_option_text(c, "--time-limit", optarg);
+			break;
+		case OPT_BUDGET:
+			if (!parse_size(optarg, &v) || v == 0)
+				return usage_error("--budget wants bytes (K, M, "
+						   "G suffixes allowed), not '%s'",
+						   optarg);
+			c->plan.budget = v;
+			add_option_text(c, "--budget", optarg);
+			break;
+		case OPT_JSON: c->json = optarg; break;
+		case 'o': c->header = optarg; break;
+		case OPT_PREFIX: c->prefix = optarg; break;
+		case OPT_DOT: c->dot = optarg; break;
+		case OPT_DOT_WEIGHTS: c->dot_weights = true; break;
+		case OPT_TIMELINE: c->timeline = optarg; break;
+		case OPT_STATS: c->stats = true; break;
+		case OPT_SELFCHECK: c->selfcheck = true; break;
+		case 'q': c->quiet = true; break;
+		case OPT_MAX_MODEL_BYTES:
+			if (!parse_size(optarg, &v) || v == 0)
+				return usage_error("--max-model-bytes wants "
+						   "bytes, not '%s'", optarg);
+			c->load.max_model_bytes = v;
+			break;
+		case OPT_MAX_NODES:
+			if (!parse_size(optarg, &v) || v == 0 || v > 100000000)
+				return usage_error("--max-nodes wants a count, "
+						   "not '%s'", optarg);
+			c->load.max_nodes = (int)v;
+			break;
+		case 'h':
+			fputs(usage_text, stdout);
+			exit(0);
+		case 'V':
+			puts("arenac " ARENAC_VERSION);
+			exit(0);
+		case ':':
+			return usage_error("option '%s' needs a value",
+					   argv[optind - 1]);
+		default:
+			return usage_error("unknown option '%s'",
+					   argv[optind - 1]);
+		}
+	}
+	if (optind != argc - 1)
+		return usage_error(optind < argc ? "expected one model file, "
+				   "got more (%s ...)" : "no model file given%s",
+				   optind < argc ? argv[optind + 1] : "");
+	c->model = argv[optind];
+	c->load.diag.warn = warn_stderr;
+	c->load.diag.ctx = c;
+	c->plan.diag = c->load.diag;
+	return AR_OK;
+}
+
+/* The default prefix: the model's file name without folder or extension. */
+static char *default_prefix(const char *path)
+{
+	const char *base = strrchr(path, '/');
+	char *p, *dot;
+	p = ar_xstrdup(base ? base + 1 : path);
+	dot = strrchr(p, '.');
+	if (dot && dot != p)
+		*dot = 0;
+	return p;
+}
+
+static int write_outputs(const Cli *c, const ArGraph *g, const ArPlan *p,
+			 ArError *err)
+{
+	char *prefix = c->prefix ? NULL : default_prefix(c->model);
+	ArEmitInfo info = {
+		.model_path = c->model,
+		.prefix = c->prefix ? c->prefix : prefix,
+		.options = c->options,
+		.dot_weights = c->dot_weights,
+	};
+	ArOutFile o;
+	int rc = AR_OK;
+
+	if (c->json && !(rc = ar_out_open(&o, c->json, err))) {
+		if ((rc = ar_write_json(o.f, g, p, &info)))
+			ar_fail(err, rc, "%s: write failed", c->json), ar_out_abort(&o);
+		else
+			rc = ar_out_commit(&o, err);
+	}
+	if (!rc && c->header && !(rc = ar_out_open(&o, c->header, err))) {
+		if ((rc = ar_write_header(o.f, g, p, &info, err)))
+			ar_out_abort(&o);
+		else
+			rc = ar_out_commit(&o, err);
+	}
+	if (!rc && c->dot)
+		rc = ar_write_dot(c->dot, g, p, &info, err);
+	if (!rc && c->timeline)
+		rc = ar_write_timeline(c->timeline, g, p, &info, err);
+	free(prefix);
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	Cli c = {0};
+	ArGraph *g = NULL;
+	ArPlan *p = NULL;
+	ArError err = {0};
+	int rc;
+
+	if (argc > 1 && !strcmp(argv[1], "solve"))
+		return arenac_solve_main(argc - 1, argv + 1);
+	if ((rc = parse_args(&c, argc, argv)))
+		return rc;
+	rc = ar_load_onnx(c.model, &c.load, &g, &err);
+	if (!rc)
+		rc = ar_infer(g, &c.load.diag, &err);
+	if (!rc) {
+		rc = ar_plan(g, &c.plan, &p, &err);
+		if (rc == AR_EXIT_BUDGET || (!rc && c.stats))
+			ar_print_stats(stderr, g, p);
+	}
+	if (!rc && c.selfcheck)
+		rc = ar_poison_run(g, p, &err);
+	if (!rc)
+		rc = write_outputs(&c, g, p, &err);
+	if (!rc && !c.quiet && !c.json && !c.header && !c.dot && !c.timeline)
+		ar_print_summary(stdout, c.model, g, p);
+	if (rc)
+		fprintf(stderr, "arenac: error: %s: %s\n", c.model, err.msg);
+	ar_plan_free(p);
+	ar_graph_free(g);
+	return rc;
+}

@@ -1,0 +1,124 @@
+/*
+ * summary.c — what a person reads: the plan in a dozen lines.
+ */
+#include "summary.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* 1234567 -> "1,234,567" */
+static const char *grouped(int64_t v, char *buf)
+{
+	char tmp[32];
+	int n = snprintf(tmp, sizeof tmp, "%" PRId64, v < 0 ? -v : v), o = 0;
+	if (v < 0)
+		buf[o++] = '-';
+	for (int i = 0; i < n; i++) {
+		if (i && (n - i) % 3 == 0)
+			buf[o++] = ',';
+		buf[o++] = tmp[i];
+	}
+	buf[o] = 0;
+	return buf;
+}
+
+static const char *human(int64_t v, char *buf)
+{
+	if (v >= (int64_t)1 << 30)
+		sprintf(buf, "%.1f GiB", v / 1073741824.0);
+	else if (v >= 1 << 20)
+		sprintf(buf, "%.1f MiB", v / 1048576.0);
+	else if (v >= 1 << 10)
+		sprintf(buf, "%.1f KiB", v / 1024.0);
+	else
+		sprintf(buf, "%" PRId64 " B", v);
+	return buf;
+}
+
+static int planned_count(const ArPlan *p)
+{
+	int n = 0;
+	for (int t = 0; t < p->ntensors; t++)
+		n += p->slots[t].planned;
+	return n;
+}
+
+static const char *peak_name(const ArGraph *g, const ArPlan *p)
+{
+	return p->nsteps ? g->nodes[p->steps[p->peak_step]].name : "-";
+}
+
+static const char *peak_op(const ArGraph *g, const ArPlan *p)
+{
+	return p->nsteps ? g->nodes[p->steps[p->peak_step]].op : "-";
+}
+
+static double efficiency(const ArPlan *p)
+{
+	return p->arena_bytes ? 100.0 * p->lower_bound / p->arena_bytes : 100.0;
+}
+
+void ar_print_summary(FILE *f, const char *model, const ArGraph *g,
+		      const ArPlan *p)
+{
+	char a[32], b[32];
+	int top[5], ntop = 0;
+
+	fprintf(f, "%s: %d steps, %d tensors in the arena\n", model, p->nsteps,
+		planned_count(p));
+	fprintf(f, "  arena        %s bytes (%s)\n", grouped(p->arena_bytes, a),
+		human(p->arena_bytes, b));
+	fprintf(f, "  lower bound  %s bytes, efficiency %.1f%%%s\n",
+		grouped(p->lower_bound, a), efficiency(p),
+		p->optimal ? " (proven optimal)" : "");
+	fprintf(f, "  weights      %s bytes (%s)\n", grouped(p->weights_bytes, a),
+		human(p->weights_bytes, b));
+	fprintf(f, "  peak         step %d '%s' (%s)\n", p->peak_step,
+		peak_name(g, p), peak_op(g, p));
+	fprintf(f, "  algorithm    %s\n", p->algorithm ? p->algorithm : "none");
+	/* The largest tensors live at the peak step: what to shrink first. */
+	for (int t = 0; t < g->ntensors; t++) {
+		const ArSlot *s = &p->slots[t];
+		int k;
+		if (!s->planned || s->first > p->peak_step ||
+		    s->last < p->peak_step || s->alias_of >= 0)
+			continue;
+		k = ntop < 5 ? ntop++ : 4;
+		if (k == 4 && ntop == 5 &&
+		    g->tensors[top[4]].bytes >= g->tensors[t].bytes)
+			continue;
+		top[k] = t;
+		for (; k > 0 && g->tensors[top[k - 1]].bytes <
+				g->tensors[top[k]].bytes; k--) {
+			int x = top[k];
+			top[k] = top[k - 1];
+			top[k - 1] = x;
+		}
+	}
+	if (ntop)
+		fputs("  live at the peak:\n", f);
+	for (int i = 0; i < ntop; i++) {
+		const ArTensor *t = &g->tensors[top[i]];
+		const ArSlot *s = &p->slots[top[i]];
+		fprintf(f, "    %-24s %12s bytes  [%" PRId64 ", %" PRId64
+			")  steps %d-%d\n", t->name, grouped(t->bytes, a),
+			s->offset, s->offset + t->bytes, s->first, s->last);
+	}
+}
+
+void ar_print_stats(FILE *f, const ArGraph *g, const ArPlan *p)
+{
+	char a[32];
+	fprintf(f, "stats: nodes %d, steps %d, tensors %d, in arena %d\n",
+		g->nnodes, p->nsteps, g->ntensors, planned_count(p));
+	fprintf(f, "stats: file_order_peak_bytes %s\n",
+		grouped(p->file_order_peak, a));
+	fprintf(f, "stats: lower_bound_bytes %s\n", grouped(p->lower_bound, a));
+	fprintf(f, "stats: arena_bytes %s\n", grouped(p->arena_bytes, a));
+	fprintf(f, "stats: efficiency %.2f%%\n", efficiency(p));
+	fprintf(f, "stats: algorithm %s, optimal %s\n",
+		p->algorithm ? p->algorithm : "none", p->optimal ? "yes" : "no");
+	fprintf(f, "stats: peak step %d '%s'\n", p->peak_step, peak_name(g, p));
+	fprintf(f, "stats: plan time %.3f ms\n", p->plan_seconds * 1e3);
+}

@@ -1,0 +1,73 @@
+/*
+ * outfile.c — atomic output files.
+ *
+ * Each output goes to a temporary file in the target's folder and is renamed
+ * over the target only after it was written and flushed completely, so a
+ * failed or interrupted run never leaves a truncated header behind for a
+ * firmware build to pick up.
+ */
+#include "emit.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+int ar_out_open(ArOutFile *o, const char *path, ArError *err)
+{
+	int fd;
+	memset(o, 0, sizeof *o);
+	if (!strcmp(path, "-")) {
+		o->f = stdout;
+		return AR_OK;
+	}
+	o->path = ar_xstrdup(path);
+	o->tmp = ar_xmalloc(strlen(path) + 16);
+	sprintf(o->tmp, "%s.tmpXXXXXX", path);
+	fd = mkstemp(o->tmp);
+	if (fd < 0 || !(o->f = fdopen(fd, "w"))) {
+		int e = errno;
+		if (fd >= 0) {
+			close(fd);
+			unlink(o->tmp);
+		}
+		free(o->path), free(o->tmp);
+		o->path = o->tmp = NULL;
+		return ar_fail(err, AR_EXIT_USAGE, "%s: cannot write: %s", path,
+			       strerror(e));
+	}
+	return AR_OK;
+}
+
+int ar_out_commit(ArOutFile *o, ArError *err)
+{
+	int rc = AR_OK;
+	if (!o->tmp) {
+		if (fflush(o->f) != 0)
+			rc = ar_fail(err, AR_EXIT_USAGE, "stdout: write failed: "
+				     "%s", strerror(errno));
+		return rc;
+	}
+	if (ferror(o->f) | (fclose(o->f) != 0)) {
+		rc = ar_fail(err, AR_EXIT_USAGE, "%s: write failed: %s",
+			     o->path, strerror(errno));
+		unlink(o->tmp);
+	} else if (rename(o->tmp, o->path) != 0) {
+		rc = ar_fail(err, AR_EXIT_USAGE, "%s: cannot rename into "
+			     "place: %s", o->path, strerror(errno));
+		unlink(o->tmp);
+	}
+	free(o->path), free(o->tmp);
+	memset(o, 0, sizeof *o);
+	return rc;
+}
+
+void ar_out_abort(ArOutFile *o)
+{
+	if (o->tmp) {
+		fclose(o->f);
+		unlink(o->tmp);
+	}
+	free(o->path), free(o->tmp);
+	memset(o, 0, sizeof *o);
+}

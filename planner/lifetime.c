@@ -1,0 +1,71 @@
+/*
+ * lifetime.c — which tensors live in the arena, and over which steps.
+ *
+ * A tensor lives from the step that produces it to the last step that
+ * reads it, inclusive, because a kernel reads its inputs while it writes
+ * its outputs.  Graph inputs are live from step 0 (the caller fills them
+ * before running), graph outputs to the last step (the caller reads them
+ * after).  An output nobody reads still occupies memory at its producer's
+ * step: the kernel writes it.
+ */
+#include "passes.h"
+
+#include <stdlib.h>
+
+bool ar_in_arena(const ArGraph *g, int t)
+{
+	const ArTensor *x = &g->tensors[t];
+	if (x->kind == AR_TK_WEIGHT || x->kind == AR_TK_CONSTANT)
+		return false;
+	if (x->rank < 0 || x->bytes < 0)
+		return false;   /* an unread output of unknown shape */
+	return x->producer < 0 || ar_is_step(g, x->producer);
+}
+
+int64_t ar_plan_padded(const ArPlan *p, int64_t bytes)
+{
+	return (bytes + p->align - 1) & ~(p->align - 1);
+}
+
+bool ar_is_step(const ArGraph *g, int node)
+{
+	const ArNode *n = &g->nodes[node];
+	for (int i = 0; i < n->noutputs; i++) {
+		int t = n->outputs[i];
+		if (t >= 0 && g->tensors[t].kind != AR_TK_CONSTANT)
+			return true;
+	}
+	return false;
+}
+
+void ar_lifetimes(const ArGraph *g, ArPlan *p)
+{
+	int last = p->nsteps > 0 ? p->nsteps - 1 : 0;
+
+	for (int t = 0; t < g->ntensors; t++) {
+		ArSlot *s = &p->slots[t];
+		s->planned = ar_in_arena(g, t);
+		s->first = s->last = -1;
+		if (s->planned && g->tensors[t].producer < 0)
+			s->first = s->last = 0;
+	}
+	for (int i = 0; i < p->nsteps; i++) {
+		const ArNode *n = &g->nodes[p->steps[i]];
+		for (int j = 0; j < n->noutputs; j++) {
+			int t = n->outputs[j];
+			if (t >= 0 && p->slots[t].planned)
+				p->slots[t].first = p->slots[t].last = i;
+		}
+	}
+	for (int i = 0; i < p->nsteps; i++) {
+		const ArNode *n = &g->nodes[p->steps[i]];
+		for (int j = 0; j < n->ninputs; j++) {
+			int t = n->inputs[j];
+			if (t >= 0 && p->slots[t].planned && p->slots[t].last < i)
+				p->slots[t].last = i;
+		}
+	}
+	for (int i = 0; i < g->noutputs; i++)
+		if (p->slots[g->outputs[i]].planned)
+			p->slots[g->outputs[i]].last = last;
+}

@@ -1,0 +1,220 @@
+/*
+ * plan.c — the planning pipeline: order, aliases, lifetimes, offsets, proof.
+ *
+ * Aliased tensors (views, concat slices, in-place outputs) share one
+ * buffer: the buffer of the tensor at the end of their alias chain (the
+ * root).  Offset assignment sees only roots, each live over the union of its
+ * members' lifetimes and as large as its furthest member reaches; members
+ * take the root's offset plus their alias offset.  Every plan goes through
+ * the independent verifier before anyone sees it.
+ */
+#include "passes.h"
+#include "dsa.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+void ar_plan_options_default(ArPlanOptions *o)
+{
+	memset(o, 0, sizeof *o);
+	o->align = 16;
+	o->algo = "auto";
+	o->time_limit = 2.0;
+	o->order = AR_ORDER_MEMORY;
+	o->views = true;
+	o->inplace = AR_INPLACE_ELEMENTWISE;
+	o->concat_elide = true;
+}
+
+void ar_plan_free(ArPlan *p)
+{
+	if (!p)
+		return;
+	free(p->steps);
+	free(p->slots);
+	free(p);
+}
+
+static double now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* The tensor owning t's buffer, and t's byte offset inside it. */
+static int root_of(const ArPlan *p, int t, int64_t *off)
+{
+	int64_t o = 0;
+	for (int hops = 0; hops <= p->ntensors; hops++) {
+		const ArSlot *s = &p->slots[t];
+		if (s->alias_of >= 0) {
+			o += s->alias_offset;
+			t = s->alias_of;
+		} else if (s->inplace_of >= 0) {
+			t = s->inplace_of;
+		} else {
+			break;
+		}
+	}
+	if (off)
+		*off = o;
+	return t;
+}
+
+/*
+ * One buffer per root, in tensor order; bufof[t] is t's buffer or -1.
+ * Zero-byte tensors get no buffer (offset 0 is always safe for them).
+ */
+static int build_buffers(const ArGraph *g, const ArPlan *p, ArBuf *bufs,
+			 int *bufof)
+{
+	int nb = 0;
+	int *bufidx = ar_xmalloc((size_t)g->ntensors * sizeof(int));
+	for (int t = 0; t < g->ntensors; t++)
+		bufidx[t] = -1;
+	for (int t = 0; t < g->ntensors; t++) {
+		const ArSlot *s = &p->slots[t];
+		int64_t off, end;
+		int r;
+		bufof[t] = -1;
+		if (!s->planned || g->tensors[t].bytes == 0)
+			continue;
+		r = root_of(p, t, &off);
+		if (bufidx[r] < 0) {
+			bufidx[r] = nb;
+			bufs[nb].lo = s->first;
+			bufs[nb].hi = s->last + 1;
+			bufs[nb].size = 0;
+			bufs[nb].offset = 0;
+			nb++;
+		}
+		bufof[t] = bufidx[r];
+		ArBuf *b = &bufs[bufidx[r]];
+		if (s->first < b->lo)
+			b->lo = s->first;
+		if (s->last + 1 > b->hi)
+			b->hi = s->last + 1;
+		end = off + ar_plan_padded(p, g->tensors[t].bytes);
+		if (end > b->size)
+			b->size = end;
+	}
+	free(bufidx);
+	return nb;
+}
+
+/* Peak of padded live bytes for the plan's current order and aliases. */
+static int64_t live_peak(const ArGraph *g, ArPlan *p, int *peak_step)
+{
+	ArBuf *bufs = ar_xmalloc((size_t)g->ntensors * sizeof *bufs + 1);
+	int *bufof = ar_xmalloc((size_t)g->ntensors * sizeof(int) + 1);
+	int64_t at = 0, peak;
+	int nb = build_buffers(g, p, bufs, bufof);
+	peak = ar_dsa_lower_bound(bufs, nb, &at);
+	if (peak_step)
+		*peak_step = (int)at;
+	free(bufs), free(bufof);
+	return peak;
+}
+
+static void reset_aliases(ArPlan *p)
+{
+	for (int t = 0; t < p->ntensors; t++) {
+		p->slots[t].alias_of = p->slots[t].inplace_of = -1;
+		p->slots[t].alias_offset = 0;
+		p->slots[t].offset = -1;
+	}
+}
+
+static int assign_offsets(const ArGraph *g, const ArPlanOptions *opt,
+			  ArPlan *p, ArError *err)
+{
+	ArBuf *bufs = ar_xmalloc((size_t)g->ntensors * sizeof *bufs + 1);
+	int *bufof = ar_xmalloc((size_t)g->ntensors * sizeof(int) + 1);
+	int nb = build_buffers(g, p, bufs, bufof);
+	ArDsaResult res;
+	int64_t at = 0;
+	int rc = AR_OK;
+
+	p->lower_bound = ar_dsa_lower_bound(bufs, nb, &at);
+	p->peak_step = (int)at;
+	if (ar_dsa_solve(bufs, nb, opt->algo, 0, opt->time_limit, &res) < 0) {
+		rc = ar_fail(err, AR_EXIT_USAGE, "unknown --algo '%s'",
+			     opt->algo);
+		goto out;
+	}
+	p->arena_bytes = nb ? res.height : 0;
+	p->algorithm = res.algorithm;
+	p->optimal = nb == 0 || res.optimal;
+	for (int t = 0; t < g->ntensors; t++) {
+		int64_t off;
+		if (!p->slots[t].planned)
+			continue;
+		if (bufof[t] < 0) {
+			p->slots[t].offset = 0;
+			continue;
+		}
+		root_of(p, t, &off);
+		p->slots[t].offset = bufs[bufof[t]].offset + off;
+	}
+out:
+	free(bufs), free(bufof);
+	return rc;
+}
+
+static const char *step_name(const ArGraph *g, const ArPlan *p, int step)
+{
+	if (step < 0 || step >= p->nsteps)
+		return "(no steps)";
+	return g->nodes[p->steps[step]].name;
+}
+
+int ar_plan(const ArGraph *g, const ArPlanOptions *opt, ArPlan **out,
+	    ArError *err)
+{
+	ArPlan *p = ar_xcalloc(1, sizeof *p);
+	double t0 = now();
+	int rc;
+
+	*out = p;
+	if (opt->align <= 0 || (opt->align & (opt->align - 1)))
+		return ar_fail(err, AR_EXIT_USAGE, "--align %lld is not a "
+			       "power of two", (long long)opt->align);
+	p->align = opt->align;
+	p->ntensors = g->ntensors;
+	p->slots = ar_xcalloc((size_t)g->ntensors + 1, sizeof *p->slots);
+	p->steps = ar_xmalloc(((size_t)g->nnodes + 1) * sizeof(int));
+	for (int t = 0; t < g->ntensors; t++) {
+		const ArTensor *x = &g->tensors[t];
+		if (x->kind == AR_TK_WEIGHT || x->kind == AR_TK_CONSTANT)
+			if (x->bytes > 0)
+				p->weights_bytes += x->bytes;
+	}
+	reset_aliases(p);
+
+	/* The reference point every improvement is measured against. */
+	p->nsteps = ar_schedule_file(g, p->steps);
+	ar_lifetimes(g, p);
+	p->file_order_peak = live_peak(g, p, NULL);
+
+	p->nsteps = ar_schedule(g, opt, p->steps);
+	ar_lifetimes(g, p);
+	rc = assign_offsets(g, opt, p, err);
+	p->plan_seconds = now() - t0;
+	if (rc)
+		return rc;
+	rc = ar_verify(g, p, err);
+	if (rc)
+		return rc;
+	if (opt->budget > 0 && p->arena_bytes > opt->budget)
+		return ar_fail(err, AR_EXIT_BUDGET, "does not fit the budget of "
+			       "%lld bytes: the arena needs %lld bytes (lower "
+			       "bound %lld, peak at step %d '%s')",
+			       (long long)opt->budget,
+			       (long long)p->arena_bytes,
+			       (long long)p->lower_bound, p->peak_step,
+			       step_name(g, p, p->peak_step));
+	return AR_OK;
+}
