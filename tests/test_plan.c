@@ -1,0 +1,214 @@
+/*
+ * test_plan.c — lifetimes, the verifier and the poison executor on
+ * hand-made graphs and hand-made (good and deliberately broken) plans.
+ */
+#include "testutil.h"
+
+#include "graph.h"
+#include "passes.h"
+#include "plan.h"
+
+/* x -> A -> a -> B -> b -> C -> c (graph output), each tensor 4 floats. */
+static ArGraph *chain(void)
+{
+	ArGraph *g = ar_graph_new("chain");
+	const char *names[] = {"x", "a", "b", "c"};
+	for (int i = 0; i < 4; i++) {
+		int t = ar_graph_add_tensor(g, names[i]);
+		g->tensors[t].dtype = AR_DT_FLOAT;
+		g->tensors[t].rank = 1;
+		g->tensors[t].dims[0] = 4;
+		g->tensors[t].bytes = 16;
+	}
+	g->tensors[0].kind = AR_TK_INPUT;
+	g->tensors[3].kind = AR_TK_OUTPUT;
+	for (int i = 0; i < 3; i++) {
+		int in = i, out = i + 1;
+		int n = ar_graph_add_node(g, names[i + 1], "Relu", "");
+		ar_node_set_io(&g->nodes[n], &in, 1, &out, 1);
+		g->tensors[out].producer = n;
+	}
+	g->inputs = malloc(sizeof(int));
+	g->inputs[0] = 0;
+	g->ninputs = 1;
+	g->outputs = malloc(sizeof(int));
+	g->outputs[0] = 3;
+	g->noutputs = 1;
+	return g;
+}
+
+/* A valid plan: x,b at 0 and a,c at 16 (x dies at step 0, a at step 1). */
+static ArPlan *good_plan(const ArGraph *g)
+{
+	ArPlan *p = calloc(1, sizeof *p);
+	static const int64_t offs[] = {0, 16, 0, 16};
+	p->ntensors = g->ntensors;
+	p->slots = calloc((size_t)g->ntensors, sizeof *p->slots);
+	p->steps = malloc(3 * sizeof(int));
+	p->nsteps = 3;
+	for (int i = 0; i < 3; i++)
+		p->steps[i] = i;
+	p->align = 16;
+	p->arena_bytes = 32;
+	ar_lifetimes(g, p);
+	for (int t = 0; t < 4; t++) {
+		p->slots[t].offset = offs[t];
+		p->slots[t].alias_of = p->slots[t].inplace_of = -1;
+	}
+	return p;
+}
+
+static void expect_reject(const ArGraph *g, const ArPlan *p, const char *what)
+{
+	ArError err = {0};
+	assert_int_equal(ar_verify(g, p, &err), AR_EXIT_INTERNAL);
+	if (!strstr(err.msg, what))
+		fail_msg("verifier said '%s', expected '%s'", err.msg, what);
+}
+
+static void test_lifetimes(void **state)
+{
+	ArGraph *g = chain();
+	ArPlan *p = good_plan(g);
+	static const int first[] = {0, 0, 1, 2}, last[] = {0, 1, 2, 2};
+	for (int t = 0; t < 4; t++) {
+		assert_true(p->slots[t].planned);
+		assert_int_equal(p->slots[t].first, first[t]);
+		assert_int_equal(p->slots[t].last, last[t]);
+	}
+	ar_plan_free(p);
+	ar_graph_free(g);
+}
+
+static void test_verifier_accepts_good_plan(void **state)
+{
+	ArGraph *g = chain();
+	ArPlan *p = good_plan(g);
+	ArError err = {0};
+	assert_int_equal(ar_verify(g, p, &err), 0);
+	assert_int_equal(ar_poison_run(g, p, &err), 0);
+	ar_plan_free(p);
+	ar_graph_free(g);
+}
+
+static void test_verifier_catches_overlap(void **state)
+{
+	ArGraph *g = chain();
+	ArPlan *p = good_plan(g);
+	ArError err = {0};
+	p->slots[2].offset = 16;     /* b onto a, both live at step 1 */
+	expect_reject(g, p, "'b' [16, 32) steps [1, 2] and 'a'");
+	/* The poison executor, knowing nothing of the rules, sees it too. */
+	assert_int_equal(ar_poison_run(g, p, &err), AR_EXIT_INTERNAL);
+	assert_non_null(strstr(err.msg, "reads 'a'"));
+	ar_plan_free(p);
+	ar_graph_free(g);
+}
+
+static void test_verifier_catches_misalignment(void **state)
+{
+	ArGraph *g = chain();
+	ArPlan *p = good_plan(g);
+	p->arena_bytes = 48;
+	p->slots[3].offset = 24;
+	expect_reject(g, p, "not a multiple of the alignment");
+	ar_plan_free(p);
+	ar_graph_free(g);
+}
+
+static void test_verifier_catches_arena_overrun(void **state)
+{
+	ArGraph *g = chain();
+	ArPlan *p = good_plan(g);
+	p->arena_bytes = 16;
+	expect_reject(g, p, "ends past the arena");
+	ar_plan_free(p);
+	ar_graph_free(g);
+}
+
+static void test_verifier_catches_short_lifetime(void **state)
+{
+	ArGraph *g = chain();
+	ArPlan *p = good_plan(g);
+	p->slots[1].last = 0;       /* a freed before B reads it */
+	expect_reject(g, p, "'a' lives over steps [0, 0] but is needed over [0, 1]");
+	ar_plan_free(p);
+	ar_graph_free(g);
+}
+
+static void test_verifier_catches_bad_order(void **state)
+{
+	ArGraph *g = chain();
+	ArPlan *p = good_plan(g);
+	p->steps[0] = 1;
+	p->steps[1] = 0;
+	expect_reject(g, p, "before it is produced");
+	p->steps[1] = 1;
+	expect_reject(g, p, "twice");
+	ar_plan_free(p);
+	ar_graph_free(g);
+}
+
+static void test_verifier_catches_bad_alias(void **state)
+{
+	ArGraph *g = chain();
+	ArPlan *p = good_plan(g);
+	p->slots[2].alias_of = 1;   /* b claims to view a, at the wrong place */
+	expect_reject(g, p, "claims to alias 'a'");
+	ar_plan_free(p);
+	ar_graph_free(g);
+}
+
+static void test_inplace(void **state)
+{
+	ArGraph *g = chain();
+	ArPlan *p = good_plan(g);
+	ArError err = {0};
+	/* Every Relu overwrites its dying input: all four share offset 0. */
+	for (int t = 0; t < 4; t++)
+		p->slots[t].offset = 0;
+	for (int t = 1; t < 4; t++)
+		p->slots[t].inplace_of = t - 1;
+	p->arena_bytes = 16;
+	assert_int_equal(ar_verify(g, p, &err), 0);
+	assert_int_equal(ar_poison_run(g, p, &err), 0);
+	/* Claiming in place on an input that is still live is caught. */
+	p->slots[1].last = 2;
+	expect_reject(g, p, "overwrite 'a' in place");
+	ar_plan_free(p);
+	ar_graph_free(g);
+}
+
+static void test_view_alias(void **state)
+{
+	ArGraph *g = chain();
+	ArPlan *p = good_plan(g);
+	ArError err = {0};
+	/* b is a view of a (Reshape-like): same bytes, a lives while b does. */
+	free(g->nodes[1].op);
+	g->nodes[1].op = ar_xstrdup("Reshape");
+	p->slots[2].alias_of = 1;
+	p->slots[2].offset = 16;
+	p->slots[3].offset = 0;
+	assert_int_equal(ar_verify(g, p, &err), 0);
+	assert_int_equal(ar_poison_run(g, p, &err), 0);
+	ar_plan_free(p);
+	ar_graph_free(g);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_lifetimes),
+		cmocka_unit_test(test_verifier_accepts_good_plan),
+		cmocka_unit_test(test_verifier_catches_overlap),
+		cmocka_unit_test(test_verifier_catches_misalignment),
+		cmocka_unit_test(test_verifier_catches_arena_overrun),
+		cmocka_unit_test(test_verifier_catches_short_lifetime),
+		cmocka_unit_test(test_verifier_catches_bad_order),
+		cmocka_unit_test(test_verifier_catches_bad_alias),
+		cmocka_unit_test(test_inplace),
+		cmocka_unit_test(test_view_alias),
+	};
+	return cmocka_run_group_tests_name("plan", tests, NULL, NULL);
+}
