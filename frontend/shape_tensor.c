@@ -1,0 +1,793 @@
+/*
+ * shape_tensor.c — shapes of ops that rearrange, select or create tensors:
+ * Reshape, Transpose, Concat, Split, Slice, Gather, Pad, Resize, Expand,
+ * Tile, the reductions, and the shape-producing ops (Shape, Constant...).
+ *
+ * Many of these moved an attribute to an input at some opset (Slice 10,
+ * Pad 11, Split/Squeeze/Unsqueeze/ReduceSum 13, the other reductions 18);
+ * params() reads whichever form the node's opset uses.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "infer_ops.h"
+
+/*
+ * Int parameters from attribute `attr` before opset `since`, from input j
+ * from then on.  *v is NULL with *cnt -1 when absent.
+ */
+static int params(InferCtx *c, const ArNode *n, const char *attr, int64_t since,
+		  int j, int64_t **v, int64_t *cnt)
+{
+	if (n->opset < since) {
+		ar_attr_ints(n, attr, v, cnt);
+		return AR_OK;
+	}
+	return ar_const_ints(c, n, j, v, cnt);
+}
+
+int ar_shape_constant(InferCtx *c, ArNode *n)
+{
+	const ArAttr *a;
+	int64_t len;
+
+	if ((a = ar_attr(n, "value")) && a->t) {
+		if (a->t->dtype == AR_DT_STRING)
+			return ar_node_fail(c, n, "string constants have no "
+					    "fixed byte size");
+		ar_set_shape(ar_out(c, n, 0), a->t->dtype, a->t->rank,
+			     a->t->dims);
+	} else if ((a = ar_attr(n, "value_int"))) {
+		ar_set_shape(ar_out(c, n, 0), AR_DT_INT64, 0, NULL);
+	} else if ((a = ar_attr(n, "value_ints"))) {
+		len = a->nints;
+		ar_set_shape(ar_out(c, n, 0), AR_DT_INT64, 1, &len);
+	} else if ((a = ar_attr(n, "value_float"))) {
+		ar_set_shape(ar_out(c, n, 0), AR_DT_FLOAT, 0, NULL);
+	} else if ((a = ar_attr(n, "value_floats"))) {
+		len = a->nfloats;
+		ar_set_shape(ar_out(c, n, 0), AR_DT_FLOAT, 1, &len);
+	} else if (ar_attr(n, "value_string") || ar_attr(n, "value_strings")) {
+		return ar_node_fail(c, n, "string constants have no fixed "
+				    "byte size");
+	} else {
+		return ar_node_fail(c, n, "has no value attribute arenac "
+				    "supports (sparse values are not)");
+	}
+	return AR_OK;
+}
+
+/* Dims from a 1-D int tensor of values, each >= 0. */
+static int dims_from_input(InferCtx *c, const ArNode *n, int j, int *rank,
+			   int64_t *dims)
+{
+	int64_t *v, cnt;
+	int rc = ar_const_ints(c, n, j, &v, &cnt);
+	if (rc)
+		return rc;
+	if (cnt < 0)
+		return ar_node_fail(c, n, "input %d is required but missing",
+				    j);
+	if (cnt > AR_MAX_RANK) {
+		free(v);
+		return ar_node_fail(c, n, "shape has %lld dims, above the "
+				    "limit of %d", (long long)cnt, AR_MAX_RANK);
+	}
+	for (int i = 0; i < cnt; i++)
+		dims[i] = v[i];
+	*rank = (int)cnt;
+	free(v);
+	return AR_OK;
+}
+
+int ar_shape_constantofshape(InferCtx *c, ArNode *n)
+{
+	const ArAttr *a = ar_attr(n, "value");
+	int64_t dims[AR_MAX_RANK];
+	int rank, rc = dims_from_input(c, n, 0, &rank, dims);
+	if (rc)
+		return rc;
+	for (int i = 0; i < rank; i++)
+		if (dims[i] < 0)
+			return ar_node_fail(c, n, "negative dim %lld in the "
+					    "shape", (long long)dims[i]);
+	ar_set_shape(ar_out(c, n, 0), a && a->t ? a->t->dtype : AR_DT_FLOAT,
+		     rank, dims);
+	return AR_OK;
+}
+
+/* Shape's [start, end) (opset 15), clamped to the rank. */
+void ar_shape_range_of(const ArNode *n, int rank, int *start, int *end)
+{
+	int64_t s = ar_attr_int(n, "start", 0), e = ar_attr_int(n, "end", rank);
+	if (s < 0)
+		s += rank;
+	if (e < 0)
+		e += rank;
+	s = s < 0 ? 0 : s > rank ? rank : s;
+	e = e < 0 ? 0 : e > rank ? rank : e;
+	*start = (int)s;
+	*end = (int)(e < s ? s : e);
+}
+
+int ar_shape_shape(InferCtx *c, ArNode *n)
+{
+	ArTensor *x;
+	int64_t len;
+	int s, e, rc = ar_need(c, n, 0, &x);
+	if (rc)
+		return rc;
+	ar_shape_range_of(n, x->rank, &s, &e);
+	len = e - s;
+	ar_set_shape(ar_out(c, n, 0), AR_DT_INT64, 1, &len);
+	return AR_OK;
+}
+
+int ar_shape_size(InferCtx *c, ArNode *n)
+{
+	ArTensor *x;
+	int rc = ar_need(c, n, 0, &x);
+	if (rc)
+		return rc;
+	ar_set_shape(ar_out(c, n, 0), AR_DT_INT64, 0, NULL);
+	return AR_OK;
+}
+
+int ar_shape_reshape(InferCtx *c, ArNode *n)
+{
+	ArTensor *x;
+	int64_t *v, cnt, dims[AR_MAX_RANK], known = 1, numel;
+	int infer = -1, rc;
+	bool allowzero = ar_attr_int(n, "allowzero", 0) != 0;
+
+	if ((rc = ar_need(c, n, 0, &x)) ||
+	    (rc = params(c, n, "shape", 5, 1, &v, &cnt)))
+		return rc;
+	if (cnt < 0)
+		return ar_node_fail(c, n, "the target shape is missing");
+	if (cnt > AR_MAX_RANK)
+		rc = ar_node_fail(c, n, "target shape has %lld dims, above "
+				  "the limit of %d", (long long)cnt,
+				  AR_MAX_RANK);
+	for (int i = 0; !rc && i < cnt; i++) {
+		dims[i] = v[i];
+		if (v[i] == 0 && !allowzero) {
+			if (i >= x->rank)
+				rc = ar_node_fail(c, n, "target dim %d is 0 "
+						  "(copy) but the input has "
+						  "rank %d", i, x->rank);
+			else
+				dims[i] = x->dims[i];
+		} else if (v[i] == -1) {
+			if (infer >= 0)
+				rc = ar_node_fail(c, n, "target shape has more "
+						  "than one -1");
+			infer = i;
+			continue;
+		} else if (v[i] < 0) {
+			rc = ar_node_fail(c, n, "target dim %lld is invalid",
+					  (long long)v[i]);
+		}
+		if (!rc && !ar_mul64(known, dims[i], &known))
+			rc = ar_node_fail(c, n, "target shape overflows");
+	}
+	free(v);
+	if (rc)
+		return rc;
+	numel = ar_numel(x);
+	if (infer >= 0) {
+		if (known == 0 || numel % known)
+			return ar_node_fail(c, n, "cannot reshape %lld elements "
+					    "with a -1 dim: the other dims "
+					    "make %lld", (long long)numel,
+					    (long long)known);
+		dims[infer] = numel / known;
+	} else if (known != numel) {
+		return ar_node_fail(c, n, "cannot reshape %lld elements into "
+				    "%lld", (long long)numel, (long long)known);
+	}
+	ar_set_shape(ar_out(c, n, 0), x->dtype, (int)cnt, dims);
+	return AR_OK;
+}
+
+int ar_shape_flatten(InferCtx *c, ArNode *n)
+{
+	ArTensor *x;
+	int64_t axis = ar_attr_int(n, "axis", 1), dims[2];
+	int rc = ar_need(c, n, 0, &x);
+	if (rc)
+		return rc;
+	if (axis < -x->rank || axis > x->rank)
+		return ar_node_fail(c, n, "axis %lld is out of range for rank "
+				    "%d", (long long)axis, x->rank);
+	if (axis < 0)
+		axis += x->rank;
+	dims[0] = ar_prod(x->dims, 0, (int)axis);
+	dims[1] = ar_prod(x->dims, (int)axis, x->rank);
+	ar_set_shape(ar_out(c, n, 0), x->dtype, 2, dims);
+	return AR_OK;
+}
+
+int ar_shape_transpose(InferCtx *c, ArNode *n)
+{
+	ArTensor *x;
+	int64_t dims[AR_MAX_RANK];
+	const ArAttr *perm = ar_attr(n, "perm");
+	bool used[AR_MAX_RANK] = {0};
+	int rc = ar_need(c, n, 0, &x);
+
+	if (rc)
+		return rc;
+	if (perm && perm->nints != x->rank)
+		return ar_node_fail(c, n, "perm has %d values for rank %d",
+				    perm->nints, x->rank);
+	for (int i = 0; i < x->rank; i++) {
+		int64_t p = perm ? perm->ints[i] : x->rank - 1 - i;
+		if (p < 0 || p >= x->rank || used[p])
+			return ar_node_fail(c, n, "perm is not a permutation "
+					    "of 0..%d", x->rank - 1);
+		used[p] = true;
+		dims[i] = x->dims[p];
+	}
+	ar_set_shape(ar_out(c, n, 0), x->dtype, x->rank, dims);
+	return AR_OK;
+}
+
+int ar_shape_concat(InferCtx *c, ArNode *n)
+{
+	ArTensor *x;
+	int64_t dims[AR_MAX_RANK];
+	int axis, rc = ar_need(c, n, 0, &x);
+
+	if (rc)
+		return rc;
+	if (!ar_attr(n, "axis"))
+		return ar_node_fail(c, n, "attribute 'axis' is missing");
+	if ((rc = ar_axis(c, n, ar_attr_int(n, "axis", 0), x->rank, &axis)))
+		return rc;
+	memcpy(dims, x->dims, sizeof dims);
+	for (int j = 1; j < n->nexplicit; j++) {
+		ArTensor *t;
+		if ((rc = ar_need(c, n, j, &t)))
+			return rc;
+		if (t->rank != x->rank)
+			return ar_node_fail(c, n, "input %d ('%s') has rank %d, "
+					    "input 0 has %d", j, t->name,
+					    t->rank, x->rank);
+		for (int i = 0; i < x->rank; i++)
+			if (i != axis && t->dims[i] != x->dims[i])
+				return ar_node_fail(c, n, "input %d ('%s') has "
+						    "dim %lld at axis %d, input "
+						    "0 has %lld", j, t->name,
+						    (long long)t->dims[i], i,
+						    (long long)x->dims[i]);
+		if (!ar_add64(dims[axis], t->dims[axis], &dims[axis]))
+			return ar_node_fail(c, n, "concatenated dim overflows");
+	}
+	ar_set_shape(ar_out(c, n, 0), x->dtype, x->rank, dims);
+	return AR_OK;
+}
+
+int ar_shape_split(InferCtx *c, ArNode *n)
+{
+	ArTensor *x;
+	int64_t *sizes, cnt, dims[AR_MAX_RANK], total = 0, nout = n->noutputs;
+	int axis, rc = ar_need(c, n, 0, &x);
+
+	if (rc || (rc = ar_axis(c, n, ar_attr_int(n, "axis", 0), x->rank,
+				&axis)) ||
+	    (rc = params(c, n, "split", 13, 1, &sizes, &cnt)))
+		return rc;
+	if (cnt < 0) {
+		/* Equal parts; opset 18's num_outputs allows a smaller last. */
+		int64_t num = ar_attr_int(n, "num_outputs", nout), d = x->dims[axis];
+		int64_t chunk = num > 0 ? d / num + (d % num != 0) : 0;
+		if (num != nout || num < 1 ||
+		    (!ar_attr(n, "num_outputs") && d % num))
+			return ar_node_fail(c, n, "cannot split dim %lld into %lld "
+					    "equal parts", (long long)d,
+					    (long long)nout);
+		cnt = nout;
+		sizes = ar_xmalloc((size_t)nout * sizeof *sizes);
+		for (int64_t i = 0; i < nout; i++, d -= chunk)
+			sizes[i] = d < chunk ? (d > 0 ? d : 0) : chunk;
+	}
+	if (cnt != nout) {
+		free(sizes);
+		return ar_node_fail(c, n, "split has %lld sizes for %lld "
+				    "outputs", (long long)cnt, (long long)nout);
+	}
+	for (int64_t i = 0; i < cnt; i++)
+		if (sizes[i] < 0 || !ar_add64(total, sizes[i], &total)) {
+			free(sizes);
+			return ar_node_fail(c, n, "invalid split size");
+		}
+	if (total != x->dims[axis]) {
+		free(sizes);
+		return ar_node_fail(c, n, "split sizes add up to %lld, the dim "
+				    "is %lld", (long long)total,
+				    (long long)x->dims[axis]);
+	}
+	memcpy(dims, x->dims, sizeof dims);
+	for (int j = 0; j < nout; j++) {
+		dims[axis] = sizes[j];
+		ar_set_shape(ar_out(c, n, j), x->dtype, x->rank, dims);
+	}
+	free(sizes);
+	return AR_OK;
+}
+
+void ar_slice_bounds(int64_t dim, int64_t start, int64_t end, int64_t step,
+		     int64_t *first, int64_t *len)
+{
+	if (start < 0)
+		start += dim;
+	if (end < 0)
+		end += dim;
+	if (step > 0) {
+		start = start < 0 ? 0 : start > dim ? dim : start;
+		end = end < 0 ? 0 : end > dim ? dim : end;
+		*len = end > start ? (end - start - 1) / step + 1 : 0;
+	} else {
+		start = start < 0 ? 0 : start > dim - 1 ? dim - 1 : start;
+		end = end < -1 ? -1 : end > dim - 1 ? dim - 1 : end;
+		*len = start > end ? (start - end - 1) / -step + 1 : 0;
+	}
+	*first = start;
+}
+
+/*
+ * Slice's parameters per axis of x: first index, step and count.  Shared
+ * with the folder, which walks the same elements.
+ */
+int ar_slice_params(InferCtx *c, const ArNode *n, const ArTensor *x,
+		    int64_t *first, int64_t *step, int64_t *len)
+{
+	int64_t *st = NULL, *en = NULL, *ax = NULL, *sp = NULL;
+	int64_t ns, ne, na, np;
+	bool seen[AR_MAX_RANK] = {0};
+	int rc;
+
+	if ((rc = params(c, n, "starts", 10, 1, &st, &ns)) ||
+	    (rc = params(c, n, "ends", 10, 2, &en, &ne)) ||
+	    (rc = params(c, n, "axes", 10, 3, &ax, &na)) ||
+	    (rc = ar_const_ints(c, n, n->opset < 10 ? -1 : 4, &sp, &np)))
+		goto out;
+	if (ns < 0 || ne != ns || (na >= 0 && na != ns) ||
+	    (np >= 0 && np != ns)) {
+		rc = ar_node_fail(c, n, "starts, ends, axes and steps must be "
+				  "given with equal lengths");
+		goto out;
+	}
+	for (int i = 0; i < x->rank; i++)
+		first[i] = 0, step[i] = 1, len[i] = x->dims[i];
+	for (int64_t k = 0; k < ns; k++) {
+		int a;
+		int64_t s = sp ? sp[k] : 1;
+		if ((rc = ar_axis(c, n, ax ? ax[k] : k, x->rank, &a)))
+			goto out;
+		if (seen[a] || s == 0) {
+			rc = ar_node_fail(c, n, "axis %d repeated or step 0", a);
+			goto out;
+		}
+		seen[a] = true;
+		step[a] = s;
+		ar_slice_bounds(x->dims[a], st[k], en[k], s, &first[a], &len[a]);
+	}
+out:
+	free(st), free(en), free(ax), free(sp);
+	return rc;
+}
+
+int ar_shape_slice(InferCtx *c, ArNode *n)
+{
+	ArTensor *x;
+	int64_t first[AR_MAX_RANK], step[AR_MAX_RANK], len[AR_MAX_RANK];
+	int rc = ar_need(c, n, 0, &x);
+	if (rc || (rc = ar_slice_params(c, n, x, first, step, len)))
+		return rc;
+	ar_set_shape(ar_out(c, n, 0), x->dtype, x->rank, len);
+	return AR_OK;
+}
+
+/* Marks normalised axes; fails on duplicates. */
+static int mark_axes(InferCtx *c, const ArNode *n, const int64_t *ax,
+		     int64_t cnt, int rank, bool *mark)
+{
+	int rc;
+	for (int i = 0; i < rank; i++)
+		mark[i] = false;
+	for (int64_t k = 0; k < cnt; k++) {
+		int a;
+		if ((rc = ar_axis(c, n, ax[k], rank, &a)))
+			return rc;
+		if (mark[a])
+			return ar_node_fail(c, n, "axis %d is repeated", a);
+		mark[a] = true;
+	}
+	return AR_OK;
+}
+
+int ar_shape_squeeze(InferCtx *c, ArNode *n)
+{
+	ArTensor *x;
+	int64_t *ax, cnt, dims[AR_MAX_RANK];
+	bool mark[AR_MAX_RANK];
+	int rank = 0, rc = ar_need(c, n, 0, &x);
+
+	if (rc || (rc = params(c, n, "axes", 13, 1, &ax, &cnt)))
+		return rc;
+	rc = mark_axes(c, n, ax, cnt < 0 ? 0 : cnt, x->rank, mark);
+	free(ax);
+	if (rc)
+		return rc;
+	for (int i = 0; i < x->rank; i++) {
+		if (cnt <= 0 ? x->dims[i] == 1 : mark[i]) {
+			if (x->dims[i] != 1)
+				return ar_node_fail(c, n, "cannot squeeze axis "
+						    "%d of size %lld", i,
+						    (long long)x->dims[i]);
+			continue;
+		}
+		dims[rank++] = x->dims[i];
+	}
+	ar_set_shape(ar_out(c, n, 0), x->dtype, rank, dims);
+	return AR_OK;
+}
+
+int ar_shape_unsqueeze(InferCtx *c, ArNode *n)
+{
+	ArTensor *x;
+	int64_t *ax, cnt, dims[AR_MAX_RANK];
+	bool mark[AR_MAX_RANK];
+	int rank, k = 0, rc = ar_need(c, n, 0, &x);
+
+	if (rc || (rc = params(c, n, "axes", 13, 1, &ax, &cnt)))
+		return rc;
+	if (cnt < 0 || x->rank + cnt > AR_MAX_RANK) {
+		free(ax);
+		return ar_node_fail(c, n, "axes are missing or the rank would "
+				    "pass %d", AR_MAX_RANK);
+	}
+	rank = x->rank + (int)cnt;
+	rc = mark_axes(c, n, ax, cnt, rank, mark);
+	free(ax);
+	if (rc)
+		return rc;
+	for (int i = 0; i < rank; i++)
+		dims[i] = mark[i] ? 1 : x->dims[k++];
+	ar_set_shape(ar_out(c, n, 0), x->dtype, rank, dims);
+	return AR_OK;
+}
+
+int ar_shape_gather(InferCtx *c, ArNode *n)
+{
+	ArTensor *x, *idx;
+	int64_t dims[AR_MAX_RANK];
+	int axis, rank = 0, rc;
+
+	if ((rc = ar_need(c, n, 0, &x)) || (rc = ar_need(c, n, 1, &idx)) ||
+	    (rc = ar_axis(c, n, ar_attr_int(n, "axis", 0), x->rank, &axis)))
+		return rc;
+	if (x->rank - 1 + idx->rank > AR_MAX_RANK)
+		return ar_node_fail(c, n, "output rank above %d", AR_MAX_RANK);
+	for (int i = 0; i < axis; i++)
+		dims[rank++] = x->dims[i];
+	for (int i = 0; i < idx->rank; i++)
+		dims[rank++] = idx->dims[i];
+	for (int i = axis + 1; i < x->rank; i++)
+		dims[rank++] = x->dims[i];
+	ar_set_shape(ar_out(c, n, 0), x->dtype, rank, dims);
+	return AR_OK;
+}
+
+int ar_shape_gather_elements(InferCtx *c, ArNode *n)
+{
+	ArTensor *x, *idx;
+	int rc;
+	if ((rc = ar_need(c, n, 0, &x)) || (rc = ar_need(c, n, 1, &idx)))
+		return rc;
+	ar_set_shape(ar_out(c, n, 0), x->dtype, idx->rank, idx->dims);
+	return AR_OK;
+}
+
+int ar_shape_pad(InferCtx *c, ArNode *n)
+{
+	ArTensor *x;
+	int64_t *pads, cnt, *ax = NULL, na = -1, dims[AR_MAX_RANK];
+	int rc = ar_need(c, n, 0, &x);
+
+	if (rc)
+		return rc;
+	if (n->opset < 2)
+		ar_attr_ints(n, "paddings", &pads, &cnt);
+	else if ((rc = params(c, n, "pads", 11, 1, &pads, &cnt)))
+		return rc;
+	if (n->opset >= 18 && (rc = ar_const_ints(c, n, 3, &ax, &na))) {
+		free(pads);
+		return rc;
+	}
+	if (na > x->rank || cnt != 2 * (na >= 0 ? na : x->rank)) {
+		rc = ar_node_fail(c, n, "pads has %lld values for %lld axes",
+				  (long long)cnt,
+				  (long long)(na >= 0 ? na : x->rank));
+		goto out;
+	}
+	memcpy(dims, x->dims, sizeof dims);
+	for (int64_t k = 0; k < cnt / 2; k++) {
+		int a = (int)k;
+		if (ax && (rc = ar_axis(c, n, ax[k], x->rank, &a)))
+			goto out;
+		if (!ar_add64(dims[a], pads[k], &dims[a]) ||
+		    !ar_add64(dims[a], pads[cnt / 2 + k], &dims[a]) ||
+		    dims[a] < 0) {
+			rc = ar_node_fail(c, n, "padding makes axis %d negative "
+					  "or overflows", a);
+			goto out;
+		}
+	}
+	ar_set_shape(ar_out(c, n, 0), x->dtype, x->rank, dims);
+out:
+	free(pads);
+	free(ax);
+	return rc;
+}
+
+/* Resize (and Upsample): output dims from sizes or from scales. */
+int ar_shape_resize(InferCtx *c, ArNode *n)
+{
+	ArTensor *x;
+	double *sc = NULL;
+	int64_t *sz = NULL, nsc = -1, nsz = -1, dims[AR_MAX_RANK];
+	bool up = !strcmp(n->op, "Upsample");
+	int rc = ar_need(c, n, 0, &x);
+
+	if (rc)
+		return rc;
+	if (up && n->opset < 9) {
+		const ArAttr *a = ar_attr(n, "scales");
+		if (a && a->type == AR_ATTR_FLOATS) {
+			nsc = a->nfloats;
+			sc = ar_xmalloc((size_t)nsc * sizeof *sc);
+			for (int i = 0; i < nsc; i++)
+				sc[i] = a->floats[i];
+		}
+	} else if ((rc = ar_const_floats(c, n, up || n->opset < 11 ? 1 : 2,
+					 &sc, &nsc))) {
+		return rc;
+	}
+	if (!up && n->opset >= 11 && (rc = ar_const_ints(c, n, 3, &sz, &nsz)))
+		goto out;
+	if (ar_attr(n, "axes")) {
+		rc = ar_node_fail(c, n, "the 'axes' attribute is not supported");
+		goto out;
+	}
+	if (nsz > 0 && nsz != x->rank) {
+		rc = ar_node_fail(c, n, "sizes has %lld values for rank %d",
+				  (long long)nsz, x->rank);
+		goto out;
+	}
+	if (nsz <= 0 && nsc != x->rank) {
+		rc = ar_node_fail(c, n, "needs scales with %d values or sizes",
+				  x->rank);
+		goto out;
+	}
+	for (int i = 0; i < x->rank; i++) {
+		double d = nsz > 0 ? (double)sz[i] : floor((double)x->dims[i] *
+							   sc[i]);
+		if (!(d >= 0 && d < 9e18)) {
+			rc = ar_node_fail(c, n, "output dim at axis %d is "
+					  "invalid", i);
+			goto out;
+		}
+		dims[i] = (int64_t)d;
+	}
+	ar_set_shape(ar_out(c, n, 0), x->dtype, x->rank, dims);
+out:
+	free(sc);
+	free(sz);
+	return rc;
+}
+
+int ar_shape_expand(InferCtx *c, ArNode *n)
+{
+	ArTensor *x;
+	int64_t dims[AR_MAX_RANK];
+	int rank, rc = ar_need(c, n, 0, &x);
+	if (rc || (rc = dims_from_input(c, n, 1, &rank, dims)) ||
+	    (rc = ar_broadcast2(c, n, x->rank, x->dims, rank, dims, &rank,
+				dims)))
+		return rc;
+	ar_set_shape(ar_out(c, n, 0), x->dtype, rank, dims);
+	return AR_OK;
+}
+
+int ar_shape_tile(InferCtx *c, ArNode *n)
+{
+	ArTensor *x;
+	int64_t *rep, cnt, dims[AR_MAX_RANK];
+	int rc = ar_need(c, n, 0, &x);
+	if (rc || (rc = ar_const_ints(c, n, 1, &rep, &cnt)))
+		return rc;
+	if (cnt != x->rank) {
+		free(rep);
+		return ar_node_fail(c, n, "repeats has %lld values for rank %d",
+				    (long long)cnt, x->rank);
+	}
+	for (int i = 0; i < x->rank; i++)
+		if (rep[i] < 0 || !ar_mul64(x->dims[i], rep[i], &dims[i])) {
+			free(rep);
+			return ar_node_fail(c, n, "invalid repeat at axis %d",
+					    i);
+		}
+	free(rep);
+	ar_set_shape(ar_out(c, n, 0), x->dtype, x->rank, dims);
+	return AR_OK;
+}
+
+int ar_shape_range(InferCtx *c, ArNode *n)
+{
+	ArTensor *t[3];
+	double v[3];
+	int64_t len;
+	int rc;
+
+	for (int j = 0; j < 3; j++) {
+		if ((rc = ar_need(c, n, j, &t[j])))
+			return rc;
+		if (!t[j]->data || ar_numel(t[j]) != 1)
+			return ar_node_fail(c, n, "input %d ('%s') must be a "
+					    "constant scalar", j, t[j]->name);
+		v[j] = ar_get_float(t[j], 0);
+	}
+	if (ar_dtype_is_int(t[0]->dtype)) {
+		int64_t s = ar_get_int(t[0], 0), l = ar_get_int(t[1], 0),
+			d = ar_get_int(t[2], 0), span;
+		if (d == 0 || d == INT64_MIN || s == INT64_MIN ||
+		    !ar_add64(l, -s, &span) || span == INT64_MIN)
+			return ar_node_fail(c, n, "delta is 0 or the range "
+					    "overflows");
+		/* Exact in integers: ceil(span / d) without doubles. */
+		len = d > 0 ? (span > 0 ? (span - 1) / d + 1 : 0) :
+			      (span < 0 ? (-span - 1) / -d + 1 : 0);
+	} else {
+		if (v[2] == 0)
+			return ar_node_fail(c, n, "delta is 0");
+		double cnt = ceil((v[1] - v[0]) / v[2]);
+		if (!(cnt < 9e18))
+			return ar_node_fail(c, n, "too many elements");
+		len = cnt > 0 ? (int64_t)cnt : 0;
+	}
+	ar_set_shape(ar_out(c, n, 0), t[0]->dtype, 1, &len);
+	return AR_OK;
+}
+
+/* The axes attribute moved to an input: ReduceSum at 13, the rest at 18. */
+static int64_t reduce_axes_since(const ArNode *n)
+{
+	return !strcmp(n->op, "ReduceSum") ? 13 : 18;
+}
+
+/* Marks the reduced axes of x; all when none are given (unless noop). */
+int ar_reduce_axes(InferCtx *c, const ArNode *n, const ArTensor *x,
+		   bool *mark)
+{
+	int64_t *ax, cnt;
+	int rc = params(c, n, "axes", reduce_axes_since(n), 1, &ax, &cnt);
+	if (rc)
+		return rc;
+	if (cnt <= 0) {
+		bool noop = ar_attr_int(n, "noop_with_empty_axes", 0) != 0;
+		for (int i = 0; i < x->rank; i++)
+			mark[i] = !noop;
+		free(ax);
+		return AR_OK;
+	}
+	rc = mark_axes(c, n, ax, cnt, x->rank, mark);
+	free(ax);
+	return rc;
+}
+
+/* Drops or keeps (as 1) the marked axes of x. */
+static void reduced_shape(const ArTensor *x, const bool *mark, bool keep,
+			  ArDType dt, ArTensor *out)
+{
+	int64_t dims[AR_MAX_RANK];
+	int rank = 0;
+	for (int i = 0; i < x->rank; i++) {
+		if (!mark[i])
+			dims[rank++] = x->dims[i];
+		else if (keep)
+			dims[rank++] = 1;
+	}
+	ar_set_shape(out, dt, rank, dims);
+}
+
+int ar_shape_reduce(InferCtx *c, ArNode *n)
+{
+	ArTensor *x;
+	bool mark[AR_MAX_RANK];
+	int rc = ar_need(c, n, 0, &x);
+	if (rc || (rc = ar_reduce_axes(c, n, x, mark)))
+		return rc;
+	reduced_shape(x, mark, ar_attr_int(n, "keepdims", 1) != 0, x->dtype,
+		      ar_out(c, n, 0));
+	return AR_OK;
+}
+
+int ar_shape_argreduce(InferCtx *c, ArNode *n)
+{
+	ArTensor *x;
+	bool mark[AR_MAX_RANK] = {0};
+	int axis, rc = ar_need(c, n, 0, &x);
+	if (rc || (rc = ar_axis(c, n, ar_attr_int(n, "axis", 0), x->rank,
+				&axis)))
+		return rc;
+	mark[axis] = true;
+	reduced_shape(x, mark, ar_attr_int(n, "keepdims", 1) != 0,
+		      AR_DT_INT64, ar_out(c, n, 0));
+	return AR_OK;
+}
+
+int ar_shape_topk(InferCtx *c, ArNode *n)
+{
+	ArTensor *x;
+	int64_t *kv = NULL, cnt, k, dims[AR_MAX_RANK];
+	int axis, rc = ar_need(c, n, 0, &x);
+
+	if (rc || (rc = ar_axis(c, n, ar_attr_int(n, "axis", -1), x->rank,
+				&axis)))
+		return rc;
+	if (n->opset < 10) {
+		k = ar_attr_int(n, "k", -1);
+	} else {
+		if ((rc = ar_const_ints(c, n, 1, &kv, &cnt)))
+			return rc;
+		k = cnt == 1 ? kv[0] : -1;
+		free(kv);
+	}
+	if (k < 0 || k > x->dims[axis])
+		return ar_node_fail(c, n, "k must be one value in [0, %lld]",
+				    (long long)x->dims[axis]);
+	memcpy(dims, x->dims, sizeof dims);
+	dims[axis] = k;
+	ar_set_shape(ar_out(c, n, 0), x->dtype, x->rank, dims);
+	ar_set_shape(ar_out(c, n, 1), AR_DT_INT64, x->rank, dims);
+	return AR_OK;
+}
+
+/* DepthToSpace (up = true) and SpaceToDepth move b*b channels to space. */
+static int block_move(InferCtx *c, ArNode *n, bool up)
+{
+	ArTensor *x;
+	int64_t b = ar_attr_int(n, "blocksize", 0), bb, dims[4];
+	int rc = ar_need(c, n, 0, &x);
+	if (rc)
+		return rc;
+	if (x->rank != 4 || b < 1 || !ar_mul64(b, b, &bb))
+		return ar_node_fail(c, n, "needs a 4-D input and blocksize >= 1");
+	dims[0] = x->dims[0];
+	if (up ? x->dims[1] % bb : x->dims[2] % b || x->dims[3] % b)
+		return ar_node_fail(c, n, "dims do not divide by the block");
+	if ((up && (!ar_mul64(x->dims[2], b, &dims[2]) ||
+		    !ar_mul64(x->dims[3], b, &dims[3]))) ||
+	    (!up && !ar_mul64(x->dims[1], bb, &dims[1])))
+		return ar_node_fail(c, n, "output overflows");
+	if (up)
+		dims[1] = x->dims[1] / bb;
+	else
+		dims[2] = x->dims[2] / b, dims[3] = x->dims[3] / b;
+	ar_set_shape(ar_out(c, n, 0), x->dtype, 4, dims);
+	return AR_OK;
+}
+
+int ar_shape_depth_to_space(InferCtx *c, ArNode *n)
+{
+	return block_move(c, n, true);
+}
+
+int ar_shape_space_to_depth(InferCtx *c, ArNode *n)
+{
+	return block_move(c, n, false);
+}
