@@ -1,0 +1,213 @@
+#!/usr/bin/env python3
+"""e2e_oracle.py - arenac's shape inference against onnx's, model by model.
+
+For every shared model (and testdata/*.onnx) the graph inputs are bound to
+the shapes of the reference input files, arenac writes its JSON report, and
+each tensor's dtype and shape is compared with onnx.shape_inference
+(data_prop=True) run on the same model with its inputs fixed to those
+shapes.  Only tensors onnx gives a full static shape are compared: onnx
+1.12 cannot fold some shape subgraphs that arenac does.  Models arenac must
+refuse are listed in REFUSED with the reason; for those the test wants
+exit code 2 and an "arenac: error:" line.
+
+Environment: ARENAC (the binary, default build/arenac), ARENAC_SHARED.
+Prints one line per model and "N passed, N failed"; exits 1 on failure.
+"""
+import glob
+import json
+import os
+import subprocess
+import sys
+
+try:
+    import onnx
+    from onnx import numpy_helper, shape_inference
+except ImportError:
+    print("skipped: onnx is not installed for", sys.executable)
+    sys.exit(0)
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ARENAC = os.environ.get("ARENAC") or os.path.join(ROOT, "build", "arenac")
+
+# Models arenac refuses on purpose, by file name or onnx-small folder.
+REFUSED = {
+    "test_sequence_model1": "sequence-typed values: arenac plans tensors",
+    "test_sequence_model8": "sequence-typed values: arenac plans tensors",
+    "test_gradient_of_add": "Gradient is in a non-default domain",
+    "test_strnorm_model_monday_casesensintive_upper":
+        "string tensors have no fixed byte size",
+    "test_expand_shape_model1":
+        "Expand's target shape is a graph input: known only at run time",
+}
+
+# Dims not fixed by a reference input file.
+FIXED_DIMS = {"lenet": {"N": 1}}
+
+DTYPES = {1: "float32", 2: "uint8", 3: "int8", 4: "uint16", 5: "int16",
+          6: "int32", 7: "int64", 8: "string", 9: "bool", 10: "float16",
+          11: "float64", 12: "uint32", 13: "uint64", 14: "complex64",
+          15: "complex128", 16: "bfloat16"}
+
+
+def model_key(path):
+    """The REFUSED/FIXED_DIMS key: the onnx-small folder or the file stem."""
+    if os.path.basename(path) == "model.onnx":
+        return os.path.basename(os.path.dirname(path))
+    return os.path.splitext(os.path.basename(path))[0]
+
+
+def ref_files(path, role):
+    """Reference input or output TensorProtos, in graph order."""
+    if os.path.basename(path) == "model.onnx":
+        pat = os.path.join(os.path.dirname(path), "test_data_set_0",
+                           role + "_*.pb")
+    else:
+        pat = os.path.splitext(path)[0] + "_" + role + "_*.pb"
+    files = glob.glob(pat)
+    files.sort(key=lambda f: int(f.rsplit("_", 1)[1].split(".")[0]))
+    return files
+
+
+def real_inputs(model):
+    inits = {i.name for i in model.graph.initializer}
+    return [i for i in model.graph.input if i.name not in inits]
+
+
+def bind(model, path):
+    """{dim_param: value} and the concrete shape of each graph input."""
+    dims = dict(FIXED_DIMS.get(model_key(path), {}))
+    shapes = {}
+    refs = ref_files(path, "input")
+    for k, vi in enumerate(real_inputs(model)):
+        if not vi.type.HasField("tensor_type"):
+            continue
+        decl = vi.type.tensor_type.shape.dim
+        ref = None
+        if k < len(refs):
+            t = onnx.TensorProto()
+            with open(refs[k], "rb") as f:
+                t.ParseFromString(f.read())
+            ref = list(t.dims)
+        shape = []
+        for i, d in enumerate(decl):
+            if d.HasField("dim_value"):
+                shape.append(d.dim_value)
+            elif ref is not None and i < len(ref):
+                shape.append(ref[i])
+                if d.dim_param:
+                    dims[d.dim_param] = ref[i]
+            else:
+                shape.append(dims.get(d.dim_param, 1))
+        shapes[vi.name] = shape
+    return dims, shapes
+
+
+def ref_dims(path):
+    """Shapes of the reference outputs: they check what onnx cannot."""
+    out = {}
+    for k, f in enumerate(ref_files(path, "output")):
+        t = onnx.TensorProto()
+        with open(f, "rb") as fh:
+            t.ParseFromString(fh.read())
+        out[k] = list(t.dims)
+    return out
+
+
+def onnx_shapes(model, shapes):
+    """name -> (dtype, shape) for every tensor onnx knows statically."""
+    for vi in real_inputs(model):
+        if vi.name in shapes:
+            dims = vi.type.tensor_type.shape.dim
+            for d, v in zip(dims, shapes[vi.name]):
+                d.Clear()
+                d.dim_value = v
+    inferred = shape_inference.infer_shapes(model, data_prop=True)
+    out = {}
+    g = inferred.graph
+    for vi in list(g.value_info) + list(g.output) + list(g.input):
+        if not vi.type.HasField("tensor_type"):
+            continue
+        tt = vi.type.tensor_type
+        if not tt.HasField("shape"):
+            continue
+        if not all(d.HasField("dim_value") for d in tt.shape.dim):
+            continue
+        out[vi.name] = (DTYPES.get(tt.elem_type, "?"),
+                        [d.dim_value for d in tt.shape.dim])
+    return out
+
+
+def run_arenac(path, dims):
+    cmd = [ARENAC, "--json", "-"]
+    for name, v in sorted(dims.items()):
+        cmd += ["--dim", "%s=%d" % (name, v)]
+    cmd.append(path)
+    return subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          universal_newlines=True, timeout=600)
+
+
+def check(path):
+    """(ok, message) for one model."""
+    key = model_key(path)
+    model = onnx.load(path)
+    dims, shapes = bind(model, path)
+    r = run_arenac(path, dims)
+    if key in REFUSED:
+        if r.returncode == 2 and "arenac: error:" in r.stderr:
+            return True, "refused as expected (%s)" % REFUSED[key]
+        return False, "expected a refusal (%s), got exit %d" % (
+            REFUSED[key], r.returncode)
+    if r.returncode != 0:
+        return False, "exit %d: %s" % (r.returncode, r.stderr.strip())
+    ours = {t["name"]: t for t in json.loads(r.stdout)["tensors"]}
+    theirs = onnx_shapes(model, shapes)
+    bad = []
+    compared = 0
+    for k, dims in ref_dims(path).items():
+        t = ours.get(model.graph.output[k].name)
+        compared += 1
+        if t is None or t["shape"] != dims:
+            bad.append("output %d: arenac %s, reference data %s" % (
+                k, t and t["shape"], dims))
+    for name, (dtype, shape) in theirs.items():
+        t = ours.get(name)
+        if t is None:
+            continue
+        compared += 1
+        if t["dtype"] != dtype or t["shape"] != shape:
+            bad.append("%s: arenac %s%s, onnx %s%s" % (
+                name, t["dtype"], t["shape"], dtype, shape))
+    if bad:
+        return False, "%d of %d tensors differ: %s" % (
+            len(bad), compared, "; ".join(bad[:5]))
+    return True, "%d checks agree (%d tensors in the report)" % (compared,
+                                                         len(ours))
+
+
+def main():
+    shared = os.environ.get("ARENAC_SHARED", "")
+    models = sorted(glob.glob(os.path.join(ROOT, "testdata", "*.onnx")))
+    if shared and os.path.isdir(os.path.join(shared, "models")):
+        models += sorted(glob.glob(os.path.join(shared, "models", "*.onnx")))
+        models += sorted(glob.glob(os.path.join(
+            shared, "models", "onnx-small", "*", "model.onnx")))
+    else:
+        print("skipped: no shared models")
+    if not os.access(ARENAC, os.X_OK):
+        print("FAIL: %s is not built" % ARENAC)
+        return 1
+    passed = failed = 0
+    for path in models:
+        try:
+            ok, msg = check(path)
+        except Exception as e:  # a broken oracle run is a failure too
+            ok, msg = False, "oracle error: %r" % e
+        print("%s %s: %s" % ("ok  " if ok else "FAIL", model_key(path), msg))
+        passed += ok
+        failed += not ok
+    print("%d passed, %d failed" % (passed, failed))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
