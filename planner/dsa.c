@@ -1,0 +1,140 @@
+/*
+ * dsa.c — the offset assignment entry: lower bound, algorithm dispatch and
+ * the "auto" strategy.
+ *
+ * auto runs every greedy order, keeps the lowest, and stops as soon as one
+ * meets the lower bound (nothing can beat it) or fits the capacity asked
+ * for; only then does it pay for the exact search, seeded with that best
+ * height so the search starts from a known solution and never does worse.
+ */
+#include "dsa_impl.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "graph.h"
+
+const char *const ar_dsa_algorithms[] = {
+	"auto", "greedy-size", "greedy-breadth", "greedy-lifetime", "exact",
+	NULL
+};
+
+double ar_dsa_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+int64_t ar_dsa_height(const ArBuf *b, int n)
+{
+	int64_t h = 0;
+	for (int i = 0; i < n; i++)
+		if (b[i].offset + b[i].size > h)
+			h = b[i].offset + b[i].size;
+	return h;
+}
+
+typedef struct {
+	int64_t t, delta;
+} Event;
+
+static int event_cmp(const void *pa, const void *pb)
+{
+	const Event *a = pa, *b = pb;
+	if (a->t != b->t)
+		return a->t < b->t ? -1 : 1;
+	/* Lifetimes are half-open: what ends at t is gone before t starts. */
+	return (a->delta > b->delta) - (a->delta < b->delta);
+}
+
+int64_t ar_dsa_lower_bound(const ArBuf *b, int n, int64_t *at)
+{
+	Event *ev = ar_xmalloc(2 * (size_t)n * sizeof *ev);
+	int64_t live = 0, peak = 0, peak_at = n ? b[0].lo : 0;
+	for (int i = 0; i < n; i++) {
+		ev[2 * i] = (Event){ b[i].lo, b[i].size };
+		ev[2 * i + 1] = (Event){ b[i].hi, -b[i].size };
+	}
+	qsort(ev, 2 * (size_t)n, sizeof *ev, event_cmp);
+	for (int i = 0; i < 2 * n; i++) {
+		live += ev[i].delta;
+		if (live > peak)
+			peak = live, peak_at = ev[i].t;
+	}
+	free(ev);
+	if (at)
+		*at = peak_at;
+	return peak;
+}
+
+static void save(int64_t *dst, const ArBuf *b, int n)
+{
+	for (int i = 0; i < n; i++)
+		dst[i] = b[i].offset;
+}
+
+static void load(ArBuf *b, int n, const int64_t *src)
+{
+	for (int i = 0; i < n; i++)
+		b[i].offset = src[i];
+}
+
+/* Good enough to stop: provably minimal, or what a capacity asked for. */
+static bool done(int64_t h, int64_t lb, int64_t capacity)
+{
+	return h == lb || (capacity > 0 && h <= capacity);
+}
+
+int ar_dsa_solve(ArBuf *b, int n, const char *algo, int64_t capacity,
+		 double time_limit_s, ArDsaResult *res)
+{
+	double deadline = time_limit_s > 0 ? ar_dsa_now() + time_limit_s : 0;
+	bool is_auto = !algo || !strcmp(algo, "auto");
+	bool is_exact = algo && !strcmp(algo, "exact");
+	int64_t *best;
+	int only = -1;
+
+	for (int g = 0; g < AR_GREEDY_COUNT; g++)
+		if (algo && !strcmp(algo, ar_greedy_names[g]))
+			only = g;
+	if (!is_auto && !is_exact && only < 0)
+		return -1;
+	memset(res, 0, sizeof *res);
+	res->lower_bound = ar_dsa_lower_bound(b, n, NULL);
+	res->height = INT64_MAX;
+	best = ar_xmalloc((size_t)n * sizeof *best);
+	for (int g = 0; g < AR_GREEDY_COUNT; g++) {
+		int64_t h;
+		if (only >= 0 && g != only)
+			continue;
+		h = ar_dsa_greedy(b, n, (ArGreedyOrder)g);
+		if (h < res->height) {
+			res->height = h;
+			res->algorithm = ar_greedy_names[g];
+			save(best, b, n);
+		}
+		if (done(h, res->lower_bound, capacity))
+			break;
+	}
+	load(b, n, best);
+	free(best);
+	res->optimal = res->height == res->lower_bound;
+	if (only >= 0 || (is_auto && done(res->height, res->lower_bound,
+					   capacity)))
+		return 0;
+	if (capacity > 0 && res->lower_bound > capacity) {
+		res->infeasible = true;
+		return 0;
+	}
+	{
+		int64_t seed = res->height;
+		const char *seed_algo = res->algorithm;
+		ar_dsa_exact(b, n, seed, res->lower_bound, capacity, deadline,
+			     res);
+		res->algorithm = is_auto && res->height == seed ? seed_algo
+								 : "exact";
+	}
+	return 0;
+}

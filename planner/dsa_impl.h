@@ -1,0 +1,34 @@
+/*
+ * dsa_impl.h — what the offset solvers behind dsa.h share: the heuristic
+ * orders, the exact search entry and small helpers.  Private to planner/.
+ */
+#ifndef ARENAC_DSA_IMPL_H
+#define ARENAC_DSA_IMPL_H
+
+#include "dsa.h"
+
+typedef enum {
+	AR_GREEDY_SIZE,         /* size desc, first fit (TFLite Micro) */
+	AR_GREEDY_BREADTH,      /* busiest time first, best fit (Pisarchyk) */
+	AR_GREEDY_LIFETIME,     /* longest lifetime first, first fit */
+	AR_GREEDY_COUNT
+} ArGreedyOrder;
+
+extern const char *const ar_greedy_names[AR_GREEDY_COUNT];
+
+/* Places every buffer in the order's sequence; returns the height. */
+int64_t ar_dsa_greedy(ArBuf *b, int n, ArGreedyOrder order);
+
+/*
+ * Improves the valid solution in b (offsets set, height seed_height) with
+ * the branch and bound.  capacity > 0: any solution within it; 0: the
+ * minimum height.  Stops at the monotonic clock's deadline (seconds, <= 0
+ * for none).  Fills height, optimal, infeasible, timed_out and nodes.
+ */
+void ar_dsa_exact(ArBuf *b, int n, int64_t seed_height, int64_t lower_bound,
+		  int64_t capacity, double deadline, ArDsaResult *res);
+
+double ar_dsa_now(void);
+int64_t ar_dsa_height(const ArBuf *b, int n);
+
+#endif

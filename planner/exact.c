@@ -1,0 +1,582 @@
+/*
+ * exact.c — complete branch and bound for offset assignment, after
+ * MiniMalloc (M. Moffitt, "MiniMalloc: A Lightweight Memory Allocator for
+ * Hardware-Accelerated Machine Learning", ASPLOS 2023).
+ *
+ * The question asked of the search is always "is there a solution of
+ * height <= cap?"; minimising is a sequence of such probes between the
+ * lower bound and the best height known.
+ *
+ * Invariants of the search:
+ *   - canonical: each buffer goes at its minimum offset (0 or the top of a
+ *     placed buffer it overlaps in time), and placements are in
+ *     non-decreasing (offset, preorder) order, so each solution shape is
+ *     reached once;
+ *   - sections are the maximal sets of buffers alive at one time, so every
+ *     time-overlapping pair shares one, and a section's floor is a lower
+ *     bound on the offset of any of its unplaced buffers; a node is pruned
+ *     when some section's floor (or the current offset, placement being
+ *     monotonic) plus its unplaced bytes exceeds cap;
+ *   - dominance: no buffer is placed at or above the lowest top any
+ *     unplaced buffer could reach, since that one would fill the gap;
+ *   - once no unplaced buffer spans two adjacent sections, the two sides
+ *     are independent and are solved one after the other;
+ *   - everything changed at a node is trailed and restored exactly on the
+ *     way back, so a failed branch leaves no trace; only sol[] keeps the
+ *     offsets of the branch that succeeded.
+ * Static preorders (by lifetime width, area and section total, as
+ * MiniMalloc's WAT/TAW/TWA) are tried round-robin under a node budget that
+ * doubles each round, since one order often finds in hundreds of nodes
+ * what another misses in millions; an exhausted search under any order is
+ * a proof that none fits.
+ */
+#include "dsa_impl.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "graph.h"
+
+enum { FOUND, NOTFOUND, ABORTED, TIMEOUT };
+
+typedef struct {
+	int idx;
+	int64_t old;
+} Change;
+
+typedef struct {
+	Change *c;
+	int n, cap;
+} Trail;
+
+typedef struct {
+	int *buf;               /* buffers of the partition, placed or not */
+	int nb;
+	int s0, s1;             /* its sections [s0, s1) */
+} Part;
+
+typedef struct {
+	int n;
+	const int64_t *lo, *hi, *size;
+	int *ostart, *ovl;      /* buffers overlapping each one in time */
+	int ns;
+	int *sstart, *smem;     /* buffers of each section */
+	int *slo, *shi;         /* sections of each buffer: [slo, shi) */
+
+	int64_t cap;
+	int64_t *off;           /* -1 while unplaced */
+	int64_t *minoff;        /* lowest offset clear of placed overlaps */
+	int64_t *sol;
+	int64_t *floor, *total; /* per section */
+	int *cuts;              /* unplaced buffers spanning sections s, s+1 */
+	int *stamp, stampv, *aff;
+	Trail mt, ft;           /* minoff and floor changes */
+	const char *heur;
+	int64_t nodes, budget;
+	double deadline;
+	int stop;               /* ABORTED or TIMEOUT once hit, else 0 */
+} Search;
+
+static void trail(Trail *t, int idx, int64_t old)
+{
+	if (t->n == t->cap) {
+		t->cap = t->cap ? 2 * t->cap : 256;
+		t->c = ar_xrealloc(t->c, (size_t)t->cap * sizeof *t->c);
+	}
+	t->c[t->n++] = (Change){ idx, old };
+}
+
+static void untrail(Trail *t, int mark, int64_t *arr)
+{
+	while (t->n > mark) {
+		t->n--;
+		arr[t->c[t->n].idx] = t->c[t->n].old;
+	}
+}
+
+static void place(Search *s, int id, int64_t o)
+{
+	int64_t top = o + s->size[id];
+	int naff = 0;
+
+	s->off[id] = o;
+	s->stampv++;
+	for (int e = s->ostart[id]; e < s->ostart[id + 1]; e++) {
+		int j = s->ovl[e];
+		if (s->off[j] >= 0 || s->minoff[j] >= top)
+			continue;
+		trail(&s->mt, j, s->minoff[j]);
+		s->minoff[j] = top;
+		for (int c = s->slo[j]; c < s->shi[j]; c++)
+			if (s->stamp[c] != s->stampv) {
+				s->stamp[c] = s->stampv;
+				s->aff[naff++] = c;
+			}
+	}
+	/* Its section-mates must all go above it, placement being monotonic. */
+	for (int c = s->slo[id]; c < s->shi[id]; c++) {
+		trail(&s->ft, c, s->floor[c]);
+		s->floor[c] = top;
+		s->total[c] -= s->size[id];
+	}
+	for (int a = 0; a < naff; a++) {
+		int c = s->aff[a];
+		int64_t lowest = INT64_MAX;
+		for (int e = s->sstart[c]; e < s->sstart[c + 1]; e++) {
+			int j = s->smem[e];
+			if (s->off[j] < 0 && s->minoff[j] < lowest)
+				lowest = s->minoff[j];
+		}
+		if (lowest != INT64_MAX && s->floor[c] < lowest) {
+			trail(&s->ft, c, s->floor[c]);
+			s->floor[c] = lowest;
+		}
+	}
+}
+
+static void unplace(Search *s, int id, int mmark, int fmark)
+{
+	untrail(&s->ft, fmark, s->floor);
+	for (int c = s->slo[id]; c < s->shi[id]; c++)
+		s->total[c] += s->size[id];
+	untrail(&s->mt, mmark, s->minoff);
+	s->off[id] = -1;
+}
+
+static bool fits(const Search *s, const Part *pt, int64_t o)
+{
+	for (int c = pt->s0; c < pt->s1; c++) {
+		int64_t f = s->floor[c] > o ? s->floor[c] : o;
+		if (f + s->total[c] > s->cap)
+			return false;
+	}
+	return true;
+}
+
+/* Ascending by (minimum offset, preorder position). */
+static void sort_order(const Search *s, const int *pre, int *a, int n)
+{
+	for (int i = 1; i < n; i++) {
+		int p = a[i], k = i;
+		int64_t o = s->minoff[pre[p]];
+		while (k > 0 && (s->minoff[pre[a[k - 1]]] > o ||
+				 (s->minoff[pre[a[k - 1]]] == o && a[k - 1] > p))) {
+			a[k] = a[k - 1];
+			k--;
+		}
+		a[k] = p;
+	}
+}
+
+static int subsolve(Search *s, const Part *pt);
+
+static int search(Search *s, const Part *pt, const int *pre, const int *ord,
+		  int nord, int64_t last_o, int last_p);
+
+/*
+ * After buffer id went at o: if that left sections with no unplaced buffer
+ * spanning their boundary, solve the pieces independently.
+ */
+static int decompose(Search *s, const Part *pt, const int *pre,
+		     const int *ord, int nord, int64_t o, int p, int id)
+{
+	int *cut = ar_xmalloc((size_t)(s->shi[id] - s->slo[id]) * sizeof *cut);
+	int ncut = 0, st = FOUND;
+
+	s->sol[id] = o;
+	for (int c = s->slo[id]; c + 1 < s->shi[id]; c++)
+		if (--s->cuts[c] == 0)
+			cut[ncut++] = c + 1;
+	if (!ncut) {
+		st = search(s, pt, pre, ord, nord, o, p);
+	} else {
+		int *sub = ar_xmalloc((size_t)pt->nb * sizeof *sub);
+		for (int k = 0, lo = pt->s0; k <= ncut && st == FOUND; k++) {
+			Part sp = { sub, 0, lo, k < ncut ? cut[k] : pt->s1 };
+			for (int i = 0; i < pt->nb; i++) {
+				int j = pt->buf[i];
+				if (s->off[j] < 0 && s->slo[j] < sp.s1 &&
+				    s->shi[j] > sp.s0)
+					sub[sp.nb++] = j;
+			}
+			if (sp.nb)
+				st = subsolve(s, &sp);
+			lo = sp.s1;
+		}
+		free(sub);
+	}
+	for (int c = s->slo[id]; c + 1 < s->shi[id]; c++)
+		s->cuts[c]++;
+	free(cut);
+	return st;
+}
+
+static int search(Search *s, const Part *pt, const int *pre, const int *ord,
+		  int nord, int64_t last_o, int last_p)
+{
+	int *cur, nc = 0, st = NOTFOUND;
+	int64_t min_top = INT64_MAX;
+
+	if (s->stop)
+		return s->stop;
+	if (--s->budget < 0)
+		return s->stop = ABORTED;
+	if ((++s->nodes & 1023) == 0 && s->deadline > 0 &&
+	    ar_dsa_now() > s->deadline)
+		return s->stop = TIMEOUT;
+	cur = ar_xmalloc((size_t)nord * sizeof *cur + 1);
+	for (int k = 0; k < nord; k++)
+		if (s->off[pre[ord[k]]] < 0)
+			cur[nc++] = ord[k];
+	if (!nc) {
+		free(cur);
+		return FOUND;
+	}
+	sort_order(s, pre, cur, nc);
+	for (int k = 0; k < nc; k++) {
+		int id = pre[cur[k]];
+		if (s->minoff[id] + s->size[id] < min_top)
+			min_top = s->minoff[id] + s->size[id];
+	}
+	for (int k = 0; k < nc && st == NOTFOUND; k++) {
+		int p = cur[k], id = pre[p];
+		int64_t o = s->minoff[id];
+		int mmark = s->mt.n, fmark = s->ft.n;
+		if (o >= min_top)
+			break;
+		if (o < last_o || (o == last_o && p < last_p))
+			continue;
+		place(s, id, o);
+		if (fits(s, pt, o))
+			st = decompose(s, pt, pre, cur, nc, o, p, id);
+		unplace(s, id, mmark, fmark);
+	}
+	free(cur);
+	return st;
+}
+
+typedef struct {
+	int64_t k[3];
+	int id;
+} Pre;
+
+static int pre_cmp(const void *pa, const void *pb)
+{
+	const Pre *a = pa, *b = pb;
+	for (int i = 0; i < 3; i++)
+		if (a->k[i] != b->k[i])
+			return a->k[i] < b->k[i] ? -1 : 1;
+	return (a->id > b->id) - (a->id < b->id);
+}
+
+/* Orders the unplaced buffers of pt by the heuristic, then searches. */
+static int subsolve(Search *s, const Part *pt)
+{
+	Pre *pd = ar_xmalloc((size_t)pt->nb * sizeof *pd);
+	int *pre = ar_xmalloc((size_t)pt->nb * sizeof *pre);
+	int *ord = ar_xmalloc((size_t)pt->nb * sizeof *ord);
+	int m = 0, st;
+
+	for (int i = 0; i < pt->nb; i++) {
+		int j = pt->buf[i];
+		int64_t width = s->hi[j] - s->lo[j], total = 0;
+		if (s->off[j] >= 0)
+			continue;
+		for (int c = s->slo[j]; c < s->shi[j]; c++)
+			if (s->total[c] > total)
+				total = s->total[c];
+		pd[m].id = j;
+		for (int h = 0; h < 3; h++)
+			pd[m].k[h] = s->heur[h] == 'W' ? -width
+				   : s->heur[h] == 'A' ? -width * s->size[j]
+						       : -total;
+		m++;
+	}
+	qsort(pd, (size_t)m, sizeof *pd, pre_cmp);
+	for (int i = 0; i < m; i++)
+		pre[i] = pd[i].id, ord[i] = i;
+	st = search(s, pt, pre, ord, m, 0, 0);
+	free(pd), free(pre), free(ord);
+	return st;
+}
+
+typedef struct {
+	int64_t t;
+	int start, id;
+} Point;
+
+static int point_cmp(const void *pa, const void *pb)
+{
+	const Point *a = pa, *b = pb;
+	if (a->t != b->t)
+		return a->t < b->t ? -1 : 1;
+	if (a->start != b->start)
+		return a->start - b->start;
+	return a->id - b->id;
+}
+
+typedef struct {
+	int *v;
+	size_t n, cap;
+} IntVec;
+
+static void push(IntVec *v, int x)
+{
+	if (v->n == v->cap) {
+		v->cap = v->cap ? 2 * v->cap : 256;
+		v->v = ar_xrealloc(v->v, v->cap * sizeof *v->v);
+	}
+	v->v[v->n++] = x;
+}
+
+/*
+ * Sections and overlaps by one sweep: a section is emitted at the first
+ * end after some start, which is exactly when the live set is maximal.
+ * Ends sort before starts at the same time (lifetimes are half-open).
+ */
+static void build(Search *s, int n, const int64_t *lo, const int64_t *hi,
+		  const int64_t *size)
+{
+	Point *pt = ar_xmalloc(2 * (size_t)n * sizeof *pt);
+	int *act = ar_xmalloc((size_t)n * sizeof *act);
+	int *pos = ar_xmalloc((size_t)n * sizeof *pos);
+	int *deg = ar_xcalloc((size_t)n + 1, sizeof *deg);
+	IntVec pairs = { 0 }, sstart = { 0 }, smem = { 0 };
+	int na = 0;
+	bool grown = false;
+
+	memset(s, 0, sizeof *s);
+	s->n = n, s->lo = lo, s->hi = hi, s->size = size;
+	s->slo = ar_xmalloc((size_t)n * sizeof(int));
+	s->shi = ar_xmalloc((size_t)n * sizeof(int));
+	for (int i = 0; i < n; i++) {
+		pt[2 * i] = (Point){ lo[i], 1, i };
+		pt[2 * i + 1] = (Point){ hi[i], 0, i };
+	}
+	qsort(pt, 2 * (size_t)n, sizeof *pt, point_cmp);
+	for (int e = 0; e < 2 * n; e++) {
+		int id = pt[e].id;
+		if (pt[e].start) {
+			s->slo[id] = (int)sstart.n;
+			for (int a = 0; a < na; a++) {
+				push(&pairs, act[a]), push(&pairs, id);
+				deg[act[a]]++, deg[id]++;
+			}
+			pos[id] = na;
+			act[na++] = id;
+			grown = true;
+			continue;
+		}
+		if (grown) {
+			push(&sstart, (int)smem.n);
+			for (int a = 0; a < na; a++)
+				push(&smem, act[a]);
+			grown = false;
+		}
+		s->shi[id] = (int)sstart.n;
+		act[pos[id]] = act[--na];
+		pos[act[pos[id]]] = pos[id];
+	}
+	push(&sstart, (int)smem.n);
+	s->ns = (int)sstart.n - 1;
+	s->sstart = sstart.v, s->smem = smem.v;
+
+	s->ostart = ar_xmalloc(((size_t)n + 1) * sizeof(int));
+	s->ostart[0] = 0;
+	for (int i = 0; i < n; i++)
+		s->ostart[i + 1] = s->ostart[i] + deg[i];
+	s->ovl = ar_xmalloc(pairs.n * sizeof(int) + 1);
+	memcpy(deg, s->ostart, (size_t)n * sizeof(int));
+	for (size_t k = 0; k < pairs.n; k += 2) {
+		s->ovl[deg[pairs.v[k]]++] = pairs.v[k + 1];
+		s->ovl[deg[pairs.v[k + 1]]++] = pairs.v[k];
+	}
+	free(pairs.v), free(pt), free(act), free(pos), free(deg);
+
+	s->off = ar_xmalloc((size_t)n * sizeof(int64_t));
+	s->minoff = ar_xcalloc((size_t)n, sizeof(int64_t));
+	s->sol = ar_xmalloc((size_t)n * sizeof(int64_t));
+	s->floor = ar_xcalloc((size_t)s->ns, sizeof(int64_t));
+	s->total = ar_xcalloc((size_t)s->ns, sizeof(int64_t));
+	s->cuts = ar_xcalloc((size_t)s->ns + 1, sizeof(int));
+	s->stamp = ar_xcalloc((size_t)s->ns, sizeof(int));
+	s->aff = ar_xmalloc((size_t)s->ns * sizeof(int));
+	for (int i = 0; i < n; i++) {
+		s->off[i] = -1;
+		for (int c = s->slo[i]; c < s->shi[i]; c++)
+			s->total[c] += size[i];
+		/* Difference array: boundaries slo .. shi-2 are spanned. */
+		if (s->shi[i] - s->slo[i] > 1) {
+			s->cuts[s->slo[i]]++;
+			s->cuts[s->shi[i] - 1]--;
+		}
+	}
+	for (int c = 1; c < s->ns; c++)
+		s->cuts[c] += s->cuts[c - 1];
+}
+
+static void destroy(Search *s)
+{
+	free(s->slo), free(s->shi), free(s->sstart), free(s->smem);
+	free(s->ostart), free(s->ovl), free(s->off), free(s->minoff);
+	free(s->sol), free(s->floor), free(s->total), free(s->cuts);
+	free(s->stamp), free(s->aff), free(s->mt.c), free(s->ft.c);
+}
+
+/*
+ * Is there a placement of these buffers within cap?  On FOUND, off[]
+ * gets it.  NOTFOUND is a proof; TIMEOUT is not.
+ */
+static int probe_component(int n, const int64_t *lo, const int64_t *hi,
+			   const int64_t *size, int64_t cap, double deadline,
+			   int64_t *off, int64_t *nodes)
+{
+	static const char *const heur[] = { "WAT", "TAW", "TWA" };
+	Search s;
+	int *all = ar_xmalloc((size_t)n * sizeof *all);
+	int st = ABORTED;
+
+	build(&s, n, lo, hi, size);
+	s.cap = cap;
+	s.deadline = deadline;
+	for (int i = 0; i < n; i++)
+		all[i] = i;
+	for (int64_t budget = n; st == ABORTED; ) {
+		budget *= 2;
+		for (int h = 0; h < 3 && (st == ABORTED); h++) {
+			Part pt = { all, n, 0, s.ns };
+			s.heur = heur[h];
+			s.budget = budget;
+			s.stop = 0;
+			st = subsolve(&s, &pt);
+		}
+	}
+	*nodes += s.nodes;
+	if (st == FOUND)
+		memcpy(off, s.sol, (size_t)n * sizeof *off);
+	destroy(&s);
+	free(all);
+	return st;
+}
+
+typedef struct {
+	int *ids;               /* buffers grouped by component */
+	int *start;             /* component c: ids[start[c] .. start[c+1]) */
+	int nc;
+} Components;
+
+static int lo_cmp_base(const ArBuf *b, int x, int y)
+{
+	return (b[x].lo > b[y].lo) - (b[x].lo < b[y].lo);
+}
+
+/* Lifetimes that never meet, directly or through others, split apart. */
+static void components(const ArBuf *b, int n, Components *cc)
+{
+	int64_t reach = INT64_MIN;
+	int *tmp = ar_xmalloc((size_t)n * sizeof *tmp + 1);
+
+	cc->ids = ar_xmalloc((size_t)n * sizeof(int) + 1);
+	cc->start = ar_xmalloc(((size_t)n + 1) * sizeof(int));
+	cc->nc = 0;
+	/* Bottom-up merge sort by lo: stable, and needs no context global. */
+	for (int i = 0; i < n; i++)
+		cc->ids[i] = i;
+	for (int w = 1; w < n; w *= 2) {
+		for (int l = 0; l < n; l += 2 * w) {
+			int m = l + w < n ? l + w : n, r = l + 2 * w < n ? l + 2 * w : n;
+			int i = l, j = m, k = l;
+			while (i < m && j < r)
+				tmp[k++] = lo_cmp_base(b, cc->ids[j], cc->ids[i]) < 0
+					   ? cc->ids[j++] : cc->ids[i++];
+			while (i < m)
+				tmp[k++] = cc->ids[i++];
+			while (j < r)
+				tmp[k++] = cc->ids[j++];
+		}
+		memcpy(cc->ids, tmp, (size_t)n * sizeof *tmp);
+	}
+	free(tmp);
+	for (int i = 0; i < n; i++) {
+		const ArBuf *x = &b[cc->ids[i]];
+		if (x->lo >= reach)
+			cc->start[cc->nc++] = i;
+		if (x->hi > reach)
+			reach = x->hi;
+	}
+	cc->start[cc->nc] = n;
+}
+
+/*
+ * One probe over all components: those the current solution already
+ * keeps within cap stay as they are, the others are searched.  Solutions
+ * found are kept even when a later component fails, since components are
+ * independent and each new one is within cap < the height known.
+ */
+static int probe(ArBuf *b, const Components *cc, int64_t cap,
+		 double deadline, int64_t *nodes)
+{
+	int64_t *lo = NULL, *hi = NULL, *size = NULL, *off = NULL;
+	int st = FOUND;
+
+	for (int c = 0; c < cc->nc && st == FOUND; c++) {
+		const int *ids = cc->ids + cc->start[c];
+		int k = cc->start[c + 1] - cc->start[c];
+		int64_t h = 0;
+		for (int i = 0; i < k; i++)
+			if (b[ids[i]].offset + b[ids[i]].size > h)
+				h = b[ids[i]].offset + b[ids[i]].size;
+		if (h <= cap)
+			continue;
+		lo = ar_xrealloc(lo, (size_t)k * sizeof *lo);
+		hi = ar_xrealloc(hi, (size_t)k * sizeof *hi);
+		size = ar_xrealloc(size, (size_t)k * sizeof *size);
+		off = ar_xrealloc(off, (size_t)k * sizeof *off);
+		for (int i = 0; i < k; i++) {
+			lo[i] = b[ids[i]].lo;
+			hi[i] = b[ids[i]].hi;
+			size[i] = b[ids[i]].size;
+		}
+		st = probe_component(k, lo, hi, size, cap, deadline, off,
+				     nodes);
+		if (st == FOUND)
+			for (int i = 0; i < k; i++)
+				b[ids[i]].offset = off[i];
+	}
+	free(lo), free(hi), free(size), free(off);
+	return st;
+}
+
+void ar_dsa_exact(ArBuf *b, int n, int64_t seed_height, int64_t lower_bound,
+		  int64_t capacity, double deadline, ArDsaResult *res)
+{
+	Components cc;
+	int64_t best = seed_height, lo = lower_bound;
+	int st;
+
+	components(b, n, &cc);
+	res->nodes = 0;
+	if (capacity > 0) {
+		st = probe(b, &cc, capacity, deadline, &res->nodes);
+		res->infeasible = st == NOTFOUND;
+		res->timed_out = st == TIMEOUT;
+		best = ar_dsa_height(b, n);
+	} else {
+		/* The lower bound first: it is met more often than not. */
+		for (int64_t c = lo; lo < best; c = lo + (best - 1 - lo) / 2) {
+			st = probe(b, &cc, c, deadline, &res->nodes);
+			if (st == TIMEOUT) {
+				res->timed_out = true;
+				break;
+			}
+			if (st == FOUND)
+				best = ar_dsa_height(b, n);
+			else
+				lo = c + 1;
+		}
+	}
+	res->height = ar_dsa_height(b, n);
+	res->optimal = res->height == lower_bound ||
+		       (capacity == 0 && !res->timed_out);
+	free(cc.ids), free(cc.start);
+}
