@@ -368,6 +368,7 @@ static void fmt_shape(char *buf, size_t cap, int rank, const int64_t *dims)
 int ar_broadcast2(InferCtx *c, const ArNode *n, int ra, const int64_t *da,
 		  int rb, const int64_t *db, int *rank, int64_t *dims)
 {
+	int64_t out[AR_MAX_RANK];
 	int r = ra > rb ? ra : rb;
 	for (int i = 0; i < r; i++) {
 		int64_t a = i < r - ra ? 1 : da[i - (r - ra)];
@@ -379,8 +380,10 @@ int ar_broadcast2(InferCtx *c, const ArNode *n, int ra, const int64_t *da,
 			return ar_node_fail(c, n, "shapes %s and %s cannot be "
 					    "broadcast together", sa, sb);
 		}
-		dims[i] = a == 1 ? b : a;
+		out[i] = a == 1 ? b : a;
 	}
+	/* dims may alias da or db. */
+	memcpy(dims, out, (size_t)r * sizeof *dims);
 	*rank = r;
 	return AR_OK;
 }
