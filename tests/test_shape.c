@@ -1,0 +1,665 @@
+/*
+ * test_shape.c — unit tests of ar_infer on hand-built graphs: one group per
+ * shape function family, opset-dependent forms, folding, and the errors a
+ * user sees for models arenac cannot plan.
+ */
+#include "testutil.h"
+
+#include "graph.h"
+#include "infer.h"
+
+/* Graph inputs get a shape now; node outputs get theirs from ar_infer. */
+static int input(ArGraph *g, const char *name, ArDType dt, int rank,
+		 const int64_t *dims)
+{
+	int id = ar_graph_add_tensor(g, name);
+	ArTensor *t = &g->tensors[id];
+	t->kind = AR_TK_INPUT;
+	t->dtype = dt;
+	t->rank = rank;
+	memcpy(t->dims, dims, (size_t)rank * sizeof *dims);
+	assert_int_equal(ar_tensor_set_bytes(t, NULL), AR_OK);
+	g->inputs = realloc(g->inputs, (size_t)(g->ninputs + 1) * sizeof(int));
+	g->inputs[g->ninputs++] = id;
+	return id;
+}
+
+/* A 1-D int64 initializer holding vals. */
+static int ints(ArGraph *g, const char *name, int n, const int64_t *vals)
+{
+	int id = ar_graph_add_tensor(g, name);
+	ArTensor *t = &g->tensors[id];
+	int64_t dim = n;
+	t->kind = AR_TK_WEIGHT;
+	t->dtype = AR_DT_INT64;
+	t->rank = 1;
+	t->dims[0] = dim;
+	assert_int_equal(ar_tensor_set_bytes(t, NULL), AR_OK);
+	t->data = ar_xmalloc((size_t)n * sizeof *vals);
+	memcpy(t->data, vals, (size_t)n * sizeof *vals);
+	return id;
+}
+
+#define DIMS(...) ((const int64_t[]){__VA_ARGS__})
+#define NDIMS(...) (int)(sizeof((int64_t[]){__VA_ARGS__}) / sizeof(int64_t))
+#define INPUT(g, name, ...) input(g, name, AR_DT_FLOAT, NDIMS(__VA_ARGS__), \
+				  DIMS(__VA_ARGS__))
+#define INTS(g, name, ...) ints(g, name, NDIMS(__VA_ARGS__), DIMS(__VA_ARGS__))
+
+/*
+ * Adds a node: ins and outs are comma-separated tensor names; an empty
+ * input name is an omitted optional input, outputs are new tensors.
+ */
+static int node(ArGraph *g, const char *op, int64_t opset, const char *ins,
+		const char *outs)
+{
+	int in[16], out[16], nin = 0, nout = 0, id;
+	char buf[256], *p, *save = NULL;
+
+	id = ar_graph_add_node(g, op, op, "");
+	snprintf(buf, sizeof buf, "%s", ins);
+	for (p = buf; *ins && p; nin++) {
+		char *comma = strchr(p, ',');
+		if (comma)
+			*comma = 0;
+		in[nin] = *p ? ar_graph_find(g, p) : -1;
+		assert_true(!*p || in[nin] >= 0);
+		p = comma ? comma + 1 : NULL;
+	}
+	snprintf(buf, sizeof buf, "%s", outs);
+	for (p = strtok_r(buf, ",", &save); p; p = strtok_r(NULL, ",", &save)) {
+		out[nout] = ar_graph_add_tensor(g, p);
+		g->tensors[out[nout++]].producer = id;
+	}
+	ar_node_set_io(&g->nodes[id], in, nin, out, nout);
+	g->nodes[id].opset = opset;
+	return id;
+}
+
+static ArAttr *add_attr(ArGraph *g, int nid, const char *name, ArAttrType ty)
+{
+	ArNode *n = &g->nodes[nid];
+	ArAttr *a;
+	n->attrs = ar_xrealloc(n->attrs, (size_t)(n->nattrs + 1) * sizeof *a);
+	a = &n->attrs[n->nattrs++];
+	memset(a, 0, sizeof *a);
+	a->name = ar_xstrdup(name);
+	a->type = ty;
+	return a;
+}
+
+static void attr_i(ArGraph *g, int nid, const char *name, int64_t v)
+{
+	add_attr(g, nid, name, AR_ATTR_INT)->i = v;
+}
+
+static void attr_s(ArGraph *g, int nid, const char *name, const char *v)
+{
+	add_attr(g, nid, name, AR_ATTR_STRING)->s = ar_xstrdup(v);
+}
+
+static void attr_is(ArGraph *g, int nid, const char *name, int n,
+		    const int64_t *v)
+{
+	ArAttr *a = add_attr(g, nid, name, AR_ATTR_INTS);
+	a->nints = n;
+	a->ints = ar_xmalloc((size_t)n * sizeof *v);
+	memcpy(a->ints, v, (size_t)n * sizeof *v);
+}
+
+#define ATTR_INTS(g, nid, name, ...) attr_is(g, nid, name, \
+	NDIMS(__VA_ARGS__), DIMS(__VA_ARGS__))
+
+static int nwarn;
+static char lastwarn[512];
+
+static void count_warn(void *ctx, const char *msg)
+{
+	(void)ctx;
+	nwarn++;
+	snprintf(lastwarn, sizeof lastwarn, "%s", msg);
+}
+
+static int infer(ArGraph *g, ArError *err)
+{
+	ArDiag d = {count_warn, NULL};
+	memset(err, 0, sizeof *err);
+	nwarn = 0;
+	return ar_infer(g, &d, err);
+}
+
+static void ok(ArGraph *g)
+{
+	ArError err;
+	int rc = infer(g, &err);
+	if (rc)
+		print_error("ar_infer: %s\n", err.msg);
+	assert_int_equal(rc, AR_OK);
+}
+
+/* Fails with AR_EXIT_MODEL and a message containing text. */
+static void fails(ArGraph *g, const char *text)
+{
+	ArError err;
+	assert_int_equal(infer(g, &err), AR_EXIT_MODEL);
+	if (!strstr(err.msg, text))
+		print_error("message '%s' lacks '%s'\n", err.msg, text);
+	assert_non_null(strstr(err.msg, text));
+}
+
+static const ArTensor *T(ArGraph *g, const char *name)
+{
+	int id = ar_graph_find(g, name);
+	assert_true(id >= 0);
+	return &g->tensors[id];
+}
+
+static void shape_is(ArGraph *g, const char *name, int rank,
+		     const int64_t *dims)
+{
+	const ArTensor *t = T(g, name);
+	assert_int_equal(t->rank, rank);
+	for (int i = 0; i < rank; i++)
+		assert_int_equal(t->dims[i], dims[i]);
+	assert_true(t->bytes >= 0);
+}
+
+#define SHAPE(g, name, ...) shape_is(g, name, NDIMS(__VA_ARGS__), \
+				     DIMS(__VA_ARGS__))
+
+static void test_lenet_chain(void **state)
+{
+	ArGraph *g = ar_graph_new("lenet");
+	int n;
+	(void)state;
+	INPUT(g, "x", 1, 1, 28, 28);
+	INPUT(g, "w", 20, 1, 5, 5);
+	INPUT(g, "fc", 10, 2880);
+	INTS(g, "flat", 0, -1);
+	node(g, "Conv", 13, "x,w", "c");
+	node(g, "Relu", 13, "c", "r");
+	n = node(g, "MaxPool", 13, "r", "p");
+	ATTR_INTS(g, n, "kernel_shape", 2, 2);
+	ATTR_INTS(g, n, "strides", 2, 2);
+	node(g, "Reshape", 13, "p,flat", "f");
+	n = node(g, "Gemm", 13, "f,fc", "y");
+	attr_i(g, n, "transB", 1);
+	ok(g);
+	SHAPE(g, "c", 1, 20, 24, 24);
+	SHAPE(g, "p", 1, 20, 12, 12);
+	SHAPE(g, "f", 1, 2880);
+	SHAPE(g, "y", 1, 10);
+	assert_int_equal(T(g, "y")->bytes, 40);
+	assert_int_equal(T(g, "c")->kind, AR_TK_ACTIVATION);
+	ar_graph_free(g);
+}
+
+static void test_broadcast(void **state)
+{
+	ArGraph *g = ar_graph_new("bc");
+	(void)state;
+	input(g, "s", AR_DT_FLOAT, 0, NULL);
+	INPUT(g, "a", 2, 3);
+	INPUT(g, "b", 4, 1, 3);
+	INPUT(g, "c", 5, 1);
+	node(g, "Add", 13, "s,a", "sa");
+	node(g, "Mul", 13, "b,c", "bc");
+	node(g, "Less", 13, "bc,c", "lt");
+	node(g, "Sum", 6, "a,s,b", "sum");
+	ok(g);
+	SHAPE(g, "sa", 2, 3);
+	SHAPE(g, "bc", 4, 5, 3);
+	assert_int_equal(T(g, "lt")->dtype, AR_DT_BOOL);
+	SHAPE(g, "sum", 4, 2, 3);
+	ar_graph_free(g);
+
+	g = ar_graph_new("bad");
+	INPUT(g, "a", 2, 3);
+	INPUT(g, "b", 4, 3);
+	node(g, "Add", 13, "a,b", "y");
+	fails(g, "node 'Add' (Add): shapes [2,3] and [4,3] cannot be broadcast");
+	ar_graph_free(g);
+}
+
+static void test_negative_axes(void **state)
+{
+	ArGraph *g = ar_graph_new("axes");
+	int n;
+	(void)state;
+	INPUT(g, "a", 2, 3, 4);
+	INPUT(g, "b", 2, 3, 5);
+	input(g, "i", AR_DT_INT64, 2, DIMS(7, 8));
+	INTS(g, "ax", -1);
+	n = node(g, "Concat", 13, "a,b", "cat");
+	attr_i(g, n, "axis", -1);
+	n = node(g, "Gather", 13, "a,i", "ga");
+	attr_i(g, n, "axis", -2);
+	node(g, "Unsqueeze", 13, "a,ax", "u");
+	n = node(g, "Softmax", 13, "a", "sm");
+	attr_i(g, n, "axis", -1);
+	ok(g);
+	SHAPE(g, "cat", 2, 3, 9);
+	SHAPE(g, "ga", 2, 7, 8, 4);
+	SHAPE(g, "u", 2, 3, 4, 1);
+	ar_graph_free(g);
+
+	g = ar_graph_new("range");
+	INPUT(g, "a", 2, 3);
+	n = node(g, "Concat", 13, "a,a", "cat");
+	attr_i(g, n, "axis", -3);
+	fails(g, "axis -3 is out of range for rank 2");
+	ar_graph_free(g);
+}
+
+static void test_windows(void **state)
+{
+	ArGraph *g = ar_graph_new("win");
+	int n;
+	(void)state;
+	INPUT(g, "x", 1, 2, 7, 6);
+	INPUT(g, "w", 4, 2, 3, 3);
+	INPUT(g, "z", 1, 1, 5, 6);
+	n = node(g, "Conv", 13, "x,w", "up");
+	attr_s(g, n, "auto_pad", "SAME_UPPER");
+	ATTR_INTS(g, n, "strides", 2, 4);
+	n = node(g, "Conv", 13, "x,w", "lo");
+	attr_s(g, n, "auto_pad", "SAME_LOWER");
+	ATTR_INTS(g, n, "strides", 2, 4);
+	n = node(g, "Conv", 13, "x,w", "dil");
+	ATTR_INTS(g, n, "dilations", 2, 1);
+	ATTR_INTS(g, n, "pads", 1, 0, 1, 0);
+	n = node(g, "MaxPool", 13, "x", "fl");
+	ATTR_INTS(g, n, "kernel_shape", 3, 3);
+	ATTR_INTS(g, n, "strides", 2, 2);
+	n = node(g, "MaxPool", 13, "x", "ce,idx");
+	ATTR_INTS(g, n, "kernel_shape", 3, 3);
+	ATTR_INTS(g, n, "strides", 2, 2);
+	attr_i(g, n, "ceil_mode", 1);
+	/* The last window would start in the end padding: dropped. */
+	n = node(g, "AveragePool", 13, "z", "drop");
+	ATTR_INTS(g, n, "kernel_shape", 2, 1);
+	ATTR_INTS(g, n, "strides", 3, 1);
+	ATTR_INTS(g, n, "pads", 0, 0, 2, 0);
+	attr_i(g, n, "ceil_mode", 1);
+	n = node(g, "AveragePool", 13, "x", "va");
+	attr_s(g, n, "auto_pad", "VALID");
+	ATTR_INTS(g, n, "kernel_shape", 3, 2);
+	ATTR_INTS(g, n, "strides", 2, 2);
+	node(g, "GlobalAveragePool", 13, "x", "gap");
+	n = node(g, "ConvTranspose", 13, "up,w", "ct");
+	ATTR_INTS(g, n, "strides", 2, 3);
+	ATTR_INTS(g, n, "output_padding", 1, 0);
+	ok(g);
+	SHAPE(g, "up", 1, 4, 4, 2);
+	SHAPE(g, "lo", 1, 4, 4, 2);
+	SHAPE(g, "dil", 1, 4, 5, 4);
+	SHAPE(g, "fl", 1, 2, 3, 2);
+	SHAPE(g, "ce", 1, 2, 3, 3);
+	assert_int_equal(T(g, "idx")->dtype, AR_DT_INT64);
+	SHAPE(g, "drop", 1, 1, 2, 6);
+	SHAPE(g, "va", 1, 2, 3, 3);
+	SHAPE(g, "gap", 1, 2, 1, 1);
+	/* ConvTranspose weights are [C, M/group, k...]: 4 in, 2 out. */
+	SHAPE(g, "ct", 1, 2, 10, 6);
+	ar_graph_free(g);
+
+	g = ar_graph_new("big");
+	INPUT(g, "x", 1, 2, 2, 2);
+	n = node(g, "MaxPool", 13, "x", "y");
+	ATTR_INTS(g, n, "kernel_shape", 3, 3);
+	fails(g, "larger than the padded input");
+	ar_graph_free(g);
+}
+
+static void test_matmul(void **state)
+{
+	ArGraph *g = ar_graph_new("mm");
+	(void)state;
+	INPUT(g, "v", 3);
+	INPUT(g, "m", 3, 4);
+	INPUT(g, "b", 2, 5, 3);
+	INPUT(g, "p", 2, 1, 3, 4);
+	INPUT(g, "q", 5, 4, 6);
+	node(g, "MatMul", 13, "v,m", "vm");
+	node(g, "MatMul", 13, "b,v", "bv");
+	node(g, "MatMul", 13, "p,q", "pq");
+	ok(g);
+	SHAPE(g, "vm", 4);
+	SHAPE(g, "bv", 2, 5);
+	SHAPE(g, "pq", 2, 5, 3, 6);
+	ar_graph_free(g);
+
+	g = ar_graph_new("k");
+	INPUT(g, "a", 2, 3);
+	INPUT(g, "b", 4, 5);
+	node(g, "MatMul", 13, "a,b", "y");
+	fails(g, "inner dims differ: 3 and 4");
+	ar_graph_free(g);
+}
+
+static void test_reshape(void **state)
+{
+	ArGraph *g = ar_graph_new("rs");
+	int n;
+	(void)state;
+	INPUT(g, "x", 2, 3, 4);
+	INTS(g, "s1", 0, -1);
+	INTS(g, "s2", -1, 0, 2);
+	INTS(g, "s3", 0, 12);
+	node(g, "Reshape", 13, "x,s1", "a");
+	node(g, "Reshape", 13, "x,s2", "b");
+	n = node(g, "Reshape", 14, "x,s3", "c");
+	attr_i(g, n, "allowzero", 0);
+	n = node(g, "Reshape", 1, "x", "d");
+	ATTR_INTS(g, n, "shape", 4, -1);
+	n = node(g, "Flatten", 13, "x", "e");
+	attr_i(g, n, "axis", -1);
+	ok(g);
+	SHAPE(g, "a", 2, 12);
+	SHAPE(g, "b", 4, 3, 2);
+	SHAPE(g, "c", 2, 12);
+	SHAPE(g, "d", 4, 6);
+	SHAPE(g, "e", 6, 4);
+	ar_graph_free(g);
+
+	g = ar_graph_new("two");
+	INPUT(g, "x", 2, 3);
+	INTS(g, "s", -1, -1);
+	node(g, "Reshape", 13, "x,s", "y");
+	fails(g, "more than one -1");
+	ar_graph_free(g);
+
+	g = ar_graph_new("size");
+	INPUT(g, "x", 2, 3);
+	INTS(g, "s", 4, 2);
+	node(g, "Reshape", 13, "x,s", "y");
+	fails(g, "cannot reshape 6 elements into 8");
+	ar_graph_free(g);
+
+	g = ar_graph_new("runtime");
+	INPUT(g, "x", 2, 3);
+	input(g, "s", AR_DT_INT64, 1, DIMS(2));
+	node(g, "Reshape", 13, "x,s", "y");
+	fails(g, "input 1 ('s') must be a compile-time constant");
+	ar_graph_free(g);
+}
+
+static void test_slice(void **state)
+{
+	ArGraph *g = ar_graph_new("sl");
+	int n;
+	(void)state;
+	INPUT(g, "x", 10, 8);
+	INTS(g, "st", -1, 2);
+	INTS(g, "en", -100, 1000);
+	INTS(g, "ax", 0, 1);
+	INTS(g, "sp", -2, 3);
+	INTS(g, "st1", 5);
+	INTS(g, "en1", 5);
+	node(g, "Slice", 13, "x,st,en,ax,sp", "a");
+	node(g, "Slice", 13, "x,st1,en1", "empty");
+	n = node(g, "Slice", 9, "x", "b");
+	ATTR_INTS(g, n, "starts", 1);
+	ATTR_INTS(g, n, "ends", -1);
+	ATTR_INTS(g, n, "axes", -1);
+	ok(g);
+	SHAPE(g, "a", 5, 2);
+	SHAPE(g, "empty", 0, 8);
+	SHAPE(g, "b", 10, 6);
+	ar_graph_free(g);
+}
+
+static void test_split(void **state)
+{
+	ArGraph *g = ar_graph_new("sp");
+	int n;
+	(void)state;
+	INPUT(g, "x", 6, 7);
+	INTS(g, "sz", 2, 5);
+	n = node(g, "Split", 11, "x", "a0,a1");
+	ATTR_INTS(g, n, "split", 4, 2);
+	node(g, "Split", 13, "x,sz", "b0,b1");
+	attr_i(g, g->nnodes - 1, "axis", -1);
+	node(g, "Split", 13, "x", "c0,c1,c2");
+	n = node(g, "Split", 18, "x", "d0,d1,d2");
+	attr_i(g, n, "axis", 1);
+	attr_i(g, n, "num_outputs", 3);
+	ok(g);
+	SHAPE(g, "a0", 4, 7);
+	SHAPE(g, "a1", 2, 7);
+	SHAPE(g, "b1", 6, 5);
+	SHAPE(g, "c2", 2, 7);
+	SHAPE(g, "d0", 6, 3);
+	SHAPE(g, "d2", 6, 1);
+	ar_graph_free(g);
+
+	g = ar_graph_new("bad");
+	INPUT(g, "x", 6, 7);
+	n = node(g, "Split", 11, "x", "a0,a1");
+	ATTR_INTS(g, n, "split", 4, 3);
+	fails(g, "split sizes add up to 7, the dim is 6");
+	ar_graph_free(g);
+}
+
+/* Attribute forms before an opset, input forms from it. */
+static void test_opset_forms(void **state)
+{
+	ArGraph *g = ar_graph_new("forms");
+	int n;
+	(void)state;
+	INPUT(g, "x", 1, 3, 1, 4);
+	INTS(g, "ax", 0, 2);
+	INTS(g, "pads", 0, 1, 0, 2, 0, 0, 0, 3);
+	n = node(g, "Squeeze", 11, "x", "sq11");
+	ATTR_INTS(g, n, "axes", 0);
+	node(g, "Squeeze", 13, "x,ax", "sq13");
+	node(g, "Squeeze", 13, "x", "sqall");
+	n = node(g, "Pad", 2, "x", "pad2");
+	ATTR_INTS(g, n, "pads", 0, 1, 0, 2, 0, 0, 0, 3);
+	node(g, "Pad", 11, "x,pads", "pad11");
+	n = node(g, "ReduceMean", 13, "x", "rm");
+	ATTR_INTS(g, n, "axes", 1, -1);
+	n = node(g, "ReduceSum", 13, "x,ax", "rs");
+	attr_i(g, n, "keepdims", 0);
+	node(g, "ReduceMax", 13, "x", "rall");
+	ok(g);
+	SHAPE(g, "sq11", 3, 1, 4);
+	SHAPE(g, "sq13", 3, 4);
+	SHAPE(g, "sqall", 3, 4);
+	SHAPE(g, "pad2", 1, 4, 1, 9);
+	SHAPE(g, "pad11", 1, 4, 1, 9);
+	SHAPE(g, "rm", 1, 1, 1, 1);
+	SHAPE(g, "rs", 3, 4);
+	SHAPE(g, "rall", 1, 1, 1, 1);
+	ar_graph_free(g);
+}
+
+static void test_fold_shape_subgraph(void **state)
+{
+	ArGraph *g = ar_graph_new("fold");
+	const int64_t *v;
+	int n;
+	(void)state;
+	INPUT(g, "x", 2, 3, 4);
+	INTS(g, "i0", 0);
+	INTS(g, "m1", -1);
+	node(g, "Shape", 13, "x", "shp");
+	n = node(g, "Gather", 13, "shp,i0", "d0");
+	attr_i(g, n, "axis", 0);
+	n = node(g, "Concat", 13, "d0,m1", "tgt");
+	attr_i(g, n, "axis", 0);
+	node(g, "Reshape", 13, "x,tgt", "y");
+	ok(g);
+	assert_int_equal(T(g, "shp")->kind, AR_TK_CONSTANT);
+	assert_int_equal(T(g, "tgt")->kind, AR_TK_CONSTANT);
+	v = T(g, "tgt")->data;
+	assert_non_null(v);
+	assert_int_equal(v[0], 2);
+	assert_int_equal(v[1], -1);
+	SHAPE(g, "y", 2, 12);
+	assert_int_equal(T(g, "y")->kind, AR_TK_ACTIVATION);
+	ar_graph_free(g);
+}
+
+static void test_fold_large_constant(void **state)
+{
+	ArGraph *g = ar_graph_new("big");
+	(void)state;
+	INTS(g, "shape", 2048, 1024);
+	INTS(g, "small", 3);
+	node(g, "ConstantOfShape", 9, "shape", "w");
+	node(g, "ConstantOfShape", 9, "small", "b");
+	INPUT(g, "x", 1, 2048);
+	node(g, "MatMul", 9, "x,w", "y");
+	ok(g);
+	assert_int_equal(T(g, "w")->kind, AR_TK_CONSTANT);
+	assert_null(T(g, "w")->data);
+	assert_int_equal(T(g, "w")->bytes, 2048 * 1024 * 4);
+	assert_non_null(T(g, "b")->data);
+	SHAPE(g, "y", 1, 1024);
+	ar_graph_free(g);
+}
+
+static void test_constant_output(void **state)
+{
+	ArGraph *g = ar_graph_new("k");
+	ArAttr *a;
+	int n, id;
+	(void)state;
+	n = node(g, "Constant", 13, "", "c");
+	a = add_attr(g, n, "value_ints", AR_ATTR_INTS);
+	a->nints = 3;
+	a->ints = ar_xcalloc(3, sizeof(int64_t));
+	id = ar_graph_find(g, "c");
+	g->tensors[id].kind = AR_TK_OUTPUT;
+	g->outputs = ar_xmalloc(sizeof(int));
+	g->outputs[g->noutputs++] = id;
+	n = node(g, "Constant", 13, "", "f");
+	add_attr(g, n, "value_float", AR_ATTR_FLOAT)->f = 2.5f;
+	ok(g);
+	assert_int_equal(T(g, "c")->kind, AR_TK_OUTPUT);
+	SHAPE(g, "c", 3);
+	assert_int_equal(T(g, "f")->kind, AR_TK_CONSTANT);
+	assert_int_equal(T(g, "f")->rank, 0);
+	assert_true(*(float *)T(g, "f")->data == 2.5f);
+	ar_graph_free(g);
+}
+
+static void test_dropout_mask_and_declared(void **state)
+{
+	ArGraph *g = ar_graph_new("drop");
+	ArTensor *t;
+	(void)state;
+	INPUT(g, "x", 2, 3);
+	node(g, "Dropout", 9, "x", "y,mask");
+	node(g, "Dropout", 12, "x", "y2,mask2");
+	t = &g->tensors[ar_graph_find(g, "y")];
+	t->declared = true;
+	t->decl_rank = 2;
+	t->decl_dims[0] = -1;
+	t->decl_dims[1] = 4;
+	ok(g);
+	SHAPE(g, "mask", 2, 3);
+	assert_int_equal(T(g, "mask")->dtype, AR_DT_FLOAT);
+	assert_int_equal(T(g, "mask2")->dtype, AR_DT_BOOL);
+	assert_int_equal(nwarn, 1);
+	assert_non_null(strstr(lastwarn, "tensor 'y': declared shape [-1,4], "
+			       "inferred [2,3]"));
+	ar_graph_free(g);
+}
+
+static void test_misc_ops(void **state)
+{
+	ArGraph *g = ar_graph_new("misc");
+	int n;
+	(void)state;
+	INPUT(g, "x", 4, 2, 6);
+	INTS(g, "rep", 1, 2, 3);
+	INTS(g, "es", 3, 1, 1, 1);
+	INTS(g, "k", 2);
+	n = node(g, "LSTM", 14, "x", "y,yh,yc");
+	attr_i(g, n, "hidden_size", 5);
+	attr_s(g, n, "direction", "bidirectional");
+	node(g, "Tile", 13, "x,rep", "t");
+	node(g, "Expand", 13, "x,es", "e");
+	n = node(g, "TopK", 11, "x,k", "tv,ti");
+	n = node(g, "ArgMax", 13, "x", "am");
+	attr_i(g, n, "keepdims", 0);
+	n = node(g, "Cast", 13, "x", "ci");
+	attr_i(g, n, "to", AR_DT_INT32);
+	n = node(g, "Transpose", 13, "x", "tr");
+	ok(g);
+	SHAPE(g, "y", 4, 2, 2, 5);
+	SHAPE(g, "yc", 2, 2, 5);
+	SHAPE(g, "t", 4, 4, 18);
+	SHAPE(g, "e", 3, 4, 2, 6);
+	SHAPE(g, "tv", 4, 2, 2);
+	assert_int_equal(T(g, "ti")->dtype, AR_DT_INT64);
+	SHAPE(g, "am", 2, 6);
+	assert_int_equal(T(g, "ci")->dtype, AR_DT_INT32);
+	SHAPE(g, "tr", 6, 2, 4);
+	ar_graph_free(g);
+}
+
+static void test_refusals(void **state)
+{
+	ArGraph *g = ar_graph_new("unknown");
+	int n, id;
+	(void)state;
+	INPUT(g, "x", 2);
+	node(g, "FancyOp", 13, "x", "y");
+	fails(g, "node 'FancyOp' (FancyOp): no shape inference for this op");
+	ar_graph_free(g);
+
+	g = ar_graph_new("domain");
+	INPUT(g, "x", 2);
+	n = node(g, "Relu", 1, "x", "y");
+	free(g->nodes[n].domain);
+	g->nodes[n].domain = ar_xstrdup("com.example");
+	fails(g, "no shape inference for this op (domain 'com.example')");
+	ar_graph_free(g);
+
+	g = ar_graph_new("seq");
+	node(g, "SequenceEmpty", 12, "", "s");
+	fails(g, "sequence and optional values are not supported");
+	ar_graph_free(g);
+
+	g = ar_graph_new("unknown shape");
+	id = ar_graph_add_tensor(g, "x");
+	g->tensors[id].kind = AR_TK_INPUT;
+	g->tensors[id].dtype = AR_DT_FLOAT;
+	node(g, "Relu", 13, "x", "y");
+	fails(g, "node 'Relu' (Relu): input 0 ('x') has an unknown shape");
+	ar_graph_free(g);
+
+	g = ar_graph_new("string");
+	id = ar_graph_add_tensor(g, "x");
+	g->tensors[id].kind = AR_TK_INPUT;
+	g->tensors[id].dtype = AR_DT_STRING;
+	g->tensors[id].rank = 0;
+	node(g, "Identity", 13, "x", "y");
+	fails(g, "is a string tensor");
+	ar_graph_free(g);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_lenet_chain),
+		cmocka_unit_test(test_broadcast),
+		cmocka_unit_test(test_negative_axes),
+		cmocka_unit_test(test_windows),
+		cmocka_unit_test(test_matmul),
+		cmocka_unit_test(test_reshape),
+		cmocka_unit_test(test_slice),
+		cmocka_unit_test(test_split),
+		cmocka_unit_test(test_opset_forms),
+		cmocka_unit_test(test_fold_shape_subgraph),
+		cmocka_unit_test(test_fold_large_constant),
+		cmocka_unit_test(test_constant_output),
+		cmocka_unit_test(test_dropout_mask_and_declared),
+		cmocka_unit_test(test_misc_ops),
+		cmocka_unit_test(test_refusals),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
