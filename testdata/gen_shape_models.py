@@ -138,7 +138,35 @@ def split_18():
            for o in outs], inits, 18)
 
 
+def loop_if_13():
+    """Loop with a constant trip count (carried value and scan output) and
+    an If on a runtime condition whose branches agree."""
+    n = helper.make_node
+    body = helper.make_graph(
+        [n("Add", ["acc_in", "x"], ["acc_out"]),
+         n("Identity", ["cond_in"], ["cond_out"]),
+         n("Mul", ["acc_out", "x"], ["scan"])],
+        "body",
+        [vi("i", [], TensorProto.INT64), vi("cond_in", [], TensorProto.BOOL),
+         vi("acc_in", [2, 3])],
+        [vi("cond_out", [], TensorProto.BOOL), vi("acc_out", [2, 3]),
+         vi("scan", [2, 3])])
+    then = helper.make_graph([n("Relu", ["x"], ["t"])], "then", [],
+                             [vi("t", [2, 3])])
+    other = helper.make_graph([n("Neg", ["x"], ["e"])], "else", [],
+                              [vi("e", [2, 3])])
+    nodes = [
+        n("Loop", ["trips", "", "x"], ["acc", "scans"], body=body),
+        n("If", ["flag"], ["pick"], then_branch=then, else_branch=other),
+    ]
+    write("shape_loop_if13", nodes,
+          [vi("x", [2, 3]), vi("flag", [], TensorProto.BOOL)],
+          [helper.make_tensor_value_info(o, TensorProto.UNDEFINED, None)
+           for o in ["acc", "scans", "pick"]], [const("trips", 4)], 13)
+
+
 if __name__ == "__main__":
     tensor_ops_13()
     windows_9()
     split_18()
+    loop_if_13()
