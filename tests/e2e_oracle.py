@@ -93,9 +93,11 @@ def bind(model, path):
             if d.HasField("dim_value"):
                 shape.append(d.dim_value)
             elif ref is not None and i < len(ref):
-                shape.append(ref[i])
+                # --dim wants a positive value; an empty reference input
+                # (test_sequence_model8) is bound to 1 on both sides.
+                shape.append(max(ref[i], 1))
                 if d.dim_param:
-                    dims[d.dim_param] = ref[i]
+                    dims[d.dim_param] = shape[-1]
             else:
                 shape.append(dims.get(d.dim_param, 1))
         shapes[vi.name] = shape
