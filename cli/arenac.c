@@ -173,11 +173,12 @@ static int parse_args(Cli *c, int argc, char **argv)
 						   "VALUE > 0, not '%s'", optarg);
 			if (c->load.ndims == (int)(sizeof c->dims / sizeof *c->dims))
 				return usage_error("too many --dim options%s", "");
+			/* argv outlives the run: cut the name out in place,
+			 * after echoing the option whole. */
+			add_option_text(c, "--dim", optarg);
 			*eq = 0;
 			c->dims[c->load.ndims].name = optarg;
 			c->dims[c->load.ndims++].value = v;
-			*eq = '=';
-			add_option_text(c, "--dim", optarg);
 			break;
 		}
 		case OPT_DIM_DEFAULT:
