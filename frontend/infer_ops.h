@@ -49,9 +49,8 @@ void ar_same_as(InferCtx *c, const ArNode *n, int j, const ArTensor *in);
 int ar_axis(InferCtx *c, const ArNode *n, int64_t axis, int rank, int *out);
 
 /*
- * The int values of input j (or of attribute `attr` when the opset reads
- * it from there): *vals is malloc'd (free it), NULL with *count -1 when
- * the input is omitted and optional.  Fails naming the input when it is
+ * The int values of input j: *vals is malloc'd (free it), NULL with
+ * *count -1 when the input is omitted.  Fails naming the input when it is
  * present but not a compile-time constant with known values.
  */
 int ar_const_ints(InferCtx *c, const ArNode *n, int j, int64_t **vals,

@@ -66,7 +66,7 @@ int ar_shape_dropout(InferCtx *c, ArNode *n)
 	return AR_OK;
 }
 
-/* Broadcasts every explicit input; the type is that of input `typed`. */
+/* Broadcasts every explicit input into output 0 of type dt. */
 static int broadcast_all(InferCtx *c, ArNode *n, ArDType dt)
 {
 	int64_t dims[AR_MAX_RANK];
