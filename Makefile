@@ -3,6 +3,8 @@
 #   make demo     install missing packages, build, plan testdata/lenet.onnx
 #   make check    install missing packages, build, run every test
 #   make bench    planner benchmarks (arena vs. lower bound, times)
+#   make sanitize the test suite under ASan+UBSan in $(ASAN_BUILD)
+#   make fuzz     libFuzzer over the whole pipeline for FUZZ_SECONDS
 #   make install  PREFIX=/usr/local
 #
 # BUILD selects the build folder, so several builds (e.g. sanitizers) can
@@ -37,7 +39,15 @@ TEST_BINS := $(TEST_SRCS:tests/%.c=$(BUILD)/tests/%)
 LIB       := $(BUILD)/libarenac.a
 ARENAC    := $(BUILD)/arenac
 
-.PHONY: all deps demo check test bench install clean
+.PHONY: all deps demo check test sanitize fuzz bench install clean
+
+# Sanitizer and fuzzing builds live in their own folders, so that their
+# objects never mix with the plain build's.
+ASAN_BUILD   ?= build-asan
+FUZZ_BUILD   ?= build-fuzz
+SAN_COMMON   := -fno-sanitize-recover=all -fno-omit-frame-pointer
+FUZZ_SECONDS ?= 60
+CHECK_FUZZ_SECONDS ?= 60
 
 all: $(ARENAC)
 
@@ -70,6 +80,11 @@ $(BUILD)/tests/%: tests/%.c $(LIB) tests/testutil.h
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -Itests -o $@ $< $(LIB) $(LDLIBS) -lcmocka
 
+# Built with SANFLAGS holding -fsanitize=fuzzer-no-link,... (see fuzz:).
+$(BUILD)/fuzz/%: fuzz/%.c $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -fsanitize=fuzzer -o $@ $< $(LIB) $(LDLIBS)
+
 demo: deps
 	@$(MAKE) --no-print-directory $(ARENAC)
 	@sh scripts/demo.sh $(BUILD)
@@ -79,6 +94,21 @@ test: $(ARENAC) $(TEST_BINS)
 
 check: deps
 	@$(MAKE) --no-print-directory test
+	@$(MAKE) --no-print-directory sanitize
+	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=$(CHECK_FUZZ_SECONDS)
+
+# Every finding aborts (no recovery), so the suite fails on the first one.
+# ARENAC_SANITIZE tells the e2e scripts to skip their slowest runs.
+sanitize:
+	@ARENAC_SANITIZE=1 $(MAKE) --no-print-directory BUILD=$(ASAN_BUILD) \
+		OPT="-O1 -g" SANFLAGS="-fsanitize=address,undefined $(SAN_COMMON)" \
+		test
+
+fuzz:
+	@$(MAKE) --no-print-directory BUILD=$(FUZZ_BUILD) CC=clang OPT="-O1 -g" \
+		SANFLAGS="-fsanitize=fuzzer-no-link,address,undefined $(SAN_COMMON)" \
+		$(FUZZ_BUILD)/fuzz/fuzz_pipeline
+	@sh scripts/fuzz.sh $(FUZZ_BUILD)/fuzz/fuzz_pipeline $(FUZZ_SECONDS)
 
 bench: deps
 	@$(MAKE) --no-print-directory $(ARENAC)
