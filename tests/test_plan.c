@@ -8,7 +8,10 @@
 #include "passes.h"
 #include "plan.h"
 
-/* x -> A -> a -> B -> b -> C -> c (graph output), each tensor 4 floats. */
+/*
+ * x -> A -> a -> B -> b -> C(b, a) -> c (graph output), each tensor 4 floats:
+ * a stays live while b is born, so a plan that puts b onto a corrupts a.
+ */
 static ArGraph *chain(void)
 {
 	ArGraph *g = ar_graph_new("chain");
@@ -23,9 +26,10 @@ static ArGraph *chain(void)
 	g->tensors[0].kind = AR_TK_INPUT;
 	g->tensors[3].kind = AR_TK_OUTPUT;
 	for (int i = 0; i < 3; i++) {
-		int in = i, out = i + 1;
-		int n = ar_graph_add_node(g, names[i + 1], "Relu", "");
-		ar_node_set_io(&g->nodes[n], &in, 1, &out, 1);
+		int in[2] = {i, 1}, out = i + 1;
+		int n = ar_graph_add_node(g, names[i + 1], i < 2 ? "Relu" : "Add",
+					  "");
+		ar_node_set_io(&g->nodes[n], in, i < 2 ? 1 : 2, &out, 1);
 		g->tensors[out].producer = n;
 	}
 	g->inputs = malloc(sizeof(int));
@@ -37,11 +41,11 @@ static ArGraph *chain(void)
 	return g;
 }
 
-/* A valid plan: x,b at 0 and a,c at 16 (x dies at step 0, a at step 1). */
+/* A valid plan: x,b at 0, a at 16, c at 32 (x dies at step 0). */
 static ArPlan *good_plan(const ArGraph *g)
 {
 	ArPlan *p = calloc(1, sizeof *p);
-	static const int64_t offs[] = {0, 16, 0, 16};
+	static const int64_t offs[] = {0, 16, 0, 32};
 	p->ntensors = g->ntensors;
 	p->slots = calloc((size_t)g->ntensors, sizeof *p->slots);
 	p->steps = malloc(3 * sizeof(int));
@@ -49,7 +53,7 @@ static ArPlan *good_plan(const ArGraph *g)
 	for (int i = 0; i < 3; i++)
 		p->steps[i] = i;
 	p->align = 16;
-	p->arena_bytes = 32;
+	p->arena_bytes = 48;
 	ar_lifetimes(g, p);
 	for (int t = 0; t < 4; t++) {
 		p->slots[t].offset = offs[t];
@@ -70,7 +74,7 @@ static void test_lifetimes(void **state)
 {
 	ArGraph *g = chain();
 	ArPlan *p = good_plan(g);
-	static const int first[] = {0, 0, 1, 2}, last[] = {0, 1, 2, 2};
+	static const int first[] = {0, 0, 1, 2}, last[] = {0, 2, 2, 2};
 	for (int t = 0; t < 4; t++) {
 		assert_true(p->slots[t].planned);
 		assert_int_equal(p->slots[t].first, first[t]);
@@ -96,7 +100,7 @@ static void test_verifier_catches_overlap(void **state)
 	ArGraph *g = chain();
 	ArPlan *p = good_plan(g);
 	ArError err = {0};
-	p->slots[2].offset = 16;     /* b onto a, both live at step 1 */
+	p->slots[2].offset = 16;     /* b onto a, both live at steps 1-2 */
 	expect_reject(g, p, "'b' [16, 32) steps [1, 2] and 'a'");
 	/* The poison executor, knowing nothing of the rules, sees it too. */
 	assert_int_equal(ar_poison_run(g, p, &err), AR_EXIT_INTERNAL);
@@ -109,7 +113,6 @@ static void test_verifier_catches_misalignment(void **state)
 {
 	ArGraph *g = chain();
 	ArPlan *p = good_plan(g);
-	p->arena_bytes = 48;
 	p->slots[3].offset = 24;
 	expect_reject(g, p, "not a multiple of the alignment");
 	ar_plan_free(p);
@@ -120,7 +123,7 @@ static void test_verifier_catches_arena_overrun(void **state)
 {
 	ArGraph *g = chain();
 	ArPlan *p = good_plan(g);
-	p->arena_bytes = 16;
+	p->arena_bytes = 32;
 	expect_reject(g, p, "ends past the arena");
 	ar_plan_free(p);
 	ar_graph_free(g);
@@ -131,7 +134,7 @@ static void test_verifier_catches_short_lifetime(void **state)
 	ArGraph *g = chain();
 	ArPlan *p = good_plan(g);
 	p->slots[1].last = 0;       /* a freed before B reads it */
-	expect_reject(g, p, "'a' lives over steps [0, 0] but is needed over [0, 1]");
+	expect_reject(g, p, "'a' lives over steps [0, 0] but is needed over [0, 2]");
 	ar_plan_free(p);
 	ar_graph_free(g);
 }
@@ -164,16 +167,15 @@ static void test_inplace(void **state)
 	ArGraph *g = chain();
 	ArPlan *p = good_plan(g);
 	ArError err = {0};
-	/* Every Relu overwrites its dying input: all four share offset 0. */
-	for (int t = 0; t < 4; t++)
-		p->slots[t].offset = 0;
-	for (int t = 1; t < 4; t++)
-		p->slots[t].inplace_of = t - 1;
-	p->arena_bytes = 16;
+	/* C overwrites b, which dies at C's step: c shares b's offset. */
+	p->slots[3].offset = 0;
+	p->slots[3].inplace_of = 2;
+	p->arena_bytes = 32;
 	assert_int_equal(ar_verify(g, p, &err), 0);
 	assert_int_equal(ar_poison_run(g, p, &err), 0);
-	/* Claiming in place on an input that is still live is caught. */
-	p->slots[1].last = 2;
+	/* B claiming to overwrite a, which C still reads, is caught. */
+	p->slots[2].offset = 16;
+	p->slots[2].inplace_of = 1;
 	expect_reject(g, p, "overwrite 'a' in place");
 	ar_plan_free(p);
 	ar_graph_free(g);
@@ -184,12 +186,13 @@ static void test_view_alias(void **state)
 	ArGraph *g = chain();
 	ArPlan *p = good_plan(g);
 	ArError err = {0};
-	/* b is a view of a (Reshape-like): same bytes, a lives while b does. */
+	/* b is a view of a (Reshape-like): same bytes, both live to step 2. */
 	free(g->nodes[1].op);
 	g->nodes[1].op = ar_xstrdup("Reshape");
 	p->slots[2].alias_of = 1;
 	p->slots[2].offset = 16;
 	p->slots[3].offset = 0;
+	p->arena_bytes = 32;
 	assert_int_equal(ar_verify(g, p, &err), 0);
 	assert_int_equal(ar_poison_run(g, p, &err), 0);
 	ar_plan_free(p);
