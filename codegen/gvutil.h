@@ -1,0 +1,37 @@
+/*
+ * gvutil.h — what the two Graphviz writers (dot.c, timeline.c) share:
+ * output by file extension, attribute setting, colours and labels.
+ */
+#ifndef ARENAC_GVUTIL_H
+#define ARENAC_GVUTIL_H
+
+#include <graphviz/cgraph.h>
+#include <graphviz/gvc.h>
+
+#include "graph.h"
+#include "plan.h"
+
+/*
+ * Writes g to path by its extension: .dot or .gv as DOT text, unlaid (a
+ * graph with pinned positions carries layout=nop for "dot -Tsvg"), else
+ * laid out with engine and rendered in that format (.svg, .png, .pdf).
+ * Goes through ar_out_open, so a failure leaves no partial file.
+ */
+int ar_gv_write(Agraph_t *g, const char *path, const char *engine,
+		ArError *err);
+
+/* agsafeset with a printf format. */
+void ar_gv_set(void *obj, const char *attr, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* The fill colour of an arena tensor: the hue follows its offset, so one
+ * region of the arena has one colour in both pictures. */
+void ar_gv_region_color(char *buf, size_t n, const ArPlan *p, int64_t offset);
+
+/* "1.5 MiB", "768 B": sizes a person reads at a glance. */
+void ar_gv_bytes(char *buf, size_t n, int64_t bytes);
+
+/* "float32[1,3,8,8]", or "?" for a tensor never computed. */
+void ar_gv_shape(char *buf, size_t n, const ArTensor *t);
+
+#endif
