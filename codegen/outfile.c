@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 int ar_out_open(ArOutFile *o, const char *path, ArError *err)
@@ -35,6 +36,12 @@ int ar_out_open(ArOutFile *o, const char *path, ArError *err)
 		o->path = o->tmp = NULL;
 		return ar_fail(err, AR_EXIT_USAGE, "%s: cannot write: %s", path,
 			       strerror(e));
+	}
+	/* mkstemp makes 0600 files; outputs get the usual umask'd mode. */
+	{
+		mode_t mask = umask(0);
+		umask(mask);
+		fchmod(fd, 0666 & ~mask);
 	}
 	return AR_OK;
 }
