@@ -68,9 +68,10 @@ typedef struct {
 	int64_t *minoff;        /* lowest offset clear of placed overlaps */
 	int64_t *sol;
 	int64_t *floor, *total; /* per section */
+	int64_t *smin;          /* lowest minoff of its unplaced buffers */
 	int *cuts;              /* unplaced buffers spanning sections s, s+1 */
 	int *stamp, stampv, *aff;
-	Trail mt, ft;           /* minoff and floor changes */
+	Trail mt, ft, st;       /* minoff, floor and smin changes */
 	const char *heur;
 	int64_t nodes, budget;
 	double deadline;
@@ -94,6 +95,15 @@ static void untrail(Trail *t, int mark, int64_t *arr)
 	}
 }
 
+/* Section c lost or raised its lowest unplaced buffer: recompute. */
+static void mark(Search *s, int c, int *naff)
+{
+	if (s->stamp[c] != s->stampv) {
+		s->stamp[c] = s->stampv;
+		s->aff[(*naff)++] = c;
+	}
+}
+
 static void place(Search *s, int id, int64_t o)
 {
 	int64_t top = o + s->size[id];
@@ -101,24 +111,25 @@ static void place(Search *s, int id, int64_t o)
 
 	s->off[id] = o;
 	s->stampv++;
-	for (int e = s->ostart[id]; e < s->ostart[id + 1]; e++) {
-		int j = s->ovl[e];
-		if (s->off[j] >= 0 || s->minoff[j] >= top)
-			continue;
-		trail(&s->mt, j, s->minoff[j]);
-		s->minoff[j] = top;
-		for (int c = s->slo[j]; c < s->shi[j]; c++)
-			if (s->stamp[c] != s->stampv) {
-				s->stamp[c] = s->stampv;
-				s->aff[naff++] = c;
-			}
-	}
 	/* Its section-mates must all go above it, placement being monotonic. */
 	for (int c = s->slo[id]; c < s->shi[id]; c++) {
 		trail(&s->ft, c, s->floor[c]);
 		s->floor[c] = top;
 		s->total[c] -= s->size[id];
+		if (s->minoff[id] == s->smin[c])
+			mark(s, c, &naff);
 	}
+	for (int e = s->ostart[id]; e < s->ostart[id + 1]; e++) {
+		int j = s->ovl[e];
+		if (s->off[j] >= 0 || s->minoff[j] >= top)
+			continue;
+		for (int c = s->slo[j]; c < s->shi[j]; c++)
+			if (s->minoff[j] == s->smin[c])
+				mark(s, c, &naff);
+		trail(&s->mt, j, s->minoff[j]);
+		s->minoff[j] = top;
+	}
+	/* No unplaced buffer of a section can go below the lowest of them. */
 	for (int a = 0; a < naff; a++) {
 		int c = s->aff[a];
 		int64_t lowest = INT64_MAX;
@@ -127,6 +138,8 @@ static void place(Search *s, int id, int64_t o)
 			if (s->off[j] < 0 && s->minoff[j] < lowest)
 				lowest = s->minoff[j];
 		}
+		trail(&s->st, c, s->smin[c]);
+		s->smin[c] = lowest;
 		if (lowest != INT64_MAX && s->floor[c] < lowest) {
 			trail(&s->ft, c, s->floor[c]);
 			s->floor[c] = lowest;
@@ -134,12 +147,13 @@ static void place(Search *s, int id, int64_t o)
 	}
 }
 
-static void unplace(Search *s, int id, int mmark, int fmark)
+static void unplace(Search *s, int id, const int mark[3])
 {
-	untrail(&s->ft, fmark, s->floor);
+	untrail(&s->st, mark[2], s->smin);
+	untrail(&s->ft, mark[1], s->floor);
 	for (int c = s->slo[id]; c < s->shi[id]; c++)
 		s->total[c] += s->size[id];
-	untrail(&s->mt, mmark, s->minoff);
+	untrail(&s->mt, mark[0], s->minoff);
 	s->off[id] = -1;
 }
 
@@ -241,7 +255,7 @@ static int search(Search *s, const Part *pt, const int *pre, const int *ord,
 	for (int k = 0; k < nc && st == NOTFOUND; k++) {
 		int p = cur[k], id = pre[p];
 		int64_t o = s->minoff[id];
-		int mmark = s->mt.n, fmark = s->ft.n;
+		int mark[3] = { s->mt.n, s->ft.n, s->st.n };
 		if (o >= min_top)
 			break;
 		if (o < last_o || (o == last_o && p < last_p))
@@ -249,7 +263,7 @@ static int search(Search *s, const Part *pt, const int *pre, const int *ord,
 		place(s, id, o);
 		if (fits(s, pt, o))
 			st = decompose(s, pt, pre, cur, nc, o, p, id);
-		unplace(s, id, mmark, fmark);
+		unplace(s, id, mark);
 	}
 	free(cur);
 	return st;
@@ -398,6 +412,7 @@ static void build(Search *s, int n, const int64_t *lo, const int64_t *hi,
 	s->sol = ar_xmalloc((size_t)n * sizeof(int64_t));
 	s->floor = ar_xcalloc((size_t)s->ns, sizeof(int64_t));
 	s->total = ar_xcalloc((size_t)s->ns, sizeof(int64_t));
+	s->smin = ar_xcalloc((size_t)s->ns, sizeof(int64_t));
 	s->cuts = ar_xcalloc((size_t)s->ns + 1, sizeof(int));
 	s->stamp = ar_xcalloc((size_t)s->ns, sizeof(int));
 	s->aff = ar_xmalloc((size_t)s->ns * sizeof(int));
@@ -420,7 +435,8 @@ static void destroy(Search *s)
 	free(s->slo), free(s->shi), free(s->sstart), free(s->smem);
 	free(s->ostart), free(s->ovl), free(s->off), free(s->minoff);
 	free(s->sol), free(s->floor), free(s->total), free(s->cuts);
-	free(s->stamp), free(s->aff), free(s->mt.c), free(s->ft.c);
+	free(s->smin), free(s->stamp), free(s->aff);
+	free(s->mt.c), free(s->ft.c), free(s->st.c);
 }
 
 /*
