@@ -65,7 +65,9 @@ typedef struct {
 
 	int64_t cap;
 	int64_t *off;           /* -1 while unplaced */
-	int64_t *minoff;        /* lowest offset clear of placed overlaps */
+	int64_t *minoff;        /* lowest offset clear of placed overlaps;
+				   INT64_MAX once placed, so that minima
+				   over a section skip placed buffers */
 	int64_t *sol;
 	int64_t *floor, *total; /* per section */
 	int64_t *smin;          /* lowest minoff of its unplaced buffers */
@@ -110,18 +112,20 @@ static void place(Search *s, int id, int64_t o)
 	int naff = 0;
 
 	s->off[id] = o;
+	trail(&s->mt, id, s->minoff[id]);
+	s->minoff[id] = INT64_MAX;
 	s->stampv++;
 	/* Its section-mates must all go above it, placement being monotonic. */
 	for (int c = s->slo[id]; c < s->shi[id]; c++) {
 		trail(&s->ft, c, s->floor[c]);
 		s->floor[c] = top;
 		s->total[c] -= s->size[id];
-		if (s->minoff[id] == s->smin[c])
+		if (o == s->smin[c])
 			mark(s, c, &naff);
 	}
 	for (int e = s->ostart[id]; e < s->ostart[id + 1]; e++) {
 		int j = s->ovl[e];
-		if (s->off[j] >= 0 || s->minoff[j] >= top)
+		if (s->minoff[j] >= top)
 			continue;
 		for (int c = s->slo[j]; c < s->shi[j]; c++)
 			if (s->minoff[j] == s->smin[c])
@@ -133,11 +137,9 @@ static void place(Search *s, int id, int64_t o)
 	for (int a = 0; a < naff; a++) {
 		int c = s->aff[a];
 		int64_t lowest = INT64_MAX;
-		for (int e = s->sstart[c]; e < s->sstart[c + 1]; e++) {
-			int j = s->smem[e];
-			if (s->off[j] < 0 && s->minoff[j] < lowest)
-				lowest = s->minoff[j];
-		}
+		for (int e = s->sstart[c]; e < s->sstart[c + 1]; e++)
+			if (s->minoff[s->smem[e]] < lowest)
+				lowest = s->minoff[s->smem[e]];
 		trail(&s->st, c, s->smin[c]);
 		s->smin[c] = lowest;
 		if (lowest != INT64_MAX && s->floor[c] < lowest) {
