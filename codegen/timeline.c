@@ -10,6 +10,7 @@
  * screen width or two; names appear only on rectangles they fit in, and
  * every rectangle carries its full description as an SVG tooltip.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -32,20 +33,27 @@ typedef struct Frame {
 	int nshapes;
 } Frame;
 
-/* A pinned box from (x, y) to (x + w, y + h), in points; returns it for
- * styling.  Boxes are drawn in creation order, later ones on top. */
-static Agnode_t *pinned(Frame *f, const char *cls, double x, double y, double w,
-		     double h)
+/*
+ * A pinned box from (x, y) to (x + w, y + h), in points; returns it for
+ * styling.  Graphviz keeps node sizes in whole points, so the corners are
+ * rounded here, once: boxes that touch in the plan touch in the picture
+ * instead of overlapping by a rounding error.  Boxes are drawn in creation
+ * order, later ones on top.
+ */
+static Agnode_t *pinned(Frame *f, const char *cls, double x, double y,
+			double w, double h)
 {
+	double x0 = round(x), y0 = round(y), x1 = round(x + w),
+	       y1 = round(y + h);
 	char id[32];
 	Agnode_t *n;
 
 	snprintf(id, sizeof id, "n%d", f->nshapes++);
 	n = agnode(f->gv, id, 1);
 	ar_gv_set(n, "class", "%s", cls);
-	ar_gv_set(n, "pos", "%.2f,%.2f!", x + w / 2, y + h / 2);
-	ar_gv_set(n, "width", "%.4f", w / 72);
-	ar_gv_set(n, "height", "%.4f", h / 72);
+	ar_gv_set(n, "pos", "%.1f,%.1f!", (x0 + x1) / 2, (y0 + y1) / 2);
+	ar_gv_set(n, "width", "%.4f", (x1 - x0) / 72);
+	ar_gv_set(n, "height", "%.4f", (y1 - y0) / 72);
 	ar_gv_set(n, "label", "%s", "");
 	return n;
 }
@@ -122,9 +130,10 @@ static void tensor_rect(Frame *f, const ArGraph *g, int t)
 	char *name = ar_dot_label(x->name, 0);
 	Agnode_t *n = pinned(f, "tensor", f->x0 + s->first * f->sx,
 			  f->y0 + s->offset * f->sy, w, h);
-	/* Roughly 0.6 em per character: show what fits, cut with "...". */
-	double fs = h * 0.7 < 10 ? h * 0.7 : 10;
-	int fit = (int)(w / (0.6 * fs));
+	/* A line of text is about 1.25 em high and 0.62 em per character;
+	 * show what fits, cut with "...". */
+	double fs = h / 1.3 < 10 ? h / 1.3 : 10;
+	int fit = (int)((w - 2) / (0.62 * fs));
 
 	snprintf(color, sizeof color, "t%d", t);
 	ar_gv_set(n, "id", "%s", color);
@@ -133,6 +142,9 @@ static void tensor_rect(Frame *f, const ArGraph *g, int t)
 	ar_gv_set(n, "fillcolor", "%s", color);
 	ar_gv_set(n, "color", "#555555");
 	ar_gv_set(n, "penwidth", "0.4");
+	/* Exactly the tensor's bytes and steps, whatever the label. */
+	ar_gv_set(n, "fixedsize", "true");
+	ar_gv_set(n, "margin", "0");
 	ar_gv_shape(shape, sizeof shape, x);
 	ar_gv_bytes(size, sizeof size, x->bytes);
 	ar_gv_set(n, "tooltip", "%s %s %s [%lld, %lld) steps %d-%d", name,
