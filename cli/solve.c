@@ -352,19 +352,22 @@ int arenac_solve_main(int argc, char **argv)
 	t0 = now();
 	ar_dsa_solve(r.b, r.n, algo, capacity, limit, &res);
 	fprintf(stderr, "height: %" PRId64 "\nlower bound: %" PRId64
-		"\nalgorithm: %s\noptimal: %s\ntime: %.3f s\n", res.height,
+		"\nalgorithm: %s\noptimal: %s\nnodes: %" PRId64 "\ntime: %.3f s\n", res.height,
 		res.lower_bound, res.algorithm ? res.algorithm : "none",
-		res.optimal ? "yes" : "no", now() - t0);
+		res.optimal ? "yes" : "no", res.nodes, now() - t0);
 	if (capacity > 0 && res.infeasible) {
 		rc = fail(in, AR_EXIT_BUDGET, "no placement fits capacity %"
 			  PRId64 ": proved infeasible", capacity);
 		goto out;
 	}
 	if (capacity > 0 && res.height > capacity) {
+		const char *why = res.timed_out ? "the time limit ran out"
+			: strncmp(algo, "greedy-", 7) ? "the exact search gave "
+			"up on a component too large for it"
+			: "heuristic only, not a proof";
 		rc = fail(in, AR_EXIT_BUDGET, "no placement within capacity %"
-			  PRId64 " found (%s, best height %" PRId64 ")",
-			  capacity, res.timed_out ? "the time limit ran out"
-			  : "heuristic only, not a proof", res.height);
+			  PRId64 " found (%s; best height %" PRId64 ")",
+			  capacity, why, res.height);
 		goto out;
 	}
 	if ((bad = find_overlap(r.b, r.n, &other)) >= 0) {

@@ -37,7 +37,14 @@
 
 #include "graph.h"
 
-enum { FOUND, NOTFOUND, ABORTED, TIMEOUT };
+enum { FOUND, NOTFOUND, ABORTED, TIMEOUT, TOOBIG };
+
+/*
+ * Each node keeps the order of its unplaced buffers while its children
+ * run, so the path costs O(n * depth) memory; past this the search gives
+ * up on the component (left to the heuristics) rather than exhaust memory.
+ */
+#define PATH_BYTES_MAX ((size_t)256 << 20)
 
 typedef struct {
 	int idx;
@@ -77,7 +84,8 @@ typedef struct {
 	const char *heur;
 	int64_t nodes, budget;
 	double deadline;
-	int stop;               /* ABORTED or TIMEOUT once hit, else 0 */
+	size_t path_bytes;
+	int stop;               /* ABORTED, TIMEOUT or TOOBIG once hit */
 } Search;
 
 static void trail(Trail *t, int idx, int64_t old)
@@ -237,16 +245,20 @@ static int search(Search *s, const Part *pt, const int *pre, const int *ord,
 		return s->stop;
 	if (--s->budget < 0)
 		return s->stop = ABORTED;
-	if ((++s->nodes & 1023) == 0 && s->deadline > 0 &&
-	    ar_dsa_now() > s->deadline)
+	/* A node costs microseconds at least: the clock is cheap beside it. */
+	s->nodes++;
+	if (s->deadline > 0 && ar_dsa_now() > s->deadline)
 		return s->stop = TIMEOUT;
+	if (s->path_bytes > PATH_BYTES_MAX)
+		return s->stop = TOOBIG;
+	s->path_bytes += (size_t)nord * sizeof *cur;
 	cur = ar_xmalloc((size_t)nord * sizeof *cur + 1);
 	for (int k = 0; k < nord; k++)
 		if (s->off[pre[ord[k]]] < 0)
 			cur[nc++] = ord[k];
 	if (!nc) {
-		free(cur);
-		return FOUND;
+		st = FOUND;
+		goto out;
 	}
 	sort_order(s, pre, cur, nc);
 	for (int k = 0; k < nc; k++) {
@@ -267,6 +279,8 @@ static int search(Search *s, const Part *pt, const int *pre, const int *ord,
 			st = decompose(s, pt, pre, cur, nc, o, p, id);
 		unplace(s, id, mark);
 	}
+out:
+	s->path_bytes -= (size_t)nord * sizeof *cur;
 	free(cur);
 	return st;
 }
@@ -443,7 +457,7 @@ static void destroy(Search *s)
 
 /*
  * Is there a placement of these buffers within cap?  On FOUND, off[]
- * gets it.  NOTFOUND is a proof; TIMEOUT is not.
+ * gets it.  NOTFOUND is a proof; TIMEOUT and TOOBIG are not.
  */
 static int probe_component(int n, const int64_t *lo, const int64_t *hi,
 			   const int64_t *size, int64_t cap, double deadline,
@@ -483,46 +497,41 @@ typedef struct {
 	int nc;
 } Components;
 
-static int lo_cmp_base(const ArBuf *b, int x, int y)
+typedef struct {
+	int64_t lo;
+	int id;
+} ByLo;
+
+static int bylo_cmp(const void *pa, const void *pb)
 {
-	return (b[x].lo > b[y].lo) - (b[x].lo < b[y].lo);
+	const ByLo *a = pa, *b = pb;
+	if (a->lo != b->lo)
+		return a->lo < b->lo ? -1 : 1;
+	return a->id - b->id;
 }
 
 /* Lifetimes that never meet, directly or through others, split apart. */
 static void components(const ArBuf *b, int n, Components *cc)
 {
 	int64_t reach = INT64_MIN;
-	int *tmp = ar_xmalloc((size_t)n * sizeof *tmp + 1);
+	ByLo *k = ar_xmalloc((size_t)n * sizeof *k + 1);
 
 	cc->ids = ar_xmalloc((size_t)n * sizeof(int) + 1);
 	cc->start = ar_xmalloc(((size_t)n + 1) * sizeof(int));
 	cc->nc = 0;
-	/* Bottom-up merge sort by lo: stable, and needs no context global. */
 	for (int i = 0; i < n; i++)
-		cc->ids[i] = i;
-	for (int w = 1; w < n; w *= 2) {
-		for (int l = 0; l < n; l += 2 * w) {
-			int m = l + w < n ? l + w : n, r = l + 2 * w < n ? l + 2 * w : n;
-			int i = l, j = m, k = l;
-			while (i < m && j < r)
-				tmp[k++] = lo_cmp_base(b, cc->ids[j], cc->ids[i]) < 0
-					   ? cc->ids[j++] : cc->ids[i++];
-			while (i < m)
-				tmp[k++] = cc->ids[i++];
-			while (j < r)
-				tmp[k++] = cc->ids[j++];
-		}
-		memcpy(cc->ids, tmp, (size_t)n * sizeof *tmp);
-	}
-	free(tmp);
+		k[i] = (ByLo){ b[i].lo, i };
+	qsort(k, (size_t)n, sizeof *k, bylo_cmp);
 	for (int i = 0; i < n; i++) {
-		const ArBuf *x = &b[cc->ids[i]];
+		const ArBuf *x = &b[k[i].id];
+		cc->ids[i] = k[i].id;
 		if (x->lo >= reach)
 			cc->start[cc->nc++] = i;
 		if (x->hi > reach)
 			reach = x->hi;
 	}
 	cc->start[cc->nc] = n;
+	free(k);
 }
 
 /*
@@ -570,31 +579,28 @@ void ar_dsa_exact(ArBuf *b, int n, int64_t seed_height, int64_t lower_bound,
 {
 	Components cc;
 	int64_t best = seed_height, lo = lower_bound;
-	int st;
+	int st = FOUND;
 
 	components(b, n, &cc);
 	res->nodes = 0;
 	if (capacity > 0) {
 		st = probe(b, &cc, capacity, deadline, &res->nodes);
 		res->infeasible = st == NOTFOUND;
-		res->timed_out = st == TIMEOUT;
-		best = ar_dsa_height(b, n);
 	} else {
 		/* The lower bound first: it is met more often than not. */
-		for (int64_t c = lo; lo < best; c = lo + (best - 1 - lo) / 2) {
+		for (int64_t c = lo; lo < best && (st == FOUND ||
+						   st == NOTFOUND);
+		     c = lo + (best - 1 - lo) / 2) {
 			st = probe(b, &cc, c, deadline, &res->nodes);
-			if (st == TIMEOUT) {
-				res->timed_out = true;
-				break;
-			}
 			if (st == FOUND)
 				best = ar_dsa_height(b, n);
-			else
+			else if (st == NOTFOUND)
 				lo = c + 1;
 		}
 	}
+	res->timed_out = st == TIMEOUT;
 	res->height = ar_dsa_height(b, n);
 	res->optimal = res->height == lower_bound ||
-		       (capacity == 0 && !res->timed_out);
+		       (capacity == 0 && lo >= best);
 	free(cc.ids), free(cc.start);
 }
