@@ -1,0 +1,444 @@
+/*
+ * checkpoint.c — which forward activations stay resident for the backward
+ * pass, and the planned training step that results.
+ *
+ * A selection is judged by the real planner, never by an estimate: every
+ * selection the search looks at is built into its training graph and
+ * planned by ar_plan (aliases, offsets, verifier) with the user's options,
+ * the offset search bounded by EVAL_TIME_LIMIT, and the plan returned is
+ * the very plan that was judged to fit.
+ *
+ * optimal: recompute FLOPs only fall as more activations stay, so with few
+ * candidates (EXACT_MAX) the search walks all selections in increasing
+ * recompute cost and the first that fits is optimal, on chains and DAGs
+ * alike.  Beyond that (or past --time-limit) a greedy frees the activations
+ * cheapest to recompute per byte until the arena fits, then takes back any
+ * it can afford; that result is not claimed optimal.  The search stops at
+ * --time-limit (exact or not) and keeps the best it has.
+ */
+#include "train.h"
+#include "passes.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define EXACT_MAX 14
+/* Per-plan bound on the exact offset search while selecting. */
+#define EVAL_TIME_LIMIT 0.02
+
+typedef struct Search {
+	const ArTrainModel *m;
+	ArPlanOptions popt;
+	int64_t budget;
+	double deadline;
+	int evals;
+	ArError *err;
+	int rc;                 /* a planner failure stops the search */
+	/* The cheapest fitting selection so far, with its graph and plan. */
+	bool *best;
+	int64_t best_cost;
+	ArGraph *best_graph;
+	ArPlan *best_plan;
+	/* The smallest arena planned so far. */
+	int64_t min_arena, min_cost;
+} Search;
+
+static double now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+const char *ar_optimizer_name(ArOptimizer o)
+{
+	static const char *const names[] = {"sgd", "momentum", "adam"};
+	return (unsigned)o < 3 ? names[o] : "invalid";
+}
+
+const char *ar_ckpt_policy_name(ArCkptPolicy p)
+{
+	static const char *const names[] = {"none", "all", "sqrt", "optimal"};
+	return (unsigned)p < 4 ? names[p] : "invalid";
+}
+
+/* Plans the selection; keeps it when it is the cheapest fit so far.
+ * Returns the arena, or -1 after a planner failure (s->rc). */
+static int64_t plan_selection(Search *s, const bool *res, int64_t cost)
+{
+	ArGraph *g = ar_train_graph(s->m, res);
+	ArPlan *p = NULL;
+	int64_t arena;
+	int nt = s->m->base->ntensors;
+
+	s->evals++;
+	s->rc = ar_plan(g, &s->popt, &p, s->err);
+	if (s->rc) {
+		ar_plan_free(p);
+		ar_graph_free(g);
+		return -1;
+	}
+	arena = p->arena_bytes;
+	if (arena < s->min_arena || (arena == s->min_arena &&
+				     cost < s->min_cost))
+		s->min_arena = arena, s->min_cost = cost;
+	if ((!s->budget || arena <= s->budget) &&
+	    (!s->best_plan || cost < s->best_cost)) {
+		ar_plan_free(s->best_plan);
+		ar_graph_free(s->best_graph);
+		s->best_plan = p;
+		s->best_graph = g;
+		s->best_cost = cost;
+		memcpy(s->best, res, (size_t)nt * sizeof *res);
+		return arena;
+	}
+	ar_plan_free(p);
+	ar_graph_free(g);
+	return arena;
+}
+
+static void set_mask(const ArTrainModel *m, bool *res, uint32_t mask)
+{
+	for (int i = 0; i < m->ncand; i++)
+		res[m->cand[i]] = mask & (1u << i);
+}
+
+typedef struct MaskKey {
+	int64_t key;
+	uint32_t mask;
+} MaskKey;
+
+static int key_cmp(const void *a, const void *b)
+{
+	const MaskKey *x = a, *y = b;
+	if (x->key != y->key)
+		return x->key < y->key ? -1 : 1;
+	return x->mask > y->mask ? -1 : x->mask < y->mask;
+}
+
+/*
+ * Every selection in increasing recompute cost: the first that fits is
+ * optimal.  False when the deadline cut it short.
+ */
+static bool search_exact(Search *s, bool *res)
+{
+	const ArTrainModel *m = s->m;
+	uint32_t n = 1u << m->ncand;
+	MaskKey *k = ar_xmalloc((size_t)n * sizeof *k);
+	bool complete = true;
+
+	for (uint32_t i = 0; i < n; i++) {
+		set_mask(m, res, i);
+		k[i].key = ar_train_recompute_flops(m, res);
+		k[i].mask = i;
+	}
+	qsort(k, n, sizeof *k, key_cmp);
+	for (uint32_t i = 0; i < n && !s->best_plan && !s->rc; i++) {
+		if (now() > s->deadline) {
+			complete = false;
+			break;
+		}
+		set_mask(m, res, k[i].mask);
+		plan_selection(s, res, k[i].key);
+	}
+	free(k);
+	return complete;
+}
+
+typedef struct Drop {
+	double ratio;   /* recompute FLOPs added per byte freed */
+	int t;
+} Drop;
+
+static int drop_cmp(const void *a, const void *b)
+{
+	const Drop *x = a, *y = b;
+	if (x->ratio != y->ratio)
+		return x->ratio < y->ratio ? -1 : 1;
+	return x->t - y->t;
+}
+
+/* The first k activations of the drop order freed, the others resident. */
+static int64_t plan_prefix(Search *s, const Drop *d, int k, bool *res)
+{
+	for (int i = 0; i < s->m->ncand; i++)
+		res[d[i].t] = i >= k;
+	return plan_selection(s, res, ar_train_recompute_flops(s->m, res));
+}
+
+/*
+ * Orders the activations by recompute FLOPs added per byte freed, finds by
+ * bisection the shortest prefix of that order whose freeing fits (arenas
+ * shrink, if not strictly, as more is freed), then keeps back the most
+ * expensive of the freed ones while the arena still fits.
+ */
+static void search_greedy(Search *s, bool *res)
+{
+	const ArTrainModel *m = s->m;
+	Drop *d = ar_xmalloc(((size_t)m->ncand + 1) * sizeof *d);
+	int n = m->ncand, lo = 0, hi = n;
+	int64_t a;
+
+	for (int i = 0; i < n; i++)
+		res[m->cand[i]] = true;
+	for (int i = 0; i < n; i++) {
+		int t = m->cand[i];
+		int64_t b = m->base->tensors[t].bytes;
+		res[t] = false;
+		d[i].ratio = (double)ar_train_recompute_flops(m, res) /
+			     (double)(b > 0 ? b : 1);
+		d[i].t = t;
+		res[t] = true;
+	}
+	qsort(d, (size_t)n, sizeof *d, drop_cmp);
+	a = plan_prefix(s, d, n, res);
+	if (a < 0 || (s->budget && a > s->budget))
+		goto out;
+	/* Invariant: prefix hi fits, prefix lo does not. */
+	while (hi - lo > 1 && !s->rc && now() < s->deadline) {
+		int mid = lo + (hi - lo) / 2;
+		a = plan_prefix(s, d, mid, res);
+		if (a >= 0 && a <= s->budget)
+			hi = mid;
+		else
+			lo = mid;
+	}
+	for (int i = hi - 1; i >= 0 && !s->rc && now() < s->deadline; i--) {
+		memcpy(res, s->best, (size_t)m->base->ntensors * sizeof *res);
+		res[d[i].t] = true;
+		plan_selection(s, res, ar_train_recompute_flops(m, res));
+	}
+out:
+	free(d);
+}
+
+/* The smallest arena any selection reaches: all selections with few
+ * candidates, else the greedy's (freeing everything is among its tries). */
+static void smallest_arena(Search *s, bool *res)
+{
+	const ArTrainModel *m = s->m;
+	if (m->ncand > EXACT_MAX) {
+		search_greedy(s, res);
+		return;
+	}
+	for (uint32_t i = 0; i < (1u << m->ncand) && !s->rc &&
+	     now() < s->deadline; i++) {
+		set_mask(m, res, i);
+		plan_selection(s, res, ar_train_recompute_flops(m, res));
+	}
+}
+
+static void select_policy(const ArTrainModel *m, ArCkptPolicy pol, bool *res)
+{
+	int k = (int)ceil(sqrt((double)m->ncand));
+	for (int i = 0; i < m->ncand; i++) {
+		int t = m->cand[i];
+		switch (pol) {
+		case AR_CKPT_ALL:
+			res[t] = false;
+			break;
+		case AR_CKPT_SQRT:
+			res[t] = (i + 1) % (k ? k : 1) == 0;
+			break;
+		default:
+			res[t] = true;
+		}
+	}
+	if (pol != AR_CKPT_ALL)
+		return;
+	/* Layer boundaries: activations a node with parameters reads. */
+	for (int i = 0; i < m->nfwd; i++) {
+		const ArNode *n = &m->base->nodes[i];
+		bool has_param = false;
+		for (int j = 0; j < n->ninputs; j++)
+			has_param = has_param || (n->inputs[j] >= 0 &&
+						  m->param[n->inputs[j]]);
+		for (int j = 0; has_param && j < n->ninputs; j++)
+			if (n->inputs[j] >= 0 && !m->param[n->inputs[j]] &&
+			    m->base->tensors[n->inputs[j]].kind ==
+			    AR_TK_ACTIVATION)
+				res[n->inputs[j]] = true;
+	}
+}
+
+static void search_init(Search *s, const ArTrainModel *m,
+			const ArTrainOptions *o, int64_t budget, ArError *err)
+{
+	memset(s, 0, sizeof *s);
+	s->m = m;
+	s->popt = o->plan;
+	s->popt.budget = 0;
+	/* The node order is the schedule: recomputes sit where they pay. */
+	s->popt.order = AR_ORDER_FILE;
+	s->budget = budget;
+	s->deadline = now() + (o->time_limit > 0 ? o->time_limit : 2.0);
+	s->err = err;
+	s->best = ar_xcalloc((size_t)m->base->ntensors + 1, sizeof *s->best);
+	s->min_arena = INT64_MAX;
+}
+
+static void search_free(Search *s)
+{
+	free(s->best);
+	ar_plan_free(s->best_plan);
+	ar_graph_free(s->best_graph);
+}
+
+/* Runs the policy; on return s->best_plan is set unless nothing fit.
+ * *exact: the selection is proven the least recompute that fits. */
+static int run_policy(Search *s, ArCkptPolicy pol, bool *res, bool *exact)
+{
+	const ArTrainModel *m = s->m;
+	*exact = false;
+	if (pol != AR_CKPT_OPTIMAL || !s->budget) {
+		select_policy(m, pol, res);
+		plan_selection(s, res, ar_train_recompute_flops(m, res));
+		*exact = pol == AR_CKPT_NONE || pol == AR_CKPT_OPTIMAL;
+		return s->rc;
+	}
+	s->popt.time_limit = s->popt.time_limit < EVAL_TIME_LIMIT ?
+			     s->popt.time_limit : EVAL_TIME_LIMIT;
+	select_policy(m, AR_CKPT_NONE, res);
+	if (plan_selection(s, res, 0) >= 0 && s->best_plan) {
+		*exact = true;
+		return s->rc;
+	}
+	if (m->ncand <= EXACT_MAX && search_exact(s, res))
+		*exact = true;
+	else if (!s->best_plan && !s->rc)
+		search_greedy(s, res);
+	return s->rc;
+}
+
+static void fill_bill(ArTrainResult *r, ArCkptPolicy pol, bool exact,
+		      int evals)
+{
+	const ArTrainModel *m = r->model;
+	ArTrainBill *b = &r->bill;
+	int64_t t;
+	b->optimizer = ar_optimizer_name(m->optimizer);
+	b->policy = ar_ckpt_policy_name(pol);
+	b->parameter_bytes = m->parameter_bytes;
+	b->gradient_bytes = m->parameter_bytes;
+	b->optimizer_state_bytes = m->state_bytes;
+	b->arena_bytes = r->plan->arena_bytes;
+	b->total_bytes = INT64_MAX;
+	if (ar_add64(b->parameter_bytes, b->gradient_bytes, &t) &&
+	    ar_add64(t, b->optimizer_state_bytes, &t) &&
+	    ar_add64(t, b->arena_bytes, &t))
+		b->total_bytes = t;
+	b->forward_flops = m->forward_flops;
+	b->backward_flops = m->backward_flops;
+	b->recompute_flops = ar_train_recompute_flops(m, r->resident);
+	b->checkpoints = ar_xcalloc((size_t)m->ncand + 1, sizeof(char *));
+	b->ncandidates = m->ncand;
+	for (int i = 0; i < m->ncand; i++)
+		if (r->resident[m->cand[i]])
+			b->checkpoints[b->ncheckpoints++] =
+				m->base->tensors[m->cand[i]].name;
+	b->exact = exact;
+	b->evaluations = evals;
+}
+
+static double pct(int64_t part, int64_t whole)
+{
+	return whole > 0 ? 100.0 * (double)part / (double)whole : 0.0;
+}
+
+int ar_train_plan(const ArGraph *fwd, const ArTrainOptions *o,
+		  ArTrainResult *r, ArError *err)
+{
+	Search s;
+	bool exact;
+	int rc;
+
+	memset(r, 0, sizeof *r);
+	if ((rc = ar_train_model(fwd, o->optimizer, &r->model, err)))
+		return rc;
+	r->resident = ar_xcalloc((size_t)r->model->base->ntensors + 1,
+				 sizeof *r->resident);
+	search_init(&s, r->model, o, o->budget, err);
+	if ((rc = run_policy(&s, o->policy, r->resident, &exact)))
+		goto out;
+	if (s.best_plan) {
+		memcpy(r->resident, s.best, (size_t)r->model->base->ntensors *
+		       sizeof *r->resident);
+		r->graph = s.best_graph;
+		r->plan = s.best_plan;
+		s.best_graph = NULL;
+		s.best_plan = NULL;
+		fill_bill(r, o->policy, exact, s.evals);
+		goto out;
+	}
+	/* Nothing the policy allows fits: how far down can any selection go?
+	 * A complete exact search has already planned every selection. */
+	s.deadline = now() + (o->time_limit > 0 ? o->time_limit : 2.0);
+	if (o->policy != AR_CKPT_OPTIMAL || !exact)
+		smallest_arena(&s, r->resident);
+	if ((rc = s.rc))
+		goto out;
+	r->min_arena = s.min_arena;
+	r->min_arena_recompute = s.min_cost;
+	rc = ar_fail(err, AR_EXIT_BUDGET, "--train: no checkpoint selection "
+		     "(--checkpoint %s) fits the budget of %lld bytes; the "
+		     "smallest reachable arena is %lld bytes, at %lld recompute "
+		     "FLOPs (%.1f%% of the forward pass)",
+		     ar_ckpt_policy_name(o->policy), (long long)o->budget,
+		     (long long)s.min_arena, (long long)s.min_cost,
+		     pct(s.min_cost, r->model->forward_flops));
+out:
+	search_free(&s);
+	return rc;
+}
+
+void ar_train_result_free(ArTrainResult *r)
+{
+	free(r->bill.checkpoints);
+	free(r->resident);
+	ar_plan_free(r->plan);
+	ar_graph_free(r->graph);
+	ar_train_model_free(r->model);
+	memset(r, 0, sizeof *r);
+}
+
+int ar_train_sweep(const ArGraph *fwd, const ArTrainOptions *o,
+		   ArSweepPoint **pts, int *npts, ArError *err)
+{
+	ArTrainModel *m;
+	bool *res;
+	int64_t full = 0;
+	int rc;
+
+	*pts = NULL;
+	*npts = 0;
+	if ((rc = ar_train_model(fwd, o->optimizer, &m, err)))
+		return rc;
+	res = ar_xcalloc((size_t)m->base->ntensors + 1, sizeof *res);
+	*pts = ar_xcalloc(11, sizeof **pts);
+	for (int step = 10; step >= 1 && !rc; step--) {
+		Search s;
+		bool exact;
+		ArSweepPoint *p = &(*pts)[(*npts)++];
+		search_init(&s, m, o, step == 10 ? 0 : full * step / 10, err);
+		rc = run_policy(&s, step == 10 ? AR_CKPT_NONE : AR_CKPT_OPTIMAL,
+				res, &exact);
+		p->budget = s.budget;
+		p->feasible = s.best_plan != NULL;
+		if (p->feasible) {
+			p->arena_bytes = s.best_plan->arena_bytes;
+			p->recompute_flops = s.best_cost;
+			for (int i = 0; i < m->ncand; i++)
+				p->ncheckpoints += s.best[m->cand[i]];
+		}
+		if (step == 10)
+			full = p->budget = p->arena_bytes;
+		search_free(&s);
+		if (!p->feasible)
+			break;
+	}
+	free(res);
+	ar_train_model_free(m);
+	return rc;
+}
