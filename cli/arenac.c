@@ -47,6 +47,8 @@ static const char usage_text[] =
 "  --dot FILE            dataflow graph (.dot, .svg, .png, .pdf)\n"
 "  --dot-weights         show weights and constants in --dot\n"
 "  --timeline FILE       memory timeline picture (.svg, .png, .dot)\n"
+"  --weights FILE        weights and constants as one aligned blob: raw\n"
+"                        (.bin) or a C array (.c); offsets in the header\n"
 "  --stats               print planning statistics on stderr\n"
 "  --selfcheck           also run the plan on poisoned bytes (slow)\n"
 "  -q, --quiet           no summary and no warnings\n"
@@ -66,7 +68,7 @@ enum {
 	OPT_DIM = 256, OPT_DIM_DEFAULT, OPT_BATCH, OPT_ALIGN, OPT_ALGO,
 	OPT_TIME_LIMIT, OPT_BUDGET, OPT_JSON, OPT_PREFIX, OPT_DOT,
 	OPT_DOT_WEIGHTS, OPT_TIMELINE, OPT_STATS, OPT_SELFCHECK,
-	OPT_MAX_MODEL_BYTES, OPT_MAX_NODES
+	OPT_MAX_MODEL_BYTES, OPT_MAX_NODES, OPT_WEIGHTS
 };
 
 static const struct option long_opts[] = {
@@ -83,6 +85,7 @@ static const struct option long_opts[] = {
 	{"dot", required_argument, NULL, OPT_DOT},
 	{"dot-weights", no_argument, NULL, OPT_DOT_WEIGHTS},
 	{"timeline", required_argument, NULL, OPT_TIMELINE},
+	{"weights", required_argument, NULL, OPT_WEIGHTS},
 	{"stats", no_argument, NULL, OPT_STATS},
 	{"selfcheck", no_argument, NULL, OPT_SELFCHECK},
 	{"quiet", no_argument, NULL, 'q'},
@@ -98,7 +101,7 @@ typedef struct Cli {
 	ArLoadOptions load;
 	ArDimBinding dims[64];
 	ArPlanOptions plan;
-	const char *json, *header, *prefix, *dot, *timeline;
+	const char *json, *header, *prefix, *dot, *timeline, *weights;
 	bool dot_weights, stats, selfcheck, quiet;
 	char options[1024];     /* the planning options, echoed in outputs */
 } Cli;
@@ -227,6 +230,7 @@ static int parse_args(Cli *c, int argc, char **argv)
 		case OPT_DOT: c->dot = optarg; break;
 		case OPT_DOT_WEIGHTS: c->dot_weights = true; break;
 		case OPT_TIMELINE: c->timeline = optarg; break;
+		case OPT_WEIGHTS: c->weights = optarg; break;
 		case OPT_STATS: c->stats = true; break;
 		case OPT_SELFCHECK: c->selfcheck = true; break;
 		case 'q': c->quiet = true; break;
@@ -304,6 +308,14 @@ static int write_outputs(const Cli *c, const ArGraph *g, const ArPlan *p,
 		else
 			rc = ar_out_commit(&o, err);
 	}
+	if (!rc && c->weights && !(rc = ar_out_open(&o, c->weights, err))) {
+		size_t n = strlen(c->weights);
+		bool c_text = n > 2 && !strcmp(c->weights + n - 2, ".c");
+		if ((rc = ar_write_weights(o.f, c_text, g, p, &info, err)))
+			ar_out_abort(&o);
+		else
+			rc = ar_out_commit(&o, err);
+	}
 	if (!rc && c->dot)
 		rc = ar_write_dot(c->dot, g, p, &info, err);
 	if (!rc && c->timeline)
@@ -336,7 +348,8 @@ int main(int argc, char **argv)
 		rc = ar_poison_run(g, p, &err);
 	if (!rc)
 		rc = write_outputs(&c, g, p, &err);
-	if (!rc && !c.quiet && !c.json && !c.header && !c.dot && !c.timeline)
+	if (!rc && !c.quiet && !c.json && !c.header && !c.dot && !c.timeline &&
+	    !c.weights)
 		ar_print_summary(stdout, c.model, g, p);
 	if (rc)
 		fprintf(stderr, "arenac: error: %s: %s\n", c.model, err.msg);

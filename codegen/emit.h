@@ -41,6 +41,21 @@ int ar_write_header(FILE *f, const ArGraph *g, const ArPlan *p,
 		    const ArEmitInfo *info, ArError *err);
 /* Format from the extension: .dot writes DOT text, .svg/.png/.pdf render
  * through gvc. */
+/* The identifier prefix the header derives from info->prefix. Malloc'ed. */
+char *ar_header_prefix(const char *prefix);
+
+/*
+ * The weights blob (--weights): each weight and constant that a step reads,
+ * in tensor order at offsets aligned to the plan's alignment; offsets[t]
+ * (may be NULL) gets t's offset or -1.  Returns the blob's size.  The
+ * header's weights_offset column comes from here.
+ */
+int64_t ar_weights_layout(const ArGraph *g, const ArPlan *p, int64_t *offsets);
+/* Writes the blob as raw bytes, or with c_text as a C file defining
+ * const uint8_t PREFIX_weights[PREFIX_WEIGHTS_SIZE]. */
+int ar_write_weights(FILE *f, bool c_text, const ArGraph *g, const ArPlan *p,
+		     const ArEmitInfo *info, ArError *err);
+
 int ar_write_dot(const char *path, const ArGraph *g, const ArPlan *p,
 		 const ArEmitInfo *info, ArError *err);
 int ar_write_timeline(const char *path, const ArGraph *g, const ArPlan *p,

@@ -146,6 +146,9 @@ static int check_limits(const Hdr *h, ArError *err)
 		return ar_fail(err, AR_EXIT_USAGE, "--header: the arena of "
 			       "%lld bytes does not fit the header's 32-bit "
 			       "offsets", (long long)h->p->arena_bytes);
+	if (ar_weights_layout(g, h->p, NULL) >= UINT32_MAX)
+		return ar_fail(err, AR_EXIT_USAGE, "--header: the weights do "
+			       "not fit the header's 32-bit offsets");
 	for (int i = 0; i < g->ntensors; i++) {
 		const ArTensor *t = &g->tensors[i];
 		if (t->bytes >= UINT32_MAX)
@@ -289,6 +292,8 @@ static void write_types(const Hdr *h)
 		 "alias_of */\n"
 		 "\tint32_t inplace_of;       /* overwrites this input, which "
 		 "dies at this step, or -1 */\n"
+		 "\tuint32_t weights_offset;  /* in the weights blob of arenac "
+		 "--weights, or $_NOT_IN_ARENA */\n"
 		 "} @_tensor;\n\n"
 		 "typedef struct @_attr {\n"
 		 "\tconst char *name;\n"
@@ -375,7 +380,9 @@ static void write_tensors(const Hdr *h)
 {
 	const ArGraph *g = h->g;
 	int k = 0, at = 0;
+	int64_t *woff = ar_xmalloc(((size_t)g->ntensors + 1) * sizeof *woff);
 
+	ar_weights_layout(g, h->p, woff);
 	open_pool(h, "int32_t", "dims");
 	for (int i = 0; i < g->ntensors; i++)
 		for (int d = 0; d < g->tensors[i].rank; d++) {
@@ -403,14 +410,19 @@ static void write_tensors(const Hdr *h)
 			fprintf(h->f, "%lldu, ", (long long)s->offset);
 		else
 			fprintf(h->f, "%s_NOT_IN_ARENA, ", h->up);
-		fprintf(h->f, "%d, %d, %d, %lldu, %d},\n", s->first, s->last,
+		fprintf(h->f, "%d, %d, %d, %lldu, %d, ", s->first, s->last,
 			s->alias_of, (long long)(s->alias_of >= 0 ?
 						 s->alias_offset : 0),
 			s->inplace_of);
+		if (woff[i] >= 0)
+			fprintf(h->f, "%lldu},\n", (long long)woff[i]);
+		else
+			fprintf(h->f, "%s_NOT_IN_ARENA},\n", h->up);
 		at += t->rank > 0 ? t->rank : 0;
 	}
 	put_tmpl(h, "\t{0, $_DT_UNDEFINED, 0, 0, @_dims, 0u, $_NOT_IN_ARENA, "
-		 "-1, -1, -1, 0u, -1}\n};\n\n");
+		 "-1, -1, -1, 0u, -1, $_NOT_IN_ARENA}\n};\n\n");
+	free(woff);
 }
 
 static const ArNode *step_node(const Hdr *h, int s)
@@ -635,6 +647,7 @@ static void write_macros(const Hdr *h)
 		{"ARENA_ALIGN", p->align, ""},
 		{"LOWER_BOUND", p->lower_bound, "u"},
 		{"WEIGHTS_BYTES", p->weights_bytes, "u"},
+		{"WEIGHTS_SIZE", ar_weights_layout(h->g, p, NULL), "u"},
 		{"PEAK_STEP", p->peak_step, ""},
 		{"NUM_TENSORS", h->g->ntensors, ""},
 		{"NUM_STEPS", p->nsteps, ""},
@@ -656,7 +669,7 @@ static void write_macros(const Hdr *h)
  * it is sanitised rather than refused: "my-net" becomes my_net, and one
  * that starts with a digit gets "m_" in front.
  */
-static char *prefix_ident(const char *prefix)
+char *ar_header_prefix(const char *prefix)
 {
 	char *id = ar_c_ident(prefix ? prefix : "");
 	char *r;
@@ -671,7 +684,7 @@ static char *prefix_ident(const char *prefix)
 int ar_write_header(FILE *f, const ArGraph *g, const ArPlan *p,
 		    const ArEmitInfo *info, ArError *err)
 {
-	char *lo = prefix_ident(info->prefix), *up = ar_xstrdup(lo);
+	char *lo = ar_header_prefix(info->prefix), *up = ar_xstrdup(lo);
 	Hdr h = {f, g, p, up, lo};
 	int rc;
 

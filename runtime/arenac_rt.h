@@ -1,0 +1,143 @@
+/*
+ * arenac_rt.h — a reference runtime that executes an arenac plan.
+ *
+ * The runtime exists to prove a plan by running it: it takes the tables of
+ * a header that arenac generated, the weights blob that `arenac --weights`
+ * wrote, and one arena the caller provides, and runs the step table with
+ * plain float32 kernels.  Every tensor lives where the plan put it; views,
+ * in-place outputs and elided concats are honoured exactly, so a wrong
+ * offset shows up as a wrong number.  The runtime never allocates.
+ *
+ * The generated header's types carry the model's prefix (lenet_tensor,
+ * ...); ARENAC_RT_BIND copies its tables into the prefix-free types below
+ * once, so one runtime library serves every model.
+ */
+#ifndef ARENAC_RT_H
+#define ARENAC_RT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define ART_NOT_IN_ARENA 0xFFFFFFFFu
+#define ART_MAX_RANK 8
+
+/* Codes as in the generated header (ONNX numbering). */
+enum { ART_DT_FLOAT = 1, ART_DT_INT32 = 6, ART_DT_INT64 = 7 };
+enum {
+	ART_KIND_INPUT, ART_KIND_OUTPUT, ART_KIND_ACTIVATION, ART_KIND_WEIGHT,
+	ART_KIND_CONSTANT
+};
+enum { ART_ATTR_FLOAT = 1, ART_ATTR_INT = 2, ART_ATTR_STRING = 3,
+       ART_ATTR_TENSOR = 4, ART_ATTR_FLOATS = 6, ART_ATTR_INTS = 7 };
+
+typedef struct art_tensor {
+	const char *name;
+	int dtype, kind, rank;
+	const int32_t *dims;
+	uint32_t bytes;
+	uint32_t offset;            /* in the arena, or ART_NOT_IN_ARENA */
+	int32_t first, last;
+	int32_t alias_of;
+	uint32_t alias_offset;
+	int32_t inplace_of;
+	uint32_t weights_offset;    /* in the weights blob, or ART_NOT_IN_ARENA */
+} art_tensor;
+
+typedef struct art_attr {
+	const char *name;
+	int type, dtype, count;
+	const int64_t *ints;
+	const float *floats;
+	const char *const *strings;
+} art_attr;
+
+typedef struct art_step {
+	const char *op;
+	const char *name;
+	const int32_t *inputs;
+	int ninputs;
+	const int32_t *outputs;
+	int noutputs;
+	const art_attr *attrs;
+	int nattrs;
+	int noop;
+} art_step;
+
+typedef struct art_model {
+	const art_tensor *tensors;
+	int ntensors;
+	const art_step *steps;
+	int nsteps;
+	uint64_t arena_size;
+	uint64_t weights_size;
+} art_model;
+
+typedef struct art_error {
+	int step;                   /* -1 when not about one step */
+	char msg[256];
+} art_error;
+
+/*
+ * Checks the tables against the two buffers (every tensor inside its
+ * buffer, views and in-place outputs where their target is) and runs the
+ * steps in order.  0 on success; otherwise -1 with err naming the step.
+ * The arena must be aligned to the plan's alignment; its previous content
+ * does not matter except for the graph inputs, which the caller has
+ * written at their offsets.
+ */
+int art_run(const art_model *m, void *arena, size_t arena_bytes,
+	    const void *weights, size_t weights_bytes, art_error *err);
+
+/* The ops art_run knows, one name per call, NULL past the last. */
+const char *art_op_name(int i);
+
+/*
+ * Copies one generated header's tables (prefix lo, macro prefix UP) into
+ * runtime tables and defines `static const art_model *lo_rt_model(void)`.
+ * Use once per model, after including its header.
+ */
+#define ART_COPY_TENSOR(d, s) do { \
+	(d)->name = (s)->name; (d)->dtype = (s)->dtype; \
+	(d)->kind = (s)->kind; (d)->rank = (s)->rank; (d)->dims = (s)->dims; \
+	(d)->bytes = (s)->bytes; (d)->offset = (s)->offset; \
+	(d)->first = (s)->first; (d)->last = (s)->last; \
+	(d)->alias_of = (s)->alias_of; \
+	(d)->alias_offset = (s)->alias_offset; \
+	(d)->inplace_of = (s)->inplace_of; \
+	(d)->weights_offset = (s)->weights_offset; \
+} while (0)
+
+#define ART_COPY_ATTR(d, s) do { \
+	(d)->name = (s)->name; (d)->type = (s)->type; \
+	(d)->dtype = (s)->dtype; (d)->count = (s)->count; \
+	(d)->ints = (s)->ints; (d)->floats = (s)->floats; \
+	(d)->strings = (s)->strings; \
+} while (0)
+
+#define ARENAC_RT_BIND(lo, UP) \
+static art_tensor lo##_rt_tensors[UP##_NUM_TENSORS + 1]; \
+static art_attr lo##_rt_attrs[sizeof lo##_attrs / sizeof lo##_attrs[0]]; \
+static art_step lo##_rt_steps[UP##_NUM_STEPS + 1]; \
+static const art_model *lo##_rt_model(void) \
+{ \
+	static art_model m; \
+	for (int i = 0; i < UP##_NUM_TENSORS; i++) \
+		ART_COPY_TENSOR(&lo##_rt_tensors[i], &lo##_tensors[i]); \
+	for (size_t i = 0; i < sizeof lo##_attrs / sizeof lo##_attrs[0]; i++) \
+		ART_COPY_ATTR(&lo##_rt_attrs[i], &lo##_attrs[i]); \
+	for (int i = 0; i < UP##_NUM_STEPS; i++) { \
+		const lo##_step *s = &lo##_steps[i]; \
+		art_step *d = &lo##_rt_steps[i]; \
+		d->op = s->op; d->name = s->name; \
+		d->inputs = s->inputs; d->ninputs = s->ninputs; \
+		d->outputs = s->outputs; d->noutputs = s->noutputs; \
+		d->attrs = lo##_rt_attrs + (s->attrs - lo##_attrs); \
+		d->nattrs = s->nattrs; d->noop = s->noop; \
+	} \
+	m.tensors = lo##_rt_tensors; m.ntensors = UP##_NUM_TENSORS; \
+	m.steps = lo##_rt_steps; m.nsteps = UP##_NUM_STEPS; \
+	m.arena_size = UP##_ARENA_SIZE; m.weights_size = UP##_WEIGHTS_SIZE; \
+	return &m; \
+}
+
+#endif

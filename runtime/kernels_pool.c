@@ -1,0 +1,106 @@
+/*
+ * kernels_pool.c — pooling and local response normalisation.
+ *
+ * Output shapes come from the plan, so ceil_mode needs no code here: a
+ * window that runs past the (padded) input is simply clipped.
+ */
+#include <math.h>
+
+#include "kernels.h"
+
+static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
+static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+
+/* One output value of a max pool (dilations honoured). */
+static float max_window(const rt_conv *p, const float *xc, int64_t H,
+			int64_t W, int64_t oh, int64_t ow)
+{
+	float v = -INFINITY;
+	for (int64_t i = 0; i < p->kh; i++) {
+		int64_t ih = oh * p->sh - p->ph + i * p->dh;
+		if (ih < 0 || ih >= H)
+			continue;
+		for (int64_t j = 0; j < p->kw; j++) {
+			int64_t iw = ow * p->sw - p->pw + j * p->dw;
+			if (iw >= 0 && iw < W && xc[ih * W + iw] > v)
+				v = xc[ih * W + iw];
+		}
+	}
+	return v;
+}
+
+/* One output value of an average pool, as onnxruntime counts it. */
+static float avg_window(rt_pool_kind k, const rt_conv *p,
+			const int64_t *pads_end, const float *xc, int64_t H,
+			int64_t W, int64_t oh, int64_t ow)
+{
+	int64_t h0 = oh * p->sh - p->ph, w0 = ow * p->sw - p->pw;
+	int64_t h1 = min64(h0 + p->kh, H + pads_end[0]);
+	int64_t w1 = min64(w0 + p->kw, W + pads_end[1]);
+	int64_t count = (h1 - h0) * (w1 - w0);
+	float sum = 0.0f;
+
+	h0 = max64(h0, 0), w0 = max64(w0, 0);
+	h1 = min64(h1, H), w1 = min64(w1, W);
+	if (k == RT_POOL_AVG)
+		count = (h1 - h0) * (w1 - w0);
+	for (int64_t ih = h0; ih < h1; ih++)
+		for (int64_t iw = w0; iw < w1; iw++)
+			sum += xc[ih * W + iw];
+	return count > 0 ? sum / (float)count : 0.0f;
+}
+
+void rt_pool2d(rt_pool_kind k, const rt_conv *p, const int64_t *pads_end,
+	       const float *x, const rt_shape *xs, float *y,
+	       const rt_shape *ys)
+{
+	int64_t NC = xs->d[0] * xs->d[1], H = xs->d[2], W = xs->d[3];
+	int64_t OH = ys->d[2], OW = ys->d[3];
+
+	for (int64_t c = 0; c < NC; c++) {
+		const float *xc = x + c * H * W;
+		float *yc = y + c * OH * OW;
+		for (int64_t oh = 0; oh < OH; oh++)
+			for (int64_t ow = 0; ow < OW; ow++)
+				yc[oh * OW + ow] = k == RT_POOL_MAX ?
+					max_window(p, xc, H, W, oh, ow) :
+					avg_window(k, p, pads_end, xc, H, W,
+						   oh, ow);
+	}
+}
+
+void rt_global_avgpool(const float *x, const rt_shape *xs, float *y)
+{
+	int64_t NC = xs->d[0] * xs->d[1], hw = 1;
+	for (int i = 2; i < xs->rank; i++)
+		hw *= xs->d[i];
+	for (int64_t c = 0; c < NC; c++) {
+		double sum = 0;
+		for (int64_t i = 0; i < hw; i++)
+			sum += x[c * hw + i];
+		y[c] = (float)(sum / (double)hw);
+	}
+}
+
+/* y = x / (bias + alpha / size * sum of squares over nearby channels)^beta */
+void rt_lrn(int64_t size, float alpha, float beta, float bias,
+	    const float *x, const rt_shape *xs, float *y)
+{
+	int64_t N = xs->d[0], C = xs->d[1], hw = 1;
+	int64_t before = (size - 1) / 2, after = size - 1 - before;
+
+	for (int i = 2; i < xs->rank; i++)
+		hw *= xs->d[i];
+	for (int64_t n = 0; n < N; n++)
+	for (int64_t c = 0; c < C; c++)
+	for (int64_t i = 0; i < hw; i++) {
+		float sq = 0.0f;
+		for (int64_t cc = max64(0, c - before);
+		     cc <= min64(C - 1, c + after); cc++) {
+			float v = x[(n * C + cc) * hw + i];
+			sq += v * v;
+		}
+		y[(n * C + c) * hw + i] = x[(n * C + c) * hw + i] /
+			powf(bias + alpha / (float)size * sq, beta);
+	}
+}
