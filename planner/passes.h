@@ -12,8 +12,12 @@ bool ar_in_arena(const ArGraph *g, int t);
 /* True when a node runs at run time (it is not folded away). */
 bool ar_is_step(const ArGraph *g, int node);
 
-/* The step order for opt->order; returns the number of steps. */
-int ar_schedule(const ArGraph *g, const ArPlanOptions *opt, int *steps);
+/*
+ * The step order for opt->order; returns the number of steps.  p carries
+ * the alias links decided so far, which the memory-aware order accounts for.
+ */
+int ar_schedule(const ArGraph *g, const ArPlanOptions *opt, const ArPlan *p,
+		int *steps);
 /* Steps in the file's order; returns the number of steps. */
 int ar_schedule_file(const ArGraph *g, int *steps);
 
@@ -23,5 +27,40 @@ int ar_schedule_file(const ArGraph *g, int *steps);
  * step for graph outputs).  Leaves offsets and alias links alone.
  */
 void ar_lifetimes(const ArGraph *g, ArPlan *p);
+
+/* Alias groups (alias.c): tensors sharing one buffer through their links. */
+typedef struct ArGroups {
+	int n;
+	int *of;                /* group of each tensor, -1 outside the arena */
+	int64_t *size;          /* padded bytes of each group's buffer */
+	bool *has_input;        /* a member is a graph input */
+	bool *has_output;       /* a member is a graph output */
+} ArGroups;
+
+/* The end of t's alias_of/inplace_of chain, and t's byte offset in it. */
+int ar_alias_root(const ArPlan *p, int t, int64_t *off);
+/* Per tensor: is it a graph output?  The caller frees the array. */
+bool *ar_graph_output_flags(const ArGraph *g);
+void ar_groups_build(const ArGraph *g, const ArPlan *p, ArGroups *gr);
+void ar_groups_free(ArGroups *gr);
+/* plan.c: peak of padded live bytes for p's order and links, as planned;
+ * needs lifetimes; *peak_step (if not NULL) gets a step where it peaks. */
+int64_t ar_live_peak(const ArGraph *g, ArPlan *p, int *peak_step);
+
+/*
+ * The alias passes.  Views and concat elision do not depend on the order
+ * and run before scheduling; in-place needs the final lifetimes.
+ */
+void ar_views(const ArGraph *g, ArPlan *p);          /* views.c */
+void ar_concat_elide(const ArGraph *g, ArPlan *p);   /* concat.c */
+void ar_inplace(const ArGraph *g, ArPlan *p);        /* inplace.c */
+
+/*
+ * memsched.c: a topological order of the steps with the least peak of live
+ * group bytes it can find (exact for small state spaces, heuristic beyond),
+ * never worse than the file order.  Returns the number of steps.
+ */
+int ar_schedule_memory(const ArGraph *g, const ArPlanOptions *opt,
+		       const ArPlan *p, int *steps);
 
 #endif

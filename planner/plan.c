@@ -44,26 +44,6 @@ static double now(void)
 	return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-/* The tensor owning t's buffer, and t's byte offset inside it. */
-static int root_of(const ArPlan *p, int t, int64_t *off)
-{
-	int64_t o = 0;
-	for (int hops = 0; hops <= p->ntensors; hops++) {
-		const ArSlot *s = &p->slots[t];
-		if (s->alias_of >= 0) {
-			o += s->alias_offset;
-			t = s->alias_of;
-		} else if (s->inplace_of >= 0) {
-			t = s->inplace_of;
-		} else {
-			break;
-		}
-	}
-	if (off)
-		*off = o;
-	return t;
-}
-
 /*
  * One buffer per root, in tensor order; bufof[t] is t's buffer or -1.
  * Zero-byte tensors get no buffer (offset 0 is always safe for them).
@@ -82,7 +62,7 @@ static int build_buffers(const ArGraph *g, const ArPlan *p, ArBuf *bufs,
 		bufof[t] = -1;
 		if (!s->planned || g->tensors[t].bytes == 0)
 			continue;
-		r = root_of(p, t, &off);
+		r = ar_alias_root(p, t, &off);
 		if (bufidx[r] < 0) {
 			bufidx[r] = nb;
 			bufs[nb].lo = s->first;
@@ -105,8 +85,7 @@ static int build_buffers(const ArGraph *g, const ArPlan *p, ArBuf *bufs,
 	return nb;
 }
 
-/* Peak of padded live bytes for the plan's current order and aliases. */
-static int64_t live_peak(const ArGraph *g, ArPlan *p, int *peak_step)
+int64_t ar_live_peak(const ArGraph *g, ArPlan *p, int *peak_step)
 {
 	ArBuf *bufs = ar_xmalloc((size_t)g->ntensors * sizeof *bufs + 1);
 	int *bufof = ar_xmalloc((size_t)g->ntensors * sizeof(int) + 1);
@@ -156,7 +135,7 @@ static int assign_offsets(const ArGraph *g, const ArPlanOptions *opt,
 			p->slots[t].offset = 0;
 			continue;
 		}
-		root_of(p, t, &off);
+		ar_alias_root(p, t, &off);
 		p->slots[t].offset = bufs[bufof[t]].offset + off;
 	}
 out:
@@ -197,10 +176,16 @@ int ar_plan(const ArGraph *g, const ArPlanOptions *opt, ArPlan **out,
 	/* The reference point every improvement is measured against. */
 	p->nsteps = ar_schedule_file(g, p->steps);
 	ar_lifetimes(g, p);
-	p->file_order_peak = live_peak(g, p, NULL);
+	p->file_order_peak = ar_live_peak(g, p, NULL);
 
-	p->nsteps = ar_schedule(g, opt, p->steps);
+	if (opt->views)
+		ar_views(g, p);
+	if (opt->concat_elide)
+		ar_concat_elide(g, p);
+	p->nsteps = ar_schedule(g, opt, p, p->steps);
 	ar_lifetimes(g, p);
+	if (opt->inplace == AR_INPLACE_ELEMENTWISE)
+		ar_inplace(g, p);
 	rc = assign_offsets(g, opt, p, err);
 	p->plan_seconds = now() - t0;
 	if (rc)

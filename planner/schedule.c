@@ -15,8 +15,10 @@ int ar_schedule_file(const ArGraph *g, int *steps)
 	return n;
 }
 
-int ar_schedule(const ArGraph *g, const ArPlanOptions *opt, int *steps)
+int ar_schedule(const ArGraph *g, const ArPlanOptions *opt, const ArPlan *p,
+		int *steps)
 {
-	(void)opt;
+	if (opt->order == AR_ORDER_MEMORY)
+		return ar_schedule_memory(g, opt, p, steps);
 	return ar_schedule_file(g, steps);
 }

@@ -1,0 +1,156 @@
+/*
+ * inplace.c — elementwise ops that write their output over a dying input.
+ *
+ * An elementwise kernel reads element i of each input before it writes
+ * element i of its output, so when an input of the output's size dies at
+ * this very step its bytes can take the output: inplace_of links the two
+ * and plan.c gives them one buffer.  The test is on the input's whole alias
+ * group, not the tensor: overwriting a view or a concat slice overwrites
+ * every other member too, so the group must die here.  Groups holding a
+ * graph input (the caller's bytes) are never overwritten, and a graph
+ * output is never written over anything.
+ *
+ * Runs after the order and lifetimes are final, visiting steps in order so
+ * that chains (BatchNormalization -> Mul -> Add -> Relu) share one buffer.
+ */
+#include "passes.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Ops computing output element i from element i (or a broadcast value). */
+static const char *const elementwise_ops[] = {
+	"Abs", "Acos", "Acosh", "Add", "And", "Asin", "Asinh", "Atan",
+	"Atanh", "BatchNormalization", "Ceil", "Celu", "Clip", "Cos", "Cosh",
+	"Div", "Elu", "Erf", "Exp", "Floor", "Gelu", "HardSigmoid",
+	"HardSwish", "LeakyRelu", "Log", "Max", "Mean", "Min", "Mish", "Mul",
+	"Neg", "Not", "Or", "Pow", "PRelu", "Reciprocal", "Relu", "Round",
+	"Selu", "Sigmoid", "Sign", "Sin", "Sinh", "Softplus", "Softsign",
+	"Sqrt", "Sub", "Sum", "Tan", "Tanh", "ThresholdedRelu", "Xor",
+};
+
+static bool is_elementwise(const ArNode *n)
+{
+	if (n->domain[0] && strcmp(n->domain, "ai.onnx"))
+		return false;
+	for (size_t i = 0; i < sizeof elementwise_ops / sizeof *elementwise_ops;
+	     i++)
+		if (!strcmp(n->op, elementwise_ops[i]))
+			return true;
+	return false;
+}
+
+typedef struct {
+	const ArGraph *g;
+	ArPlan *p;
+	ArGroups gr;
+	int *up;                /* union-find over groups as links merge them */
+	int *glast;             /* per merged group: last step a member lives */
+} Inplace;
+
+static int group(const Inplace *ip, int t)
+{
+	int k = ip->gr.of[t];
+	if (k < 0)
+		return -1;
+	while (ip->up[k] != k)
+		k = ip->up[k] = ip->up[ip->up[k]];
+	return k;
+}
+
+static bool same_elements(const ArTensor *a, const ArTensor *b)
+{
+	return a->bytes == b->bytes && ar_numel(a) == ar_numel(b) &&
+	       ar_dtype_size(a->dtype) == ar_dtype_size(b->dtype);
+}
+
+/*
+ * x may take the output y of node n (run at step s): x's whole group dies
+ * at s, and no other input of n shares x's buffer at different bytes (an
+ * elementwise kernel would read them after overwriting them).
+ */
+static bool can_overwrite(const Inplace *ip, const ArNode *n, int s, int x,
+			  int y)
+{
+	const ArGraph *g = ip->g;
+	const ArPlan *p = ip->p;
+	int k = group(ip, x);
+	int64_t xoff, zoff;
+	int xr;
+
+	if (k < 0 || !same_elements(&g->tensors[x], &g->tensors[y]) ||
+	    ip->gr.has_input[k] || ip->gr.has_output[k] || ip->glast[k] != s)
+		return false;
+	xr = ar_alias_root(p, x, &xoff);
+	for (int j = 0; j < n->ninputs; j++) {
+		int z = n->inputs[j];
+		if (z < 0 || z == x || group(ip, z) != k)
+			continue;
+		if (ar_alias_root(p, z, &zoff) != xr || zoff != xoff ||
+		    g->tensors[z].bytes != g->tensors[x].bytes)
+			return false;
+	}
+	return true;
+}
+
+/* The candidate input n may overwrite: BatchNormalization and PRelu only
+ * their data input, the others any input. */
+static int pick_input(const Inplace *ip, const ArNode *n, int s, int y)
+{
+	int nin = n->nexplicit;
+	if (!strcmp(n->op, "BatchNormalization") || !strcmp(n->op, "PRelu") ||
+	    !strcmp(n->op, "Clip"))
+		nin = nin > 0 ? 1 : 0;
+	for (int j = 0; j < nin; j++) {
+		int x = n->inputs[j];
+		if (x >= 0 && ip->p->slots[x].planned &&
+		    can_overwrite(ip, n, s, x, y))
+			return x;
+	}
+	return -1;
+}
+
+void ar_inplace(const ArGraph *g, ArPlan *p)
+{
+	Inplace ip = {g, p, {0}, NULL, NULL};
+	bool *isout = ar_graph_output_flags(g);
+
+	for (int t = 0; t < g->ntensors; t++)
+		p->slots[t].inplace_of = -1;
+	ar_groups_build(g, p, &ip.gr);
+	ip.up = ar_xmalloc(((size_t)ip.gr.n + 1) * sizeof(int));
+	ip.glast = ar_xmalloc(((size_t)ip.gr.n + 1) * sizeof(int));
+	for (int k = 0; k < ip.gr.n; k++) {
+		ip.up[k] = k;
+		ip.glast[k] = -1;
+	}
+	for (int t = 0; t < g->ntensors; t++)
+		if (ip.gr.of[t] >= 0 && p->slots[t].last > ip.glast[ip.gr.of[t]])
+			ip.glast[ip.gr.of[t]] = p->slots[t].last;
+
+	for (int s = 0; s < p->nsteps; s++) {
+		const ArNode *n = &g->nodes[p->steps[s]];
+		int y = n->noutputs > 0 ? n->outputs[0] : -1, x, kx, ky;
+		bool extra = false;
+		for (int j = 1; j < n->noutputs; j++)
+			if (n->outputs[j] >= 0 && p->slots[n->outputs[j]].planned)
+				extra = true;
+		if (y < 0 || extra || !is_elementwise(n) || isout[y] ||
+		    !p->slots[y].planned || g->tensors[y].bytes <= 0 ||
+		    p->slots[y].alias_of >= 0)
+			continue;
+		if ((x = pick_input(&ip, n, s, y)) < 0)
+			continue;
+		p->slots[y].inplace_of = x;
+		/* y's group (y and its views) joins x's. */
+		kx = group(&ip, x);
+		ky = group(&ip, y);
+		ip.up[ky] = kx;
+		if (ip.glast[ky] > ip.glast[kx])
+			ip.glast[kx] = ip.glast[ky];
+		ip.gr.has_output[kx] |= ip.gr.has_output[ky];
+	}
+	free(ip.up), free(ip.glast);
+	free(isout);
+	ar_groups_free(&ip.gr);
+}

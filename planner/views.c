@@ -1,0 +1,82 @@
+/*
+ * views.c — zero-copy views: ops whose output is their input's bytes.
+ *
+ * Reshape, Flatten, Squeeze, Unsqueeze, Identity and inference Dropout
+ * (output 0) change at most the shape, so the output can be alias_of the
+ * input at offset 0 and the step becomes a no-op.  The shared buffer then
+ * lives until the last reader of either (plan.c unites group lifetimes).
+ *
+ * One case is refused on purpose: a graph output that would share bytes
+ * with a graph input.  The caller owns both; one that refills its inputs
+ * for the next run while still reading the last outputs, or that expects
+ * them to be distinct regions, would see them clobber each other.  Such an
+ * output keeps its own buffer and the step stays a copy.
+ */
+#include "passes.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static bool default_domain(const ArNode *n)
+{
+	return !n->domain[0] || !strcmp(n->domain, "ai.onnx");
+}
+
+/* Dropout copies its input unless it runs in training mode. */
+static bool dropout_is_copy(const ArGraph *g, const ArNode *n)
+{
+	if (n->opset < 7)
+		return ar_attr_int(n, "is_test", 0) != 0;
+	if (n->nexplicit >= 3 && n->inputs[2] >= 0) {
+		const ArTensor *m = &g->tensors[n->inputs[2]];
+		return m->data && m->dtype == AR_DT_BOOL &&
+		       !*(const uint8_t *)m->data;
+	}
+	return true;
+}
+
+static bool is_view_op(const ArGraph *g, const ArNode *n)
+{
+	static const char *const ops[] = {
+		"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity",
+	};
+	if (!default_domain(n) || n->nexplicit < 1 || n->noutputs < 1)
+		return false;
+	if (!strcmp(n->op, "Dropout"))
+		return dropout_is_copy(g, n);
+	for (size_t i = 0; i < sizeof ops / sizeof *ops; i++)
+		if (!strcmp(n->op, ops[i]))
+			return true;
+	return false;
+}
+
+void ar_views(const ArGraph *g, ArPlan *p)
+{
+	bool *isout = ar_graph_output_flags(g);
+
+	/*
+	 * Nodes are topological, so a view's input has its root already; only
+	 * a root can be a graph input, as every other member is produced.
+	 */
+	for (int i = 0; i < g->nnodes; i++) {
+		const ArNode *n = &g->nodes[i];
+		int x, y, r;
+		if (!ar_is_step(g, i) || !is_view_op(g, n))
+			continue;
+		x = n->inputs[0];
+		y = n->outputs[0];
+		if (x < 0 || y < 0 || x == y || !p->slots[x].planned ||
+		    !p->slots[y].planned)
+			continue;
+		if (g->tensors[x].bytes != g->tensors[y].bytes ||
+		    g->tensors[x].dtype != g->tensors[y].dtype ||
+		    p->slots[y].alias_of >= 0 || p->slots[y].inplace_of >= 0)
+			continue;
+		r = ar_alias_root(p, x, NULL);
+		if (isout[y] && g->tensors[r].producer < 0)
+			continue;
+		p->slots[y].alias_of = x;
+		p->slots[y].alias_offset = 0;
+	}
+	free(isout);
+}
