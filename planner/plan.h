@@ -20,6 +20,18 @@
 #include "graph.h"
 
 typedef enum { AR_ORDER_FILE, AR_ORDER_MEMORY } ArOrderMode;
+
+/*
+ * A memory tier for --memory NAME:SIZE[:BANDWIDTH] (tiers.c).  Tiers are
+ * listed fastest first; each gets its own arena (a region of the plan).
+ */
+#define AR_MAX_TIERS 8
+
+typedef struct ArMemory {
+	const char *name;
+	int64_t capacity;       /* bytes, > 0 */
+	double bandwidth;       /* bytes per second, 0 when not given */
+} ArMemory;
 typedef enum { AR_INPLACE_NONE, AR_INPLACE_ELEMENTWISE } ArInplaceMode;
 
 typedef struct ArPlanOptions {
@@ -31,6 +43,11 @@ typedef struct ArPlanOptions {
 	bool views;             /* Reshape & co. alias their input */
 	ArInplaceMode inplace;
 	bool concat_elide;
+	/* No memories: one arena, as always.  Otherwise tiers.c decides a
+	 * region per activation. */
+	const ArMemory *memories;
+	int nmemories;
+	const char *weights_in; /* memory also holding the weights, or NULL */
 	ArDiag diag;
 } ArPlanOptions;
 
@@ -43,7 +60,25 @@ typedef struct ArSlot {
 	int alias_of;           /* tensor id this one shares bytes with, or -1 */
 	int64_t alias_offset;   /* byte offset inside alias_of's buffer */
 	int inplace_of;         /* input this output overwrites, or -1 */
+	int region;             /* index into regions[]; 0 without tiers */
 } ArSlot;
+
+/*
+ * One arena of a tiered plan.  Weights placed here (--weights-in) take
+ * [0, weights_bytes); activations lie above them.  Offsets of the slots in
+ * a region are relative to the region's start.
+ */
+typedef struct ArRegion {
+	char *name;
+	int64_t capacity;       /* bytes the memory has */
+	int64_t weights_bytes;  /* padded weights reserved at its start */
+	int64_t used_bytes;     /* weights plus the offset assignment's height */
+	int64_t lower_bound;    /* peak live activation bytes placed here */
+	int peak_step;          /* a step where that peak is reached */
+	double bandwidth;       /* bytes per second, 0 when not given */
+	int64_t traffic_bytes;  /* estimated bytes read and written here */
+	bool optimal;           /* its height is proven minimal */
+} ArRegion;
 
 typedef struct ArPlan {
 	int nsteps;
@@ -51,6 +86,7 @@ typedef struct ArPlan {
 	int ntensors;
 	ArSlot *slots;          /* indexed by tensor id */
 	int64_t align;
+	/* The one arena's size; with tiers, the sum of the regions' used bytes. */
 	int64_t arena_bytes;
 	int64_t lower_bound;    /* max over steps of padded live bytes */
 	int64_t file_order_peak;/* the same bound for the file's order, no aliasing */
@@ -59,7 +95,15 @@ typedef struct ArPlan {
 	const char *algorithm;
 	bool optimal;           /* arena_bytes proven minimal for this order */
 	double plan_seconds;
+	int nregions;           /* 0: one arena of arena_bytes, no tiers */
+	ArRegion *regions;
+	bool placement_optimal; /* tiers: the region choice is proven best */
 } ArPlan;
+
+/* Regions a plan's slots index: 1 for an untiered plan. */
+int ar_plan_nregions(const ArPlan *p);
+/* Bytes of region r (arena_bytes for an untiered plan). */
+int64_t ar_plan_region_bytes(const ArPlan *p, int r);
 
 /*
  * Schedules, aliases, computes lifetimes, assigns offsets and verifies.
