@@ -10,6 +10,7 @@
  */
 #include "passes.h"
 #include "dsa.h"
+#include "tiers.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,6 +35,7 @@ void ar_plan_free(ArPlan *p)
 		return;
 	free(p->steps);
 	free(p->slots);
+	ar_regions_free(p);
 	free(p);
 }
 
@@ -119,14 +121,20 @@ static int assign_offsets(const ArGraph *g, const ArPlanOptions *opt,
 
 	p->lower_bound = ar_dsa_lower_bound(bufs, nb, &at);
 	p->peak_step = (int)at;
-	if (ar_dsa_solve(bufs, nb, opt->algo, 0, opt->time_limit, &res) < 0) {
+	if (opt->nmemories > 0) {
+		/* Memory tiers: a region per buffer, offsets inside it. */
+		if ((rc = ar_tiers_assign(g, opt, p, bufs, bufof, nb, err)))
+			goto out;
+	} else if (ar_dsa_solve(bufs, nb, opt->algo, 0, opt->time_limit,
+				&res) < 0) {
 		rc = ar_fail(err, AR_EXIT_USAGE, "unknown --algo '%s'",
 			     opt->algo);
 		goto out;
+	} else {
+		p->arena_bytes = nb ? res.height : 0;
+		p->algorithm = res.algorithm;
+		p->optimal = nb == 0 || res.optimal;
 	}
-	p->arena_bytes = nb ? res.height : 0;
-	p->algorithm = res.algorithm;
-	p->optimal = nb == 0 || res.optimal;
 	for (int t = 0; t < g->ntensors; t++) {
 		int64_t off;
 		if (!p->slots[t].planned)
