@@ -9,7 +9,8 @@
  *
  * A view or concat slice (alias_of) is the same value as the buffer it
  * lives in, so its pattern is that buffer's pattern at its offset; an
- * in-place output is a new value, with its own pattern.
+ * in-place output is a new value, with its own pattern.  A tiered plan
+ * gets one byte array per region, each tensor living in its region's.
  */
 #include "passes.h"
 
@@ -41,21 +42,21 @@ static int value_of(const ArPlan *p, int t, int64_t *pos)
 	return t;
 }
 
-static void fill(uint8_t *arena, const ArGraph *g, const ArPlan *p, int t)
+static void fill(uint8_t **arena, const ArGraph *g, const ArPlan *p, int t)
 {
 	int64_t pos;
 	uint32_t v = (uint32_t)value_of(p, t, &pos);
-	uint8_t *b = arena + p->slots[t].offset;
+	uint8_t *b = arena[p->slots[t].region] + p->slots[t].offset;
 	for (int64_t i = 0; i < g->tensors[t].bytes; i++)
 		b[i] = pattern(v, (uint64_t)(pos + i));
 }
 
-static int check(const uint8_t *arena, const ArGraph *g, const ArPlan *p,
+static int check(uint8_t *const *arena, const ArGraph *g, const ArPlan *p,
 		 int t, int step, ArError *err)
 {
 	int64_t pos;
 	uint32_t v = (uint32_t)value_of(p, t, &pos);
-	const uint8_t *b = arena + p->slots[t].offset;
+	const uint8_t *b = arena[p->slots[t].region] + p->slots[t].offset;
 	for (int64_t i = 0; i < g->tensors[t].bytes; i++)
 		if (b[i] != pattern(v, (uint64_t)(pos + i)))
 			return ar_fail(err, AR_EXIT_INTERNAL, "poison: step %d "
@@ -70,14 +71,17 @@ static int check(const uint8_t *arena, const ArGraph *g, const ArPlan *p,
 
 int ar_poison_run(const ArGraph *g, const ArPlan *p, ArError *err)
 {
-	uint8_t *arena;
+	int nr = ar_plan_nregions(p);
+	uint8_t **arena;
 	int rc = AR_OK;
 
 	if (p->arena_bytes > POISON_MAX_ARENA)
 		return ar_fail(err, AR_EXIT_INTERNAL, "poison: arena of %lld "
 			       "bytes is too large to simulate",
 			       (long long)p->arena_bytes);
-	arena = ar_xcalloc((size_t)p->arena_bytes + 1, 1);
+	arena = ar_xmalloc((size_t)nr * sizeof *arena);
+	for (int r = 0; r < nr; r++)
+		arena[r] = ar_xcalloc((size_t)ar_plan_region_bytes(p, r) + 1, 1);
 	for (int i = 0; i < g->ninputs; i++)
 		if (p->slots[g->inputs[i]].planned)
 			fill(arena, g, p, g->inputs[i]);
@@ -93,6 +97,8 @@ int ar_poison_run(const ArGraph *g, const ArPlan *p, ArError *err)
 	for (int i = 0; i < g->noutputs && !rc; i++)
 		if (p->slots[g->outputs[i]].planned)
 			rc = check(arena, g, p, g->outputs[i], p->nsteps, err);
+	for (int r = 0; r < nr; r++)
+		free(arena[r]);
 	free(arena);
 	return rc;
 }

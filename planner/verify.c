@@ -9,6 +9,9 @@
  *     output), or two aliases of one buffer with the very same bytes;
  *   - an in-place output and the input it overwrites, touching only at the
  *     step where the input dies and the output is born.
+ * With memory tiers every region is an address space of its own: bytes
+ * clash only within one region, and each region has its own bounds (its
+ * used bytes, within its capacity, weights kept below its activations).
  * A violation is an internal error (exit 4) naming the tensors.
  */
 #include "passes.h"
@@ -185,6 +188,10 @@ static int check_slots(const Ver *v)
 				     "needed over [%d, %d]", tname(v, t),
 				     s->first, s->last, need_first[t],
 				     need_last[t]);
+		else if (s->region < 0 || s->region >= ar_plan_nregions(p))
+			rc = ar_fail(v->err, AR_EXIT_INTERNAL, "plan: tensor "
+				     "'%s' is in region %d of %d", tname(v, t),
+				     s->region, ar_plan_nregions(p));
 		else if (g->tensors[t].bytes == 0)
 			continue;
 		else if (s->offset < 0 || s->offset % p->align)
@@ -193,13 +200,28 @@ static int check_slots(const Ver *v)
 				     "the alignment %lld", tname(v, t),
 				     (long long)s->offset, (long long)p->align);
 		else if ((padded = ar_plan_padded(p, g->tensors[t].bytes)),
-			 s->offset + padded > p->arena_bytes)
+			 s->offset + padded > ar_plan_region_bytes(p, s->region))
 			rc = ar_fail(v->err, AR_EXIT_INTERNAL, "plan: tensor "
 				     "'%s' at [%lld, %lld) ends past the arena "
 				     "of %lld bytes", tname(v, t),
 				     (long long)s->offset,
 				     (long long)(s->offset + padded),
-				     (long long)p->arena_bytes);
+				     (long long)ar_plan_region_bytes(p,
+								     s->region));
+		else if (p->nregions > 0 &&
+			 s->offset < p->regions[s->region].weights_bytes)
+			rc = ar_fail(v->err, AR_EXIT_INTERNAL, "plan: tensor "
+				     "'%s' at %lld lies in the weights of "
+				     "region '%s'", tname(v, t),
+				     (long long)s->offset,
+				     p->regions[s->region].name);
+		else if ((s->alias_of >= 0 && s->alias_of < g->ntensors &&
+			  p->slots[s->alias_of].region != s->region) ||
+			 (s->inplace_of >= 0 && s->inplace_of < g->ntensors &&
+			  p->slots[s->inplace_of].region != s->region))
+			rc = ar_fail(v->err, AR_EXIT_INTERNAL, "plan: tensor "
+				     "'%s' shares bytes with a tensor of "
+				     "another region", tname(v, t));
 		else if (s->alias_of >= 0 &&
 			 (s->alias_of >= g->ntensors ||
 			  !p->slots[s->alias_of].planned ||
@@ -294,7 +316,8 @@ static int check_overlaps(const Ver *v)
 			int b = live[j];
 			const ArSlot *sb = &p->slots[b];
 			int64_t bend = sb->offset + g->tensors[b].bytes;
-			if (sa->offset < bend && sb->offset < aend &&
+			if (sa->region == sb->region &&
+			    sa->offset < bend && sb->offset < aend &&
 			    !overlap_allowed(v, a, b))
 				rc = ar_fail(v->err, AR_EXIT_INTERNAL,
 					     "plan: tensors '%s' [%lld, %lld) "
@@ -320,6 +343,13 @@ int ar_verify(const ArGraph *g, const ArPlan *p, ArError *err)
 	if (p->ntensors != g->ntensors)
 		return ar_fail(err, AR_EXIT_INTERNAL, "plan: %d slots for %d "
 			       "tensors", p->ntensors, g->ntensors);
+	for (int r = 0; r < p->nregions; r++)
+		if (p->regions[r].used_bytes > p->regions[r].capacity)
+			return ar_fail(err, AR_EXIT_INTERNAL, "plan: region "
+				       "'%s' uses %lld bytes of %lld",
+				       p->regions[r].name,
+				       (long long)p->regions[r].used_bytes,
+				       (long long)p->regions[r].capacity);
 	if ((rc = check_order(&v)) || (rc = check_slots(&v)))
 		return rc;
 	return check_overlaps(&v);
