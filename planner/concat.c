@@ -20,6 +20,12 @@
  *     tensor already placed in another concat cannot sit in two places;
  *   - it appears once among the inputs;
  *   - its slice offset is a multiple of the plan's alignment.
+ *
+ * Elision is not free: the output's buffer is reserved whole from its first
+ * slice on, so its later slices sit empty while earlier work peaks (the
+ * last concat of DenseNet's first block does exactly this).  Once the order
+ * is known, ar_concat_refine turns back into copies the elisions that keep
+ * the peak higher than a copy would.
  */
 #include "passes.h"
 
@@ -90,4 +96,43 @@ void ar_concat_elide(const ArGraph *g, ArPlan *p)
 		}
 	}
 	free(isout);
+}
+
+static bool is_elided(const ArPlan *p, const ArNode *n)
+{
+	return n->nexplicit > 0 && n->inputs[0] >= 0 &&
+	       p->slots[n->inputs[0]].alias_of == n->outputs[0];
+}
+
+/* The planner's peak for p's order with the current links plus in-place. */
+static int64_t peak_with_inplace(const ArGraph *g, const ArPlanOptions *opt,
+				 ArPlan *p)
+{
+	if (opt->inplace == AR_INPLACE_ELEMENTWISE)
+		ar_inplace(g, p);
+	return ar_live_peak(g, p, NULL);
+}
+
+void ar_concat_refine(const ArGraph *g, const ArPlanOptions *opt, ArPlan *p)
+{
+	int64_t cur = peak_with_inplace(g, opt, p);
+
+	for (int s = 0; s < p->nsteps; s++) {
+		const ArNode *n = &g->nodes[p->steps[s]];
+		int64_t pk;
+		if (strcmp(n->op, "Concat") || !is_elided(p, n))
+			continue;
+		for (int j = 0; j < n->nexplicit; j++)
+			p->slots[n->inputs[j]].alias_of = -1;
+		pk = peak_with_inplace(g, opt, p);
+		if (pk < cur) {
+			cur = pk;
+			for (int j = 0; j < n->nexplicit; j++)
+				p->slots[n->inputs[j]].alias_offset = 0;
+			continue;
+		}
+		for (int j = 0; j < n->nexplicit; j++)
+			p->slots[n->inputs[j]].alias_of = n->outputs[0];
+	}
+	peak_with_inplace(g, opt, p);
 }

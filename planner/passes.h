@@ -54,6 +54,9 @@ int64_t ar_live_peak(const ArGraph *g, ArPlan *p, int *peak_step);
 void ar_views(const ArGraph *g, ArPlan *p);          /* views.c */
 void ar_concat_elide(const ArGraph *g, ArPlan *p);   /* concat.c */
 void ar_inplace(const ArGraph *g, ArPlan *p);        /* inplace.c */
+/* concat.c: once the order is final, undoes elisions that raise the peak
+ * (and leaves the in-place links redone for the result). */
+void ar_concat_refine(const ArGraph *g, const ArPlanOptions *opt, ArPlan *p);
 
 /*
  * memsched.c: a topological order of the steps with the least peak of live

@@ -192,7 +192,9 @@ int ar_plan(const ArGraph *g, const ArPlanOptions *opt, ArPlan **out,
 		ar_concat_elide(g, p);
 	p->nsteps = ar_schedule(g, opt, p, p->steps);
 	ar_lifetimes(g, p);
-	if (opt->inplace == AR_INPLACE_ELEMENTWISE)
+	if (opt->concat_elide)
+		ar_concat_refine(g, opt, p);
+	else if (opt->inplace == AR_INPLACE_ELEMENTWISE)
 		ar_inplace(g, p);
 	rc = assign_offsets(g, opt, p, err);
 	p->plan_seconds = now() - t0;
