@@ -39,6 +39,14 @@ static const char usage_text[] =
 "  --time-limit SECONDS  bound on exact searches (2)\n"
 "  --budget BYTES        fail with exit 3 if the arena exceeds BYTES\n"
 "                        (suffixes K, M, G: powers of 1024)\n"
+"  --memory NAME:SIZE[:BANDWIDTH]\n"
+"                        a memory tier, fastest first (repeatable): each\n"
+"                        gets its own arena, and each activation goes to\n"
+"                        the tier that minimises the estimated traffic\n"
+"                        time; SIZE in bytes (K, M, G: powers of 1024),\n"
+"                        BANDWIDTH in bytes/s (K, M, G, T: powers of 1000)\n"
+"  --weights-in NAME     place the weights at the start of memory NAME\n"
+"                        (default: apart from the arenas, as without tiers)\n"
 "\n"
 "Outputs:\n"
 "  --json FILE           JSON plan report ('-' for stdout)\n"
@@ -68,7 +76,8 @@ enum {
 	OPT_DIM = 256, OPT_DIM_DEFAULT, OPT_BATCH, OPT_ALIGN, OPT_ALGO,
 	OPT_TIME_LIMIT, OPT_BUDGET, OPT_JSON, OPT_PREFIX, OPT_DOT,
 	OPT_DOT_WEIGHTS, OPT_TIMELINE, OPT_STATS, OPT_SELFCHECK,
-	OPT_MAX_MODEL_BYTES, OPT_MAX_NODES, OPT_WEIGHTS
+	OPT_MAX_MODEL_BYTES, OPT_MAX_NODES, OPT_WEIGHTS, OPT_MEMORY,
+	OPT_WEIGHTS_IN
 };
 
 static const struct option long_opts[] = {
@@ -79,6 +88,8 @@ static const struct option long_opts[] = {
 	{"algo", required_argument, NULL, OPT_ALGO},
 	{"time-limit", required_argument, NULL, OPT_TIME_LIMIT},
 	{"budget", required_argument, NULL, OPT_BUDGET},
+	{"memory", required_argument, NULL, OPT_MEMORY},
+	{"weights-in", required_argument, NULL, OPT_WEIGHTS_IN},
 	{"json", required_argument, NULL, OPT_JSON},
 	{"header", required_argument, NULL, 'o'},
 	{"prefix", required_argument, NULL, OPT_PREFIX},
@@ -101,6 +112,7 @@ typedef struct Cli {
 	ArLoadOptions load;
 	ArDimBinding dims[64];
 	ArPlanOptions plan;
+	ArMemory memories[AR_MAX_TIERS];
 	const char *json, *header, *prefix, *dot, *timeline, *weights;
 	bool dot_weights, stats, selfcheck, quiet;
 	char options[1024];     /* the planning options, echoed in outputs */
@@ -140,6 +152,50 @@ static bool parse_double(const char *s, double *out)
 	errno = 0;
 	*out = strtod(s, &end);
 	return !errno && end != s && !*end && *out >= 0;
+}
+
+/* Bytes per second: a number with an optional K/M/G/T (1000-based). */
+static bool parse_rate(const char *s, double *out)
+{
+	static const char units[] = "kKmMgGtT";
+	char *end;
+	const char *u;
+	errno = 0;
+	*out = strtod(s, &end);
+	if (errno || end == s || !(*out > 0))
+		return false;
+	if (*end && (u = strchr(units, *end))) {
+		for (long i = 0; i <= (u - units) / 2; i++)
+			*out *= 1000;
+		end++;
+	}
+	return *end == 0;
+}
+
+/* --memory NAME:SIZE[:BANDWIDTH], cut apart in place (argv outlives the run). */
+static int parse_memory(Cli *c, char *arg)
+{
+	ArMemory *m = &c->memories[c->plan.nmemories];
+	char *size = strchr(arg, ':'), *bw;
+	if (c->plan.nmemories == AR_MAX_TIERS)
+		return usage_error("at most 8 --memory options%s", "");
+	if (!size || size == arg)
+		return usage_error("--memory wants NAME:SIZE[:BANDWIDTH], not "
+				   "'%s'", arg);
+	*size++ = 0;
+	bw = strchr(size, ':');
+	if (bw)
+		*bw++ = 0;
+	m->name = arg;
+	if (!parse_size(size, &m->capacity) || m->capacity == 0)
+		return usage_error("--memory wants a size above 0, not '%s'",
+				   size);
+	if (bw && !parse_rate(bw, &m->bandwidth))
+		return usage_error("--memory wants a bandwidth in bytes per "
+				   "second, not '%s'", bw);
+	c->plan.memories = c->memories;
+	c->plan.nmemories++;
+	return AR_OK;
 }
 
 static void add_option_text(Cli *c, const char *name, const char *val)
@@ -223,6 +279,15 @@ static int parse_args(Cli *c, int argc, char **argv)
 						   optarg);
 			c->plan.budget = v;
 			add_option_text(c, "--budget", optarg);
+			break;
+		case OPT_MEMORY:
+			add_option_text(c, "--memory", optarg);
+			if (parse_memory(c, optarg))
+				return AR_EXIT_USAGE;
+			break;
+		case OPT_WEIGHTS_IN:
+			c->plan.weights_in = optarg;
+			add_option_text(c, "--weights-in", optarg);
 			break;
 		case OPT_JSON: c->json = optarg; break;
 		case 'o': c->header = optarg; break;
