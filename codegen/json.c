@@ -99,6 +99,10 @@ static void write_tensors(FILE *f, const ArGraph *g, const ArPlan *p)
 		else
 			fprintf(f, ", \"bytes\": %" PRId64, t->bytes);
 		fprintf(f, ", \"kind\": \"%s\"", ar_kind_name(t->kind));
+		if (s->planned && p->nregions > 0) {
+			fputs(", \"region\": ", f);
+			ar_json_str(f, p->regions[s->region].name);
+		}
 		if (s->planned)
 			fprintf(f, ", \"offset\": %" PRId64 ", \"first_step\": "
 				"%d, \"last_step\": %d", s->offset, s->first,
@@ -114,6 +118,42 @@ static void write_tensors(FILE *f, const ArGraph *g, const ArPlan *p)
 		fputs(", \"inplace_of\": ", f);
 		tensor_ref(f, g, s->inplace_of);
 		fputs("}", f);
+	}
+	fputs("\n  ]", f);
+}
+
+/*
+ * Memory tiers: one entry per region, fastest first.  traffic_seconds is
+ * the estimate the placement minimised (null without bandwidths).
+ */
+static void write_regions(FILE *f, const ArPlan *p)
+{
+	if (p->nregions == 0)
+		return;
+	fprintf(f, ",\n  \"placement_optimal\": %s",
+		p->placement_optimal ? "true" : "false");
+	fputs(",\n  \"regions\": [", f);
+	for (int r = 0; r < p->nregions; r++) {
+		const ArRegion *x = &p->regions[r];
+		fprintf(f, "%s\n    {\"name\": ", r ? "," : "");
+		ar_json_str(f, x->name);
+		fprintf(f, ", \"capacity_bytes\": %" PRId64 ", \"used_bytes\": "
+			"%" PRId64 ", \"weights_bytes\": %" PRId64
+			", \"lower_bound_bytes\": %" PRId64 ", \"peak_step\": "
+			"%d, \"optimal\": %s", x->capacity, x->used_bytes,
+			x->weights_bytes, x->lower_bound, x->peak_step,
+			x->optimal ? "true" : "false");
+		if (x->bandwidth > 0)
+			fprintf(f, ", \"bandwidth_bytes_per_s\": %.17g",
+				x->bandwidth);
+		else
+			fputs(", \"bandwidth_bytes_per_s\": null", f);
+		fprintf(f, ", \"traffic_bytes\": %" PRId64, x->traffic_bytes);
+		if (x->bandwidth > 0)
+			fprintf(f, ", \"traffic_seconds\": %.9g}",
+				(double)x->traffic_bytes / x->bandwidth);
+		else
+			fputs(", \"traffic_seconds\": null}", f);
 	}
 	fputs("\n  ]", f);
 }
@@ -159,6 +199,7 @@ int ar_write_json(FILE *f, const ArGraph *g, const ArPlan *p,
 	ar_json_str(f, p->algorithm ? p->algorithm : "none");
 	fprintf(f, ",\n  \"optimal\": %s", p->optimal ? "true" : "false");
 	fprintf(f, ",\n  \"peak_step\": %d", p->peak_step);
+	write_regions(f, p);
 	fputs(",\n  \"options\": ", f);
 	ar_json_str(f, info->options ? info->options : "");
 	fputs(",\n", f);
