@@ -39,6 +39,14 @@ static const char usage_text[] =
 "  --time-limit SECONDS  bound on exact searches (2)\n"
 "  --budget BYTES        fail with exit 3 if the arena exceeds BYTES\n"
 "                        (suffixes K, M, G: powers of 1024)\n"
+"  --order file|memory   step order: the file's, or the one with the least\n"
+"                        peak memory found (memory)\n"
+"  --no-views            Reshape & co. copy instead of sharing their input\n"
+"  --inplace none|elementwise\n"
+"                        elementwise ops may overwrite a dying input of\n"
+"                        their output's size (elementwise)\n"
+"  --concat copy|elide   Concat inputs written straight into their slice\n"
+"                        of the output where that is safe (elide)\n"
 "  --memory NAME:SIZE[:BANDWIDTH]\n"
 "                        a memory tier, fastest first (repeatable): each\n"
 "                        gets its own arena, and each activation goes to\n"
@@ -77,7 +85,7 @@ enum {
 	OPT_TIME_LIMIT, OPT_BUDGET, OPT_JSON, OPT_PREFIX, OPT_DOT,
 	OPT_DOT_WEIGHTS, OPT_TIMELINE, OPT_STATS, OPT_SELFCHECK,
 	OPT_MAX_MODEL_BYTES, OPT_MAX_NODES, OPT_WEIGHTS, OPT_MEMORY,
-	OPT_WEIGHTS_IN
+	OPT_WEIGHTS_IN, OPT_ORDER, OPT_NO_VIEWS, OPT_INPLACE, OPT_CONCAT
 };
 
 static const struct option long_opts[] = {
@@ -97,6 +105,10 @@ static const struct option long_opts[] = {
 	{"dot-weights", no_argument, NULL, OPT_DOT_WEIGHTS},
 	{"timeline", required_argument, NULL, OPT_TIMELINE},
 	{"weights", required_argument, NULL, OPT_WEIGHTS},
+	{"order", required_argument, NULL, OPT_ORDER},
+	{"no-views", no_argument, NULL, OPT_NO_VIEWS},
+	{"inplace", required_argument, NULL, OPT_INPLACE},
+	{"concat", required_argument, NULL, OPT_CONCAT},
 	{"stats", no_argument, NULL, OPT_STATS},
 	{"selfcheck", no_argument, NULL, OPT_SELFCHECK},
 	{"quiet", no_argument, NULL, 'q'},
@@ -296,6 +308,33 @@ static int parse_args(Cli *c, int argc, char **argv)
 		case OPT_DOT_WEIGHTS: c->dot_weights = true; break;
 		case OPT_TIMELINE: c->timeline = optarg; break;
 		case OPT_WEIGHTS: c->weights = optarg; break;
+		case OPT_ORDER:
+			if (strcmp(optarg, "file") && strcmp(optarg, "memory"))
+				return usage_error("--order wants file or memory, "
+						   "not '%s'", optarg);
+			c->plan.order = optarg[0] == 'f' ? AR_ORDER_FILE :
+							    AR_ORDER_MEMORY;
+			add_option_text(c, "--order", optarg);
+			break;
+		case OPT_NO_VIEWS:
+			c->plan.views = false;
+			add_option_text(c, "--no-views", NULL);
+			break;
+		case OPT_INPLACE:
+			if (strcmp(optarg, "none") && strcmp(optarg, "elementwise"))
+				return usage_error("--inplace wants none or "
+						   "elementwise, not '%s'", optarg);
+			c->plan.inplace = optarg[0] == 'n' ? AR_INPLACE_NONE :
+					  AR_INPLACE_ELEMENTWISE;
+			add_option_text(c, "--inplace", optarg);
+			break;
+		case OPT_CONCAT:
+			if (strcmp(optarg, "copy") && strcmp(optarg, "elide"))
+				return usage_error("--concat wants copy or elide, "
+						   "not '%s'", optarg);
+			c->plan.concat_elide = optarg[0] == 'e';
+			add_option_text(c, "--concat", optarg);
+			break;
 		case OPT_STATS: c->stats = true; break;
 		case OPT_SELFCHECK: c->selfcheck = true; break;
 		case 'q': c->quiet = true; break;
