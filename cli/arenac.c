@@ -18,6 +18,7 @@
 #include "plan.h"
 #include "solve.h"
 #include "summary.h"
+#include "train.h"
 
 static const char usage_text[] =
 "usage: arenac [options] MODEL.onnx\n"
@@ -56,6 +57,17 @@ static const char usage_text[] =
 "  --weights-in NAME     place the weights at the start of memory NAME\n"
 "                        (default: apart from the arenas, as without tiers)\n"
 "\n"
+"Training (one step: forward, loss, backward, update in one arena):\n"
+"  --train               plan a training step instead of inference\n"
+"  --loss cross-entropy  the loss on the first output (the only kind)\n"
+"  --optimizer NAME      sgd, momentum, adam (sgd)\n"
+"  --checkpoint POLICY   which activations stay for the backward pass:\n"
+"                        none (all stay), all (layer boundaries stay),\n"
+"                        sqrt (Chen et al.), optimal (least recompute\n"
+"                        that fits --budget); default optimal with\n"
+"                        --budget, else none\n"
+"  --budget-sweep        print the budget / recompute trade-off and exit\n"
+"\n"
 "Outputs:\n"
 "  --json FILE           JSON plan report ('-' for stdout)\n"
 "  -o, --header FILE     C header with the arena layout\n"
@@ -85,7 +97,8 @@ enum {
 	OPT_TIME_LIMIT, OPT_BUDGET, OPT_JSON, OPT_PREFIX, OPT_DOT,
 	OPT_DOT_WEIGHTS, OPT_TIMELINE, OPT_STATS, OPT_SELFCHECK,
 	OPT_MAX_MODEL_BYTES, OPT_MAX_NODES, OPT_WEIGHTS, OPT_MEMORY,
-	OPT_WEIGHTS_IN, OPT_ORDER, OPT_NO_VIEWS, OPT_INPLACE, OPT_CONCAT
+	OPT_WEIGHTS_IN, OPT_ORDER, OPT_NO_VIEWS, OPT_INPLACE, OPT_CONCAT,
+	OPT_TRAIN, OPT_LOSS, OPT_OPTIMIZER, OPT_CHECKPOINT, OPT_BUDGET_SWEEP
 };
 
 static const struct option long_opts[] = {
@@ -98,6 +111,11 @@ static const struct option long_opts[] = {
 	{"budget", required_argument, NULL, OPT_BUDGET},
 	{"memory", required_argument, NULL, OPT_MEMORY},
 	{"weights-in", required_argument, NULL, OPT_WEIGHTS_IN},
+	{"train", no_argument, NULL, OPT_TRAIN},
+	{"loss", required_argument, NULL, OPT_LOSS},
+	{"optimizer", required_argument, NULL, OPT_OPTIMIZER},
+	{"checkpoint", required_argument, NULL, OPT_CHECKPOINT},
+	{"budget-sweep", no_argument, NULL, OPT_BUDGET_SWEEP},
 	{"json", required_argument, NULL, OPT_JSON},
 	{"header", required_argument, NULL, 'o'},
 	{"prefix", required_argument, NULL, OPT_PREFIX},
@@ -127,6 +145,8 @@ typedef struct Cli {
 	ArMemory memories[AR_MAX_TIERS];
 	const char *json, *header, *prefix, *dot, *timeline, *weights;
 	bool dot_weights, stats, selfcheck, quiet;
+	bool train, sweep, policy_set;
+	ArTrainOptions topt;
 	char options[1024];     /* the planning options, echoed in outputs */
 } Cli;
 
@@ -301,6 +321,42 @@ static int parse_args(Cli *c, int argc, char **argv)
 			c->plan.weights_in = optarg;
 			add_option_text(c, "--weights-in", optarg);
 			break;
+		case OPT_TRAIN:
+			c->train = true;
+			add_option_text(c, "--train", NULL);
+			break;
+		case OPT_LOSS:
+			if (strcmp(optarg, "cross-entropy"))
+				return usage_error("--loss knows only "
+						   "cross-entropy, not '%s'", optarg);
+			break;
+		case OPT_OPTIMIZER:
+			if (!strcmp(optarg, "sgd"))
+				c->topt.optimizer = AR_OPTIM_SGD;
+			else if (!strcmp(optarg, "momentum"))
+				c->topt.optimizer = AR_OPTIM_MOMENTUM;
+			else if (!strcmp(optarg, "adam"))
+				c->topt.optimizer = AR_OPTIM_ADAM;
+			else
+				return usage_error("--optimizer wants sgd, "
+						   "momentum or adam, not '%s'", optarg);
+			add_option_text(c, "--optimizer", optarg);
+			break;
+		case OPT_CHECKPOINT: {
+			ArCkptPolicy p = AR_CKPT_NONE;
+			while (p <= AR_CKPT_OPTIMAL &&
+			       strcmp(optarg, ar_ckpt_policy_name(p)))
+				p++;
+			if (p > AR_CKPT_OPTIMAL)
+				return usage_error("--checkpoint wants none, "
+						   "all, sqrt or optimal, not '%s'",
+						   optarg);
+			c->topt.policy = p;
+			c->policy_set = true;
+			add_option_text(c, "--checkpoint", optarg);
+			break;
+		}
+		case OPT_BUDGET_SWEEP: c->sweep = true; break;
 		case OPT_JSON: c->json = optarg; break;
 		case 'o': c->header = optarg; break;
 		case OPT_PREFIX: c->prefix = optarg; break;
@@ -372,6 +428,17 @@ static int parse_args(Cli *c, int argc, char **argv)
 	c->load.diag.warn = warn_stderr;
 	c->load.diag.ctx = c;
 	c->plan.diag = c->load.diag;
+	if ((c->topt.optimizer || c->policy_set || c->sweep) && !c->train)
+		return usage_error("--optimizer, --checkpoint and "
+				   "--budget-sweep need --train%s", "");
+	if (c->train && c->weights)
+		return usage_error("--weights is not available with "
+				   "--train%s", "");
+	c->topt.budget = c->plan.budget;
+	c->topt.time_limit = c->plan.time_limit;
+	c->topt.plan = c->plan;
+	if (!c->policy_set)
+		c->topt.policy = c->plan.budget ? AR_CKPT_OPTIMAL : AR_CKPT_NONE;
 	return AR_OK;
 }
 
@@ -388,7 +455,7 @@ static char *default_prefix(const char *path)
 }
 
 static int write_outputs(const Cli *c, const ArGraph *g, const ArPlan *p,
-			 ArError *err)
+			 const ArTrainBill *bill, ArError *err)
 {
 	char *prefix = c->prefix ? NULL : default_prefix(c->model);
 	ArEmitInfo info = {
@@ -396,6 +463,7 @@ static int write_outputs(const Cli *c, const ArGraph *g, const ArPlan *p,
 		.prefix = c->prefix ? c->prefix : prefix,
 		.options = c->options,
 		.dot_weights = c->dot_weights,
+		.training = bill,
 	};
 	ArOutFile o;
 	int rc = AR_OK;
@@ -428,6 +496,43 @@ static int write_outputs(const Cli *c, const ArGraph *g, const ArPlan *p,
 	return rc;
 }
 
+static bool no_outputs(const Cli *c)
+{
+	return !c->quiet && !c->json && !c->header && !c->dot && !c->timeline &&
+	       !c->weights;
+}
+
+/* The training step in place of the inference plan. */
+static int run_train(const Cli *c, const ArGraph *g, ArError *err)
+{
+	ArTrainResult r;
+	int rc;
+
+	if (c->sweep) {
+		ArSweepPoint *pts;
+		int n;
+		if (!(rc = ar_train_sweep(g, &c->topt, &pts, &n, err)))
+			ar_print_train_sweep(stdout, c->model, pts, n);
+		free(pts);
+		return rc;
+	}
+	rc = ar_train_plan(g, &c->topt, &r, err);
+	if (!rc && c->stats) {
+		ar_print_stats(stderr, r.graph, r.plan);
+		ar_print_train_stats(stderr, &r.bill);
+	}
+	if (!rc && c->selfcheck)
+		rc = ar_poison_run(r.graph, r.plan, err);
+	if (!rc)
+		rc = write_outputs(c, r.graph, r.plan, &r.bill, err);
+	if (!rc && no_outputs(c)) {
+		ar_print_summary(stdout, c->model, r.graph, r.plan);
+		ar_print_train_stats(stdout, &r.bill);
+	}
+	ar_train_result_free(&r);
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	Cli c = {0};
@@ -443,6 +548,13 @@ int main(int argc, char **argv)
 	rc = ar_load_onnx(c.model, &c.load, &g, &err);
 	if (!rc)
 		rc = ar_infer(g, &c.load.diag, &err);
+	if (!rc && c.train) {
+		if ((rc = run_train(&c, g, &err)))
+			fprintf(stderr, "arenac: error: %s: %s\n", c.model,
+				err.msg);
+		ar_graph_free(g);
+		return rc;
+	}
 	if (!rc) {
 		rc = ar_plan(g, &c.plan, &p, &err);
 		if (rc == AR_EXIT_BUDGET || (!rc && c.stats))
@@ -451,9 +563,8 @@ int main(int argc, char **argv)
 	if (!rc && c.selfcheck)
 		rc = ar_poison_run(g, p, &err);
 	if (!rc)
-		rc = write_outputs(&c, g, p, &err);
-	if (!rc && !c.quiet && !c.json && !c.header && !c.dot && !c.timeline &&
-	    !c.weights)
+		rc = write_outputs(&c, g, p, NULL, &err);
+	if (!rc && no_outputs(&c))
 		ar_print_summary(stdout, c.model, g, p);
 	if (rc)
 		fprintf(stderr, "arenac: error: %s: %s\n", c.model, err.msg);

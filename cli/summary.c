@@ -122,3 +122,59 @@ void ar_print_stats(FILE *f, const ArGraph *g, const ArPlan *p)
 	fprintf(f, "stats: peak step %d '%s'\n", p->peak_step, peak_name(g, p));
 	fprintf(f, "stats: plan time %.3f ms\n", p->plan_seconds * 1e3);
 }
+
+static double percent(int64_t part, int64_t whole)
+{
+	return whole > 0 ? 100.0 * (double)part / (double)whole : 0.0;
+}
+
+void ar_print_train_stats(FILE *f, const ArTrainBill *b)
+{
+	char a[32], h[32];
+	const struct {
+		const char *what;
+		int64_t bytes;
+		const char *where;
+	} rows[] = {
+		{"parameters", b->parameter_bytes, "persistent"},
+		{"gradients", b->gradient_bytes, "persistent"},
+		{"optimizer state", b->optimizer_state_bytes, "persistent"},
+		{"arena", b->arena_bytes, "planned"},
+		{"total", b->total_bytes, ""},
+	};
+	fprintf(f, "training step (optimizer %s, checkpoint %s):\n",
+		b->optimizer, b->policy);
+	for (size_t i = 0; i < sizeof rows / sizeof *rows; i++)
+		fprintf(f, "  %-16s %15s bytes  %10s  %s\n", rows[i].what,
+			grouped(rows[i].bytes, a), human(rows[i].bytes, h),
+			rows[i].where);
+	fprintf(f, "  %-16s %15s FLOPs\n", "forward", grouped(b->forward_flops, a));
+	fprintf(f, "  %-16s %15s FLOPs\n", "backward",
+		grouped(b->backward_flops, a));
+	fprintf(f, "  %-16s %15s FLOPs  %9.2f%% of forward\n", "recompute",
+		grouped(b->recompute_flops, a),
+		percent(b->recompute_flops, b->forward_flops));
+	fprintf(f, "  checkpoints      %d of %d activations resident%s\n",
+		b->ncheckpoints, b->ncandidates,
+		b->exact ? " (least recompute, proven)" : "");
+}
+
+void ar_print_train_sweep(FILE *f, const char *model, const ArSweepPoint *pts,
+			  int n)
+{
+	char a[32], b[32];
+	fprintf(f, "%s: budget sweep (optimal checkpoints)\n", model);
+	fprintf(f, "  %15s  %15s  %11s  %12s\n", "budget", "arena",
+		"checkpoints", "extra FLOPs");
+	for (int i = 0; i < n; i++) {
+		if (!pts[i].feasible) {
+			fprintf(f, "  %15s  %15s\n", grouped(pts[i].budget, a),
+				"does not fit");
+			continue;
+		}
+		fprintf(f, "  %15s  %15s  %11d  %11.2f%%\n",
+			grouped(pts[i].budget, a),
+			grouped(pts[i].arena_bytes, b), pts[i].ncheckpoints,
+			pts[i].extra_percent);
+	}
+}

@@ -8,11 +8,17 @@
 
 #include "graph.h"
 #include "plan.h"
+#include "train.h"
 
 /* The short report a user sees when asking for no output file. */
 void ar_print_summary(FILE *f, const char *model, const ArGraph *g,
 		      const ArPlan *p);
 /* --stats: the planner's numbers, one per line. */
 void ar_print_stats(FILE *f, const ArGraph *g, const ArPlan *p);
+/* --train: the memory bill and the recompute it costs, as a table. */
+void ar_print_train_stats(FILE *f, const ArTrainBill *b);
+/* --budget-sweep: budget against arena and extra FLOPs. */
+void ar_print_train_sweep(FILE *f, const char *model, const ArSweepPoint *pts,
+			  int n);
 
 #endif

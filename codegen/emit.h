@@ -18,6 +18,8 @@ typedef struct ArEmitInfo {
 	const char *prefix;         /* identifier prefix for the header */
 	const char *options;        /* the options that shaped the plan, one line */
 	bool dot_weights;           /* draw weights and constants in --dot */
+	/* --train: the memory bill, written as the JSON "training" object. */
+	const struct ArTrainBill *training;
 } ArEmitInfo;
 
 /* Atomic output: a temporary file beside the target, renamed on commit.

@@ -6,6 +6,7 @@
  * model and options always give byte-identical output.
  */
 #include "emit.h"
+#include "train.h"
 
 #include <inttypes.h>
 #include <string.h>
@@ -181,6 +182,30 @@ static void write_subgraphs(FILE *f, const ArGraph *g)
 		fputs("\n  ]", f);
 }
 
+/* --train: the memory bill; persistent parts are outside the arena. */
+static void write_training(FILE *f, const ArTrainBill *b)
+{
+	fputs(",\n  \"training\": {\"optimizer\": ", f);
+	ar_json_str(f, b->optimizer);
+	fputs(", \"checkpoint_policy\": ", f);
+	ar_json_str(f, b->policy);
+	fprintf(f, ", \"parameter_bytes\": %" PRId64 ", \"gradient_bytes\": %"
+		PRId64 ", \"optimizer_state_bytes\": %" PRId64
+		", \"arena_bytes\": %" PRId64 ", \"total_bytes\": %" PRId64
+		", \"forward_flops\": %" PRId64 ", \"backward_flops\": %"
+		PRId64 ", \"recompute_flops\": %" PRId64
+		", \"checkpoint_candidates\": %d, \"selection_exact\": %s"
+		", \"checkpoints\": [", b->parameter_bytes, b->gradient_bytes,
+		b->optimizer_state_bytes, b->arena_bytes, b->total_bytes,
+		b->forward_flops, b->backward_flops, b->recompute_flops,
+		b->ncandidates, b->exact ? "true" : "false");
+	for (int i = 0; i < b->ncheckpoints; i++) {
+		fputs(i ? ", " : "", f);
+		ar_json_str(f, b->checkpoints[i]);
+	}
+	fputs("]}", f);
+}
+
 int ar_write_json(FILE *f, const ArGraph *g, const ArPlan *p,
 		  const ArEmitInfo *info)
 {
@@ -206,6 +231,8 @@ int ar_write_json(FILE *f, const ArGraph *g, const ArPlan *p,
 	write_steps(f, g, p);
 	write_tensors(f, g, p);
 	write_subgraphs(f, g);
+	if (info->training)
+		write_training(f, info->training);
 	fputs("\n}\n", f);
 	return ferror(f) ? AR_EXIT_USAGE : AR_OK;
 }

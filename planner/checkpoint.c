@@ -429,6 +429,7 @@ int ar_train_sweep(const ArGraph *fwd, const ArTrainOptions *o,
 		if (p->feasible) {
 			p->arena_bytes = s.best_plan->arena_bytes;
 			p->recompute_flops = s.best_cost;
+			p->extra_percent = pct(s.best_cost, m->forward_flops);
 			for (int i = 0; i < m->ncand; i++)
 				p->ncheckpoints += s.best[m->cand[i]];
 		}

@@ -57,7 +57,8 @@ static ArGraph *copy_skeleton(const ArGraph *src)
 	g->ir_version = src->ir_version;
 	for (int i = 0; i < src->ntensors; i++) {
 		const ArTensor *s = &src->tensors[i];
-		ArTensor *t = &g->tensors[ar_graph_add_tensor(g, s->name)];
+		int id = ar_graph_add_tensor(g, s->name);
+		ArTensor *t = &g->tensors[id];
 		t->dtype = s->dtype;
 		t->rank = s->rank;
 		memcpy(t->dims, s->dims, sizeof t->dims);
@@ -67,8 +68,8 @@ static ArGraph *copy_skeleton(const ArGraph *src)
 	}
 	for (int i = 0; i < src->nnodes; i++) {
 		const ArNode *s = &src->nodes[i];
-		ArNode *n = &g->nodes[ar_graph_add_node(g, s->name, s->op,
-							s->domain)];
+		int id = ar_graph_add_node(g, s->name, s->op, s->domain);
+		ArNode *n = &g->nodes[id];
 		ar_node_set_io(n, s->inputs, s->ninputs, s->outputs,
 			       s->noutputs);
 		n->nexplicit = s->nexplicit;

@@ -139,6 +139,7 @@ typedef struct ArSweepPoint {
 	bool feasible;
 	int64_t arena_bytes;
 	int64_t recompute_flops;
+	double extra_percent;   /* recompute FLOPs in % of the forward pass */
 	int ncheckpoints;
 } ArSweepPoint;
 
