@@ -38,8 +38,13 @@ CLI_OBJS  := $(CLI_SRCS:%.c=$(BUILD)/obj/%.o)
 TEST_BINS := $(TEST_SRCS:tests/%.c=$(BUILD)/tests/%)
 LIB       := $(BUILD)/libarenac.a
 ARENAC    := $(BUILD)/arenac
+# The reference runtime: a library of its own, never linked into arenac.
+RT_SRCS   := $(sort $(wildcard runtime/*.c))
+RT_OBJS   := $(RT_SRCS:%.c=$(BUILD)/obj/%.o)
+RT_LIB    := $(BUILD)/libarenac_rt.a
+RT_DEPS   := $(RT_LIB) $(BUILD)/obj/tests/pbread.o
 
-.PHONY: all deps demo check test sanitize fuzz bench install clean
+.PHONY: all deps demo check test test-runtime sanitize fuzz bench install clean
 
 # Sanitizer and fuzzing builds live in their own folders, so that their
 # objects never mix with the plain build's.
@@ -76,6 +81,10 @@ $(LIB): $(LIB_OBJS)
 $(ARENAC): $(CLI_OBJS) $(LIB)
 	$(CC) $(SANFLAGS) -o $@ $(CLI_OBJS) $(LIB) $(LDLIBS)
 
+$(RT_LIB): $(RT_OBJS)
+	rm -f $@
+	ar rcs $@ $^
+
 $(BUILD)/tests/%: tests/%.c $(LIB) tests/testutil.h
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -Itests -o $@ $< $(LIB) $(LDLIBS) -lcmocka
@@ -89,8 +98,12 @@ demo: deps
 	@$(MAKE) --no-print-directory $(ARENAC)
 	@sh scripts/demo.sh $(BUILD)
 
-test: $(ARENAC) $(TEST_BINS)
+test: $(ARENAC) $(TEST_BINS) $(RT_DEPS)
 	@BUILD=$(BUILD) PYTHON=$(PYTHON) sh tests/run.sh
+
+# Just the reference runtime's end-to-end tests.
+test-runtime: $(ARENAC) $(RT_DEPS)
+	@BUILD=$(BUILD) PYTHON=$(PYTHON) CC="$(CC)" sh tests/e2e_runtime.sh
 
 check: deps
 	@$(MAKE) --no-print-directory test
@@ -122,4 +135,4 @@ install: $(ARENAC)
 clean:
 	rm -rf $(BUILD)
 
--include $(LIB_OBJS:.o=.d) $(CLI_OBJS:.o=.d)
+-include $(LIB_OBJS:.o=.d) $(CLI_OBJS:.o=.d) $(RT_OBJS:.o=.d)

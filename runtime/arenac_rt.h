@@ -114,7 +114,8 @@ const char *art_op_name(int i);
 	(d)->strings = (s)->strings; \
 } while (0)
 
-#define ARENAC_RT_BIND(lo, UP) \
+#define ARENAC_RT_BIND(lo, UP) ART_BIND_(lo, UP)
+#define ART_BIND_(lo, UP) \
 static art_tensor lo##_rt_tensors[UP##_NUM_TENSORS + 1]; \
 static art_attr lo##_rt_attrs[sizeof lo##_attrs / sizeof lo##_attrs[0]]; \
 static art_step lo##_rt_steps[UP##_NUM_STEPS + 1]; \

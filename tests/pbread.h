@@ -1,0 +1,29 @@
+/*
+ * pbread.h — reads a serialized ONNX TensorProto (.pb), the format of the
+ * ONNX test suite's input_K.pb / output_K.pb reference data.
+ */
+#ifndef ARENAC_PBREAD_H
+#define ARENAC_PBREAD_H
+
+#include <stdint.h>
+
+#define PB_MAX_RANK 16
+
+typedef struct PbTensor {
+	char name[256];
+	int dtype;                  /* ONNX TensorProto.DataType */
+	int rank;
+	int64_t dims[PB_MAX_RANK];
+	int64_t numel;
+	float *data;                /* float32 values, malloc'ed */
+} PbTensor;
+
+/*
+ * Reads a float32 tensor from path; 0 on success, else -1 with a message
+ * in err.  Raw and float_data encodings are both accepted; the value count
+ * must match the dims.
+ */
+int pb_read_float(const char *path, PbTensor *t, char *err, size_t errlen);
+void pb_free(PbTensor *t);
+
+#endif

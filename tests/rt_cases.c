@@ -1,0 +1,282 @@
+/*
+ * rt_cases.c — runs the one-node cases of gen_rt_cases.py through the
+ * reference runtime, each as a one-step plan built here by hand.
+ *
+ *   rt_cases CASES.txt
+ *
+ * Every case runs with each tensor in its own place, its output bytes
+ * poisoned with NaNs first.  A case marked "ok" runs again with the output
+ * planned in place over input 0 and must give the same values; one marked
+ * "refused" must then fail (when the sizes allow such a plan at all), since
+ * an in-place plan for a kernel that cannot do it is an error, never a
+ * silent copy.  Prints one line per failure and "N passed, N failed".
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "arenac_rt.h"
+
+#define MAXT 8
+#define MAXA 16
+#define MAXV (1 << 16)
+#define ARENA (1 << 20)
+
+typedef struct Case {
+	char name[64], op[32], inplace[16];
+	art_attr attrs[MAXA];
+	char anames[MAXA][32], astr[MAXA][32];
+	const char *aptr[MAXA];
+	int64_t aints[MAXA][8];
+	float afloats[MAXA][8];
+	int nattrs;
+	art_tensor t[MAXT];         /* inputs, then the expected output */
+	int32_t dims[MAXT][ART_MAX_RANK];
+	char role[MAXT][8];
+	void *vals[MAXT];
+	int nt;
+} Case;
+
+static _Alignas(64) uint8_t arena[ARENA];
+static _Alignas(64) uint8_t weights[ARENA];
+
+static int read_attr(FILE *f, Case *c)
+{
+	art_attr *a = &c->attrs[c->nattrs];
+	int k = c->nattrs;
+	char type[16];
+
+	if (k == MAXA || fscanf(f, "%31s %15s", c->anames[k], type) != 2)
+		return -1;
+	memset(a, 0, sizeof *a);
+	a->name = c->anames[k];
+	a->ints = c->aints[k];
+	a->floats = c->afloats[k];
+	a->strings = &c->aptr[k];
+	c->aptr[k] = c->astr[k];
+	if (!strcmp(type, "i")) {
+		long long v;
+		a->type = ART_ATTR_INT, a->count = 1;
+		if (fscanf(f, "%lld", &v) != 1)
+			return -1;
+		c->aints[k][0] = v;
+	} else if (!strcmp(type, "f")) {
+		a->type = ART_ATTR_FLOAT, a->count = 1;
+		if (fscanf(f, "%f", &c->afloats[k][0]) != 1)
+			return -1;
+	} else if (!strcmp(type, "s")) {
+		a->type = ART_ATTR_STRING, a->count = 1;
+		if (fscanf(f, "%31s", c->astr[k]) != 1)
+			return -1;
+	} else {
+		int n;
+		a->type = !strcmp(type, "ints") ? ART_ATTR_INTS : ART_ATTR_FLOATS;
+		if (fscanf(f, "%d", &n) != 1 || n < 0 || n > 8)
+			return -1;
+		a->count = n;
+		for (int i = 0; i < n; i++) {
+			long long v;
+			if (a->type == ART_ATTR_INTS ?
+			    fscanf(f, "%lld", &v) != 1 :
+			    fscanf(f, "%f", &c->afloats[k][i]) != 1)
+				return -1;
+			if (a->type == ART_ATTR_INTS)
+				c->aints[k][i] = v;
+		}
+	}
+	c->nattrs++;
+	return 0;
+}
+
+static int read_tensor(FILE *f, Case *c)
+{
+	int k = c->nt, rank;
+	art_tensor *t = &c->t[k];
+	char type[4];
+	int64_t n = 1;
+
+	if (k == MAXT || fscanf(f, "%7s %3s %d", c->role[k], type, &rank) != 3 ||
+	    rank < 0 || rank > ART_MAX_RANK)
+		return -1;
+	memset(t, 0, sizeof *t);
+	t->name = c->role[k];
+	t->rank = rank;
+	t->dims = c->dims[k];
+	t->dtype = type[0] == 'i' ? ART_DT_INT64 : ART_DT_FLOAT;
+	t->alias_of = t->inplace_of = -1;
+	t->offset = t->weights_offset = ART_NOT_IN_ARENA;
+	for (int i = 0; i < rank; i++) {
+		if (fscanf(f, "%d", &c->dims[k][i]) != 1)
+			return -1;
+		n *= c->dims[k][i];
+	}
+	if (!strcmp(c->role[k], "none")) {
+		t->rank = -1;
+		c->vals[k] = NULL;
+		c->nt++;
+		return 0;
+	}
+	if (n > MAXV)
+		return -1;
+	t->bytes = (uint32_t)(n * 4 * (t->dtype == ART_DT_INT64 ? 2 : 1));
+	c->vals[k] = malloc(t->bytes + 8);
+	for (int64_t i = 0; i < n; i++) {
+		long long v;
+		if (t->dtype == ART_DT_INT64) {
+			if (fscanf(f, "%lld", &v) != 1)
+				return -1;
+			((int64_t *)c->vals[k])[i] = v;
+		} else if (fscanf(f, "%f", &((float *)c->vals[k])[i]) != 1) {
+			return -1;
+		}
+	}
+	c->nt++;
+	return 0;
+}
+
+static void free_case(Case *c)
+{
+	for (int i = 0; i < c->nt; i++)
+		free(c->vals[i]);
+}
+
+/* Reads the next case; 1 done, 0 read, -1 malformed. */
+static int read_case(FILE *f, Case *c)
+{
+	char word[16];
+	memset(c, 0, sizeof *c);
+	if (fscanf(f, "%15s", word) != 1)
+		return 1;
+	if (strcmp(word, "case") || fscanf(f, "%63s %31s %15s", c->name, c->op,
+					   c->inplace) != 3)
+		return -1;
+	for (;;) {
+		long pos = ftell(f);
+		if (fscanf(f, "%15s", word) != 1)
+			return c->nt ? 0 : -1;
+		if (!strcmp(word, "attr")) {
+			if (read_attr(f, c))
+				return -1;
+		} else if (!strcmp(word, "tensor")) {
+			if (read_tensor(f, c))
+				return -1;
+		} else {
+			fseek(f, pos, SEEK_SET);
+			return c->nt ? 0 : -1;
+		}
+	}
+}
+
+static uint32_t place(uint32_t *at, uint32_t bytes)
+{
+	uint32_t off = *at;
+	*at += (bytes + 63) / 64 * 64;
+	return off;
+}
+
+/*
+ * Lays the case out (arena or weights by role), runs it, compares the
+ * output; in_place plans the output over input 0.  0 ok, 1 wrong values,
+ * -1 the runtime refused (err says why).
+ */
+static int run_case(Case *c, int in_place, art_error *err)
+{
+	int32_t ins[MAXT], outs[1];
+	art_step step = {0};
+	art_model m = {0};
+	uint32_t aat = 0, wat = 0;
+	int o = c->nt - 1, nin = 0;
+	art_tensor *y = &c->t[o];
+	const float *got, *want = c->vals[o];
+	int64_t n = y->bytes / 4;
+
+	for (int i = 0; i < o; i++) {
+		art_tensor *t = &c->t[i];
+		ins[nin++] = t->rank < 0 ? -1 : i;
+		if (t->rank < 0)
+			continue;
+		if (!strcmp(c->role[i], "in")) {
+			t->offset = place(&aat, t->bytes);
+			memcpy(arena + t->offset, c->vals[i], t->bytes);
+		} else {
+			t->weights_offset = place(&wat, t->bytes);
+			memcpy(weights + t->weights_offset, c->vals[i], t->bytes);
+		}
+	}
+	y->inplace_of = in_place ? 0 : -1;
+	y->offset = in_place ? c->t[0].offset : place(&aat, y->bytes);
+	if (!in_place)
+		memset(arena + y->offset, 0xff, y->bytes);   /* NaNs */
+	outs[0] = o;
+	step.op = c->op;
+	step.name = c->name;
+	step.inputs = ins;
+	step.ninputs = nin;
+	step.outputs = outs;
+	step.noutputs = 1;
+	step.attrs = c->attrs;
+	step.nattrs = c->nattrs;
+	m.tensors = c->t;
+	m.ntensors = c->nt;
+	m.steps = &step;
+	m.nsteps = 1;
+	m.arena_size = aat;
+	m.weights_size = wat;
+	if (art_run(&m, arena, sizeof arena, weights, sizeof weights, err))
+		return -1;
+	got = (const float *)(const void *)(arena + y->offset);
+	for (int64_t i = 0; i < n; i++)
+		if (!(fabsf(got[i] - want[i]) <= 1e-5f + 1e-4f * fabsf(want[i]))) {
+			snprintf(err->msg, sizeof err->msg, "value %lld: got %.8g, "
+				 "want %.8g", (long long)i, got[i], want[i]);
+			return 1;
+		}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static Case c;
+	FILE *f;
+	int pass = 0, fail = 0, rc;
+
+	if (argc != 2 || !(f = fopen(argv[1], "r"))) {
+		fputs("usage: rt_cases CASES.txt\n", stderr);
+		return 2;
+	}
+	while ((rc = read_case(f, &c)) == 0) {
+		art_error err;
+		int ok = run_case(&c, 0, &err) == 0, in_place_ok = 1;
+		const char *why = ok ? "" : err.msg;
+
+		/* In place only where a planner could put it: same bytes. */
+		if (ok && c.t[0].rank >= 0 && !strcmp(c.role[0], "in") &&
+		    c.t[0].bytes == c.t[c.nt - 1].bytes) {
+			int r = run_case(&c, 1, &err);
+			if (!strcmp(c.inplace, "ok"))
+				in_place_ok = r == 0;
+			else
+				in_place_ok = r == -1 && strstr(err.msg,
+								"in place");
+			if (!in_place_ok)
+				why = r == 0 ? "in place ran, should be "
+				      "refused" : err.msg;
+		}
+		if (ok && in_place_ok) {
+			pass++;
+		} else {
+			fail++;
+			printf("FAIL %s (%s)%s: %s\n", c.name, c.op,
+			       ok ? " in place" : "", why);
+		}
+		free_case(&c);
+	}
+	fclose(f);
+	if (rc < 0) {
+		printf("FAIL malformed cases file after %d cases\n", pass + fail);
+		fail++;
+	}
+	printf("kernels: %d passed, %d failed\n", pass, fail);
+	return fail ? 1 : 0;
+}

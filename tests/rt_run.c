@@ -1,0 +1,263 @@
+/*
+ * rt_run.c — runs one generated header in the reference runtime and
+ * compares its first output with a reference TensorProto.
+ *
+ *   cc -DARENAC_HEADER='"m.h"' -DLO=m -DUP=M rt_run.c pbread.c ...
+ *   rt_run [options] WEIGHTS.bin [EXPECTED.pb]
+ *     --input FILE.pb   the input (default: element i of the only float
+ *                       input is i/n, the shared light_* convention)
+ *     --fill random     fill the arena with random bytes first (default
+ *                       zeros), so reads of unwritten bytes show up
+ *     --rtol R --atol A tolerances (1e-3, 1e-7)
+ *     --print           print the output values
+ *     --repeat N        run N times (timing)
+ *
+ * Prints one line with the errors, time, and the arena beside the arena a
+ * plan with one buffer per tensor would need.  Exit 0 when every value is
+ * within atol + rtol * |expected|, 1 otherwise, 2 on a usage or run error.
+ * Built with -DWEIGHTS_LINKED the weights come from the C array that
+ * `arenac --weights FILE.c` wrote, and no WEIGHTS argument is taken.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "arenac_rt.h"
+#include "pbread.h"
+
+#define CAT_(a, b) a##b
+#define CAT(a, b) CAT_(a, b)
+#define L(x) CAT(LO, x)
+#define U(x) CAT(UP, x)
+
+#include ARENAC_HEADER
+
+ARENAC_RT_BIND(LO, UP)
+
+#ifdef WEIGHTS_LINKED
+extern const uint8_t L(_weights)[];
+#endif
+
+static uint8_t *read_file(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	uint8_t *buf = NULL;
+	long n;
+
+	if (!f)
+		return NULL;
+	if (!fseek(f, 0, SEEK_END) && (n = ftell(f)) >= 0 &&
+	    !fseek(f, 0, SEEK_SET)) {
+		/* 64: more than any plan's alignment of its weights. */
+		buf = aligned_alloc(64, ((size_t)n + 64) / 64 * 64);
+		if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
+			free(buf);
+			buf = NULL;
+		}
+		*len = (size_t)n;
+	}
+	fclose(f);
+	return buf;
+}
+
+/* The only float graph input, or -1. */
+static int float_input(void)
+{
+	int found = -1;
+	for (int i = 0; i < U(_NUM_TENSORS); i++)
+		if (L(_tensors)[i].kind == U(_KIND_INPUT) &&
+		    L(_tensors)[i].dtype == U(_DT_FLOAT32)) {
+			if (found >= 0)
+				return -1;
+			found = i;
+		}
+	return found;
+}
+
+static int first_output(void)
+{
+	for (int i = 0; i < U(_NUM_TENSORS); i++)
+		if (L(_tensors)[i].kind == U(_KIND_OUTPUT))
+			return i;
+	return -1;
+}
+
+static int64_t numel(int t)
+{
+	int64_t n = 1;
+	for (int i = 0; i < L(_tensors)[t].rank; i++)
+		n *= L(_tensors)[t].dims[i];
+	return n;
+}
+
+/* The arena of a plan that gives every tensor its own buffer. */
+static uint64_t naive_arena(void)
+{
+	uint64_t sum = 0, a = U(_ARENA_ALIGN);
+	for (int i = 0; i < U(_NUM_TENSORS); i++)
+		if (L(_tensors)[i].offset != U(_NOT_IN_ARENA))
+			sum += (L(_tensors)[i].bytes + a - 1) / a * a;
+	return sum;
+}
+
+static double now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int usage(void)
+{
+	fputs("usage: rt_run [--input X.pb] [--fill zero|random] [--rtol R] "
+	      "[--atol A] [--print] [--repeat N]"
+#ifndef WEIGHTS_LINKED
+	      " WEIGHTS.bin"
+#endif
+	      " [EXPECTED.pb]\n", stderr);
+	return 2;
+}
+
+int main(int argc, char **argv)
+{
+	const char *input = NULL, *fill = "zero", *wpath = NULL, *expect = NULL;
+	double rtol = 1e-3, atol = 1e-7, t0, secs;
+	int print = 0, repeat = 1, in, outt, bad = 0;
+	const uint8_t *weights;
+	size_t wlen = 0;
+	PbTensor ref = {0};
+	char err[512];
+	art_error rerr;
+	const float *y;
+	double max_abs = 0, max_rel = 0;
+	int64_t n;
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--input") && i + 1 < argc)
+			input = argv[++i];
+		else if (!strcmp(argv[i], "--fill") && i + 1 < argc)
+			fill = argv[++i];
+		else if (!strcmp(argv[i], "--rtol") && i + 1 < argc)
+			rtol = atof(argv[++i]);
+		else if (!strcmp(argv[i], "--atol") && i + 1 < argc)
+			atol = atof(argv[++i]);
+		else if (!strcmp(argv[i], "--repeat") && i + 1 < argc)
+			repeat = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--print"))
+			print = 1;
+#ifndef WEIGHTS_LINKED
+		else if (!wpath)
+			wpath = argv[i];
+#endif
+		else if (!expect)
+			expect = argv[i];
+		else
+			return usage();
+	}
+#ifdef WEIGHTS_LINKED
+	weights = L(_weights);
+	wlen = U(_WEIGHTS_SIZE);
+	(void)wpath;
+#else
+	if (!wpath)
+		return usage();
+	if (!(weights = read_file(wpath, &wlen))) {
+		fprintf(stderr, "rt_run: %s: cannot read\n", wpath);
+		return 2;
+	}
+#endif
+	if (repeat < 1 || (strcmp(fill, "zero") && strcmp(fill, "random")))
+		return usage();
+	in = float_input();
+	outt = first_output();
+	if (in < 0 || outt < 0) {
+		fputs("rt_run: the model needs one float input and an output\n",
+		      stderr);
+		return 2;
+	}
+
+	t0 = now();
+	for (int r = 0; r < repeat; r++) {
+		float *x;
+		if (!strcmp(fill, "random")) {
+			uint64_t s = 0x9e3779b97f4a7c15ull + (uint64_t)r;
+			for (size_t i = 0; i < U(_ARENA_SIZE); i++) {
+				s ^= s << 13, s ^= s >> 7, s ^= s << 17;
+				L(_arena)[i] = (uint8_t)s;
+			}
+		} else {
+			memset(L(_arena), 0, U(_ARENA_SIZE));
+		}
+		x = (float *)(void *)(L(_arena) + L(_tensors)[in].offset);
+		if (input) {
+			PbTensor pin;
+			if (pb_read_float(input, &pin, err, sizeof err)) {
+				fprintf(stderr, "rt_run: %s\n", err);
+				return 2;
+			}
+			if (pin.numel != numel(in)) {
+				fprintf(stderr, "rt_run: %s has %lld values, "
+					"the input wants %lld\n", input,
+					(long long)pin.numel,
+					(long long)numel(in));
+				return 2;
+			}
+			memcpy(x, pin.data, (size_t)pin.numel * sizeof *x);
+			pb_free(&pin);
+		} else {
+			n = numel(in);
+			for (int64_t i = 0; i < n; i++)
+				x[i] = (float)i / (float)n;
+		}
+		if (art_run(L(_rt_model)(), L(_arena), U(_ARENA_SIZE), weights,
+			    wlen, &rerr)) {
+			fprintf(stderr, "rt_run: %s\n", rerr.msg);
+			return 2;
+		}
+	}
+	secs = (now() - t0) / repeat;
+
+	y = (const float *)(const void *)(L(_arena) + L(_tensors)[outt].offset);
+	n = numel(outt);
+	if (print)
+		for (int64_t i = 0; i < n; i++)
+			printf("%s[%lld] = %.6g\n", L(_tensors)[outt].name,
+			       (long long)i, y[i]);
+	if (expect) {
+		if (pb_read_float(expect, &ref, err, sizeof err)) {
+			fprintf(stderr, "rt_run: %s\n", err);
+			return 2;
+		}
+		if (ref.numel != n) {
+			fprintf(stderr, "rt_run: %s has %lld values, the output "
+				"%lld\n", expect, (long long)ref.numel,
+				(long long)n);
+			return 2;
+		}
+		for (int64_t i = 0; i < n; i++) {
+			double d = fabs((double)y[i] - ref.data[i]);
+			double lim = atol + rtol * fabs(ref.data[i]);
+			if (!(d <= lim)) {
+				if (bad < 3)
+					fprintf(stderr, "  %s[%lld]: got %.8g, "
+						"want %.8g\n",
+						L(_tensors)[outt].name,
+						(long long)i, y[i], ref.data[i]);
+				bad++;
+			}
+			if (!(d <= max_abs))
+				max_abs = d;
+			if (ref.data[i] != 0 && !(d / fabs(ref.data[i]) <= max_rel))
+				max_rel = d / fabs(ref.data[i]);
+		}
+		pb_free(&ref);
+	}
+	printf("%lld values%s, max abs err %.3g, max rel err %.3g, %d "
+	       "outside; %.1f ms; arena %lu, one buffer per tensor %llu\n",
+	       (long long)n, expect ? " compared" : "", max_abs, max_rel, bad,
+	       secs * 1e3, (unsigned long)U(_ARENA_SIZE),
+	       (unsigned long long)naive_arena());
+	return bad ? 1 : 0;
+}
