@@ -1,0 +1,233 @@
+/*
+ * test_alias.c — views, in-place and concat elision on hand-made graphs
+ * whose best peak is known, each switch on and off, every plan through the
+ * verifier (inside ar_plan) and the poison executor.
+ */
+#include "testutil.h"
+
+#include "graph_build.h"
+#include "passes.h"
+#include "plan.h"
+
+enum { VIEWS = 1, INPLACE = 2, ELIDE = 4 };
+
+static ArPlan *plan(const ArGraph *g, int sw)
+{
+	ArPlanOptions o;
+	ArError err = {0};
+	ArPlan *p;
+	ar_plan_options_default(&o);
+	o.order = AR_ORDER_FILE;
+	o.views = sw & VIEWS;
+	o.inplace = sw & INPLACE ? AR_INPLACE_ELEMENTWISE : AR_INPLACE_NONE;
+	o.concat_elide = sw & ELIDE;
+	if (ar_plan(g, &o, &p, &err))
+		fail_msg("ar_plan: %s", err.msg);
+	if (ar_poison_run(g, p, &err))
+		fail_msg("poison: %s", err.msg);
+	return p;
+}
+
+static void expect_peak(const ArGraph *g, int sw, int64_t peak)
+{
+	ArPlan *p = plan(g, sw);
+	assert_int_equal(p->lower_bound, peak);
+	assert_int_equal(p->arena_bytes, peak);
+	ar_plan_free(p);
+}
+
+/* x(16 B) -> Conv -> a(256) -> Reshape -> b -> Flatten -> c -> Conv -> y */
+static void test_reshape_chain(void **state)
+{
+	ArGraph *g = ar_graph_new("views");
+	int x = gb_tensor(g, "x", AR_TK_INPUT, 4, 0, 0, 0);
+	int a = gb_tensor(g, "a", AR_TK_ACTIVATION, 4, 16, 0, 0);
+	int b = gb_tensor(g, "b", AR_TK_ACTIVATION, 64, 0, 0, 0);
+	int c = gb_tensor(g, "c", AR_TK_ACTIVATION, 1, 64, 0, 0);
+	int y = gb_tensor(g, "y", AR_TK_OUTPUT, 4, 0, 0, 0);
+	ArPlan *p;
+	gb_node(g, "Conv", &x, 1, a);
+	gb_node(g, "Reshape", &a, 1, b);
+	gb_node(g, "Flatten", &b, 1, c);
+	gb_node(g, "Conv", &c, 1, y);
+	gb_io(g, &x, 1, &y, 1);
+
+	expect_peak(g, 0, 512);         /* a+b, then b+c */
+	expect_peak(g, VIEWS, 272);     /* one 256-byte buffer, plus x or y */
+	p = plan(g, VIEWS);
+	assert_int_equal(p->slots[b].alias_of, a);
+	assert_int_equal(p->slots[c].alias_of, b);
+	assert_int_equal(p->slots[c].offset, p->slots[a].offset);
+	assert_int_equal(p->slots[a].first, 0);
+	ar_plan_free(p);
+	ar_graph_free(g);
+}
+
+/* A graph output never shares bytes with a graph input; other views may. */
+static void test_views_of_graph_input(void **state)
+{
+	ArGraph *g = ar_graph_new("io");
+	int x = gb_tensor(g, "x", AR_TK_INPUT, 16, 0, 0, 0);
+	int y = gb_tensor(g, "y", AR_TK_OUTPUT, 16, 0, 0, 0);
+	int v = gb_tensor(g, "v", AR_TK_ACTIVATION, 4, 4, 0, 0);
+	int z = gb_tensor(g, "z", AR_TK_OUTPUT, 4, 0, 0, 0);
+	ArPlan *p;
+	gb_node(g, "Identity", &x, 1, y);
+	gb_node(g, "Reshape", &x, 1, v);
+	gb_node(g, "Relu", &v, 1, z);
+	gb_io(g, &x, 1, (int[]){y, z}, 2);
+	p = plan(g, VIEWS | INPLACE);
+	assert_int_equal(p->slots[y].alias_of, -1);
+	assert_int_equal(p->slots[v].alias_of, x);
+	/* v is the caller's input bytes: nothing may overwrite them. */
+	assert_int_equal(p->slots[z].inplace_of, -1);
+	ar_plan_free(p);
+	ar_graph_free(g);
+}
+
+/* x(16) -> Conv -> a(256) -> Relu -> b(256) -> Conv -> y(16) */
+static void test_relu_inplace(void **state)
+{
+	ArGraph *g = ar_graph_new("relu");
+	int x = gb_tensor(g, "x", AR_TK_INPUT, 4, 0, 0, 0);
+	int a = gb_tensor(g, "a", AR_TK_ACTIVATION, 64, 0, 0, 0);
+	int b = gb_tensor(g, "b", AR_TK_ACTIVATION, 64, 0, 0, 0);
+	int y = gb_tensor(g, "y", AR_TK_OUTPUT, 4, 0, 0, 0);
+	ArPlan *p;
+	gb_node(g, "Conv", &x, 1, a);
+	gb_node(g, "Relu", &a, 1, b);
+	gb_node(g, "Conv", &b, 1, y);
+	gb_io(g, &x, 1, &y, 1);
+	expect_peak(g, 0, 512);
+	expect_peak(g, INPLACE, 272);
+	p = plan(g, INPLACE);
+	assert_int_equal(p->slots[b].inplace_of, a);
+	assert_int_equal(p->slots[b].offset, p->slots[a].offset);
+	ar_plan_free(p);
+	ar_graph_free(g);
+}
+
+/* Relu(a) cannot overwrite a while Add still reads it; Add can, after. */
+static void test_inplace_needs_dying_input(void **state)
+{
+	ArGraph *g = ar_graph_new("live");
+	int x = gb_tensor(g, "x", AR_TK_INPUT, 4, 0, 0, 0);
+	int a = gb_tensor(g, "a", AR_TK_ACTIVATION, 64, 0, 0, 0);
+	int b = gb_tensor(g, "b", AR_TK_ACTIVATION, 64, 0, 0, 0);
+	int s = gb_tensor(g, "s", AR_TK_ACTIVATION, 64, 0, 0, 0);
+	int y = gb_tensor(g, "y", AR_TK_OUTPUT, 64, 0, 0, 0);
+	ArPlan *p;
+	gb_node(g, "Conv", &x, 1, a);
+	gb_node(g, "Relu", &a, 1, b);
+	gb_node(g, "Add", (int[]){a, b}, 2, s);
+	gb_node(g, "Sigmoid", &s, 1, y);
+	gb_io(g, &x, 1, &y, 1);
+	p = plan(g, INPLACE);
+	assert_int_equal(p->slots[b].inplace_of, -1);
+	assert_int_equal(p->slots[s].inplace_of, a);
+	assert_int_equal(p->slots[y].inplace_of, -1);  /* a graph output */
+	ar_plan_free(p);
+	ar_graph_free(g);
+}
+
+/*
+ * x [1,1,4,4] (64 B) -> three Convs -> a [1,2,4,4], b [1,4,4,4], c [1,2,4,4]
+ * -> Concat(axis 1) -> d [1,8,4,4] (512 B) -> Conv -> y [1,1,4,4].
+ * Copy peaks at the Concat (128 + 256 + 128 + 512); elided, d's buffer
+ * holds everything from the first Conv on: 512 + x or y.
+ */
+static ArGraph *three_way(int64_t axis)
+{
+	ArGraph *g = ar_graph_new("concat");
+	int x = gb_tensor(g, "x", AR_TK_INPUT, 1, 1, 4, 4);
+	int a = gb_tensor(g, "a", AR_TK_ACTIVATION, 1, 2, 4, 4);
+	int b = gb_tensor(g, "b", AR_TK_ACTIVATION, 1, 4, 4, 4);
+	int c = gb_tensor(g, "c", AR_TK_ACTIVATION, 1, 2, 4, 4);
+	int d = gb_tensor(g, "d", AR_TK_ACTIVATION, 1, 8, 4, 4);
+	int y = gb_tensor(g, "y", AR_TK_OUTPUT, 1, 1, 4, 4);
+	gb_node(g, "Conv", &x, 1, a);
+	gb_node(g, "Conv", &x, 1, b);
+	gb_node(g, "Conv", &x, 1, c);
+	gb_int_attr(g, gb_node(g, "Concat", (int[]){a, b, c}, 3, d), "axis",
+		    axis);
+	gb_node(g, "Conv", &d, 1, y);
+	gb_io(g, &x, 1, &y, 1);
+	return g;
+}
+
+static void test_concat_three_way(void **state)
+{
+	ArGraph *g = three_way(1);
+	ArPlan *p;
+	static const int64_t off[] = {0, 128, 384};
+	expect_peak(g, 0, 1024);
+	expect_peak(g, ELIDE, 576);
+	p = plan(g, ELIDE);
+	for (int i = 0; i < 3; i++) {
+		const ArSlot *s = &p->slots[1 + i];
+		assert_int_equal(s->alias_of, 4);
+		assert_int_equal(s->alias_offset, off[i]);
+		assert_int_equal(s->offset, p->slots[4].offset + off[i]);
+	}
+	assert_int_equal(p->slots[4].first, 3);
+	ar_plan_free(p);
+	ar_graph_free(g);
+
+	/* Along H the slices interleave (channel dim 8 before the axis). */
+	g = three_way(-2);
+	p = plan(g, ELIDE);
+	for (int t = 1; t <= 3; t++)
+		assert_int_equal(p->slots[t].alias_of, -1);
+	assert_int_equal(p->lower_bound, 1024);
+	ar_plan_free(p);
+	ar_graph_free(g);
+}
+
+/*
+ * DenseNet's pattern: c1 = Concat(a, b), e = Conv(c1), c2 = Concat(c1, e).
+ * Both elided, everything lives in c2's 384 bytes (peak 448 with x or y);
+ * copies peak at 768 (c1 + e + c2).
+ */
+static void test_concat_nested(void **state)
+{
+	ArGraph *g = ar_graph_new("nested");
+	int x = gb_tensor(g, "x", AR_TK_INPUT, 1, 1, 4, 4);
+	int a = gb_tensor(g, "a", AR_TK_ACTIVATION, 1, 2, 4, 4);
+	int b = gb_tensor(g, "b", AR_TK_ACTIVATION, 1, 2, 4, 4);
+	int c1 = gb_tensor(g, "c1", AR_TK_ACTIVATION, 1, 4, 4, 4);
+	int e = gb_tensor(g, "e", AR_TK_ACTIVATION, 1, 2, 4, 4);
+	int c2 = gb_tensor(g, "c2", AR_TK_ACTIVATION, 1, 6, 4, 4);
+	int y = gb_tensor(g, "y", AR_TK_OUTPUT, 1, 1, 4, 4);
+	ArPlan *p;
+	gb_node(g, "Conv", &x, 1, a);
+	gb_node(g, "Conv", &x, 1, b);
+	gb_int_attr(g, gb_node(g, "Concat", (int[]){a, b}, 2, c1), "axis", 1);
+	gb_node(g, "Conv", &c1, 1, e);
+	gb_int_attr(g, gb_node(g, "Concat", (int[]){c1, e}, 2, c2), "axis", 1);
+	gb_node(g, "Conv", &c2, 1, y);
+	gb_io(g, &x, 1, &y, 1);
+	expect_peak(g, 0, 768);
+	expect_peak(g, ELIDE, 448);
+	p = plan(g, ELIDE);
+	assert_int_equal(p->slots[a].alias_of, c1);
+	assert_int_equal(p->slots[b].alias_offset, 128);
+	assert_int_equal(p->slots[c1].alias_of, c2);
+	assert_int_equal(p->slots[e].alias_of, c2);
+	assert_int_equal(p->slots[e].alias_offset, 256);
+	assert_int_equal(p->slots[b].offset, p->slots[c2].offset + 128);
+	ar_plan_free(p);
+	ar_graph_free(g);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_reshape_chain),
+		cmocka_unit_test(test_views_of_graph_input),
+		cmocka_unit_test(test_relu_inplace),
+		cmocka_unit_test(test_inplace_needs_dying_input),
+		cmocka_unit_test(test_concat_three_way),
+		cmocka_unit_test(test_concat_nested),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
