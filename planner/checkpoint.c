@@ -11,9 +11,9 @@
  * optimal: recompute FLOPs only fall as more activations stay, so with few
  * candidates (EXACT_MAX) the search walks all selections in increasing
  * recompute cost and the first that fits is optimal, on chains and DAGs
- * alike.  Beyond that (or past --time-limit) a greedy frees the activations
- * cheapest to recompute per byte until the arena fits, then takes back any
- * it can afford; that result is not claimed optimal.  The search stops at
+ * alike.  Beyond that (or past --time-limit) a heuristic tries uniform
+ * segments of every length and then takes back what it can afford; that
+ * result is not claimed optimal.  The search stops at
  * --time-limit (exact or not) and keeps the best it has.
  */
 #include "train.h"
@@ -147,80 +147,44 @@ static bool search_exact(Search *s, bool *res)
 	return complete;
 }
 
-typedef struct Drop {
-	double ratio;   /* recompute FLOPs added per byte freed */
-	int t;
-} Drop;
-
-static int drop_cmp(const void *a, const void *b)
+/* Every k-th candidate resident (k = 1: all of them). */
+static void set_spacing(const ArTrainModel *m, bool *res, int k)
 {
-	const Drop *x = a, *y = b;
-	if (x->ratio != y->ratio)
-		return x->ratio < y->ratio ? -1 : 1;
-	return x->t - y->t;
-}
-
-/* The first k activations of the drop order freed, the others resident. */
-static int64_t plan_prefix(Search *s, const Drop *d, int k, bool *res)
-{
-	for (int i = 0; i < s->m->ncand; i++)
-		res[d[i].t] = i >= k;
-	return plan_selection(s, res, ar_train_recompute_flops(s->m, res));
+	for (int i = 0; i < m->ncand; i++)
+		res[m->cand[i]] = (i + 1) % k == 0;
 }
 
 /*
- * Orders the activations by recompute FLOPs added per byte freed, finds by
- * bisection the shortest prefix of that order whose freeing fits (arenas
- * shrink, if not strictly, as more is freed), then keeps back the most
- * expensive of the freed ones while the arena still fits.
+ * Uniform segments of every length k (sqrt's choice among them, so never
+ * worse than sqrt where sqrt fits), the cheapest that fits kept; then each
+ * freed activation is taken back if the arena still fits without it.
+ * Memory is not monotone in the selection (freeing everything recomputes
+ * everything at once), so no bisection.
  */
-static void search_greedy(Search *s, bool *res)
+static void search_segments(Search *s, bool *res)
 {
 	const ArTrainModel *m = s->m;
-	Drop *d = ar_xmalloc(((size_t)m->ncand + 1) * sizeof *d);
-	int n = m->ncand, lo = 0, hi = n;
-	int64_t a;
-
-	for (int i = 0; i < n; i++)
-		res[m->cand[i]] = true;
-	for (int i = 0; i < n; i++) {
-		int t = m->cand[i];
-		int64_t b = m->base->tensors[t].bytes;
-		res[t] = false;
-		d[i].ratio = (double)ar_train_recompute_flops(m, res) /
-			     (double)(b > 0 ? b : 1);
-		d[i].t = t;
-		res[t] = true;
-	}
-	qsort(d, (size_t)n, sizeof *d, drop_cmp);
-	a = plan_prefix(s, d, n, res);
-	if (a < 0 || (s->budget && a > s->budget))
-		goto out;
-	/* Invariant: prefix hi fits, prefix lo does not. */
-	while (hi - lo > 1 && !s->rc && now() < s->deadline) {
-		int mid = lo + (hi - lo) / 2;
-		a = plan_prefix(s, d, mid, res);
-		if (a >= 0 && a <= s->budget)
-			hi = mid;
-		else
-			lo = mid;
-	}
-	for (int i = hi - 1; i >= 0 && !s->rc && now() < s->deadline; i--) {
-		memcpy(res, s->best, (size_t)m->base->ntensors * sizeof *res);
-		res[d[i].t] = true;
+	for (int k = 1; k <= m->ncand && !s->rc && now() < s->deadline; k++) {
+		set_spacing(m, res, k);
 		plan_selection(s, res, ar_train_recompute_flops(m, res));
 	}
-out:
-	free(d);
+	for (int i = m->ncand - 1; i >= 0 && s->best_plan && !s->rc &&
+	     now() < s->deadline; i--) {
+		if (s->best[m->cand[i]])
+			continue;
+		memcpy(res, s->best, (size_t)m->base->ntensors * sizeof *res);
+		res[m->cand[i]] = true;
+		plan_selection(s, res, ar_train_recompute_flops(m, res));
+	}
 }
 
 /* The smallest arena any selection reaches: all selections with few
- * candidates, else the greedy's (freeing everything is among its tries). */
+ * candidates, else the best of the segment search. */
 static void smallest_arena(Search *s, bool *res)
 {
 	const ArTrainModel *m = s->m;
 	if (m->ncand > EXACT_MAX) {
-		search_greedy(s, res);
+		search_segments(s, res);
 		return;
 	}
 	for (uint32_t i = 0; i < (1u << m->ncand) && !s->rc &&
@@ -308,7 +272,7 @@ static int run_policy(Search *s, ArCkptPolicy pol, bool *res, bool *exact)
 	if (m->ncand <= EXACT_MAX && search_exact(s, res))
 		*exact = true;
 	else if (!s->best_plan && !s->rc)
-		search_greedy(s, res);
+		search_segments(s, res);
 	return s->rc;
 }
 
