@@ -259,7 +259,8 @@ static void branch(Place *s, int d, double cost)
 		return;
 	}
 	if (d == s->n) {
-		leaf(s, cost);
+		if (better(s, cost))
+			leaf(s, cost);
 		return;
 	}
 	for (int e = d; e < s->n; e++) {
