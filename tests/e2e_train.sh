@@ -1,0 +1,87 @@
+#!/bin/sh
+# e2e_train.sh — --train end to end: LeNet's memory bill in the JSON report
+# against hand-computed numbers, every checkpoint policy through the
+# verifier and the poison executor (--selfcheck), the exit codes (3 with
+# the smallest reachable budget, 2 for an op without a gradient rule), the
+# header, and a shared CNN with real recompute under a budget.
+ARENAC=${ARENAC:-build/arenac}
+PYTHON=${PYTHON:-/usr/bin/python3}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+bad() { echo "FAIL: $*"; fail=1; }
+
+"$ARENAC" --train --batch 64 --optimizer momentum --selfcheck \
+	--json "$tmp/l.json" -o "$tmp/l.h" testdata/lenet.onnx ||
+	bad "lenet --train"
+"$PYTHON" - "$tmp/l.json" <<'PY' || bad "lenet bill"
+import json, sys
+r = json.load(open(sys.argv[1]))
+t = r["training"]
+# 431,080 float32 parameters; gradients and momentum the same size.
+assert t["parameter_bytes"] == 1724320, t
+assert t["gradient_bytes"] == 1724320 and t["optimizer_state_bytes"] == 1724320, t
+assert t["arena_bytes"] == r["arena_bytes"]
+assert t["total_bytes"] == 3 * 1724320 + t["arena_bytes"], t
+assert t["recompute_flops"] == 0 and t["checkpoint_policy"] == "none", t
+phases = [s["phase"] for s in r["steps"]]
+assert phases.index("backward") > phases.index("forward")
+assert phases.count("update") == 8 and phases[-1] == "update", phases
+print("  lenet bill ok: arena %d, total %d" % (t["arena_bytes"], t["total_bytes"]))
+PY
+grep -q '"relu1.grad"' "$tmp/l.h" && grep -q '"conv1_w.grad"' "$tmp/l.h" ||
+	bad "header has no training tensors"
+
+for p in none all sqrt; do
+	"$ARENAC" -q --train --batch 16 --checkpoint $p --selfcheck \
+		--json "$tmp/p.json" testdata/lenet.onnx || bad "lenet --checkpoint $p"
+done
+"$ARENAC" -q --train --batch 16 --optimizer adam --selfcheck \
+	--json /dev/null testdata/lenet.onnx || bad "lenet adam"
+
+"$ARENAC" -q --train --batch 64 --budget 4M testdata/lenet.onnx 2>"$tmp/err"
+[ $? -eq 3 ] || bad "lenet under 4M should exit 3"
+grep -q "smallest reachable arena is 9048080 bytes" "$tmp/err" ||
+	bad "exit 3 message: $(cat "$tmp/err")"
+
+"$ARENAC" --optimizer adam testdata/lenet.onnx 2>/dev/null
+[ $? -eq 1 ] || bad "--optimizer without --train should be a usage error"
+
+# An op without a gradient rule on the way to the loss: exit 2, named.
+"$PYTHON" - "$tmp/erf.onnx" <<'PY'
+import sys
+import numpy as np
+from onnx import TensorProto, helper, numpy_helper, save
+w = numpy_helper.from_array(np.ones((4, 4), np.float32), "w")
+g = helper.make_graph(
+    [helper.make_node("MatMul", ["x", "w"], ["h"]),
+     helper.make_node("Erf", ["h"], ["y"])], "erf",
+    [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 4])],
+    [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 4])], [w])
+save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), sys.argv[1])
+PY
+"$ARENAC" -q --train "$tmp/erf.onnx" 2>"$tmp/err"
+[ $? -eq 2 ] && grep -q "no gradient rule for op 'Erf'" "$tmp/err" ||
+	bad "missing rule: $(cat "$tmp/err")"
+
+# A deep chain where checkpointing pays: optimal fits 75% of the
+# no-recompute arena, verified and poison-checked.
+vgg="${ARENAC_SHARED:-}/models/light_vgg19.onnx"
+if [ -f "$vgg" ]; then
+	"$ARENAC" -q --train --json "$tmp/v.json" "$vgg" || bad "vgg19 --train"
+	full=$("$PYTHON" -c "import json,sys; print(json.load(open(sys.argv[1]))['arena_bytes'])" "$tmp/v.json")
+	budget=$((full * 3 / 4))
+	"$ARENAC" -q --train --budget $budget --selfcheck --json "$tmp/v2.json" "$vgg" ||
+		bad "vgg19 at 75%"
+	"$PYTHON" - "$tmp/v2.json" $budget <<'PY' || bad "vgg19 budget"
+import json, sys
+t = json.load(open(sys.argv[1]))["training"]
+assert t["arena_bytes"] <= int(sys.argv[2]) and t["recompute_flops"] > 0, t
+print("  vgg19 at 75%%: arena %d, recompute %.2f%% of forward" % (
+    t["arena_bytes"], 100.0 * t["recompute_flops"] / t["forward_flops"]))
+PY
+else
+	echo "skipped: vgg19 (no shared models)"
+fi
+[ $fail -eq 0 ] && echo "e2e_train: ok"
+exit $fail
