@@ -53,7 +53,7 @@ static void tensor_node(Agraph_t *gv, const ArGraph *g, const ArPlan *p,
 			other = ar_dot_label(g->tensors[s->alias_of >= 0 ?
 				s->alias_of : s->inplace_of].name, 16);
 		if (s->alias_of >= 0)
-			snprintf(where + k, sizeof where - k, " view of %s",
+			snprintf(where + k, sizeof where - k, " within %s",
 				 other);
 		else if (s->inplace_of >= 0)
 			snprintf(where + k, sizeof where - k, " over %s", other);

@@ -121,15 +121,42 @@ static void attr_counts(const ArAttr *a, int *ni, int *nf, int *ns)
 	}
 }
 
+/* t's buffer through alias_of links only: an in-place output is computed,
+ * not a view, so it starts a buffer of its own here. */
+static int alias_root(const ArPlan *p, int t)
+{
+	for (int hops = 0; p->slots[t].alias_of >= 0 && hops < p->ntensors;
+	     hops++)
+		t = p->slots[t].alias_of;
+	return t;
+}
+
+/* Output o only names bytes of input i (a Reshape, a Split slice): it
+ * aliases into i's buffer and lies inside i.  A Concat input written in
+ * place aliases too, but into a later buffer, and is not a view. */
+static int is_view(const Hdr *h, int o, int i)
+{
+	const ArSlot *so = &h->p->slots[o], *si = &h->p->slots[i];
+	return so->alias_of >= 0 && si->planned &&
+	       alias_root(h->p, o) == alias_root(h->p, i) &&
+	       so->offset >= si->offset &&
+	       so->offset + h->g->tensors[o].bytes <=
+	       si->offset + h->g->tensors[i].bytes;
+}
+
 static int step_noop(const Hdr *h, const ArNode *n)
 {
 	const ArSlot *s = h->p->slots;
 	int views = 1, slices = n->noutputs == 1 && n->nexplicit > 0;
 
-	/* Every output a view of another tensor's bytes ... */
-	for (int j = 0; j < n->noutputs; j++)
-		if (n->outputs[j] < 0 || s[n->outputs[j]].alias_of < 0)
-			views = 0;
+	/* Every output a view of an input ... */
+	for (int j = 0; j < n->noutputs; j++) {
+		int any = 0;
+		for (int k = 0; n->outputs[j] >= 0 && k < n->nexplicit; k++)
+			any |= n->inputs[k] >= 0 &&
+			       is_view(h, n->outputs[j], n->inputs[k]);
+		views &= any;
+	}
 	/* ... or every input already written where the one output wants it
 	 * (an elided Concat). */
 	for (int j = 0; slices && j < n->nexplicit; j++)

@@ -4,8 +4,7 @@
  *
  * Every shape is a Graphviz node pinned where it belongs (the nop engine,
  * i.e. "neato -n"), so the picture is an exact drawing of the plan, not a
- * layout Graphviz chose.  Views share their root's rectangle and are not
- * drawn again.  Scales adapt to the model: a step is 4 to 48 points wide
+ * layout Graphviz chose.  Scales adapt to the model: a step is 4 to 48 points wide
  * and the arena is 720 points high, so lenet and densenet121 both fit a
  * screen width or two; names appear only on rectangles they fit in, and
  * every rectangle carries its full description as an SVG tooltip.
@@ -138,7 +137,9 @@ static void tensor_rect(Frame *f, const ArGraph *g, int t)
 	snprintf(color, sizeof color, "t%d", t);
 	ar_gv_set(n, "id", "%s", color);
 	ar_gv_region_color(color, sizeof color, f->p, s->offset);
-	ar_gv_set(n, "style", "filled");
+	/* Aliases (views, Concat inputs written in place) lie over the
+	 * tensor whose bytes they share: dashed, so both stay visible. */
+	ar_gv_set(n, "style", s->alias_of >= 0 ? "filled,dashed" : "filled");
 	ar_gv_set(n, "fillcolor", "%s", color);
 	ar_gv_set(n, "color", "#555555");
 	ar_gv_set(n, "penwidth", "0.4");
@@ -266,11 +267,9 @@ static Agraph_t *build(const ArGraph *g, const ArPlan *p,
 	axes(&f);
 	n = pinned(&f, "frame", f.x0, f.y0, p->nsteps * f.sx, PLOT_H);
 	ar_gv_set(n, "color", "#999999");
-	for (int t = 0; t < g->ntensors; t++) {
-		const ArSlot *s = &p->slots[t];
-		if (s->planned && s->alias_of < 0 && g->tensors[t].bytes > 0)
+	for (int t = 0; t < g->ntensors; t++)
+		if (p->slots[t].planned && g->tensors[t].bytes > 0)
 			tensor_rect(&f, g, t);
-	}
 	if (p->peak_step >= 0 && p->peak_step < p->nsteps) {
 		n = pinned(&f, "peak", f.x0 + p->peak_step * f.sx, f.y0, f.sx,
 			PLOT_H);

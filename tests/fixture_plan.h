@@ -135,9 +135,9 @@ static inline void fixture_init(Fixture *fx)
 	a = fx_attr(&g->nodes[4], "note", AR_ATTR_STRING);
 	a->s = ar_xstrdup(FX_NASTY);
 
-	for (int i = 0; i < FX_NT; i++) {
-		fx->slots[i] = (ArSlot){false, -1, -1, -1, -1, 0, -1};
-	}
+	for (int i = 0; i < FX_NT; i++)
+		fx->slots[i] = (ArSlot){.first = -1, .last = -1, .offset = -1,
+					.alias_of = -1, .inplace_of = -1};
 	fx_slot(fx, FX_X, 0, 0, 48);
 	fx_slot(fx, FX_IN2, 0, 4, 0);
 	fx_slot(fx, FX_C1, 0, 1, 816);

@@ -88,10 +88,11 @@ static void fill(int t)
 static int intact(int t, int step)
 {
 	const uint8_t *b = (const uint8_t *)U(_TENSOR_PTR)(L(_arena), t);
+	int pat = pattern(t);
 	if (L(_tensors)[t].offset == U(_NOT_IN_ARENA))
 		return 1;
 	for (uint32_t i = 0; i < L(_tensors)[t].bytes; i++)
-		if (b[i] != pattern(t)) {
+		if (b[i] != pat) {
 			printf("error: tensor %d was overwritten before step "
 			       "%d read it\n", t, step);
 			return 0;

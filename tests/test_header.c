@@ -14,7 +14,8 @@
 
 static char *header_text(const Fixture *fx, const char *prefix)
 {
-	ArEmitInfo info = {"models/fx.onnx", prefix, "--align 16 */", false};
+	ArEmitInfo info = {.model_path = "models/fx.onnx", .prefix = prefix,
+			   .options = "--align 16 */", .dot_weights = false};
 	ArError err = {0};
 	char *buf = NULL;
 	size_t len = 0;
@@ -219,7 +220,8 @@ static void test_compiles_and_reads_back(void **state)
 		{"g++", "-std=c++11 -Wall -Wextra -Werror -x c++"},
 	};
 	char dir[] = "/tmp/arenac_hdrXXXXXX", path[4200], cmd[8192];
-	ArEmitInfo info = {"fx.onnx", "m", "", false};
+	ArEmitInfo info = {.model_path = "fx.onnx", .prefix = "m",
+			   .options = "", .dot_weights = false};
 	ArError err = {0};
 	Fixture fx;
 	char *want, *got;

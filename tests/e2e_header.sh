@@ -1,0 +1,128 @@
+#!/bin/sh
+# e2e_header.sh — the C header end to end: arenac writes a header and a
+# JSON report for lenet and several shared models; tests/header_check.c is
+# compiled against each header with gcc, clang (C99, -pedantic) and g++
+# (C++11), all at -Werror, and a one-macro translation unit must build
+# too.  At run time header_check prints the header's tables, which must
+# agree with the JSON report, and re-checks from the header alone that no
+# two tensors live at one step share bytes unless alias_of/inplace_of link
+# them, and that a run of the steps never reads overwritten bytes.
+set -u
+ARENAC=${ARENAC:-build/arenac}
+PYTHON=${PYTHON:-/usr/bin/python3}
+SHARED=${ARENAC_SHARED:-../shared}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+
+# name, model, arenac options
+cases="lenet testdata/lenet.onnx --dim N=1"
+if [ -d "$SHARED/models" ]; then
+	for m in light_squeezenet light_inception_v1 light_densenet121 \
+		ch_PP-OCRv4_det_infer; do
+		[ -f "$SHARED/models/$m.onnx" ] && cases="$cases
+$m $SHARED/models/$m.onnx --dim-default 1"
+	done
+else
+	echo "skipped: shared models (no $SHARED/models)"
+fi
+
+C99="-std=c99 -Wall -Wextra -Werror -pedantic"
+CXX11="-std=c++11 -Wall -Wextra -Werror"
+
+# compile NAME CC FLAGS... : header_check against $tmp/NAME.h, linked
+# with a second file that reads one macro (its tables unused) and must not
+# define the arena again; prints the binary's path.
+compile() {
+	name=$1 cc=$2
+	shift 2
+	printf '#undef HC_DEFINE_ARENA\n#include "%s.h"\n%s\n' "$name" \
+		'int few(void); int few(void) { return (int)HC_ARENA_SIZE; }' \
+		> "$tmp/few_$name.c"
+	"$cc" "$@" -I"$tmp" "-DARENAC_HEADER=\"$name.h\"" -DLO=hc -DUP=HC \
+		-DHC_DEFINE_ARENA tests/header_check.c "$tmp/few_$name.c" \
+		-o "$tmp/$name.$cc" >&2 || return 1
+	echo "$tmp/$name.$cc"
+}
+
+echo "$cases" | while read -r name model opts; do
+	if ! $ARENAC -q $opts --prefix hc -o "$tmp/$name.h" \
+		--json "$tmp/$name.json" "$model"; then
+		echo "FAIL $name: arenac failed"
+		exit 1
+	fi
+	ok=1
+	for spec in "gcc $C99" "clang $C99" "g++ $CXX11"; do
+		set -- $spec
+		command -v "$1" >/dev/null || { echo "skipped: $1"; continue; }
+		bin=$(compile "$name" "$@") || { echo "FAIL $name: $1"; ok=0; continue; }
+		"$bin" > "$tmp/$name.$1.out" || {
+			echo "FAIL $name: $1 build's check:"; tail -3 "$tmp/$name.$1.out"
+			ok=0; continue; }
+		if [ -f "$tmp/$name.out" ]; then
+			cmp -s "$tmp/$name.out" "$tmp/$name.$1.out" ||
+				{ echo "FAIL $name: $1 reads other tables"; ok=0; }
+		else
+			cp "$tmp/$name.$1.out" "$tmp/$name.out"
+		fi
+	done
+	[ -f "$tmp/$name.out" ] &&
+		"$PYTHON" - "$tmp/$name.json" "$tmp/$name.out" <<'EOF' || ok=0
+# The lines header_check must print, from the JSON report.
+import json, sys
+rep = json.load(open(sys.argv[1]))
+got = [l for l in open(sys.argv[2]).read().splitlines()
+       if not l.startswith("attr ")]
+dtypes = ["undefined", "float32", "uint8", "int8", "uint16", "int16",
+          "int32", "int64", "string", "bool", "float16", "float64", "uint32",
+          "uint64", "complex64", "complex128", "bfloat16"]
+kinds = ["input", "output", "activation", "weight", "constant"]
+ts = rep["tensors"]
+index = {t["name"]: i for i, t in enumerate(ts)}
+ix = lambda n: -1 if n is None else index[n]
+hx = lambda s: s.encode().hex() if s else "-"
+ids = lambda v: ",".join(str(x) for x in v) if v else "-"
+nn = lambda v, d: d if v is None else v
+want = ["arena %d %d %d %d %d" % (rep["arena_bytes"], rep["alignment"],
+        rep["lower_bound_bytes"], rep["weights_bytes"], rep["peak_step"])]
+for i, t in enumerate(ts):
+    shape = t["shape"]
+    want.append("tensor %d %s %d %d %d %s %d %s %d %d %d %d %d" % (
+        i, hx(t["name"]), dtypes.index(t["dtype"]), kinds.index(t["kind"]),
+        -1 if shape is None else len(shape), ids(shape), nn(t["bytes"], 0),
+        "-" if t["offset"] is None else t["offset"],
+        nn(t["first_step"], -1), nn(t["last_step"], -1),
+        ix(t["alias_of"]), t.get("alias_offset", 0), ix(t["inplace_of"])))
+def aroot(i):
+    while ts[i]["alias_of"] is not None:
+        i = index[ts[i]["alias_of"]]
+    return i
+def view(o, i):  # o only names bytes inside input i
+    a, b = ts[o], ts[i]
+    return (a["alias_of"] is not None and b["offset"] is not None and
+            aroot(o) == aroot(i) and a["offset"] >= b["offset"] and
+            a["offset"] + a["bytes"] <= b["offset"] + b["bytes"])
+for s in rep["steps"]:
+    ins = [ix(n) for n in s["inputs"]]
+    outs = [ix(n) for n in s["outputs"]]
+    views = all(o >= 0 and any(i >= 0 and view(o, i) for i in ins)
+                for o in outs)
+    slices = len(outs) == 1 and ins and all(
+        i >= 0 and ts[i]["alias_of"] == s["outputs"][0] for i in ins)
+    want.append("step %d %s %s %s %s %s %d" % (
+        s["index"], hx(s["op"]), hx(s.get("domain", "")), hx(s["name"]),
+        ids(ins), ids(outs), bool(outs) and (views or bool(slices))))
+bad = [(w, g) for w, g in zip(want, got) if w != g]
+if bad or len(want) != len(got):
+    print("header and JSON disagree (%d vs %d lines), first: %s" % (
+        len(got), len(want), bad[:1]))
+    sys.exit(1)
+EOF
+	if [ $ok = 1 ]; then
+		echo "ok $name: $(grep -c '^tensor' "$tmp/$name.out") tensors, $(grep -c '^step' "$tmp/$name.out") steps"
+	else
+		echo "FAIL $name"
+		exit 1
+	fi
+done || fail=1
+exit $fail
