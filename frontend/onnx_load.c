@@ -653,6 +653,71 @@ static int load_graph(Loader *L, const Onnx__GraphProto *gp, Scope *parent,
 	return rc;
 }
 
+/*
+ * protobuf-c unpacks nested messages by recursion without a depth limit:
+ * under a megabyte of TypeProtos nested in each other overflows the stack.
+ * So the bytes are walked first, guided by the same descriptors, and
+ * refused past MAX_PROTO_DEPTH levels.  Subgraphs nested AR_DEFAULT_MAX_DEPTH
+ * deep take about 60 levels.  Malformed bytes pass: unpack reports them.
+ */
+#define MAX_PROTO_DEPTH 256
+
+static bool read_varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
+{
+	*v = 0;
+	for (int shift = 0; *p < end && shift < 64; shift += 7) {
+		uint8_t b = *(*p)++;
+		*v |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80))
+			return true;
+	}
+	return false;
+}
+
+/* False only when messages nest deeper than the limit. */
+static bool nesting_ok(const ProtobufCMessageDescriptor *d, const uint8_t *p,
+		       const uint8_t *end, int depth)
+{
+	uint64_t key, v;
+	if (depth > MAX_PROTO_DEPTH)
+		return false;
+	while (p < end) {
+		const ProtobufCFieldDescriptor *f;
+		if (!read_varint(&p, end, &key))
+			return true;
+		switch (key & 7) {
+		case 0:
+			if (!read_varint(&p, end, &v))
+				return true;
+			break;
+		case 1:
+			if (end - p < 8)
+				return true;
+			p += 8;
+			break;
+		case 5:
+			if (end - p < 4)
+				return true;
+			p += 4;
+			break;
+		case 2:
+			if (!read_varint(&p, end, &v) || v > (uint64_t)(end - p))
+				return true;
+			f = key >> 3 <= UINT32_MAX ?
+			    protobuf_c_message_descriptor_get_field(d,
+						(unsigned)(key >> 3)) : NULL;
+			if (f && f->type == PROTOBUF_C_TYPE_MESSAGE &&
+			    !nesting_ok(f->descriptor, p, p + v, depth + 1))
+				return false;
+			p += v;
+			break;
+		default:
+			return true;
+		}
+	}
+	return true;
+}
+
 int ar_load_onnx_buffer(const uint8_t *buf, size_t len,
 			const ArLoadOptions *opt, ArGraph **out, ArError *err)
 {
@@ -669,6 +734,10 @@ int ar_load_onnx_buffer(const uint8_t *buf, size_t len,
 	L.max_depth = L.opt->max_depth ? L.opt->max_depth : AR_DEFAULT_MAX_DEPTH;
 	if (len == 0)
 		return ar_fail(err, AR_EXIT_MODEL, "empty file");
+	if (!nesting_ok(&onnx__model_proto__descriptor, buf, buf + len, 0))
+		return ar_fail(err, AR_EXIT_MODEL, "not a usable ONNX model: "
+			       "protobuf messages nested deeper than %d levels",
+			       MAX_PROTO_DEPTH);
 	m = onnx__model_proto__unpack(NULL, len, buf);
 	if (!m)
 		return ar_fail(err, AR_EXIT_MODEL, "not an ONNX model: the "
