@@ -69,14 +69,27 @@ void ar_print_summary(FILE *f, const char *model, const ArGraph *g,
 		planned_count(p));
 	fprintf(f, "  arena        %s bytes (%s)\n", grouped(p->arena_bytes, a),
 		human(p->arena_bytes, b));
-	fprintf(f, "  lower bound  %s bytes, efficiency %.1f%%%s\n",
-		grouped(p->lower_bound, a), efficiency(p),
-		p->optimal ? " (proven optimal)" : "");
+	if (p->nregions)        /* tiers: bound and efficiency are per memory */
+		fprintf(f, "  lower bound  %s bytes live at the peak, all "
+			"memories together\n", grouped(p->lower_bound, a));
+	else
+		fprintf(f, "  lower bound  %s bytes, efficiency %.1f%%%s\n",
+			grouped(p->lower_bound, a), efficiency(p),
+			p->optimal ? " (proven optimal)" : "");
 	fprintf(f, "  weights      %s bytes (%s)\n", grouped(p->weights_bytes, a),
 		human(p->weights_bytes, b));
 	fprintf(f, "  peak         step %d '%s' (%s)\n", p->peak_step,
 		peak_name(g, p), peak_op(g, p));
 	fprintf(f, "  algorithm    %s\n", p->algorithm ? p->algorithm : "none");
+	for (int r = 0; r < p->nregions; r++) {
+		const ArRegion *x = &p->regions[r];
+		fprintf(f, "  memory %-6s %s of %s bytes%s", x->name,
+			grouped(x->used_bytes, a), grouped(x->capacity, b),
+			x->optimal ? " (proven optimal)" : "");
+		if (x->weights_bytes)
+			fprintf(f, " (weights %s)", grouped(x->weights_bytes, a));
+		fprintf(f, ", traffic %s bytes\n", grouped(x->traffic_bytes, a));
+	}
 	/* The largest tensors live at the peak step: what to shrink first. */
 	for (int t = 0; t < g->ntensors; t++) {
 		const ArSlot *s = &p->slots[t];
@@ -101,10 +114,45 @@ void ar_print_summary(FILE *f, const char *model, const ArGraph *g,
 	for (int i = 0; i < ntop; i++) {
 		const ArTensor *t = &g->tensors[top[i]];
 		const ArSlot *s = &p->slots[top[i]];
-		fprintf(f, "    %-24s %12s bytes  [%" PRId64 ", %" PRId64
+		fprintf(f, "    %-24s %12s bytes  %s[%" PRId64 ", %" PRId64
 			")  steps %d-%d\n", t->name, grouped(t->bytes, a),
+			p->nregions ? p->regions[s->region].name : "",
 			s->offset, s->offset + t->bytes, s->first, s->last);
 	}
+}
+
+/* How much memory of which kind: weights by dtype, activations per tier. */
+static void print_needs(FILE *f, const ArGraph *g, const ArPlan *p)
+{
+	int64_t by[AR_DT_COUNT] = {0};
+	char a[32], b[32], c[32], d[32], e[32];
+	for (int t = 0; t < g->ntensors; t++) {
+		const ArTensor *x = &g->tensors[t];
+		if ((x->kind == AR_TK_WEIGHT || x->kind == AR_TK_CONSTANT) &&
+		    x->bytes > 0 && x->dtype < AR_DT_COUNT)
+			ar_add64(by[x->dtype], x->bytes, &by[x->dtype]);
+	}
+	for (int k = 0; k < AR_DT_COUNT; k++)
+		if (by[k])
+			fprintf(f, "stats: weights %s %s bytes (%s)\n",
+				ar_dtype_name((ArDType)k), grouped(by[k], a),
+				human(by[k], b));
+	for (int r = 0; r < p->nregions; r++) {
+		const ArRegion *x = &p->regions[r];
+		fprintf(f, "stats: memory %s activations peak %s bytes, arena "
+			"%s of %s bytes, weights %s bytes, traffic %s bytes",
+			x->name, grouped(x->lower_bound, a),
+			grouped(x->used_bytes, b), grouped(x->capacity, c),
+			grouped(x->weights_bytes, d),
+			grouped(x->traffic_bytes, e));
+		if (x->bandwidth > 0)
+			fprintf(f, " (%.3g s)", (double)x->traffic_bytes /
+				x->bandwidth);
+		fputc('\n', f);
+	}
+	if (p->nregions)
+		fprintf(f, "stats: placement %s\n", p->placement_optimal ?
+			"proven optimal" : "best found");
 }
 
 void ar_print_stats(FILE *f, const ArGraph *g, const ArPlan *p)
@@ -121,6 +169,7 @@ void ar_print_stats(FILE *f, const ArGraph *g, const ArPlan *p)
 		p->algorithm ? p->algorithm : "none", p->optimal ? "yes" : "no");
 	fprintf(f, "stats: peak step %d '%s'\n", p->peak_step, peak_name(g, p));
 	fprintf(f, "stats: plan time %.3f ms\n", p->plan_seconds * 1e3);
+	print_needs(f, g, p);
 }
 
 static double percent(int64_t part, int64_t whole)
