@@ -25,7 +25,7 @@
  * slice on, so its later slices sit empty while earlier work peaks (the
  * last concat of DenseNet's first block does exactly this).  Once the order
  * is known, ar_concat_refine turns back into copies the elisions that keep
- * the peak higher than a copy would.
+ * the peak higher than a copy would, and if need be all of them.
  */
 #include "passes.h"
 
@@ -113,26 +113,64 @@ static int64_t peak_with_inplace(const ArGraph *g, const ArPlanOptions *opt,
 	return ar_live_peak(g, p, NULL);
 }
 
-void ar_concat_refine(const ArGraph *g, const ArPlanOptions *opt, ArPlan *p)
+/* Turns elided concat n back into a copy. */
+static void undo(ArPlan *p, const ArNode *n)
+{
+	for (int j = 0; j < n->nexplicit; j++) {
+		p->slots[n->inputs[j]].alias_of = -1;
+		p->slots[n->inputs[j]].alias_offset = 0;
+	}
+}
+
+/* Copies where one elision alone keeps the peak up, in p's order. */
+static int64_t refine_in_order(const ArGraph *g, const ArPlanOptions *opt,
+			       ArPlan *p)
 {
 	int64_t cur = peak_with_inplace(g, opt, p);
+	ArSlot *keep = ar_xmalloc(((size_t)p->ntensors + 1) * sizeof *keep);
 
 	for (int s = 0; s < p->nsteps; s++) {
 		const ArNode *n = &g->nodes[p->steps[s]];
 		int64_t pk;
 		if (strcmp(n->op, "Concat") || !is_elided(p, n))
 			continue;
-		for (int j = 0; j < n->nexplicit; j++)
-			p->slots[n->inputs[j]].alias_of = -1;
+		memcpy(keep, p->slots, (size_t)p->ntensors * sizeof *keep);
+		undo(p, n);
 		pk = peak_with_inplace(g, opt, p);
-		if (pk < cur) {
+		if (pk < cur)
 			cur = pk;
-			for (int j = 0; j < n->nexplicit; j++)
-				p->slots[n->inputs[j]].alias_offset = 0;
-			continue;
-		}
-		for (int j = 0; j < n->nexplicit; j++)
-			p->slots[n->inputs[j]].alias_of = n->outputs[0];
+		else
+			memcpy(p->slots, keep, (size_t)p->ntensors * sizeof *keep);
 	}
-	peak_with_inplace(g, opt, p);
+	free(keep);
+	return cur;
+}
+
+/*
+ * Several elided concats can hold the peak together (ShuffleNet), where
+ * undoing any one alone changes nothing; and the order was chosen for the
+ * elided buffers.  So the plan with every concat a copy, scheduled afresh,
+ * competes too, and the better one stays (ties keep the elisions).
+ */
+void ar_concat_refine(const ArGraph *g, const ArPlanOptions *opt, ArPlan *p)
+{
+	size_t nsl = (size_t)p->ntensors * sizeof(ArSlot);
+	size_t nst = (size_t)p->nsteps * sizeof(int);
+	ArSlot *slots = ar_xmalloc(nsl + 1);
+	int *steps = ar_xmalloc(nst + 1);
+	int64_t elided = refine_in_order(g, opt, p);
+
+	memcpy(slots, p->slots, nsl);
+	memcpy(steps, p->steps, nst);
+	for (int i = 0; i < g->nnodes; i++)
+		if (ar_is_step(g, i) && !strcmp(g->nodes[i].op, "Concat") &&
+		    is_elided(p, &g->nodes[i]))
+			undo(p, &g->nodes[i]);
+	ar_schedule(g, opt, p, p->steps);
+	ar_lifetimes(g, p);
+	if (peak_with_inplace(g, opt, p) >= elided) {
+		memcpy(p->slots, slots, nsl);
+		memcpy(p->steps, steps, nst);
+	}
+	free(slots), free(steps);
 }
