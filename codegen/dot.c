@@ -46,7 +46,10 @@ static void tensor_node(Agraph_t *gv, const ArGraph *g, const ArPlan *p,
 		ar_gv_set(n, "style", "dashed");
 	} else {
 		int64_t end = s->offset + (x->bytes > 0 ? x->bytes : 0);
-		int k = snprintf(where, sizeof where, "[%lld, %lld)",
+		char *region = ar_dot_label(p->nregions > 0 ?
+					    p->regions[s->region].name : "", 12);
+		int k = snprintf(where, sizeof where, "%s%s[%lld, %lld)",
+				 region, *region ? " " : "",
 				 (long long)s->offset, (long long)end);
 		char *other = NULL;
 		if (s->alias_of >= 0 || s->inplace_of >= 0)
@@ -57,8 +60,8 @@ static void tensor_node(Agraph_t *gv, const ArGraph *g, const ArPlan *p,
 				 other);
 		else if (s->inplace_of >= 0)
 			snprintf(where + k, sizeof where - k, " over %s", other);
-		free(other);
-		ar_gv_region_color(color, sizeof color, p, s->offset);
+		free(other), free(region);
+		ar_gv_color(color, sizeof color, p, t);
 		ar_gv_set(n, "style", "filled");
 		ar_gv_set(n, "fillcolor", "%s", color);
 		if (p->peak_step >= s->first && p->peak_step <= s->last) {

@@ -91,9 +91,23 @@ void ar_gv_set(void *obj, const char *attr, const char *fmt, ...)
 	agsafeset(obj, (char *)attr, buf, "");
 }
 
-void ar_gv_region_color(char *buf, size_t n, const ArPlan *p, int64_t offset)
+int64_t ar_gv_region_base(const ArPlan *p, int r)
 {
-	double at = p->arena_bytes > 0 ? (double)offset / p->arena_bytes : 0;
+	int64_t base = 0;
+	for (int q = 0; q < r; q++)
+		base += ar_plan_region_bytes(p, q);
+	return base;
+}
+
+int64_t ar_gv_place(const ArPlan *p, int t)
+{
+	return ar_gv_region_base(p, p->slots[t].region) + p->slots[t].offset;
+}
+
+void ar_gv_color(char *buf, size_t n, const ArPlan *p, int t)
+{
+	double at = p->arena_bytes > 0 ?
+		    (double)ar_gv_place(p, t) / p->arena_bytes : 0;
 	/* Hues from orange through green and blue to violet; red is kept
 	 * for the peak. */
 	snprintf(buf, n, "%.3f 0.35 1.000", 0.08 + 0.72 * at);

@@ -24,9 +24,18 @@ int ar_gv_write(Agraph_t *g, const char *path, const char *engine,
 void ar_gv_set(void *obj, const char *attr, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
-/* The fill colour of an arena tensor: the hue follows its offset, so one
- * region of the arena has one colour in both pictures. */
-void ar_gv_region_color(char *buf, size_t n, const ArPlan *p, int64_t offset);
+/*
+ * Where tensor t sits in the pictures' one address space: its offset,
+ * after the regions before its own when the plan has memory tiers (their
+ * arenas are drawn stacked, fastest at the bottom).
+ */
+int64_t ar_gv_place(const ArPlan *p, int t);
+/* Where region r starts in that address space. */
+int64_t ar_gv_region_base(const ArPlan *p, int r);
+
+/* The fill colour of arena tensor t: the hue follows its place, so one
+ * part of the arena has one colour in both pictures. */
+void ar_gv_color(char *buf, size_t n, const ArPlan *p, int t);
 
 /* "1.5 MiB", "768 B": sizes a person reads at a glance. */
 void ar_gv_bytes(char *buf, size_t n, int64_t bytes);

@@ -718,7 +718,14 @@ int ar_write_header(FILE *f, const ArGraph *g, const ArPlan *p,
 	for (char *c = up; *c; c++)
 		if (*c >= 'a' && *c <= 'z')
 			*c -= 'a' - 'A';
-	if ((rc = check_limits(&h, err)) != AR_OK) {
+	/* Tiered offsets are relative to each memory's arena, which this
+	 * header's one arena and TENSOR_PTR cannot express. */
+	if (p->nregions > 0)
+		rc = ar_fail(err, AR_EXIT_USAGE, "--header does not support "
+			     "memory tiers (--memory) yet; use --json");
+	else
+		rc = check_limits(&h, err);
+	if (rc != AR_OK) {
 		free(up), free(lo);
 		return rc;
 	}

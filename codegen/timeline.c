@@ -128,15 +128,15 @@ static void tensor_rect(Frame *f, const ArGraph *g, int t)
 	char color[32], shape[256], size[32];
 	char *name = ar_dot_label(x->name, 0);
 	Agnode_t *n = pinned(f, "tensor", f->x0 + s->first * f->sx,
-			  f->y0 + s->offset * f->sy, w, h);
+			  f->y0 + ar_gv_place(f->p, t) * f->sy, w, h);
 	/* A line of text is about 1.25 em high and 0.62 em per character;
 	 * show what fits, cut with "...". */
 	double fs = h / 1.3 < 10 ? h / 1.3 : 10;
-	int fit = (int)((w - 2) / (0.62 * fs));
+	int fit = (int)((w - 4) / (0.62 * fs));
 
 	snprintf(color, sizeof color, "t%d", t);
 	ar_gv_set(n, "id", "%s", color);
-	ar_gv_region_color(color, sizeof color, f->p, s->offset);
+	ar_gv_color(color, sizeof color, f->p, t);
 	/* Aliases (views, Concat inputs written in place) lie over the
 	 * tensor whose bytes they share: dashed, so both stay visible. */
 	ar_gv_set(n, "style", s->alias_of >= 0 ? "filled,dashed" : "filled");
@@ -153,7 +153,9 @@ static void tensor_rect(Frame *f, const ArGraph *g, int t)
 		  (long long)(s->offset + x->bytes), s->first, s->last);
 	if (fs >= 6 && fit >= 4) {
 		char *cut = ar_dot_label(x->name, fit);
-		ar_gv_set(n, "label", "%s", cut);
+		/* Left-justified: an in-place successor or an alias drawn
+		 * over this tensor's last column leaves the name readable. */
+		ar_gv_set(n, "label", " %s\\l", cut);
 		ar_gv_set(n, "fontsize", "%.1f", fs);
 		free(cut);
 	}
@@ -178,9 +180,8 @@ static int64_t in_use(const ArGraph *g, const ArPlan *p, int s, int64_t *r)
 		if (!x->planned || g->tensors[t].bytes <= 0 || s < x->first ||
 		    s > x->last)
 			continue;
-		r[2 * n] = x->offset;
-		r[2 * n + 1] = x->offset +
-			       ar_plan_padded(p, g->tensors[t].bytes);
+		r[2 * n] = ar_gv_place(p, t);
+		r[2 * n + 1] = r[2 * n] + ar_plan_padded(p, g->tensors[t].bytes);
 		n++;
 	}
 	qsort(r, (size_t)n, 2 * sizeof *r, cmp_range);
@@ -223,6 +224,30 @@ static void profile(Frame *f, const ArGraph *g)
 		 f->py0 + PROF_H + 8, buf, 10);
 	ar_gv_set(n, "fontcolor", "red");
 	free(r);
+}
+
+/* Memory tiers: each region's arena stacked on the one before, a solid
+ * line between them and the memory's name at its right. */
+static void regions(Frame *f)
+{
+	const ArPlan *p = f->p;
+	double w = p->nsteps * f->sx;
+
+	for (int r = 0; r < p->nregions; r++) {
+		double y = f->y0 + ar_gv_region_base(p, r) * f->sy;
+		double h = ar_plan_region_bytes(p, r) * f->sy;
+		char *name = ar_dot_label(p->regions[r].name, 16);
+		Agnode_t *n;
+
+		if (r > 0) {
+			n = pinned(f, "region", f->x0, y, w, 0.01);
+			ar_gv_set(n, "color", "#333333");
+			ar_gv_set(n, "penwidth", "1.5");
+		}
+		n = text(f, f->x0 + w + 44, y + h / 2, name, 11);
+		ar_gv_set(n, "class", "region-name");
+		free(name);
+	}
 }
 
 static Agraph_t *build(const ArGraph *g, const ArPlan *p,
@@ -286,6 +311,7 @@ static Agraph_t *build(const ArGraph *g, const ArPlan *p,
 			 f.y0 + p->lower_bound * f.sy, "lower bound", 9);
 		ar_gv_set(n, "fontcolor", "red");
 	}
+	regions(&f);
 	profile(&f, g);
 	return f.gv;
 }
