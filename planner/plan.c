@@ -158,6 +158,37 @@ static const char *step_name(const ArGraph *g, const ArPlan *p, int step)
 	return g->nodes[p->steps[step]].name;
 }
 
+/*
+ * Each size is below 2^62, but a few huge ones together are not: every sum
+ * the planner forms later (live bytes, heights, offsets) stays below the
+ * total of all padded sizes, so bounding that total once here keeps all of
+ * them from overflowing.
+ */
+static int check_totals(const ArGraph *g, ArPlan *p, ArError *err)
+{
+	const int64_t limit = (int64_t)1 << 62;
+	int64_t act = 0;
+	for (int t = 0; t < g->ntensors; t++) {
+		const ArTensor *x = &g->tensors[t];
+		if (x->bytes <= 0)
+			continue;
+		if (x->kind == AR_TK_WEIGHT || x->kind == AR_TK_CONSTANT) {
+			if (!ar_add64(p->weights_bytes, x->bytes,
+				      &p->weights_bytes) ||
+			    p->weights_bytes > limit)
+				return ar_fail(err, AR_EXIT_MODEL, "weights and "
+					       "constants total more than 2^62 "
+					       "bytes (at '%s')", x->name);
+		} else if (!ar_add64(act, ar_plan_padded(p, x->bytes), &act) ||
+			   act > limit) {
+			return ar_fail(err, AR_EXIT_MODEL, "activations total "
+				       "more than 2^62 bytes (at '%s')",
+				       x->name);
+		}
+	}
+	return AR_OK;
+}
+
 int ar_plan(const ArGraph *g, const ArPlanOptions *opt, ArPlan **out,
 	    ArError *err)
 {
@@ -173,12 +204,8 @@ int ar_plan(const ArGraph *g, const ArPlanOptions *opt, ArPlan **out,
 	p->ntensors = g->ntensors;
 	p->slots = ar_xcalloc((size_t)g->ntensors + 1, sizeof *p->slots);
 	p->steps = ar_xmalloc(((size_t)g->nnodes + 1) * sizeof(int));
-	for (int t = 0; t < g->ntensors; t++) {
-		const ArTensor *x = &g->tensors[t];
-		if (x->kind == AR_TK_WEIGHT || x->kind == AR_TK_CONSTANT)
-			if (x->bytes > 0)
-				p->weights_bytes += x->bytes;
-	}
+	if ((rc = check_totals(g, p, err)))
+		return rc;
 	reset_aliases(p);
 
 	/* The reference point every improvement is measured against. */
