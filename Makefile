@@ -81,6 +81,9 @@ $(LIB): $(LIB_OBJS)
 $(ARENAC): $(CLI_OBJS) $(LIB)
 	$(CC) $(SANFLAGS) -o $@ $(CLI_OBJS) $(LIB) $(LDLIBS)
 
+# GCC's -O2 cost model leaves the kernels' inner loops scalar.
+$(RT_OBJS): ALL_CFLAGS += -fvect-cost-model=dynamic
+
 $(RT_LIB): $(RT_OBJS)
 	rm -f $@
 	ar rcs $@ $^

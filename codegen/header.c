@@ -349,6 +349,8 @@ static void write_types(const Hdr *h)
 		 "\tuint16_t nattrs;\n"
 		 "\tuint8_t noop;             /* outputs already in place "
 		 "(views, elided concat) */\n"
+		 "\tint32_t opset;            /* of the op's domain: defaults "
+		 "changed across versions */\n"
 		 "} @_step;\n\n");
 }
 
@@ -595,14 +597,15 @@ static void write_steps(const Hdr *h)
 		fputs(", ", h->f);
 		put_str(h->f, n->name);
 		fprintf(h->f, ", %d, %s_step_io + %d, %d, %s_step_io + %d, "
-			"%d, %s_attrs + %d, %d, %d},\n", p->steps[s], h->lo, io,
-			n->nexplicit, h->lo, io + n->nexplicit, n->noutputs,
-			h->lo, na, n->nattrs, step_noop(h, n));
+			"%d, %s_attrs + %d, %d, %d, %lld},\n", p->steps[s], h->lo,
+			io, n->nexplicit, h->lo, io + n->nexplicit, n->noutputs,
+			h->lo, na, n->nattrs, step_noop(h, n),
+			(long long)n->opset);
 		io += n->nexplicit + n->noutputs;
 		na += n->nattrs;
 	}
 	put_tmpl(h, "\t{0, 0, 0, -1, @_step_io, 0, @_step_io, 0, @_attrs, 0, "
-		 "0}\n};\n\n");
+		 "0, 0}\n};\n\n");
 }
 
 /* NAN and HUGE_VALF come from math.h, which most headers can do without. */

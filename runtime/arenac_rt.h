@@ -61,6 +61,7 @@ typedef struct art_step {
 	const art_attr *attrs;
 	int nattrs;
 	int noop;
+	int opset;                  /* of the op's domain */
 } art_step;
 
 typedef struct art_model {
@@ -133,7 +134,7 @@ static const art_model *lo##_rt_model(void) \
 		d->inputs = s->inputs; d->ninputs = s->ninputs; \
 		d->outputs = s->outputs; d->noutputs = s->noutputs; \
 		d->attrs = lo##_rt_attrs + (s->attrs - lo##_attrs); \
-		d->nattrs = s->nattrs; d->noop = s->noop; \
+		d->nattrs = s->nattrs; d->noop = s->noop; d->opset = s->opset; \
 	} \
 	m.tensors = lo##_rt_tensors; m.ntensors = UP##_NUM_TENSORS; \
 	m.steps = lo##_rt_steps; m.nsteps = UP##_NUM_STEPS; \

@@ -464,27 +464,29 @@ static int op_batchnorm(Ctx *c)
 }
 
 /*
- * Softmax's default axis and its meaning on higher ranks changed in opset
- * 13, and the header does not say the opset: only the last axis, where
- * both definitions agree, is accepted.
+ * Before opset 13 Softmax flattens the input to 2-D at axis (default 1)
+ * and normalises each row; from 13 on it normalises along axis (default
+ * -1).  Both come down to rows of n values when every dim after the
+ * normalised range is folded in, which is how the old form is run.
  */
 static int op_softmax(Ctx *c)
 {
 	const float *x;
 	float *y;
 	rt_shape xs, ys;
-	const art_attr *a = attr(c, "axis");
-	int64_t axis, n;
+	int old = c->s->opset < 13;
+	int64_t axis = attr_int(c, "axis", old ? 1 : -1), n = 1;
 
 	if (fin(c, 0, 1, &x, &xs) || fout(c, 0, &y, &ys))
 		return -1;
-	axis = a ? a->ints[0] : xs.rank <= 2 ? xs.rank - 1 : -2;
 	if (axis < 0)
 		axis += xs.rank;
-	if (xs.rank < 1 || axis != xs.rank - 1)
-		return fail(c, "softmax over an axis other than the last one "
-			    "is ambiguous without the opset");
-	n = xs.d[xs.rank - 1];
+	if (axis < 0 || axis >= xs.rank)
+		return fail(c, "axis out of range");
+	for (int i = (int)axis; i < (old ? xs.rank : axis + 1); i++)
+		n *= xs.d[i];
+	if (!old && axis != xs.rank - 1)
+		return fail(c, "softmax along an inner axis is not supported");
 	rt_softmax(x, n ? rt_numel(&xs) / n : 0, n, y);
 	return 0;
 }
@@ -679,7 +681,9 @@ static int op_pad(Ctx *c)
 
 /* ---- dispatch ---- */
 
-typedef enum { IP_NO, IP_YES } InPlace;
+/* Which input an output may overwrite: none, input 0, or any operand of
+ * the output's size (binary elementwise ops). */
+typedef enum { IP_NO, IP_YES, IP_ANY } InPlace;
 
 static const struct {
 	const char *op;
@@ -703,13 +707,13 @@ static const struct {
 	{"Abs", op_unary, IP_YES},
 	{"Sqrt", op_unary, IP_YES},
 	{"Clip", op_unary, IP_YES},
-	{"Add", op_binary, IP_YES},
-	{"Sum", op_binary, IP_YES},
-	{"Sub", op_binary, IP_YES},
-	{"Mul", op_binary, IP_YES},
-	{"Div", op_binary, IP_YES},
-	{"Max", op_binary, IP_YES},
-	{"Min", op_binary, IP_YES},
+	{"Add", op_binary, IP_ANY},
+	{"Sum", op_binary, IP_ANY},
+	{"Sub", op_binary, IP_ANY},
+	{"Mul", op_binary, IP_ANY},
+	{"Div", op_binary, IP_ANY},
+	{"Max", op_binary, IP_ANY},
+	{"Min", op_binary, IP_ANY},
 	{"BatchNormalization", op_batchnorm, IP_YES},
 	{"Softmax", op_softmax, IP_YES},
 	{"Gemm", op_gemm, IP_NO},
@@ -770,7 +774,12 @@ static int check_step(Ctx *c, InPlace ip)
 			continue;
 		to = T(c, o);
 		if (to->inplace_of >= 0) {
-			if (j != 0 || ip != IP_YES || in(c, 0) != to->inplace_of)
+			int k = 0;
+			while (k < c->s->ninputs && in(c, k) != to->inplace_of)
+				k++;
+			if (j != 0 || k == c->s->ninputs || ip == IP_NO ||
+			    (ip == IP_YES && k != 0) ||
+			    T(c, to->inplace_of)->bytes != to->bytes)
 				return fail(c, "'%s' is planned in place over "
 					    "'%s', which this kernel cannot "
 					    "do", to->name,

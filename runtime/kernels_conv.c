@@ -7,6 +7,8 @@
  * the compiler vectorises when the stride is 1.  The valid column range of
  * each tap is computed once, so the inner loop has no bounds tests.
  */
+#include <string.h>
+
 #include "kernels.h"
 
 static int64_t ceil_div(int64_t a, int64_t b)
@@ -19,24 +21,73 @@ static int64_t clamp(int64_t v, int64_t lo, int64_t hi)
 	return v < lo ? lo : v > hi ? hi : v;
 }
 
-/* Adds wv * x[ow * sw + shift] into y[ow] for ow in [lo, hi). */
-static void axpy_strided(float *y, const float *x, float wv, int64_t sw,
-			 int64_t shift, int64_t lo, int64_t hi)
-{
-	if (sw == 1) {
-		for (int64_t ow = lo; ow < hi; ow++)
-			y[ow] += wv * x[ow + shift];
-	} else {
-		for (int64_t ow = lo; ow < hi; ow++)
-			y[ow] += wv * x[ow * sw + shift];
-	}
-}
-
 static void fill_bias(float *y, const float *b, int64_t m, int64_t n)
 {
 	float v = b ? b[m] : 0.0f;
 	for (int64_t i = 0; i < n; i++)
 		y[i] = v;
+}
+
+/*
+ * Convolution computes a tile of MB output channels by PB pixels of one
+ * row in registers, so each input value loaded feeds MB multiply-adds and
+ * no partial sum goes back to memory until the tile is done.
+ */
+#define MB 4
+#define PB 8
+
+typedef struct Conv {
+	const rt_conv *p;
+	const float *x;             /* the group's first input channel */
+	int64_t cg, H, W;
+	const float *w[MB];         /* each tile channel's weights */
+	float *y[MB];               /* each tile channel's output plane */
+	int nb;                     /* channels of the tile that exist */
+} Conv;
+
+/*
+ * Pixels [ow0, ow0 + npx) of row oh; c->y point at the first of them.
+ * Inside the row (interior) the PB inputs of a tap are loaded directly;
+ * at the borders they are gathered, with zeros for the padding.
+ */
+static void conv_tile(const Conv *c, int64_t oh, int64_t ow0, int npx,
+		      int interior)
+{
+	const rt_conv *p = c->p;
+	int64_t taps = p->kh * p->kw;
+	float acc[MB][PB] = {{0}};
+
+	for (int64_t ci = 0; ci < c->cg; ci++)
+	for (int64_t i = 0; i < p->kh; i++) {
+		int64_t ih = oh * p->sh - p->ph + i * p->dh;
+		const float *xr;
+		if (ih < 0 || ih >= c->H)
+			continue;
+		xr = c->x + (ci * c->H + ih) * c->W;
+		for (int64_t j = 0; j < p->kw; j++) {
+			int64_t iw0 = ow0 * p->sw - p->pw + j * p->dw;
+			float xv[PB];
+			if (interior && p->sw == 1) {
+				memcpy(xv, xr + iw0, sizeof xv);
+			} else {
+				for (int q = 0; q < PB; q++) {
+					int64_t iw = iw0 + q * p->sw;
+					xv[q] = q < npx && iw >= 0 && iw < c->W ?
+						xr[iw] : 0.0f;
+				}
+			}
+			/* Fully unrolled, acc stays in registers. */
+#pragma GCC unroll 4
+			for (int m = 0; m < MB; m++) {
+				float wv = c->w[m][ci * taps + i * p->kw + j];
+				for (int q = 0; q < PB; q++)
+					acc[m][q] += wv * xv[q];
+			}
+		}
+	}
+	for (int m = 0; m < c->nb; m++)
+		for (int q = 0; q < npx; q++)
+			c->y[m][q] += acc[m][q];
 }
 
 void rt_conv2d(const rt_conv *p, const float *x, const rt_shape *xs,
@@ -45,31 +96,37 @@ void rt_conv2d(const rt_conv *p, const float *x, const rt_shape *xs,
 	int64_t N = xs->d[0], C = xs->d[1], H = xs->d[2], W = xs->d[3];
 	int64_t M = ys->d[1], OH = ys->d[2], OW = ys->d[3];
 	int64_t cg = C / p->group, mg = M / p->group;
+	/* Columns whose every tap lies inside the input row. */
+	int64_t lo = clamp(ceil_div(p->pw, p->sw), 0, OW);
+	int64_t hi = clamp(ceil_div(W + p->pw - (p->kw - 1) * p->dw, p->sw),
+			   lo, OW);
 
 	for (int64_t n = 0; n < N; n++)
-	for (int64_t m = 0; m < M; m++) {
-		float *yo = y + (n * M + m) * OH * OW;
-		int64_t g = m / mg;
-		fill_bias(yo, b, m, OH * OW);
-		for (int64_t c = 0; c < cg; c++) {
-			const float *xc = x + (n * C + g * cg + c) * H * W;
-			const float *wk = w + (m * cg + c) * p->kh * p->kw;
-			for (int64_t i = 0; i < p->kh; i++)
-			for (int64_t j = 0; j < p->kw; j++) {
-				float wv = wk[i * p->kw + j];
-				int64_t shift = j * p->dw - p->pw;
-				/* 0 <= ow * sw + shift < W */
-				int64_t lo = clamp(ceil_div(-shift, p->sw), 0, OW);
-				int64_t hi = clamp(ceil_div(W - shift, p->sw), lo, OW);
-				for (int64_t oh = 0; oh < OH; oh++) {
-					int64_t ih = oh * p->sh - p->ph + i * p->dh;
-					if (ih < 0 || ih >= H)
-						continue;
-					axpy_strided(yo + oh * OW, xc + ih * W,
-						     wv, p->sw, shift, lo, hi);
-				}
-			}
+	for (int64_t m0 = 0; m0 < M; m0 += MB) {
+		int64_t g = m0 / mg;
+		Conv c = {p, x + (n * C + g * cg) * H * W, cg, H, W, {0}, {0},
+			  0};
+		/* A tile stays inside one group; missing channels repeat the
+		 * last one and are not stored. */
+		for (int k = 0; k < MB; k++) {
+			int64_t m = m0 + k < M && (m0 + k) / mg == g ? m0 + k :
+				    m0 + c.nb - 1;
+			if (m == m0 + k)
+				c.nb++;
+			c.w[k] = w + m * cg * p->kh * p->kw;
+			c.y[k] = y + (n * M + m) * OH * OW;
 		}
+		for (int k = 0; k < c.nb; k++)
+			fill_bias(c.y[k], b, m0 + k, OH * OW);
+		for (int64_t oh = 0; oh < OH; oh++)
+		for (int64_t ow = 0; ow < OW; ow += PB) {
+			Conv t = c;
+			int npx = OW - ow < PB ? (int)(OW - ow) : PB;
+			for (int k = 0; k < MB; k++)
+				t.y[k] = c.y[k] + oh * OW + ow;
+			conv_tile(&t, oh, ow, npx, ow >= lo && ow + PB <= hi);
+		}
+		m0 += c.nb - MB;   /* a group's last tile may be short */
 	}
 }
 

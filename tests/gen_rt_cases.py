@@ -7,6 +7,7 @@ in the text format tests/rt_cases.c reads:
     case NAME OP INPLACE        INPLACE: ok (elementwise: must also run with
                                 the output on input 0) or refused (an
                                 in-place plan must be an error)
+    opset N                     the op's opset
     attr NAME i V | f V | s TEXT | ints N V... | floats N V...
     tensor ROLE TYPE RANK DIMS...   ROLE: in (arena), w (weights blob),
     VALUES...                       none (omitted), out (expected output);
@@ -42,9 +43,11 @@ def put_tensor(role, a):
                            a.astype(np.float32).ravel()) + "\n")
 
 
-def case(name, op, inputs, y, attrs=(), inplace=False):
+def case(name, op, inputs, y, attrs=(), inplace=False, opset=13):
     """inputs: list of (role, array or None)."""
-    out.write("case %s %s %s\n" % (name, op, "ok" if inplace else "refused"))
+    out.write("case %s %s %s\nopset %d\n" % (name, op,
+                                              "ok" if inplace else "refused",
+                                              opset))
     for k, v in attrs:
         if isinstance(v, str):
             out.write("attr %s s %s\n" % (k, v))
@@ -203,6 +206,10 @@ def main():
     case("softmax", "Softmax", [("in", x)],
          np.exp(x64) / np.exp(x64).sum(axis=-1, keepdims=True),
          [("axis", 3)], inplace=True)
+    rows = x64.reshape(2, 60)
+    case("softmax_opset9_flattens", "Softmax", [("in", x)],
+         (np.exp(rows) / np.exp(rows).sum(axis=1, keepdims=True)).reshape(
+             x.shape), inplace=True, opset=9)
     a, b = rand(2, 3, 4, 5), rand(3, 1, 1)
     for op, f in [("Add", np.add), ("Sub", np.subtract), ("Mul", np.multiply),
                   ("Div", np.divide)]:
@@ -274,7 +281,8 @@ def main():
          z.repeat(2, axis=2)[:, :, :, ::2], [("mode", "nearest")])
     case("upsample_opset9", "Upsample",
          [("in", z), ("w", np.array([1, 1, 2, 3], np.float32))],
-         z.repeat(2, axis=2).repeat(3, axis=3), [("mode", "nearest")])
+         z.repeat(2, axis=2).repeat(3, axis=3), [("mode", "nearest")],
+         opset=9)
     pz = rand(1, 2, 4, 5)
     for mode in ["constant", "reflect", "edge"]:
         kw = {"constant_values": 1.5} if mode == "constant" else {}

@@ -25,6 +25,7 @@
 
 typedef struct Case {
 	char name[64], op[32], inplace[16];
+	int opset;
 	art_attr attrs[MAXA];
 	char anames[MAXA][32], astr[MAXA][32];
 	const char *aptr[MAXA];
@@ -155,7 +156,10 @@ static int read_case(FILE *f, Case *c)
 		long pos = ftell(f);
 		if (fscanf(f, "%15s", word) != 1)
 			return c->nt ? 0 : -1;
-		if (!strcmp(word, "attr")) {
+		if (!strcmp(word, "opset")) {
+			if (fscanf(f, "%d", &c->opset) != 1)
+				return -1;
+		} else if (!strcmp(word, "attr")) {
 			if (read_attr(f, c))
 				return -1;
 		} else if (!strcmp(word, "tensor")) {
@@ -217,6 +221,7 @@ static int run_case(Case *c, int in_place, art_error *err)
 	step.noutputs = 1;
 	step.attrs = c->attrs;
 	step.nattrs = c->nattrs;
+	step.opset = c->opset;
 	m.tensors = c->t;
 	m.ntensors = c->nt;
 	m.steps = &step;

@@ -1,0 +1,221 @@
+#!/bin/sh
+# e2e_runtime.sh — proof by execution: each model is compiled by arenac into
+# a header and a weights blob, the header is built into a program with the
+# reference runtime (runtime/), and the program's output is compared with
+# the reference output.  A plan that puts two live tensors on the same
+# bytes gives wrong numbers here, whatever the verifier said.
+#
+#   one-node kernel cases   numpy references (tests/gen_rt_cases.py)
+#   lenet                   .c weights linked in == .bin weights read
+#   light_*                 ONNX suite outputs, rtol 1e-3 (2e-3 densenet121),
+#                           atol 1e-7; arena pre-filled with random bytes;
+#                           again with --order file --no-views
+#                           --inplace=none --concat=copy when arenac has them
+#   PaddleOCR cls, det      real weights, onnxruntime outputs, rtol 1e-3,
+#                           atol 1e-5; zero and random arena
+#   corrupted plan          one offset of the det header moved onto a live
+#                           tensor: the run must fail
+#
+# ARENAC_SANITIZE=1 (make sanitize) skips the light models, the slow part.
+# Ends with "N passed, N failed".
+BUILD=${BUILD:-build}
+ARENAC=${ARENAC:-$BUILD/arenac}
+PYTHON=${PYTHON:-/usr/bin/python3}
+CC=${CC:-cc}
+RT_LIB=$BUILD/libarenac_rt.a
+PB_OBJS="$BUILD/obj/tests/pbread.o $BUILD/obj/gen/onnx.pb-c.o"
+M=${ARENAC_SHARED:-../shared}/models
+pass=0
+fail=0
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+if [ ! -f "$RT_LIB" ] || [ ! -f "$BUILD/obj/tests/pbread.o" ]; then
+	echo "skipped: $RT_LIB not built (run make test-runtime)"
+	echo "0 passed, 0 failed"
+	exit 0
+fi
+
+ok() { pass=$((pass + 1)); echo "  ok   $*"; }
+bad() { fail=$((fail + 1)); echo "  FAIL $*"; }
+
+# build NAME PREFIX MODEL [ARENAC OPTIONS...]: header, weights, runner.
+build() {
+	local name=$1 p=$2 model=$3 up
+	shift 3
+	up=$(echo "$p" | tr a-z A-Z)
+	"$ARENAC" -q --prefix "$p" -o "$tmp/$p.h" --weights "$tmp/$p.bin" \
+		"$@" "$model" 2>"$tmp/err" &&
+	$CC -std=c11 -O0 -D_POSIX_C_SOURCE=200809L -Iruntime -Itests \
+		-I"$BUILD/gen" -I"$tmp" -DARENAC_HEADER="\"$p.h\"" -DLO="$p" \
+		-DUP="$up" -D"${up}_DEFINE_ARENA" -o "$tmp/rt_$p" tests/rt_run.c \
+		$PB_OBJS "$RT_LIB" -lprotobuf-c -lm 2>>"$tmp/err" && return 0
+	bad "$name: $(head -c 600 "$tmp/err")"
+	return 1
+}
+
+# check NAME PREFIX [RT_RUN OPTIONS...]: runs and compares.
+check() {
+	local name=$1 p=$2
+	shift 2
+	if "$tmp/rt_$p" "$@" >"$tmp/out" 2>&1; then
+		ok "$name: $(tail -n 1 "$tmp/out")"
+	else
+		bad "$name: $(tail -n 4 "$tmp/out")"
+	fi
+}
+
+echo "kernels"
+if "$PYTHON" tests/gen_rt_cases.py >"$tmp/cases.txt" &&
+   $CC -std=c11 -O1 -D_POSIX_C_SOURCE=200809L -Iruntime -o "$tmp/rt_cases" \
+	tests/rt_cases.c "$RT_LIB" -lm; then
+	"$tmp/rt_cases" "$tmp/cases.txt" >"$tmp/out"
+	grep FAIL "$tmp/out"
+	n_ok=$(sed -n 's/^kernels: \([0-9]*\) passed, \([0-9]*\) failed/\1/p' "$tmp/out")
+	n_bad=$(sed -n 's/^kernels: \([0-9]*\) passed, \([0-9]*\) failed/\2/p' "$tmp/out")
+	pass=$((pass + ${n_ok:-0}))
+	fail=$((fail + ${n_bad:-1}))
+	echo "  $(tail -n 1 "$tmp/out")"
+else
+	bad "kernel cases: generator or build failed"
+fi
+
+echo "lenet (.c weights against .bin weights)"
+if build lenet lenet testdata/lenet.onnx --dim N=1 &&
+   "$ARENAC" -q --dim N=1 --prefix lenet --weights "$tmp/lenet_w.c" \
+	testdata/lenet.onnx &&
+   $CC -std=c11 -O0 -D_POSIX_C_SOURCE=200809L -Iruntime -Itests \
+	-I"$BUILD/gen" -I"$tmp" -DARENAC_HEADER='"lenet.h"' -DLO=lenet \
+	-DUP=LENET -DLENET_DEFINE_ARENA -DWEIGHTS_LINKED -o "$tmp/rt_lenet_c" \
+	tests/rt_run.c "$tmp/lenet_w.c" $PB_OBJS "$RT_LIB" -lprotobuf-c -lm; then
+	"$tmp/rt_lenet" --print "$tmp/lenet.bin" | grep '\[' >"$tmp/a"
+	"$tmp/rt_lenet_c" --print --fill random | grep '\[' >"$tmp/b"
+	if [ -s "$tmp/a" ] && cmp -s "$tmp/a" "$tmp/b"; then
+		ok "lenet: $(wc -l <"$tmp/a") logits agree"
+	else
+		bad "lenet: .c and .bin weights disagree"
+	fi
+else
+	bad "lenet: build with .c weights failed"
+fi
+
+if [ ! -d "$M" ]; then
+	echo "skipped: no shared models"
+	echo "$pass passed, $fail failed"
+	[ "$fail" -eq 0 ]
+	exit
+fi
+
+# The fully unshared plan, once arenac has its options.
+plain_opts="--order file --no-views --inplace=none --concat=copy"
+if "$ARENAC" -q $plain_opts -o /dev/null testdata/lenet.onnx --dim N=1 \
+	2>/dev/null; then
+	have_plain=1
+else
+	have_plain=0
+	echo "skipped: arenac does not take $plain_opts yet"
+fi
+
+if [ -z "${ARENAC_SANITIZE:-}" ]; then
+	echo "light models"
+	for model in "$M"/light_*.onnx; do
+		stem=$(basename "$model" .onnx)
+		rtol=1e-3
+		[ "$stem" = light_densenet121 ] && rtol=2e-3
+		if build "$stem" m "$model"; then
+			check "$stem" m "$tmp/m.bin" "$M/${stem}_output_0.pb" \
+				--rtol $rtol --atol 1e-7 --fill random
+		fi
+		rm -f "$tmp/m.bin"
+		# VGG's 20 GFLOP once is enough for a test; the bench has more.
+		if [ $have_plain = 1 ] && [ "$stem" != light_vgg19 ] &&
+		   build "$stem plain" m "$model" $plain_opts; then
+			check "$stem (plain plan)" m "$tmp/m.bin" \
+				"$M/${stem}_output_0.pb" --rtol $rtol \
+				--atol 1e-7 --fill random
+		fi
+		rm -f "$tmp/m.bin"
+	done
+else
+	echo "skipped: light models under sanitizers"
+fi
+
+echo "PaddleOCR (real weights)"
+cls="$M/ch_ppocr_mobile_v2.0_cls_infer"
+det="$M/ch_PP-OCRv4_det_infer"
+dims() {
+	"$PYTHON" - "$1" <<'PY'
+import onnx, sys
+t = onnx.TensorProto()
+t.ParseFromString(open(sys.argv[1], "rb").read())
+print(" ".join("--dim p2o.DynamicDimension.%d=%d" % (i, d)
+               for i, d in enumerate([t.dims[0], t.dims[2], t.dims[3]])))
+PY
+}
+for stem in "$cls" "$det"; do
+	name=$(basename "$stem")
+	opts=$(dims "${stem}_input_0.pb")
+	if build "$name" ocr "$stem.onnx" $opts; then
+		for fill in zero random; do
+			check "$name ($fill arena)" ocr "$tmp/ocr.bin" \
+				"${stem}_output_0.pb" --input "${stem}_input_0.pb" \
+				--rtol 1e-3 --atol 1e-5 --fill $fill
+		done
+	fi
+	if [ $have_plain = 1 ] && build "$name plain" ocr "$stem.onnx" $opts \
+		$plain_opts; then
+		check "$name (plain plan)" ocr "$tmp/ocr.bin" \
+			"${stem}_output_0.pb" --input "${stem}_input_0.pb" \
+			--rtol 1e-3 --atol 1e-5 --fill random
+	fi
+done
+
+echo "corrupted plan (must fail)"
+# Moves the first activation that has a disjoint, longer-lived neighbour
+# onto that neighbour's bytes: both are live at once, so one overwrites
+# the other.
+if build det-corrupt bad "$det.onnx" $(dims "${det}_input_0.pb"); then
+	if "$PYTHON" - "$tmp/bad.h" <<'PY'
+import re, sys
+path = sys.argv[1]
+src = open(path).read()
+row = re.compile(r"(/\* (\d+) \*/ \{\"(?:[^\"\\]|\\.)*\", BAD_DT_FLOAT32, "
+                 r"BAD_KIND_ACTIVATION, -?\d+, bad_dims \+ \d+, (\d+)u, )"
+                 r"(\d+)u(, (-?\d+), (-?\d+), (-?\d+), \d+u, (-?\d+))")
+rows = [(m, int(m.group(3)), int(m.group(4)), int(m.group(6)),
+         int(m.group(7)), int(m.group(8)), int(m.group(9)))
+        for m in row.finditer(src)]
+for m, size, off, first, last, alias, inpl in rows:
+    if alias >= 0 or inpl >= 0 or size < 64:
+        continue
+    for m2, size2, off2, first2, last2, alias2, inpl2 in rows:
+        if (alias2 < 0 and inpl2 < 0 and size2 >= size and
+                first2 < first and last2 > last and
+                (off2 + size2 <= off or off + size <= off2)):
+            src = src[:m.start(4)] + str(off2) + src[m.end(4):]
+            open(path, "w").write(src)
+            print("  moved tensor %s onto tensor %s" % (m.group(2),
+                                                       m2.group(2)))
+            sys.exit(0)
+sys.exit(1)
+PY
+	then
+		up=BAD
+		$CC -std=c11 -O0 -D_POSIX_C_SOURCE=200809L -Iruntime -Itests \
+			-I"$BUILD/gen" -I"$tmp" -DARENAC_HEADER='"bad.h"' -DLO=bad \
+			-DUP=BAD -DBAD_DEFINE_ARENA -o "$tmp/rt_bad" tests/rt_run.c \
+			$PB_OBJS "$RT_LIB" -lprotobuf-c -lm
+		if "$tmp/rt_bad" "$tmp/bad.bin" "${det}_output_0.pb" \
+			--input "${det}_input_0.pb" --rtol 1e-3 --atol 1e-5 \
+			>"$tmp/out" 2>&1; then
+			bad "corrupted det plan passed: $(tail -n 1 "$tmp/out")"
+		else
+			ok "corrupted det plan fails: $(tail -n 2 "$tmp/out" | tr '\n' ' ')"
+		fi
+	else
+		bad "corrupted plan: no tensor to move in the det header"
+	fi
+fi
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
