@@ -98,7 +98,7 @@ $(BUILD)/fuzz/%: fuzz/%.c $(LIB)
 	$(CC) $(ALL_CFLAGS) -fsanitize=fuzzer -o $@ $< $(LIB) $(LDLIBS)
 
 demo: deps
-	@$(MAKE) --no-print-directory $(ARENAC)
+	@$(MAKE) --no-print-directory $(ARENAC) $(RT_DEPS)
 	@sh scripts/demo.sh $(BUILD)
 
 test: $(ARENAC) $(TEST_BINS) $(RT_DEPS)

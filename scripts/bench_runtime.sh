@@ -1,0 +1,30 @@
+#!/bin/sh
+# bench_runtime.sh — the reference runtime on each shared light_* model:
+# wall time of one inference (mean of 3, random arena), and the arena the
+# plan uses beside the arena of a naive run that gives every tensor its
+# own buffer.  Needs the runtime library (make test-runtime builds it).
+set -eu
+BUILD=${BUILD:-build}
+ARENAC=${ARENAC:-$BUILD/arenac}
+CC=${CC:-cc}
+M=${ARENAC_SHARED:-../shared}/models
+if [ ! -f "$BUILD/libarenac_rt.a" ] || [ ! -d "$M" ]; then
+	echo "skipped: needs $BUILD/libarenac_rt.a and $M"
+	exit 0
+fi
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+printf "%-22s %10s %14s %14s %7s\n" model "ms/run" "arena" "naive arena" "saved"
+for model in "$M"/light_*.onnx; do
+	stem=$(basename "$model" .onnx)
+	"$ARENAC" -q --prefix m -o "$tmp/m.h" --weights "$tmp/m.bin" "$model"
+	$CC -std=c11 -O0 -D_POSIX_C_SOURCE=200809L -Iruntime -Itests \
+		-I"$BUILD/gen" -I"$tmp" -DARENAC_HEADER='"m.h"' -DLO=m -DUP=M \
+		-DM_DEFINE_ARENA -o "$tmp/rt" tests/rt_run.c \
+		"$BUILD/obj/tests/pbread.o" "$BUILD/obj/gen/onnx.pb-c.o" \
+		"$BUILD/libarenac_rt.a" -lprotobuf-c -lm
+	"$tmp/rt" --repeat 3 --fill random "$tmp/m.bin" "$M/${stem}_output_0.pb" |
+		sed -n 's/.*; \([0-9.]*\) ms; arena \([0-9]*\), one buffer per tensor \([0-9]*\)/\1 \2 \3/p' |
+		awk -v m="$stem" '{ printf "%-22s %10s %14s %14s %6.1f%%\n", m, $1, $2, $3, 100 * (1 - $2 / $3) }'
+	rm -f "$tmp/m.bin"
+done
