@@ -43,6 +43,10 @@ int ar_alias_root(const ArPlan *p, int t, int64_t *off);
 bool *ar_graph_output_flags(const ArGraph *g);
 void ar_groups_build(const ArGraph *g, const ArPlan *p, ArGroups *gr);
 void ar_groups_free(ArGroups *gr);
+/* plan.c: what ar_plan does before the offsets (order, alias links,
+ * lifetimes), for searches that need only those; offsets stay -1. */
+int ar_plan_links(const ArGraph *g, const ArPlanOptions *opt, ArPlan **out,
+		  ArError *err);
 /* plan.c: peak of padded live bytes for p's order and links, as planned;
  * needs lifetimes; *peak_step (if not NULL) gets a step where it peaks. */
 int64_t ar_live_peak(const ArGraph *g, ArPlan *p, int *peak_step);

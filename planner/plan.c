@@ -189,14 +189,11 @@ static int check_totals(const ArGraph *g, ArPlan *p, ArError *err)
 	return AR_OK;
 }
 
-int ar_plan(const ArGraph *g, const ArPlanOptions *opt, ArPlan **out,
-	    ArError *err)
+/* Everything before the offsets: order, alias links, lifetimes. */
+static int plan_links(const ArGraph *g, const ArPlanOptions *opt, ArPlan *p,
+		      ArError *err)
 {
-	ArPlan *p = ar_xcalloc(1, sizeof *p);
-	double t0 = now();
 	int rc;
-
-	*out = p;
 	if (opt->align <= 0 || (opt->align & (opt->align - 1)))
 		return ar_fail(err, AR_EXIT_USAGE, "--align %lld is not a "
 			       "power of two", (long long)opt->align);
@@ -223,6 +220,26 @@ int ar_plan(const ArGraph *g, const ArPlanOptions *opt, ArPlan **out,
 		ar_concat_refine(g, opt, p);
 	else if (opt->inplace == AR_INPLACE_ELEMENTWISE)
 		ar_inplace(g, p);
+	return AR_OK;
+}
+
+int ar_plan_links(const ArGraph *g, const ArPlanOptions *opt, ArPlan **out,
+		  ArError *err)
+{
+	*out = ar_xcalloc(1, sizeof **out);
+	return plan_links(g, opt, *out, err);
+}
+
+int ar_plan(const ArGraph *g, const ArPlanOptions *opt, ArPlan **out,
+	    ArError *err)
+{
+	ArPlan *p = ar_xcalloc(1, sizeof *p);
+	double t0 = now();
+	int rc;
+
+	*out = p;
+	if ((rc = plan_links(g, opt, p, err)))
+		return rc;
 	rc = assign_offsets(g, opt, p, err);
 	p->plan_seconds = now() - t0;
 	if (rc)
