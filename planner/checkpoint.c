@@ -28,8 +28,15 @@
 /* Per-plan bound on the exact offset search while selecting. */
 #define EVAL_TIME_LIMIT 0.02
 
+/* The chain view, built at most once per model (a sweep shares it). */
+typedef struct ChainCache {
+	ArChain *chain;         /* NULL: not a chain, or not built in time */
+	bool tried;
+} ChainCache;
+
 typedef struct Search {
 	const ArTrainModel *m;
+	ChainCache *cc;
 	ArPlanOptions popt;
 	int64_t budget;
 	double deadline;
@@ -45,7 +52,7 @@ typedef struct Search {
 	int64_t min_arena, min_cost;
 } Search;
 
-static double now(void)
+double ar_train_now(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -136,7 +143,7 @@ static bool search_exact(Search *s, bool *res)
 	}
 	qsort(k, n, sizeof *k, key_cmp);
 	for (uint32_t i = 0; i < n && !s->best_plan && !s->rc; i++) {
-		if (now() > s->deadline) {
+		if (ar_train_now() > s->deadline) {
 			complete = false;
 			break;
 		}
@@ -155,21 +162,14 @@ static void set_spacing(const ArTrainModel *m, bool *res, int k)
 }
 
 /*
- * Uniform segments of every length k (sqrt's choice among them, so never
- * worse than sqrt where sqrt fits), the cheapest that fits kept; then each
- * freed activation is taken back if the arena still fits without it.
- * Memory is not monotone in the selection (freeing everything recomputes
- * everything at once), so no bisection.
+ * Makes each freed candidate resident again, last first, when the arena
+ * still fits with it: less recompute, never more.
  */
-static void search_segments(Search *s, bool *res)
+static void take_back(Search *s, bool *res)
 {
 	const ArTrainModel *m = s->m;
-	for (int k = 1; k <= m->ncand && !s->rc && now() < s->deadline; k++) {
-		set_spacing(m, res, k);
-		plan_selection(s, res, ar_train_recompute_flops(m, res));
-	}
 	for (int i = m->ncand - 1; i >= 0 && s->best_plan && !s->rc &&
-	     now() < s->deadline; i--) {
+	     ar_train_now() < s->deadline; i--) {
 		if (s->best[m->cand[i]])
 			continue;
 		memcpy(res, s->best, (size_t)m->base->ntensors * sizeof *res);
@@ -178,17 +178,84 @@ static void search_segments(Search *s, bool *res)
 	}
 }
 
+/*
+ * Uniform segments of every length k (sqrt's choice among them, so never
+ * worse than sqrt where sqrt fits), the cheapest that fits kept; then
+ * take_back.  Memory is not monotone in the selection (freeing everything
+ * recomputes everything at once), so no bisection.
+ */
+static void search_segments(Search *s, bool *res)
+{
+	const ArTrainModel *m = s->m;
+	for (int k = 1; k <= m->ncand && !s->rc &&
+	     ar_train_now() < s->deadline; k++) {
+		set_spacing(m, res, k);
+		plan_selection(s, res, ar_train_recompute_flops(m, res));
+	}
+	take_back(s, res);
+}
+
+/*
+ * The DP's answer (chain_dp.c), planned for real.  Where its real arena
+ * overshoots the budget the model was optimistic there: the DP is asked
+ * again with its budget lowered by the overshoot, which yields the
+ * neighbouring selections with less memory, a few times over; take_back
+ * then tries the neighbours with one more checkpoint.  Exact when the
+ * chain is pure (the DP ranged over every selection), its first answer
+ * fits, and ar_plan's lower bound for it equals the model's peak, that is
+ * the model held where it was put to the test.
+ */
+static bool search_chain(Search *s, bool *res)
+{
+	const ArChain *c = s->cc->chain;
+	int64_t b = s->budget, peak = 0, cost, arena;
+	bool exact = false;
+
+	for (int tries = 0; tries < 8 && !s->rc; tries++) {
+		if ((cost = ar_chain_solve(c, b, res, &peak)) < 0)
+			break;
+		if ((arena = plan_selection(s, res, cost)) < 0)
+			break;
+		if (arena <= s->budget) {
+			exact = tries == 0 && ar_chain_pure(c) &&
+				s->best_plan->lower_bound == peak;
+			break;
+		}
+		b -= arena - s->budget;
+	}
+	if (s->best_plan && !exact)
+		take_back(s, res);
+	return exact;
+}
+
+/* Builds the chain view once, within the search's time. */
+static void need_chain(Search *s)
+{
+	double left = s->deadline - ar_train_now();
+	if (s->cc->tried)
+		return;
+	s->cc->tried = true;
+	if (left > 0)
+		s->rc = ar_chain_build(s->m, &s->popt, left, &s->cc->chain,
+				       s->err);
+}
+
 /* The smallest arena any selection reaches: all selections with few
  * candidates, else the best of the segment search. */
 static void smallest_arena(Search *s, bool *res)
 {
 	const ArTrainModel *m = s->m;
+	need_chain(s);
+	if (s->cc->chain && !s->rc && ar_chain_min_peak(s->cc->chain, res) >= 0)
+		plan_selection(s, res, ar_train_recompute_flops(m, res));
+	if (s->rc)
+		return;
 	if (m->ncand > EXACT_MAX) {
 		search_segments(s, res);
 		return;
 	}
 	for (uint32_t i = 0; i < (1u << m->ncand) && !s->rc &&
-	     now() < s->deadline; i++) {
+	     ar_train_now() < s->deadline; i++) {
 		set_mask(m, res, i);
 		plan_selection(s, res, ar_train_recompute_flops(m, res));
 	}
@@ -227,17 +294,18 @@ static void select_policy(const ArTrainModel *m, ArCkptPolicy pol, bool *res)
 	}
 }
 
-static void search_init(Search *s, const ArTrainModel *m,
+static void search_init(Search *s, const ArTrainModel *m, ChainCache *cc,
 			const ArTrainOptions *o, int64_t budget, ArError *err)
 {
 	memset(s, 0, sizeof *s);
 	s->m = m;
+	s->cc = cc;
 	s->popt = o->plan;
 	s->popt.budget = 0;
 	/* The node order is the schedule: recomputes sit where they pay. */
 	s->popt.order = AR_ORDER_FILE;
 	s->budget = budget;
-	s->deadline = now() + (o->time_limit > 0 ? o->time_limit : 2.0);
+	s->deadline = ar_train_now() + (o->time_limit > 0 ? o->time_limit : 2.0);
 	s->err = err;
 	s->best = ar_xcalloc((size_t)m->base->ntensors + 1, sizeof *s->best);
 	s->min_arena = INT64_MAX;
@@ -269,9 +337,16 @@ static int run_policy(Search *s, ArCkptPolicy pol, bool *res, bool *exact)
 		*exact = true;
 		return s->rc;
 	}
-	if (m->ncand <= EXACT_MAX && search_exact(s, res))
+	/* A pure chain, or too many candidates for brute force: the DP. */
+	need_chain(s);
+	if (s->rc)
+		return s->rc;
+	if (s->cc->chain && (ar_chain_pure(s->cc->chain) ||
+			     m->ncand > EXACT_MAX))
+		*exact = search_chain(s, res);
+	else if (m->ncand <= EXACT_MAX && search_exact(s, res))
 		*exact = true;
-	else if (!s->best_plan && !s->rc)
+	if (!s->best_plan && !s->rc)
 		search_segments(s, res);
 	return s->rc;
 }
@@ -315,6 +390,7 @@ int ar_train_plan(const ArGraph *fwd, const ArTrainOptions *o,
 		  ArTrainResult *r, ArError *err)
 {
 	Search s;
+	ChainCache cc = {0};
 	bool exact;
 	int rc;
 
@@ -323,7 +399,7 @@ int ar_train_plan(const ArGraph *fwd, const ArTrainOptions *o,
 		return rc;
 	r->resident = ar_xcalloc((size_t)r->model->base->ntensors + 1,
 				 sizeof *r->resident);
-	search_init(&s, r->model, o, o->budget, err);
+	search_init(&s, r->model, &cc, o, o->budget, err);
 	if ((rc = run_policy(&s, o->policy, r->resident, &exact)))
 		goto out;
 	if (s.best_plan) {
@@ -338,7 +414,7 @@ int ar_train_plan(const ArGraph *fwd, const ArTrainOptions *o,
 	}
 	/* Nothing the policy allows fits: how far down can any selection go?
 	 * A complete exact search has already planned every selection. */
-	s.deadline = now() + (o->time_limit > 0 ? o->time_limit : 2.0);
+	s.deadline = ar_train_now() + (o->time_limit > 0 ? o->time_limit : 2.0);
 	if (o->policy != AR_CKPT_OPTIMAL || !exact)
 		smallest_arena(&s, r->resident);
 	if ((rc = s.rc))
@@ -354,6 +430,7 @@ int ar_train_plan(const ArGraph *fwd, const ArTrainOptions *o,
 		     pct(s.min_cost, r->model->forward_flops));
 out:
 	search_free(&s);
+	ar_chain_free(cc.chain);
 	return rc;
 }
 
@@ -371,6 +448,7 @@ int ar_train_sweep(const ArGraph *fwd, const ArTrainOptions *o,
 		   ArSweepPoint **pts, int *npts, ArError *err)
 {
 	ArTrainModel *m;
+	ChainCache cc = {0};
 	bool *res;
 	int64_t full = 0;
 	int rc;
@@ -385,7 +463,8 @@ int ar_train_sweep(const ArGraph *fwd, const ArTrainOptions *o,
 		Search s;
 		bool exact;
 		ArSweepPoint *p = &(*pts)[(*npts)++];
-		search_init(&s, m, o, step == 10 ? 0 : full * step / 10, err);
+		search_init(&s, m, &cc, o, step == 10 ? 0 : full * step / 10,
+			    err);
 		rc = run_policy(&s, step == 10 ? AR_CKPT_NONE : AR_CKPT_OPTIMAL,
 				res, &exact);
 		p->budget = s.budget;
@@ -404,6 +483,7 @@ int ar_train_sweep(const ArGraph *fwd, const ArTrainOptions *o,
 			break;
 	}
 	free(res);
+	ar_chain_free(cc.chain);
 	ar_train_model_free(m);
 	return rc;
 }

@@ -453,11 +453,32 @@ typedef struct Build {
 	const ArTrainModel *m;
 	const bool *resident;
 	ArGraph *g;
+	int *nsrc, *tsrc;       /* the trace, grown with g (see train.h) */
 	int *redo;      /* per base tensor: its recomputed copy, or -1 */
 	int *dx;        /* per base tensor: its (summed) gradient, or -1 */
 	int **parts;    /* per base tensor: partial gradients so far */
 	int *nparts;
 } Build;
+
+/* add_like and emit on the step graph, recording where each new tensor
+ * and node stems from. */
+static int tensor_like(Build *b, int t, const char *suffix, ArTensorKind kind)
+{
+	int x = add_like(b->g, t, suffix, kind);
+	b->tsrc = ar_xrealloc(b->tsrc, (size_t)b->g->ntensors * sizeof(int));
+	b->tsrc[x] = b->tsrc[t];
+	return x;
+}
+
+static int step(Build *b, int src, const char *name, const char *suffix,
+		const char *op, ArPhase phase, const int *in, int nin,
+		const int *out, int nout)
+{
+	int id = emit(b->g, name, suffix, op, phase, in, nin, out, nout);
+	b->nsrc = ar_xrealloc(b->nsrc, (size_t)b->g->nnodes * sizeof(int));
+	b->nsrc[id] = src;
+	return id;
+}
 
 /* The value of base tensor t a backward step reads: t, or a recompute
  * of it emitted now (with whatever it needs first). */
@@ -478,12 +499,12 @@ static int resolve(Build *b, int t)
 		in[j] = src->inputs[j] < 0 ? -1 : resolve(b, src->inputs[j]);
 	for (int j = 0; j < src->noutputs; j++) {
 		int o = src->outputs[j];
-		out[j] = o < 0 ? -1 : add_like(b->g, o, ".recompute",
-					       AR_TK_ACTIVATION);
+		out[j] = o < 0 ? -1 : tensor_like(b, o, ".recompute",
+					   AR_TK_ACTIVATION);
 		if (o >= 0)
 			b->redo[o] = out[j];
 	}
-	id = emit(b->g, src->name, ".recompute", src->op, AR_PHASE_RECOMPUTE,
+	id = step(b, p, src->name, ".recompute", src->op, AR_PHASE_RECOMPUTE,
 		  in, src->ninputs, out, src->noutputs);
 	b->g->nodes[id].nexplicit = src->nexplicit;
 	free(in);
@@ -499,27 +520,29 @@ static int grad_slot(Build *b, int t)
 	char suffix[32];
 	int x;
 	if (m->ncontrib[t] == 1)
-		return b->dx[t] = add_like(b->g, t, ".grad", k);
+		return b->dx[t] = tensor_like(b, t, ".grad", k);
 	snprintf(suffix, sizeof suffix, ".grad.%d", b->nparts[t]);
-	x = add_like(b->g, t, suffix, AR_TK_ACTIVATION);
+	x = tensor_like(b, t, suffix, AR_TK_ACTIVATION);
 	if (!b->parts[t])
 		b->parts[t] = ar_xmalloc((size_t)m->ncontrib[t] * sizeof(int));
 	b->parts[t][b->nparts[t]++] = x;
 	return x;
 }
 
-/* Sums the parts of each gradient of ts whose last part was just written. */
-static void accumulate(Build *b, const int *ts, int n)
+/* Sums the parts of each gradient of ts whose last part was just written
+ * by the backward step of base node src. */
+static void accumulate(Build *b, int src, const int *ts, int n)
 {
 	for (int i = 0; i < n; i++) {
 		int t = ts[i];
 		if (b->m->ncontrib[t] < 2 || b->nparts[t] < b->m->ncontrib[t] ||
 		    b->dx[t] >= 0)
 			continue;
-		b->dx[t] = add_like(b->g, t, ".grad", b->m->param[t] ?
-				    AR_TK_WEIGHT : AR_TK_ACTIVATION);
-		emit(b->g, b->g->tensors[t].name, ".grad.sum", "GradAccumulate",
-		     AR_PHASE_BACKWARD, b->parts[t], b->nparts[t], &b->dx[t], 1);
+		b->dx[t] = tensor_like(b, t, ".grad", b->m->param[t] ?
+				AR_TK_WEIGHT : AR_TK_ACTIVATION);
+		step(b, src, b->g->tensors[t].name, ".grad.sum",
+		     "GradAccumulate", AR_PHASE_BACKWARD, b->parts[t],
+		     b->nparts[t], &b->dx[t], 1);
 	}
 }
 
@@ -555,10 +578,10 @@ static void backward_step(Build *b, int node)
 		}
 	}
 	op = join(n->op, "Grad");
-	emit(b->g, base->nodes[node].name, ".grad", op, AR_PHASE_BACKWARD, in,
-	     nin, out, nout);
+	step(b, node, base->nodes[node].name, ".grad", op, AR_PHASE_BACKWARD,
+	     in, nin, out, nout);
 	free(op);
-	accumulate(b, of, nout);
+	accumulate(b, node, of, nout);
 	free(in);
 	free(out);
 	free(of);
@@ -576,20 +599,27 @@ static void update_step(Build *b, int t)
 	in[nin++] = b->dx[t];
 	for (int s = 0; s < 2; s++)
 		if (states[b->m->optimizer][s])
-			in[nin++] = add_like(b->g, t, states[b->m->optimizer][s],
-					     AR_TK_WEIGHT);
+			in[nin++] = tensor_like(b, t, states[b->m->optimizer][s],
+					 AR_TK_WEIGHT);
 	/* W.next is W rewritten in place: persistent, not in the arena. */
-	out = add_like(b->g, t, ".next", AR_TK_WEIGHT);
-	emit(b->g, b->g->tensors[t].name, ".update", ops[b->m->optimizer],
+	out = tensor_like(b, t, ".next", AR_TK_WEIGHT);
+	step(b, -1, b->g->tensors[t].name, ".update", ops[b->m->optimizer],
 	     AR_PHASE_UPDATE, in, nin, &out, 1);
 }
 
-ArGraph *ar_train_graph(const ArTrainModel *m, const bool *resident)
+ArGraph *ar_train_graph_traced(const ArTrainModel *m, const bool *resident,
+			       int **node_src, int **tensor_src)
 {
 	int nt = m->base->ntensors, in[2], loss_grad;
 	Build b = {.m = m, .resident = resident};
 
 	b.g = copy_skeleton(m->base);
+	b.nsrc = ar_xmalloc(((size_t)b.g->nnodes + 1) * sizeof(int));
+	b.tsrc = ar_xmalloc(((size_t)nt + 1) * sizeof(int));
+	for (int i = 0; i < b.g->nnodes; i++)
+		b.nsrc[i] = i;
+	for (int t = 0; t < nt; t++)
+		b.tsrc[t] = t;
 	b.redo = ar_xmalloc((size_t)nt * sizeof(int));
 	b.dx = ar_xmalloc((size_t)nt * sizeof(int));
 	b.parts = ar_xcalloc((size_t)nt, sizeof *b.parts);
@@ -600,7 +630,7 @@ ArGraph *ar_train_graph(const ArTrainModel *m, const bool *resident)
 	in[0] = resolve(&b, m->loss_in);
 	in[1] = m->base->nodes[m->nfwd].inputs[1];
 	loss_grad = grad_slot(&b, m->loss_in);
-	emit(b.g, "loss", ".grad", "SoftmaxCrossEntropyLossGrad",
+	step(&b, m->nfwd, "loss", ".grad", "SoftmaxCrossEntropyLossGrad",
 	     AR_PHASE_BACKWARD, in, 2, &loss_grad, 1);
 	for (int i = m->nfwd - 1; i >= 0; i--)
 		if (m->rule[i])
@@ -615,5 +645,18 @@ ArGraph *ar_train_graph(const ArTrainModel *m, const bool *resident)
 	free(b.nparts);
 	free(b.redo);
 	free(b.dx);
+	if (node_src)
+		*node_src = b.nsrc;
+	else
+		free(b.nsrc);
+	if (tensor_src)
+		*tensor_src = b.tsrc;
+	else
+		free(b.tsrc);
 	return b.g;
+}
+
+ArGraph *ar_train_graph(const ArTrainModel *m, const bool *resident)
+{
+	return ar_train_graph_traced(m, resident, NULL, NULL);
 }

@@ -86,6 +86,14 @@ int64_t ar_train_recompute_flops(const ArTrainModel *m, const bool *resident);
 /* The training-step graph for that selection; its node order is the step
  * order to plan it in (AR_ORDER_FILE). */
 ArGraph *ar_train_graph(const ArTrainModel *m, const bool *resident);
+/* The same graph, traced for the checkpoint search: *node_src gets per node
+ * the base node it stems from (a recompute: the node it re-runs; a
+ * backward step or gradient sum: the node whose gradient it is; the loss
+ * gradient: the loss node; an update: -1), *tensor_src per tensor the base
+ * tensor it is, copies, or is the gradient or optimizer state of.  The
+ * caller frees both. */
+ArGraph *ar_train_graph_traced(const ArTrainModel *m, const bool *resident,
+			       int **node_src, int **tensor_src);
 
 /* The memory bill of a planned training step. */
 typedef struct ArTrainBill {
@@ -147,6 +155,32 @@ typedef struct ArSweepPoint {
  * (steps of 10% of it), ending at the first budget nothing fits. */
 int ar_train_sweep(const ArGraph *fwd, const ArTrainOptions *o,
 		   ArSweepPoint **pts, int *npts, ArError *err);
+
+/*
+ * The chain view of a training model for the dynamic program of
+ * chain_dp.c (its header comment gives the model).  ar_chain_build
+ * measures every segment, with ar_plan under plan's alias options, within
+ * seconds; *out stays NULL when the forward graph has no point that
+ * separates it or time ran out.
+ */
+typedef struct ArChain ArChain;
+int ar_chain_build(const ArTrainModel *m, const ArPlanOptions *plan,
+		   double seconds, ArChain **out, ArError *err);
+void ar_chain_free(ArChain *c);
+/* Every candidate is a point: the DP ranges over all selections. */
+bool ar_chain_pure(const ArChain *c);
+int ar_chain_points(const ArChain *c);
+int ar_chain_probes(const ArChain *c);
+/* The least-recompute selection whose model peak fits budget, into res
+ * (per base tensor); returns its recompute FLOPs and sets *peak to its
+ * model peak, or returns -1 when none fits the model. */
+int64_t ar_chain_solve(const ArChain *c, int64_t budget, bool *res,
+		       int64_t *peak);
+/* The smallest model peak of any selection, the cheapest such into res. */
+int64_t ar_chain_min_peak(const ArChain *c, bool *res);
+
+/* Monotonic seconds, for the searches' deadlines. */
+double ar_train_now(void);
 
 const char *ar_optimizer_name(ArOptimizer o);
 const char *ar_ckpt_policy_name(ArCkptPolicy p);
