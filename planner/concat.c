@@ -21,6 +21,13 @@
  *   - it appears once among the inputs;
  *   - its slice offset is a multiple of the plan's alignment.
  *
+ * One more condition needs the order, so ar_concat_refine checks it first:
+ * a slice that outlives the Concat must not be live together with a view
+ * of the output (or of a concat the output is nested in), as the two share
+ * bytes without one containing the other.  Inference graphs rarely read a
+ * concat input again; training graphs do (a backward step reads a Relu
+ * output that fed Concat -> Dropout).
+ *
  * Elision is not free: the output's buffer is reserved whole from its first
  * slice on, so its later slices sit empty while earlier work peaks (the
  * last concat of DenseNet's first block does exactly this).  Once the order
@@ -98,6 +105,14 @@ void ar_concat_elide(const ArGraph *g, ArPlan *p)
 	free(isout);
 }
 
+static bool node_reads_input(const ArNode *n, int t)
+{
+	for (int j = 0; j < n->nexplicit; j++)
+		if (n->inputs[j] == t)
+			return true;
+	return false;
+}
+
 static bool is_elided(const ArPlan *p, const ArNode *n)
 {
 	return n->nexplicit > 0 && n->inputs[0] >= 0 &&
@@ -120,6 +135,90 @@ static void undo(ArPlan *p, const ArNode *n)
 		p->slots[n->inputs[j]].alias_of = -1;
 		p->slots[n->inputs[j]].alias_offset = 0;
 	}
+}
+
+static bool link_ancestor(const ArPlan *p, int anc, int t)
+{
+	for (int hops = 0; t >= 0 && hops <= p->ntensors; hops++) {
+		if (t == anc)
+			return true;
+		t = p->slots[t].alias_of;
+	}
+	return false;
+}
+
+/* t sits in a slice of elided concat n (is an input, or inside one). */
+static bool in_slice(const ArPlan *p, const ArNode *n, int t)
+{
+	int y = n->outputs[0];
+	for (int hops = 0; t >= 0 && hops <= p->ntensors; hops++) {
+		int up = p->slots[t].alias_of;
+		if (up == y)
+			return node_reads_input(n, t);
+		t = up;
+	}
+	return false;
+}
+
+/*
+ * Members of one buffer may share bytes while both live only if one is
+ * the other's alias ancestor, or both are the very same bytes (the plan's
+ * invariant, which the verifier checks).  Elision breaks that when a slice
+ * outlives the Concat while a view of the output, or of a concat the output
+ * is nested in, is live: a Relu output that a backward step reads again
+ * after Concat -> Dropout, or Concat -> Reshape with a slice read later.
+ */
+static bool slice_clashes(const ArGraph *g, const ArPlan *p, const ArNode *n,
+			  const int *root, const int64_t *off, int *mem)
+{
+	int r = root[n->outputs[0]], nm = 0;
+	for (int t = 0; t < g->ntensors; t++)
+		if (root[t] == r && g->tensors[t].bytes > 0)
+			mem[nm++] = t;
+	for (int i = 0; i < nm; i++) {
+		int t = mem[i];
+		const ArSlot *a = &p->slots[t];
+		int64_t bt = g->tensors[t].bytes;
+		if (!in_slice(p, n, t))
+			continue;
+		for (int j = 0; j < nm; j++) {
+			int u = mem[j];
+			const ArSlot *b = &p->slots[u];
+			int64_t bu = g->tensors[u].bytes;
+			if (u == t || b->last < a->first || a->last < b->first ||
+			    off[u] >= off[t] + bt || off[t] >= off[u] + bu ||
+			    (off[t] == off[u] && bt == bu) ||
+			    link_ancestor(p, t, u) || link_ancestor(p, u, t))
+				continue;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* Copies, in step order, the elisions the final order makes unsafe; an
+ * inner concat goes first, which keeps the outer one's slices in place.
+ * No in-place link exists yet, so roots are those of alias_of alone. */
+static void undo_clashes(const ArGraph *g, ArPlan *p)
+{
+	int *root = ar_xmalloc(((size_t)g->ntensors + 1) * sizeof(int));
+	int64_t *off = ar_xmalloc(((size_t)g->ntensors + 1) * sizeof(int64_t));
+	int *mem = ar_xmalloc(((size_t)g->ntensors + 1) * sizeof(int));
+	bool stale = true;
+
+	for (int s = 0; s < p->nsteps; s++) {
+		const ArNode *n = &g->nodes[p->steps[s]];
+		if (strcmp(n->op, "Concat") || !is_elided(p, n))
+			continue;
+		if (stale)
+			for (int t = 0; t < g->ntensors; t++)
+				root[t] = p->slots[t].planned ?
+					  ar_alias_root(p, t, &off[t]) : -1;
+		stale = slice_clashes(g, p, n, root, off, mem);
+		if (stale)
+			undo(p, n);
+	}
+	free(root), free(off), free(mem);
 }
 
 /* Copies where one elision alone keeps the peak up, in p's order. */
@@ -158,7 +257,10 @@ void ar_concat_refine(const ArGraph *g, const ArPlanOptions *opt, ArPlan *p)
 	size_t nst = (size_t)p->nsteps * sizeof(int);
 	ArSlot *slots = ar_xmalloc(nsl + 1);
 	int *steps = ar_xmalloc(nst + 1);
-	int64_t elided = refine_in_order(g, opt, p);
+	int64_t elided;
+
+	undo_clashes(g, p);
+	elided = refine_in_order(g, opt, p);
 
 	memcpy(slots, p->slots, nsl);
 	memcpy(steps, p->steps, nst);

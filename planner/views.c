@@ -22,9 +22,17 @@ static bool default_domain(const ArNode *n)
 	return !n->domain[0] || !strcmp(n->domain, "ai.onnx");
 }
 
-/* Dropout copies its input unless it runs in training mode. */
-static bool dropout_is_copy(const ArGraph *g, const ArNode *n)
+/*
+ * Dropout copies its input unless it runs in training mode.  A training
+ * step (train.c: a graph with backward steps) runs every Dropout in
+ * training mode, masks and all, whatever the model's opset leaves to the
+ * runtime: its output is then a new value, not a view, and writing it over
+ * the input would destroy a tensor a backward step reads (a Relu output).
+ */
+static bool dropout_is_copy(const ArGraph *g, const ArNode *n, bool training)
 {
+	if (training)
+		return false;
 	if (n->opset < 7)
 		return ar_attr_int(n, "is_test", 0) != 0;
 	if (n->nexplicit >= 3 && n->inputs[2] >= 0) {
@@ -35,7 +43,7 @@ static bool dropout_is_copy(const ArGraph *g, const ArNode *n)
 	return true;
 }
 
-static bool is_view_op(const ArGraph *g, const ArNode *n)
+static bool is_view_op(const ArGraph *g, const ArNode *n, bool training)
 {
 	static const char *const ops[] = {
 		"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity",
@@ -43,7 +51,7 @@ static bool is_view_op(const ArGraph *g, const ArNode *n)
 	if (!default_domain(n) || n->nexplicit < 1 || n->noutputs < 1)
 		return false;
 	if (!strcmp(n->op, "Dropout"))
-		return dropout_is_copy(g, n);
+		return dropout_is_copy(g, n, training);
 	for (size_t i = 0; i < sizeof ops / sizeof *ops; i++)
 		if (!strcmp(n->op, ops[i]))
 			return true;
@@ -53,6 +61,11 @@ static bool is_view_op(const ArGraph *g, const ArNode *n)
 void ar_views(const ArGraph *g, ArPlan *p)
 {
 	bool *isout = ar_graph_output_flags(g);
+	bool training = false;
+
+	for (int i = 0; i < g->nnodes; i++)
+		if (g->nodes[i].phase == AR_PHASE_BACKWARD)
+			training = true;
 
 	/*
 	 * Nodes are topological, so a view's input has its root already; only
@@ -61,7 +74,7 @@ void ar_views(const ArGraph *g, ArPlan *p)
 	for (int i = 0; i < g->nnodes; i++) {
 		const ArNode *n = &g->nodes[i];
 		int x, y, r;
-		if (!ar_is_step(g, i) || !is_view_op(g, n))
+		if (!ar_is_step(g, i) || !is_view_op(g, n, training))
 			continue;
 		x = n->inputs[0];
 		y = n->outputs[0];

@@ -219,6 +219,89 @@ static void test_concat_nested(void **state)
 	ar_graph_free(g);
 }
 
+/*
+ * a, b -> Concat -> c -> Reshape -> v -> Conv -> w; Conv(a, w) -> z.  Elided,
+ * a would sit inside c's bytes while v (c's view) is live and a is still
+ * read: neither contains the other, so the Concat must stay a copy.  With
+ * a read only by the Concat, the elision stands.
+ */
+static ArGraph *slice_outlives(bool late_reader)
+{
+	ArGraph *g = ar_graph_new("outlives");
+	int x = gb_tensor(g, "x", AR_TK_INPUT, 1, 1, 4, 4);
+	int a = gb_tensor(g, "a", AR_TK_ACTIVATION, 1, 2, 4, 4);
+	int b = gb_tensor(g, "b", AR_TK_ACTIVATION, 1, 2, 4, 4);
+	int c = gb_tensor(g, "c", AR_TK_ACTIVATION, 1, 4, 4, 4);
+	int v = gb_tensor(g, "v", AR_TK_ACTIVATION, 1, 64, 0, 0);
+	int w = gb_tensor(g, "w", AR_TK_ACTIVATION, 1, 1, 4, 4);
+	int z = gb_tensor(g, "z", AR_TK_OUTPUT, 1, 1, 4, 4);
+	gb_node(g, "Conv", &x, 1, a);
+	gb_node(g, "Conv", &x, 1, b);
+	gb_int_attr(g, gb_node(g, "Concat", (int[]){a, b}, 2, c), "axis", 1);
+	gb_node(g, "Reshape", &c, 1, v);
+	gb_node(g, "Conv", &v, 1, w);
+	gb_node(g, "Conv", late_reader ? (int[]){a, w} : (int[]){w, x}, 2, z);
+	gb_io(g, &x, 1, &z, 1);
+	return g;
+}
+
+static void test_concat_slice_outlives_view(void **state)
+{
+	for (int late = 0; late < 2; late++) {
+		ArGraph *g = slice_outlives(late);
+		ArPlan *p;
+		for (int sw = 0; sw < 8; sw++)
+			ar_plan_free(plan(g, sw));
+		p = plan(g, VIEWS | INPLACE | ELIDE);
+		assert_int_equal(p->slots[4].alias_of, 3);     /* v in c */
+		assert_int_equal(p->slots[1].alias_of, late ? -1 : 3);
+		ar_plan_free(p);
+		ar_graph_free(g);
+	}
+}
+
+/*
+ * SqueezeNet's fire module in a training step: a, b -> Concat -> c ->
+ * Dropout -> d -> Conv -> e, and ReluGrad reads a again after the Dropout.
+ * In a training step Dropout computes (d is no view) and the elision is
+ * safe; as an inference graph d is c's view and a must not sit in c.
+ */
+static void test_concat_dropout_backward(void **state)
+{
+	for (int train = 0; train < 2; train++) {
+		ArGraph *g = ar_graph_new("fire");
+		int x = gb_tensor(g, "x", AR_TK_INPUT, 1, 1, 4, 4);
+		int a = gb_tensor(g, "a", AR_TK_ACTIVATION, 1, 2, 4, 4);
+		int b = gb_tensor(g, "b", AR_TK_ACTIVATION, 1, 2, 4, 4);
+		int c = gb_tensor(g, "c", AR_TK_ACTIVATION, 1, 4, 4, 4);
+		int d = gb_tensor(g, "d", AR_TK_ACTIVATION, 1, 4, 4, 4);
+		int m = gb_tensor(g, "d.mask", AR_TK_ACTIVATION, 1, 4, 4, 4);
+		int e = gb_tensor(g, "e", AR_TK_ACTIVATION, 1, 2, 4, 4);
+		int ga = gb_tensor(g, "a.grad", AR_TK_OUTPUT, 1, 2, 4, 4);
+		int nd, ng;
+		ArPlan *p;
+		gb_node(g, "Conv", &x, 1, a);
+		gb_node(g, "Conv", &x, 1, b);
+		gb_int_attr(g, gb_node(g, "Concat", (int[]){a, b}, 2, c),
+			    "axis", 1);
+		nd = gb_node(g, "Dropout", &c, 1, d);
+		ar_node_set_io(&g->nodes[nd], &c, 1, (int[]){d, m}, 2);
+		g->tensors[m].producer = nd;
+		gb_node(g, "Conv", &d, 1, e);
+		ng = gb_node(g, "ReluGrad", (int[]){a, e}, 2, ga);
+		g->nodes[ng].phase = train ? AR_PHASE_BACKWARD
+					   : AR_PHASE_FORWARD;
+		gb_io(g, &x, 1, &ga, 1);
+		for (int sw = 0; sw < 8; sw++)
+			ar_plan_free(plan(g, sw));
+		p = plan(g, VIEWS | INPLACE | ELIDE);
+		assert_int_equal(p->slots[d].alias_of, train ? -1 : c);
+		assert_int_equal(p->slots[a].alias_of, train ? c : -1);
+		ar_plan_free(p);
+		ar_graph_free(g);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -228,6 +311,8 @@ int main(void)
 		cmocka_unit_test(test_inplace_needs_dying_input),
 		cmocka_unit_test(test_concat_three_way),
 		cmocka_unit_test(test_concat_nested),
+		cmocka_unit_test(test_concat_slice_outlives_view),
+		cmocka_unit_test(test_concat_dropout_backward),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
