@@ -146,6 +146,8 @@ typedef struct Cli {
 	const char *json, *header, *prefix, *dot, *timeline, *weights;
 	bool dot_weights, stats, selfcheck, quiet;
 	bool train, sweep, policy_set;
+	/* Training options given on the command line, default or not. */
+	const char *train_only;
 	ArTrainOptions topt;
 	char options[1024];     /* the planning options, echoed in outputs */
 } Cli;
@@ -329,6 +331,7 @@ static int parse_args(Cli *c, int argc, char **argv)
 			if (strcmp(optarg, "cross-entropy"))
 				return usage_error("--loss knows only "
 						   "cross-entropy, not '%s'", optarg);
+			c->train_only = "--loss";
 			break;
 		case OPT_OPTIMIZER:
 			if (!strcmp(optarg, "sgd"))
@@ -340,6 +343,7 @@ static int parse_args(Cli *c, int argc, char **argv)
 			else
 				return usage_error("--optimizer wants sgd, "
 						   "momentum or adam, not '%s'", optarg);
+			c->train_only = "--optimizer";
 			add_option_text(c, "--optimizer", optarg);
 			break;
 		case OPT_CHECKPOINT: {
@@ -353,10 +357,14 @@ static int parse_args(Cli *c, int argc, char **argv)
 						   optarg);
 			c->topt.policy = p;
 			c->policy_set = true;
+			c->train_only = "--checkpoint";
 			add_option_text(c, "--checkpoint", optarg);
 			break;
 		}
-		case OPT_BUDGET_SWEEP: c->sweep = true; break;
+		case OPT_BUDGET_SWEEP:
+			c->sweep = true;
+			c->train_only = "--budget-sweep";
+			break;
 		case OPT_JSON: c->json = optarg; break;
 		case 'o': c->header = optarg; break;
 		case OPT_PREFIX: c->prefix = optarg; break;
@@ -428,9 +436,10 @@ static int parse_args(Cli *c, int argc, char **argv)
 	c->load.diag.warn = warn_stderr;
 	c->load.diag.ctx = c;
 	c->plan.diag = c->load.diag;
-	if ((c->topt.optimizer || c->policy_set || c->sweep) && !c->train)
-		return usage_error("--optimizer, --checkpoint and "
-				   "--budget-sweep need --train%s", "");
+	if (c->train_only && !c->train)
+		return usage_error("%s needs --train (so do all of "
+				   "--optimizer, --checkpoint, --loss and "
+				   "--budget-sweep)", c->train_only);
 	if (c->train && c->weights)
 		return usage_error("--weights is not available with "
 				   "--train%s", "");
@@ -533,12 +542,51 @@ static int run_train(const Cli *c, const ArGraph *g, ArError *err)
 	return rc;
 }
 
+/*
+ * Many exported models (the light_* CNNs among them) flatten with a
+ * Reshape whose constant target spells out a batch of 1, e.g. [1, 25088]:
+ * with --batch N they fail in shape inference ("cannot reshape ...").
+ * When the failing node is such a Reshape, say why and what to do.
+ */
+static void batch_hint(const Cli *c, const ArGraph *g, const ArError *err)
+{
+	if (c->load.batch <= 1)
+		return;
+	for (int i = 0; i < g->nnodes; i++) {
+		const ArNode *n = &g->nodes[i];
+		const ArTensor *s;
+		char quoted[300];
+		int64_t v;
+		if (strcmp(n->op, "Reshape") || n->ninputs < 2 ||
+		    n->inputs[1] < 0)
+			continue;
+		s = &g->tensors[n->inputs[1]];
+		snprintf(quoted, sizeof quoted, "'%s'", n->name);
+		if (!s->data || s->dtype != AR_DT_INT64 || s->rank != 1 ||
+		    s->dims[0] < 2 || ((const int64_t *)s->data)[0] != 1 ||
+		    !strstr(err->msg, quoted))
+			continue;
+		/* One -1 at most: with [1, -1] the batch becomes 0 (copy). */
+		v = ((const int64_t *)s->data)[1];
+		fprintf(stderr, "arenac: note: %s: Reshape '%s' hard-codes a "
+			"batch of 1 in its target shape [1, %" PRId64 "%s], so "
+			"the model cannot run with --batch %" PRId64 "; plan "
+			"it with --batch 1, or re-export it with %s for the "
+			"batch in that shape ([%s, %" PRId64 "%s])\n",
+			c->model, n->name, v, s->dims[0] > 2 ? ", ..." : "",
+			c->load.batch, v < 0 ? "0" : "0 or -1",
+			v < 0 ? "0" : "-1", v, s->dims[0] > 2 ? ", ..." : "");
+		return;
+	}
+}
+
 int main(int argc, char **argv)
 {
 	Cli c = {0};
 	ArGraph *g = NULL;
 	ArPlan *p = NULL;
 	ArError err = {0};
+	bool shapes_failed;
 	int rc;
 
 	if (argc > 1 && !strcmp(argv[1], "solve"))
@@ -555,6 +603,7 @@ int main(int argc, char **argv)
 		ar_graph_free(g);
 		return rc;
 	}
+	shapes_failed = rc && g;
 	if (!rc) {
 		rc = ar_plan(g, &c.plan, &p, &err);
 		if (rc == AR_EXIT_BUDGET || (!rc && c.stats))
@@ -568,6 +617,8 @@ int main(int argc, char **argv)
 		ar_print_summary(stdout, c.model, g, p);
 	if (rc)
 		fprintf(stderr, "arenac: error: %s: %s\n", c.model, err.msg);
+	if (shapes_failed)
+		batch_hint(&c, g, &err);
 	ar_plan_free(p);
 	ar_graph_free(g);
 	return rc;
