@@ -2,8 +2,9 @@
  * test_train.c — training-step planning: the memory bill of LeNet by hand,
  * the validity of every policy's schedule (verifier, poison executor, no
  * backward step reading a freed activation), optimal against sqrt, and
- * optimal against a brute force over all checkpoint subsets on small
- * hand-made chains and DAGs.
+ * optimal (the segment DP on chains, its brute force on small DAGs)
+ * against a brute force over all checkpoint subsets, written here, on
+ * small hand-made chains and DAGs.
  */
 #include "testutil.h"
 
@@ -225,15 +226,18 @@ static ArGraph *net(const int64_t *w, int nlayers, bool residual)
 	return g;
 }
 
-/* Least recompute over every subset of candidates whose plan fits; -1 if
- * none fits.  Plans exactly as the search does. */
-static int64_t brute_force(const ArGraph *fwd, int64_t budget,
-			   int64_t *lo, int64_t *hi)
+/* Every subset of candidates, planned exactly as the search plans. */
+typedef struct Brute {
+	int n;
+	int64_t *arena, *cost;
+	int64_t lo, hi;         /* smallest and largest arena */
+} Brute;
+
+static void brute_force(const ArGraph *fwd, Brute *b)
 {
 	ArTrainModel *m;
 	ArError err = {0};
 	ArPlanOptions po;
-	int64_t best = -1;
 	bool *res;
 
 	assert_int_equal(ar_train_model(fwd, AR_OPTIM_SGD, &m, &err), 0);
@@ -242,39 +246,51 @@ static int64_t brute_force(const ArGraph *fwd, int64_t budget,
 	po.order = AR_ORDER_FILE;
 	po.time_limit = 0.02;
 	res = calloc((size_t)m->base->ntensors, sizeof *res);
-	*lo = INT64_MAX;
-	*hi = 0;
-	for (unsigned mask = 0; mask < 1u << m->ncand; mask++) {
+	b->n = 1 << m->ncand;
+	b->arena = calloc((size_t)b->n, sizeof *b->arena);
+	b->cost = calloc((size_t)b->n, sizeof *b->cost);
+	b->lo = INT64_MAX;
+	b->hi = 0;
+	for (int mask = 0; mask < b->n; mask++) {
 		ArGraph *g;
 		ArPlan *p;
-		int64_t cost;
 		for (int i = 0; i < m->ncand; i++)
 			res[m->cand[i]] = mask >> i & 1;
 		g = ar_train_graph(m, res);
 		assert_int_equal(ar_plan(g, &po, &p, &err), 0);
-		cost = ar_train_recompute_flops(m, res);
-		if (p->arena_bytes < *lo)
-			*lo = p->arena_bytes;
-		if (p->arena_bytes > *hi)
-			*hi = p->arena_bytes;
-		if (p->arena_bytes <= budget && (best < 0 || cost < best))
-			best = cost;
+		b->cost[mask] = ar_train_recompute_flops(m, res);
+		b->arena[mask] = p->arena_bytes;
+		if (p->arena_bytes < b->lo)
+			b->lo = p->arena_bytes;
+		if (p->arena_bytes > b->hi)
+			b->hi = p->arena_bytes;
 		ar_plan_free(p);
 		ar_graph_free(g);
 	}
 	free(res);
 	ar_train_model_free(m);
+}
+
+/* Least recompute of a subset whose plan fits budget; -1 if none fits. */
+static int64_t brute_best(const Brute *b, int64_t budget)
+{
+	int64_t best = -1;
+	for (int i = 0; i < b->n; i++)
+		if (b->arena[i] <= budget && (best < 0 || b->cost[i] < best))
+			best = b->cost[i];
 	return best;
 }
 
+/* optimal (the DP on chains, brute force on small DAGs) against brute
+ * force at nine budgets from below the smallest arena to the largest. */
 static void compare_with_brute_force(const ArGraph *g)
 {
-	int64_t lo, hi, dummy;
+	Brute bf;
 	ArTrainOptions o;
 	ArError err = {0};
 
-	brute_force(g, 0, &lo, &hi);
-	assert_true(lo < hi);
+	brute_force(g, &bf);
+	assert_true(bf.lo < bf.hi);
 	/* At sqrt's own arena, optimal recomputes no more than sqrt. */
 	{
 		ArTrainResult sq, opt;
@@ -289,15 +305,15 @@ static void compare_with_brute_force(const ArGraph *g)
 		ar_train_result_free(&opt);
 	}
 	for (int k = 0; k <= 8; k++) {
-		int64_t budget = lo - 16 + (hi - lo + 16) * k / 8;
-		int64_t want = brute_force(g, budget, &dummy, &dummy);
+		int64_t budget = bf.lo - 16 + (bf.hi - bf.lo + 16) * k / 8;
+		int64_t want = brute_best(&bf, budget);
 		ArTrainResult r;
 		int rc;
 		train_opts(&o, AR_OPTIM_SGD, AR_CKPT_OPTIMAL, budget);
 		rc = ar_train_plan(g, &o, &r, &err);
 		if (want < 0) {
 			assert_int_equal(rc, AR_EXIT_BUDGET);
-			assert_int_equal(r.min_arena, lo);
+			assert_int_equal(r.min_arena, bf.lo);
 		} else {
 			if (rc)
 				fail_msg("budget %lld: %s", (long long)budget,
@@ -310,20 +326,50 @@ static void compare_with_brute_force(const ArGraph *g)
 		}
 		ar_train_result_free(&r);
 	}
+	free(bf.arena);
+	free(bf.cost);
 }
 
-static void test_brute_force_chain(void **state)
+/* The chain view of g: its points and whether it is pure. */
+static void check_chain(const ArGraph *g, bool pure, int points)
+{
+	ArTrainModel *m;
+	ArChain *c;
+	ArPlanOptions po;
+	ArError err = {0};
+	assert_int_equal(ar_train_model(g, AR_OPTIM_SGD, &m, &err), 0);
+	ar_plan_options_default(&po);
+	assert_int_equal(ar_chain_build(m, &po, 60, &c, &err), 0);
+	assert_non_null(c);
+	assert_int_equal(ar_chain_pure(c), pure);
+	assert_int_equal(ar_chain_points(c), points);
+	ar_chain_free(c);
+	ar_train_model_free(m);
+}
+
+/* Two chains of 11 ops (MatMul, Relu), so 11 candidates, every one a
+ * point: the DP ranges over all selections. */
+static void test_dp_chain(void **state)
 {
 	static const int64_t w[] = {64, 256, 32, 512, 128, 128, 16};
+	static const int64_t w2[] = {16, 384, 384, 64, 256, 512, 8};
 	ArGraph *g = net(w, 6, false);
+	check_chain(g, true, 11);
+	compare_with_brute_force(g);
+	ar_graph_free(g);
+	g = net(w2, 6, false);
+	check_chain(g, true, 11);
 	compare_with_brute_force(g);
 	ar_graph_free(g);
 }
 
+/* Residual adds: the block interiors are no points (h1, r1, s2, s3, h4,
+ * r4, h5 are), so brute force decides. */
 static void test_brute_force_dag(void **state)
 {
 	static const int64_t w[] = {32, 128, 128, 128, 256, 16};
 	ArGraph *g = net(w, 5, true);
+	check_chain(g, false, 7);
 	compare_with_brute_force(g);
 	ar_graph_free(g);
 }
@@ -348,7 +394,7 @@ int main(void)
 		cmocka_unit_test(test_lenet_bill),
 		cmocka_unit_test(test_policies_valid),
 		cmocka_unit_test(test_optimal_beats_sqrt),
-		cmocka_unit_test(test_brute_force_chain),
+		cmocka_unit_test(test_dp_chain),
 		cmocka_unit_test(test_brute_force_dag),
 		cmocka_unit_test(test_missing_rule),
 	};
