@@ -2,8 +2,9 @@
 # e2e_train.sh — --train end to end: LeNet's memory bill in the JSON report
 # against hand-computed numbers, every checkpoint policy through the
 # verifier and the poison executor (--selfcheck), the exit codes (3 with
-# the smallest reachable budget, 2 for an op without a gradient rule), the
-# header, and a shared CNN with real recompute under a budget.
+# the smallest reachable budget, 2 for an op without a gradient rule, 1 for
+# training options without --train), the header, and VGG-19: real
+# recompute under a budget, optimal against sqrt, the --batch note.
 ARENAC=${ARENAC:-build/arenac}
 PYTHON=${PYTHON:-/usr/bin/python3}
 tmp=$(mktemp -d)
@@ -44,8 +45,12 @@ done
 grep -q "smallest reachable arena is 9048080 bytes" "$tmp/err" ||
 	bad "exit 3 message: $(cat "$tmp/err")"
 
-"$ARENAC" --optimizer adam testdata/lenet.onnx 2>/dev/null
-[ $? -eq 1 ] || bad "--optimizer without --train should be a usage error"
+# Training options without --train, even at their default values.
+for o in "--optimizer sgd" "--optimizer adam" "--checkpoint none" \
+	 "--loss cross-entropy" "--budget-sweep"; do
+	"$ARENAC" $o --batch 1 testdata/lenet.onnx >/dev/null 2>&1
+	[ $? -eq 1 ] || bad "$o without --train should be a usage error"
+done
 
 # An op without a gradient rule on the way to the loss: exit 2, named.
 "$PYTHON" - "$tmp/erf.onnx" <<'PY'
@@ -80,6 +85,28 @@ assert t["arena_bytes"] <= int(sys.argv[2]) and t["recompute_flops"] > 0, t
 print("  vgg19 at 75%%: arena %d, recompute %.2f%% of forward" % (
     t["arena_bytes"], 100.0 * t["recompute_flops"] / t["forward_flops"]))
 PY
+	# optimal (the segment DP: VGG-19 is a chain) never recomputes more
+	# than sqrt at sqrt's own arena.
+	"$ARENAC" -q --train --checkpoint sqrt --json "$tmp/s.json" "$vgg" ||
+		bad "vgg19 sqrt"
+	sq=$("$PYTHON" -c "import json,sys; print(json.load(open(sys.argv[1]))['arena_bytes'])" "$tmp/s.json")
+	"$ARENAC" -q --train --budget $sq --selfcheck --json "$tmp/o.json" "$vgg" ||
+		bad "vgg19 optimal at sqrt's arena"
+	"$PYTHON" - "$tmp/s.json" "$tmp/o.json" <<'PY' || bad "vgg19 optimal vs sqrt"
+import json, sys
+s = json.load(open(sys.argv[1]))["training"]
+o = json.load(open(sys.argv[2]))["training"]
+assert o["arena_bytes"] <= s["arena_bytes"], (o, s)
+assert o["recompute_flops"] <= s["recompute_flops"], (o, s)
+print("  vgg19 at sqrt's arena %d: sqrt +%.2f%%, optimal +%.2f%%" % (
+    s["arena_bytes"], 100.0 * s["recompute_flops"] / s["forward_flops"],
+    100.0 * o["recompute_flops"] / o["forward_flops"]))
+PY
+	# --batch 32 on a model whose Reshape hard-codes batch 1: exit 2,
+	# the Reshape named with the fix.
+	"$ARENAC" -q --train --batch 32 "$vgg" 2>"$tmp/err"
+	[ $? -eq 2 ] && grep -q "Reshape 'n37' hard-codes a batch of 1" "$tmp/err" ||
+		bad "vgg19 --batch 32: $(cat "$tmp/err")"
 else
 	echo "skipped: vgg19 (no shared models)"
 fi
