@@ -97,10 +97,10 @@ void ar_print_summary(FILE *f, const char *model, const ArGraph *g,
 		if (!s->planned || s->first > p->peak_step ||
 		    s->last < p->peak_step || s->alias_of >= 0)
 			continue;
-		k = ntop < 5 ? ntop++ : 4;
-		if (k == 4 && ntop == 5 &&
+		if (ntop == 5 &&
 		    g->tensors[top[4]].bytes >= g->tensors[t].bytes)
 			continue;
+		k = ntop < 5 ? ntop++ : 4;
 		top[k] = t;
 		for (; k > 0 && g->tensors[top[k - 1]].bytes <
 				g->tensors[top[k]].bytes; k--) {
