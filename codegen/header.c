@@ -8,6 +8,12 @@
  * marked unused, so a program that reads one table still builds with
  * -Wall -Wextra -Werror.  Offsets and sizes are 32-bit: an arena past 4 GiB
  * is no firmware's, and is refused rather than truncated.
+ *
+ * A tiered plan (--memory) gets one arena per region, each with a section
+ * hook so that the firmware's linker script can put it in its memory, and
+ * a region column; its pointer macros take the regions' bases instead of
+ * one arena, so code written for a single arena fails to build rather
+ * than reading the wrong memory.  Without tiers the header is as before.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -28,7 +34,42 @@ typedef struct Hdr {
 	const ArPlan *p;
 	char *up;           /* prefix for macros */
 	const char *lo;     /* prefix for other identifiers */
+	int nreg;           /* regions of a tiered plan; 0 without tiers */
+	char **rup, **rlo;  /* each region's name as macro and identifier part */
 } Hdr;
+
+static void set_case(char *s, int upper)
+{
+	for (; *s; s++)
+		if (upper && *s >= 'a' && *s <= 'z')
+			*s -= 'a' - 'A';
+		else if (!upper && *s >= 'A' && *s <= 'Z')
+			*s += 'a' - 'A';
+}
+
+/*
+ * Region names become parts of macro names, so they are sanitised and
+ * upper-cased before collisions are resolved: "sram" and "SRAM" are two
+ * memories but one macro.  The first region keeps the name, later ones
+ * get _2, _3, ... in region order.
+ */
+static void region_idents(Hdr *h)
+{
+	char **names = ar_xmalloc(((size_t)h->nreg + 1) * sizeof *names);
+
+	for (int r = 0; r < h->nreg; r++) {
+		names[r] = ar_xstrdup(h->p->regions[r].name);
+		set_case(names[r], 1);
+	}
+	h->rup = ar_c_idents_unique((const char *const *)names, h->nreg,
+				    "REGION");
+	h->rlo = ar_xmalloc(((size_t)h->nreg + 1) * sizeof *h->rlo);
+	for (int r = 0; r < h->nreg; r++) {
+		h->rlo[r] = ar_xstrdup(h->rup[r]);
+		set_case(h->rlo[r], 0);
+	}
+	ar_strv_free(names, h->nreg);
+}
 
 static void put_str(FILE *f, const char *s)
 {
@@ -169,10 +210,17 @@ static int step_noop(const Hdr *h, const ArNode *n)
 static int check_limits(const Hdr *h, ArError *err)
 {
 	const ArGraph *g = h->g;
-	if (h->p->arena_bytes >= UINT32_MAX)
+	if (!h->nreg && h->p->arena_bytes >= UINT32_MAX)
 		return ar_fail(err, AR_EXIT_USAGE, "--header: the arena of "
 			       "%lld bytes does not fit the header's 32-bit "
 			       "offsets", (long long)h->p->arena_bytes);
+	for (int r = 0; r < h->nreg; r++)
+		if (h->p->regions[r].used_bytes >= UINT32_MAX)
+			return ar_fail(err, AR_EXIT_USAGE, "--header: the "
+				       "arena of memory '%s', %lld bytes, does "
+				       "not fit the header's 32-bit offsets",
+				       h->p->regions[r].name,
+				       (long long)h->p->regions[r].used_bytes);
 	if (ar_weights_layout(g, h->p, NULL) >= UINT32_MAX)
 		return ar_fail(err, AR_EXIT_USAGE, "--header: the weights do "
 			       "not fit the header's 32-bit offsets");
@@ -222,11 +270,53 @@ static void put_dtype(const Hdr *h, ArDType dt)
 		fputc(*c >= 'a' && *c <= 'z' ? *c - 'a' + 'A' : *c, h->f);
 }
 
+/* The region holding the weights (--weights-in), or -1. */
+static int weights_region(const Hdr *h)
+{
+	for (int r = 0; r < h->nreg; r++)
+		if (h->p->regions[r].weights_bytes > 0)
+			return r;
+	return -1;
+}
+
+/* A tiered plan's comment lists what firmware needs to size and place each
+ * region, and what the placement is expected to cost. */
+static void write_intro_regions(const Hdr *h)
+{
+	FILE *f = h->f;
+
+	fprintf(f, "\n * regions:     %d arenas (%s_NUM_REGIONS), fastest first; "
+		"offsets are\n *              relative to their tensor's region "
+		"and aligned to %lld\n", h->nreg, h->up,
+		(long long)h->p->align);
+	for (int r = 0; r < h->nreg; r++) {
+		const ArRegion *x = &h->p->regions[r];
+		fprintf(f, " * region %d:    ", r);
+		ar_c_comment(f, x->name);
+		fprintf(f, " (%s_ARENA_%s_SIZE): %lld of %lld bytes used,\n"
+			" *              ", h->up, h->rup[r],
+			(long long)x->used_bytes, (long long)x->capacity);
+		if (x->bandwidth > 0)
+			fprintf(f, "bandwidth %.6g bytes/s, traffic %lld bytes, "
+				"%.6g s\n", x->bandwidth,
+				(long long)x->traffic_bytes,
+				(double)x->traffic_bytes / x->bandwidth);
+		else
+			fprintf(f, "bandwidth not given, traffic %lld bytes\n",
+				(long long)x->traffic_bytes);
+		if (x->weights_bytes > 0)
+			fprintf(f, " *              [0, %lld) is reserved for the "
+				"weights (%s_WEIGHTS_RESERVED)\n",
+				(long long)x->weights_bytes, h->up);
+	}
+}
+
 static void write_intro(const Hdr *h, const ArEmitInfo *info)
 {
 	FILE *f = h->f;
 	const ArPlan *p = h->p;
 	const char *model = info->model_path ? info->model_path : h->g->name;
+	int wr = weights_region(h);
 
 	fputs("/*\n * Memory plan for ", f);
 	ar_c_comment(f, model);
@@ -237,16 +327,29 @@ static void write_intro(const Hdr *h, const ArEmitInfo *info)
 	fputs("\")\n * arenac:      " ARENAC_VERSION "\n * options:     ", f);
 	ar_c_comment(f, info->options && *info->options ? info->options :
 		     "(defaults)");
-	fprintf(f, "\n * arena:       %lld bytes (%s_ARENA_SIZE), offsets "
-		"aligned to %lld\n", (long long)p->arena_bytes, h->up,
-		(long long)p->align);
+	if (h->nreg)
+		write_intro_regions(h);
+	else
+		fprintf(f, "\n * arena:       %lld bytes (%s_ARENA_SIZE), offsets "
+			"aligned to %lld\n", (long long)p->arena_bytes, h->up,
+			(long long)p->align);
 	fprintf(f, " * lower bound: %lld bytes live at the peak step",
 		(long long)p->lower_bound);
-	if (p->arena_bytes > 0)
+	/* Tiers: each region's bound is its own; the sum says little. */
+	if (h->nreg)
+		fputs(", all regions together", f);
+	else if (p->arena_bytes > 0)
 		fprintf(f, ", efficiency %.1f%% (lower bound / arena)",
 			100.0 * (double)p->lower_bound / (double)p->arena_bytes);
-	fprintf(f, "\n * weights:     %lld bytes of weights and constants, "
-		"not in the arena\n", (long long)p->weights_bytes);
+	fprintf(f, "\n * weights:     %lld bytes of weights and constants, ",
+		(long long)p->weights_bytes);
+	if (wr >= 0) {
+		fputs("at the start\n *              of region ", f);
+		ar_c_comment(f, p->regions[wr].name);
+		fprintf(f, " (%s_WEIGHTS_REGION)\n", h->up);
+	} else {
+		fputs(h->nreg ? "not in the arenas\n" : "not in the arena\n", f);
+	}
 	if (p->peak_step >= 0 && p->peak_step < p->nsteps) {
 		const ArNode *n = &h->g->nodes[p->steps[p->peak_step]];
 		fprintf(f, " * peak step:   %d of %d: ", p->peak_step,
@@ -256,24 +359,66 @@ static void write_intro(const Hdr *h, const ArEmitInfo *info)
 		ar_c_comment(f, n->name);
 		fputs("\"\n", f);
 	}
-	fputs(p->optimal ? " * optimal:     yes, no smaller arena exists for "
-	      "this step order" : " * optimal:     not proven", f);
+	if (h->nreg)
+		fputs(p->optimal ? " * optimal:     yes, no region's arena "
+		      "can be smaller for its tensors" :
+		      " * optimal:     not proven", f);
+	else
+		fputs(p->optimal ? " * optimal:     yes, no smaller arena "
+		      "exists for this step order" :
+		      " * optimal:     not proven", f);
 	fputs(" (algorithm ", f);
 	ar_c_comment(f, p->algorithm ? p->algorithm : "unknown");
-	put_tmpl(h, ")\n *\n"
+	fputs(")\n", f);
+	if (!h->nreg) {
+		put_tmpl(h, " *\n"
+			 " * Use: in exactly one C or C++ file,\n"
+			 " *     #define $_DEFINE_ARENA\n"
+			 " *     #include \"this header\"\n"
+			 " * defines uint8_t @_arena[$_ARENA_SIZE], aligned to "
+			 "$_ARENA_ALIGN.  Run\n"
+			 " * @_steps[0 .. $_NUM_STEPS) in order with your "
+			 "kernels, skipping those\n"
+			 " * flagged noop (their outputs are views already in "
+			 "place).  Tensor i is\n"
+			 " * at $_TENSOR_PTR(@_arena, i) while first <= step <= "
+			 "last.  Weights and\n"
+			 " * constants (offset $_NOT_IN_ARENA) are yours to "
+			 "provide.\n"
+			 " */\n");
+		return;
+	}
+	fputs(p->placement_optimal ? " * placement:   proven least estimated "
+	      "traffic cost\n" : " * placement:   least estimated traffic "
+	      "cost found, not proven\n", f);
+	put_tmpl(h, " *\n"
 		 " * Use: in exactly one C or C++ file,\n"
 		 " *     #define $_DEFINE_ARENA\n"
 		 " *     #include \"this header\"\n"
-		 " * defines uint8_t @_arena[$_ARENA_SIZE], aligned to "
-		 "$_ARENA_ALIGN.  Run\n"
-		 " * @_steps[0 .. $_NUM_STEPS) in order with your kernels, "
-		 "skipping those\n"
+		 " * defines one array per region, ");
+	fprintf(f, "uint8_t %s_arena_%s[%s_ARENA_%s_SIZE]", h->lo, h->rlo[0],
+		h->up, h->rup[0]);
+	put_tmpl(h, "\n * and so on, each aligned to $_ARENA_ALIGN, and "
+		 "@_arenas[], their bases\n"
+		 " * indexed by region.  Each array takes its memory's section "
+		 "hook, empty\n * unless defined before the include, e.g. "
+		 "with\n");
+	fprintf(f, " *     -D%s_ARENA_%s_SECTION='__attribute__((section("
+		"\".%s\")))'\n", h->up, h->rup[0], h->rlo[0]);
+	put_tmpl(h, " * Run @_steps[0 .. $_NUM_STEPS) in order with your "
+		 "kernels, skipping those\n"
 		 " * flagged noop (their outputs are views already in place).  "
 		 "Tensor i is\n"
-		 " * at $_TENSOR_PTR(@_arena, i) while first <= step <= last.  "
-		 "Weights and\n"
-		 " * constants (offset $_NOT_IN_ARENA) are yours to provide.\n"
-		 " */\n");
+		 " * at $_TENSOR_PTR(bases, i), where bases[r] is region r's "
+		 "arena (@_arenas\n"
+		 " * or your own), while first <= step <= last.  Weights and "
+		 "constants\n"
+		 " * (offset $_NOT_IN_ARENA) are yours to provide");
+	put_tmpl(h, wr >= 0 ? ": the --weights blob\n"
+		 " * ($_WEIGHTS_SIZE bytes) goes at the start of region "
+		 "$_WEIGHTS_REGION, so\n"
+		 " * weight i is at bases[$_WEIGHTS_REGION] + "
+		 "@_tensors[i].weights_offset.\n */\n" : ".\n */\n");
 }
 
 static void write_enums(const Hdr *h)
@@ -308,9 +453,16 @@ static void write_types(const Hdr *h)
 		 "\tint8_t rank;              /* -1: never computed (an unused "
 		 "output) */\n"
 		 "\tconst int32_t *dims;\n"
-		 "\tuint32_t bytes;           /* unpadded */\n"
-		 "\tuint32_t offset;          /* in the arena, or "
-		 "$_NOT_IN_ARENA */\n"
+		 "\tuint32_t bytes;           /* unpadded */\n");
+	if (h->nreg)
+		put_tmpl(h, "\tuint32_t offset;          /* in its region's "
+			 "arena, or $_NOT_IN_ARENA */\n"
+			 "\tuint8_t region;           /* index into @_regions "
+			 "(0 when not in an arena) */\n");
+	else
+		put_tmpl(h, "\tuint32_t offset;          /* in the arena, or "
+			 "$_NOT_IN_ARENA */\n");
+	put_tmpl(h,
 		 "\tint32_t first, last;      /* live over these steps, "
 		 "inclusive; -1 if not in the arena */\n"
 		 "\tint32_t alias_of;         /* shares the bytes of this "
@@ -352,6 +504,13 @@ static void write_types(const Hdr *h)
 		 "\tint32_t opset;            /* of the op's domain: defaults "
 		 "changed across versions */\n"
 		 "} @_step;\n\n");
+	if (h->nreg)
+		put_tmpl(h, "typedef struct @_region {\n"
+			 "\tconst char *name;         /* as given to --memory */\n"
+			 "\tuint32_t size;            /* bytes of its arena */\n"
+			 "\tuint32_t weights_bytes;   /* [0, weights_bytes) holds "
+			 "the weights */\n"
+			 "} @_region;\n\n");
 }
 
 static void write_io_macros(const Hdr *h, const char *what, const int *ids,
@@ -376,15 +535,25 @@ static void write_io_macros(const Hdr *h, const char *what, const int *ids,
 			fprintf(h->f, "%s%lld", d ? "," : "",
 				(long long)t->dims[d]);
 		fprintf(h->f, "] */\n#define %s_INDEX %d\n", m, ids[i]);
+		if (h->nreg && s->planned)
+			fprintf(h->f, "#define %s_REGION %s_REGION_%s\n", m,
+				h->up, h->rup[s->region]);
+		else if (h->nreg)
+			fprintf(h->f, "#define %s_REGION 0\n", m);
 		if (s->planned)
 			fprintf(h->f, "#define %s_OFFSET %lldu\n", m,
 				(long long)s->offset);
 		else
 			fprintf(h->f, "#define %s_OFFSET %s_NOT_IN_ARENA\n", m,
 				h->up);
-		fprintf(h->f, "#define %s_SIZE %lldu\n#define %s_PTR(arena) "
-			"((void *)((uint8_t *)(arena) + %s_OFFSET))\n", m,
-			(long long)(t->bytes > 0 ? t->bytes : 0), m, m);
+		fprintf(h->f, "#define %s_SIZE %lldu\n", m,
+			(long long)(t->bytes > 0 ? t->bytes : 0));
+		if (h->nreg)
+			fprintf(h->f, "#define %s_PTR(bases) ((void *)((uint8_t "
+				"*)(bases)[%s_REGION] + %s_OFFSET))\n", m, m, m);
+		else
+			fprintf(h->f, "#define %s_PTR(arena) ((void *)((uint8_t "
+				"*)(arena) + %s_OFFSET))\n", m, m);
 	}
 	ar_strv_free(frag, n);
 	free(names);
@@ -439,6 +608,8 @@ static void write_tensors(const Hdr *h)
 			fprintf(h->f, "%lldu, ", (long long)s->offset);
 		else
 			fprintf(h->f, "%s_NOT_IN_ARENA, ", h->up);
+		if (h->nreg)
+			fprintf(h->f, "%d, ", s->planned ? s->region : 0);
 		fprintf(h->f, "%d, %d, %d, %lldu, %d, ", s->first, s->last,
 			s->alias_of, (long long)(s->alias_of >= 0 ?
 						 s->alias_offset : 0),
@@ -449,9 +620,26 @@ static void write_tensors(const Hdr *h)
 			fprintf(h->f, "%s_NOT_IN_ARENA},\n", h->up);
 		at += t->rank > 0 ? t->rank : 0;
 	}
-	put_tmpl(h, "\t{0, $_DT_UNDEFINED, 0, 0, @_dims, 0u, $_NOT_IN_ARENA, "
+	put_tmpl(h, h->nreg ? "\t{0, $_DT_UNDEFINED, 0, 0, @_dims, 0u, "
+		 "$_NOT_IN_ARENA, 0, -1, -1, -1, 0u, -1, $_NOT_IN_ARENA}\n};\n\n" :
+		 "\t{0, $_DT_UNDEFINED, 0, 0, @_dims, 0u, $_NOT_IN_ARENA, "
 		 "-1, -1, -1, 0u, -1, $_NOT_IN_ARENA}\n};\n\n");
 	free(woff);
+}
+
+/* Tiers: the regions as a table, for code that walks them. */
+static void write_regions(const Hdr *h)
+{
+	put_tmpl(h, "static const @_region @_regions[$_NUM_REGIONS] $_UNUSED "
+		 "= {\n");
+	for (int r = 0; r < h->nreg; r++) {
+		fputs("\t{", h->f);
+		put_str(h->f, h->p->regions[r].name);
+		fprintf(h->f, ", %s_ARENA_%s_SIZE, %lldu}%s\n", h->up, h->rup[r],
+			(long long)h->p->regions[r].weights_bytes,
+			r + 1 < h->nreg ? "," : "");
+	}
+	fputs("};\n\n", h->f);
 }
 
 static const ArNode *step_node(const Hdr *h, int s)
@@ -636,33 +824,100 @@ static int needs_math(const Hdr *h)
 	return 0;
 }
 
+/* One arena's definition in one compiler family's spelling; a tiered
+ * plan's arena takes its region's section hook after the declarator. */
+static void put_arena_def(const Hdr *h, const char *const *def, int r)
+{
+	int64_t n = h->nreg ? h->p->regions[r].used_bytes : h->p->arena_bytes;
+
+	put_tmpl(h, def[0]);
+	if (h->nreg)
+		fprintf(h->f, "uint8_t %s_arena_%s[%lld]", h->lo, h->rlo[r],
+			(long long)(n > 0 ? n : 1));
+	else
+		fprintf(h->f, "uint8_t %s_arena[%lld]", h->lo,
+			(long long)(n > 0 ? n : 1));
+	put_tmpl(h, def[1]);
+	if (h->nreg)
+		fprintf(h->f, " %s_ARENA_%s_SECTION", h->up, h->rup[r]);
+	fputs(";\n", h->f);
+}
+
 static void write_arena(const Hdr *h)
 {
-	/* How each compiler family spells an aligned definition. */
-	static const char *const defs[][2] = {
-		{"#if defined(__cplusplus) && __cplusplus >= 201103L\n"
-		 "alignas($_ARENA_ALIGN) ", ";\n"},
+	/* How each compiler family spells an aligned definition: the line
+	 * choosing it, then what goes before and after the declarator. */
+	static const char *const defs[][3] = {
+		{"#if defined(__cplusplus) && __cplusplus >= 201103L\n",
+		 "alignas($_ARENA_ALIGN) ", ""},
 		{"#elif defined(__STDC_VERSION__) && __STDC_VERSION__ >= "
-		 "201112L\n_Alignas($_ARENA_ALIGN) ", ";\n"},
-		{"#elif defined(__GNUC__)\n",
-		 " __attribute__((aligned($_ARENA_ALIGN)));\n"},
-		{"#elif defined(_MSC_VER)\n__declspec(align($_ARENA_ALIGN)) ",
-		 ";\n"},
+		 "201112L\n", "_Alignas($_ARENA_ALIGN) ", ""},
+		{"#elif defined(__GNUC__)\n", "",
+		 " __attribute__((aligned($_ARENA_ALIGN)))"},
+		{"#elif defined(_MSC_VER)\n", "__declspec(align($_ARENA_ALIGN)) ",
+		 ""},
 	};
-	int64_t n = h->p->arena_bytes > 0 ? h->p->arena_bytes : 1;
 
-	put_tmpl(h, "/* Tensor i's bytes inside an arena laid out by this "
-		 "plan. */\n#define $_TENSOR_PTR(arena, i) \\\n\t((void *)"
-		 "((uint8_t *)(arena) + @_tensors[i].offset))\n"
-		 "#define $_TENSOR_SIZE(i) (@_tensors[i].bytes)\n\n"
-		 "extern uint8_t @_arena[];\n#ifdef $_DEFINE_ARENA\n");
+	if (!h->nreg) {
+		put_tmpl(h, "/* Tensor i's bytes inside an arena laid out by "
+			 "this plan. */\n#define $_TENSOR_PTR(arena, i) \\\n"
+			 "\t((void *)((uint8_t *)(arena) + "
+			 "@_tensors[i].offset))\n"
+			 "#define $_TENSOR_SIZE(i) (@_tensors[i].bytes)\n\n"
+			 "extern uint8_t @_arena[];\n#ifdef $_DEFINE_ARENA\n");
+		for (int i = 0; i < 4; i++) {
+			put_tmpl(h, defs[i][0]);
+			put_arena_def(h, defs[i] + 1, 0);
+		}
+		put_tmpl(h, "#else\n#error \"define @_arena aligned to "
+			 "$_ARENA_ALIGN for this compiler\"\n#endif\n#endif\n\n");
+		return;
+	}
+	put_tmpl(h, "/* Tensor i's bytes, where bases[r] is the start of region "
+		 "r's arena. */\n#define $_TENSOR_PTR(bases, i) \\\n"
+		 "\t((void *)((uint8_t *)(bases)[@_tensors[i].region] + \\\n"
+		 "\t\t   @_tensors[i].offset))\n"
+		 "#define $_TENSOR_SIZE(i) (@_tensors[i].bytes)\n\n");
+	for (int r = 0; r < h->nreg; r++)
+		fprintf(h->f, "extern uint8_t %s_arena_%s[];\n", h->lo,
+			h->rlo[r]);
+	put_tmpl(h, "extern uint8_t *const @_arenas[$_NUM_REGIONS];\n"
+		 "#ifdef $_DEFINE_ARENA\n"
+		 "/* Each arena's section hook: an attribute placing it, such as "
+		 "a GNU\n * __attribute__((section(...))) naming a section of "
+		 "your linker script. */\n");
+	for (int r = 0; r < h->nreg; r++)
+		fprintf(h->f, "#ifndef %1$s_ARENA_%2$s_SECTION\n"
+			"#define %1$s_ARENA_%2$s_SECTION\n#endif\n", h->up,
+			h->rup[r]);
 	for (int i = 0; i < 4; i++) {
 		put_tmpl(h, defs[i][0]);
-		fprintf(h->f, "uint8_t %s_arena[%lld]", h->lo, (long long)n);
-		put_tmpl(h, defs[i][1]);
+		for (int r = 0; r < h->nreg; r++)
+			put_arena_def(h, defs[i] + 1, r);
 	}
-	put_tmpl(h, "#else\n#error \"define @_arena aligned to $_ARENA_ALIGN "
-		 "for this compiler\"\n#endif\n#endif\n\n");
+	put_tmpl(h, "#else\n#error \"define the @_arena_ arrays aligned to "
+		 "$_ARENA_ALIGN for this compiler\"\n#endif\n"
+		 "uint8_t *const @_arenas[$_NUM_REGIONS] = {");
+	for (int r = 0; r < h->nreg; r++)
+		fprintf(h->f, "%s%s_arena_%s", r ? ", " : "", h->lo, h->rlo[r]);
+	fputs("};\n#endif\n\n", h->f);
+}
+
+/* Per region its index and arena size; the weights' region and the
+ * bytes reserved at its start for them. */
+static void write_region_macros(const Hdr *h)
+{
+	int wr = weights_region(h);
+
+	fprintf(h->f, "#define %s_NUM_REGIONS %d\n", h->up, h->nreg);
+	for (int r = 0; r < h->nreg; r++)
+		fprintf(h->f, "#define %1$s_REGION_%2$s %3$d\n"
+			"#define %1$s_ARENA_%2$s_SIZE %4$lldu\n", h->up,
+			h->rup[r], r, (long long)h->p->regions[r].used_bytes);
+	if (wr >= 0)
+		fprintf(h->f, "#define %1$s_WEIGHTS_REGION %1$s_REGION_%2$s\n"
+			"#define %1$s_WEIGHTS_RESERVED %3$lldu\n", h->up,
+			h->rup[wr], (long long)h->p->regions[wr].weights_bytes);
 }
 
 static void write_macros(const Hdr *h)
@@ -686,9 +941,13 @@ static void write_macros(const Hdr *h)
 	};
 
 	fputc('\n', h->f);
-	for (size_t i = 0; i < sizeof m / sizeof m[0]; i++)
+	/* A tiered plan has no one arena size: code that wants one must not
+	 * build. */
+	for (size_t i = h->nreg ? 1 : 0; i < sizeof m / sizeof m[0]; i++)
 		fprintf(h->f, "#define %s_%s %lld%s\n", h->up, m[i].name,
 			m[i].v, m[i].suffix);
+	if (h->nreg)
+		write_region_macros(h);
 	put_tmpl(h, "#define $_NOT_IN_ARENA 0xFFFFFFFFu\n\n");
 	write_io_macros(h, "INPUT", h->g->inputs, h->g->ninputs);
 	write_io_macros(h, "OUTPUT", h->g->outputs, h->g->noutputs);
@@ -715,43 +974,38 @@ int ar_write_header(FILE *f, const ArGraph *g, const ArPlan *p,
 		    const ArEmitInfo *info, ArError *err)
 {
 	char *lo = ar_header_prefix(info->prefix), *up = ar_xstrdup(lo);
-	Hdr h = {f, g, p, up, lo};
+	Hdr h = {f, g, p, up, lo, p->nregions, NULL, NULL};
 	int rc;
 
-	for (char *c = up; *c; c++)
-		if (*c >= 'a' && *c <= 'z')
-			*c -= 'a' - 'A';
-	/* Tiered offsets are relative to each memory's arena, which this
-	 * header's one arena and TENSOR_PTR cannot express. */
-	if (p->nregions > 0)
-		rc = ar_fail(err, AR_EXIT_USAGE, "--header does not support "
-			     "memory tiers (--memory) yet; use --json");
-	else
-		rc = check_limits(&h, err);
-	if (rc != AR_OK) {
-		free(up), free(lo);
-		return rc;
+	set_case(up, 1);
+	if (h.nreg)
+		region_idents(&h);
+	rc = check_limits(&h, err);
+	if (rc == AR_OK) {
+		write_intro(&h, info);
+		put_tmpl(&h, "#ifndef $_ARENAC_H\n#define $_ARENAC_H\n\n"
+			 "#include <stdint.h>\n");
+		if (needs_math(&h))
+			fputs("#include <math.h>\n", f);
+		write_macros(&h);
+		put_tmpl(&h, "\n#if defined(__GNUC__) || defined(__clang__)\n"
+			 "#define $_UNUSED __attribute__((unused))\n#else\n"
+			 "#define $_UNUSED\n#endif\n\n"
+			 "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n");
+		write_enums(&h);
+		write_types(&h);
+		write_tensors(&h);
+		if (h.nreg)
+			write_regions(&h);
+		write_steps(&h);
+		write_arena(&h);
+		put_tmpl(&h, "#ifdef __cplusplus\n}\n#endif\n\n#endif\n");
+		if (ferror(f))
+			rc = ar_fail(err, AR_EXIT_INTERNAL, "writing the header "
+				     "failed");
 	}
-
-	write_intro(&h, info);
-	put_tmpl(&h, "#ifndef $_ARENAC_H\n#define $_ARENAC_H\n\n"
-		 "#include <stdint.h>\n");
-	if (needs_math(&h))
-		fputs("#include <math.h>\n", f);
-	write_macros(&h);
-	put_tmpl(&h, "\n#if defined(__GNUC__) || defined(__clang__)\n"
-		 "#define $_UNUSED __attribute__((unused))\n#else\n"
-		 "#define $_UNUSED\n#endif\n\n"
-		 "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n");
-	write_enums(&h);
-	write_types(&h);
-	write_tensors(&h);
-	write_steps(&h);
-	write_arena(&h);
-	put_tmpl(&h, "#ifdef __cplusplus\n}\n#endif\n\n#endif\n");
+	ar_strv_free(h.rup, h.nreg);
+	ar_strv_free(h.rlo, h.nreg);
 	free(up), free(lo);
-	if (ferror(f))
-		return ar_fail(err, AR_EXIT_INTERNAL, "writing the header "
-			       "failed");
-	return AR_OK;
+	return rc;
 }

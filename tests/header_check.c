@@ -8,6 +8,12 @@
  * Names are printed in hex so that any bytes survive the trip.  Exits 1
  * when two tensors live at the same step share bytes without being linked
  * by alias_of or inplace_of, or when the arena is misaligned.
+ *
+ * -DTIERED reads a tiered plan's header: a line per region, a region
+ * column, overlaps checked within each region, tensors kept above the
+ * bytes reserved for the weights and those bytes never written.  With
+ * -DREGIONS='R(SRAM, sram) ...' it also checks each named region's macros
+ * against its arena array and the regions table.
  */
 #include <stdio.h>
 #include <string.h>
@@ -18,6 +24,49 @@
 #define U(x) CAT(UP, x)
 
 #include ARENAC_HEADER
+
+/* What the one-arena and the tiered header spell differently; functions,
+ * so that the one-arena case's constant 0 draws no type-limit warning. */
+#ifdef TIERED
+#define BASES L(_arenas)
+#define NREG U(_NUM_REGIONS)
+#define REGION(t) ((int)L(_tensors)[t].region)
+#else
+#define BASES L(_arena)
+#define NREG 1
+#define REGION(t) 0
+#endif
+
+static uint8_t *base(int r)
+{
+#ifdef TIERED
+	return L(_arenas)[r];
+#else
+	(void)r;
+	return L(_arena);
+#endif
+}
+
+static uint32_t region_size(int r)
+{
+#ifdef TIERED
+	return L(_regions)[r].size;
+#else
+	(void)r;
+	return U(_ARENA_SIZE);
+#endif
+}
+
+/* Bytes at the region's start reserved for the weights. */
+static uint32_t region_floor(int r)
+{
+#ifdef TIERED
+	return L(_regions)[r].weights_bytes;
+#else
+	(void)r;
+	return 0;
+#endif
+}
 
 static void hex(const char *s)
 {
@@ -53,13 +102,16 @@ static int check_overlaps(void)
 		const L(_tensor) *a = &L(_tensors)[i];
 		if (a->offset == U(_NOT_IN_ARENA))
 			continue;
-		if ((uint64_t)a->offset + a->bytes > U(_ARENA_SIZE)) {
-			printf("error: tensor %d ends past the arena\n", i);
+		if (REGION(i) >= NREG ||
+		    (uint64_t)a->offset + a->bytes > region_size(REGION(i)) ||
+		    a->offset < region_floor(REGION(i))) {
+			printf("error: tensor %d lies outside its arena\n", i);
 			bad = 1;
 		}
 		for (int j = i + 1; j < U(_NUM_TENSORS); j++) {
 			const L(_tensor) *b = &L(_tensors)[j];
 			if (b->offset == U(_NOT_IN_ARENA) ||
+			    REGION(i) != REGION(j) ||
 			    a->last < b->first || b->last < a->first ||
 			    a->offset + a->bytes <= b->offset ||
 			    b->offset + b->bytes <= a->offset ||
@@ -81,13 +133,13 @@ static int pattern(int t)
 static void fill(int t)
 {
 	if (L(_tensors)[t].offset != U(_NOT_IN_ARENA))
-		memset(U(_TENSOR_PTR)(L(_arena), t), pattern(t),
+		memset(U(_TENSOR_PTR)(BASES, t), pattern(t),
 		       L(_tensors)[t].bytes);
 }
 
 static int intact(int t, int step)
 {
-	const uint8_t *b = (const uint8_t *)U(_TENSOR_PTR)(L(_arena), t);
+	const uint8_t *b = (const uint8_t *)U(_TENSOR_PTR)(BASES, t);
 	int pat = pattern(t);
 	if (L(_tensors)[t].offset == U(_NOT_IN_ARENA))
 		return 1;
@@ -100,12 +152,27 @@ static int intact(int t, int step)
 	return 1;
 }
 
+/* The bytes reserved for the weights hold a pattern no tensor writes
+ * (tensors' patterns are 1 to 251); intact after the run or not. */
+static int weights_kept(int fill_them)
+{
+	for (int r = 0; r < NREG; r++)
+		for (uint32_t i = 0; i < region_floor(r); i++) {
+			if (fill_them)
+				base(r)[i] = 0xFF;
+			else if (base(r)[i] != 0xFF)
+				return 0;
+		}
+	return 1;
+}
+
 /*
  * Runs the steps the way a runtime would, with kernels that write a
  * pattern: every input must still hold its producer's pattern when read.
  */
 static int run_steps(void)
 {
+	weights_kept(1);
 	for (int i = 0; i < U(_NUM_TENSORS); i++)
 		if (L(_tensors)[i].kind == U(_KIND_INPUT))
 			fill(i);
@@ -118,17 +185,52 @@ static int run_steps(void)
 			if (st->outputs[j] >= 0)
 				fill(st->outputs[j]);
 	}
+	if (!weights_kept(0)) {
+		printf("error: a step wrote over the weights\n");
+		return 1;
+	}
 	return 0;
 }
+
+#ifdef REGIONS
+/* Region UPN's index, size macro, arena array and table entry agree. */
+#define R(UPN, LON) \
+	if (L(_arenas)[CAT(UP, _REGION_##UPN)] != CAT(LO, _arena_##LON) || \
+	    sizeof CAT(LO, _arena_##LON) != \
+	    (CAT(UP, _ARENA_##UPN##_SIZE) ? CAT(UP, _ARENA_##UPN##_SIZE) : 1) || \
+	    L(_regions)[CAT(UP, _REGION_##UPN)].size != \
+	    CAT(UP, _ARENA_##UPN##_SIZE)) { \
+		printf("error: region " #UPN "'s macros disagree\n"); \
+		return 1; \
+	}
+
+static int check_region_macros(void)
+{
+	REGIONS
+	return 0;
+}
+#endif
 
 int main(void)
 {
 	const L(_step) *s;
 	int n = 0;
 
-	printf("arena %lu %d %lu %lu %d\n", (unsigned long)U(_ARENA_SIZE),
-	       (int)U(_ARENA_ALIGN), (unsigned long)U(_LOWER_BOUND),
+	unsigned long total = 0;
+
+	for (int r = 0; r < NREG; r++)
+		total += region_size(r);
+	printf("arena %lu %d %lu %lu %d\n", total, (int)U(_ARENA_ALIGN),
+	       (unsigned long)U(_LOWER_BOUND),
 	       (unsigned long)U(_WEIGHTS_BYTES), (int)U(_PEAK_STEP));
+#ifdef TIERED
+	for (int r = 0; r < NREG; r++) {
+		printf("region %d", r);
+		hex(L(_regions)[r].name);
+		printf(" %lu %lu\n", (unsigned long)L(_regions)[r].size,
+		       (unsigned long)L(_regions)[r].weights_bytes);
+	}
+#endif
 	for (int i = 0; i < U(_NUM_TENSORS); i++) {
 		const L(_tensor) *t = &L(_tensors)[i];
 		printf("tensor %d", i);
@@ -140,6 +242,12 @@ int main(void)
 			printf(" -");
 		else
 			printf(" %lu", (unsigned long)t->offset);
+#ifdef TIERED
+		if (t->offset == U(_NOT_IN_ARENA))
+			printf(" -");
+		else
+			printf(" %d", t->region);
+#endif
 		printf(" %ld %ld %ld %lu %ld\n", (long)t->first, (long)t->last,
 		       (long)t->alias_of, (unsigned long)t->alias_offset,
 		       (long)t->inplace_of);
@@ -176,9 +284,14 @@ int main(void)
 		printf("error: the tables' lengths disagree with the macros\n");
 		return 1;
 	}
-	if ((uintptr_t)L(_arena) % U(_ARENA_ALIGN) != 0) {
-		printf("error: the arena is misaligned\n");
+	for (int r = 0; r < NREG; r++)
+		if ((uintptr_t)base(r) % U(_ARENA_ALIGN) != 0) {
+			printf("error: arena %d is misaligned\n", r);
+			return 1;
+		}
+#ifdef REGIONS
+	if (check_region_macros())
 		return 1;
-	}
+#endif
 	return check_overlaps() || run_steps();
 }
