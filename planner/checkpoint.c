@@ -8,13 +8,20 @@
  * the offset search bounded by EVAL_TIME_LIMIT, and the plan returned is
  * the very plan that was judged to fit.
  *
- * optimal: recompute FLOPs only fall as more activations stay, so with few
- * candidates (EXACT_MAX) the search walks all selections in increasing
- * recompute cost and the first that fits is optimal, on chains and DAGs
- * alike.  Beyond that (or past --time-limit) a heuristic tries uniform
- * segments of every length and then takes back what it can afford; that
- * result is not claimed optimal.  The search stops at
- * --time-limit (exact or not) and keeps the best it has.
+ * optimal, in this order:
+ *   - a forward graph with points that separate it (chain_dp.c) gets the
+ *     segment DP, whose model's optimum is planned for real; a pure chain
+ *     (every candidate a point: VGG, AlexNet, LeNet) is solved exactly,
+ *     claimed exact only when the answer fits at once and ar_plan's lower
+ *     bound for it equals the model's peak; otherwise (ResNet blocks as
+ *     units) the DP's answer is a heuristic improved by take_back;
+ *   - a small DAG that is no pure chain (EXACT_MAX candidates at most):
+ *     every selection in increasing recompute cost (recompute only falls
+ *     as more stays), the first that fits is optimal;
+ *   - beyond that, or when the above found nothing in time, uniform
+ *     segments of every length and take_back, not claimed optimal.
+ * All of it stops at --time-limit (the DP's probes included) and keeps
+ * the best it has.
  */
 #include "train.h"
 #include "passes.h"
