@@ -360,8 +360,8 @@ static void write_intro(const Hdr *h, const ArEmitInfo *info)
 		fputs("\"\n", f);
 	}
 	if (h->nreg)
-		fputs(p->optimal ? " * optimal:     yes, no region's arena "
-		      "can be smaller for its tensors" :
+		fputs(p->optimal ? " * optimal:     yes, each region's arena "
+		      "is minimal" :
 		      " * optimal:     not proven", f);
 	else
 		fputs(p->optimal ? " * optimal:     yes, no smaller arena "

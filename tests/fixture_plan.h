@@ -17,6 +17,16 @@
  *   y          4-4       40  [96, 136)
  *
  * Step 0 holds 48 + 768 + 1024 = 1840 padded bytes, the arena's size.
+ *
+ * fixture_tiered lays the same graph out over three memories, two of whose
+ * names collide as C identifiers, the last holding the weights (10704
+ * padded bytes) at its start:
+ *
+ *   region         capacity  bandwidth  tensors [offset, end)       used
+ *   0 "fast.mem"        256  5e10       in/0 [0, 40), evil [48, 88),
+ *                                       y [96, 136)                   144
+ *   1 "fast-mem"       1024  1e10       in:0 [0, 768)                 768
+ *   2 "slow"          65536  not given  c1, r1, v1 [10704, 11728)   11728
  */
 #ifndef ARENAC_FIXTURE_PLAN_H
 #define ARENAC_FIXTURE_PLAN_H
@@ -38,6 +48,7 @@ typedef struct Fixture {
 	ArPlan p;
 	int steps[5];
 	ArSlot slots[FX_NT];
+	ArRegion regions[3];
 } Fixture;
 
 static inline void fx_tensor(ArGraph *g, const char *name, ArTensorKind k,
@@ -162,6 +173,44 @@ static inline void fixture_init(Fixture *fx)
 	fx->p.peak_step = 0;
 	fx->p.algorithm = "hand */ made";
 	fx->p.optimal = true;
+}
+
+static inline void fx_region(Fixture *fx, int r, const char *name,
+			     int64_t capacity, double bandwidth,
+			     int64_t weights, int64_t used)
+{
+	ArRegion *x = &fx->regions[r];
+	x->name = (char *)name;
+	x->capacity = capacity;
+	x->bandwidth = bandwidth;
+	x->weights_bytes = weights;
+	x->used_bytes = used;
+	x->lower_bound = used - weights;
+	x->traffic_bytes = 1000 * (r + 1);
+	x->optimal = true;
+}
+
+static inline void fixture_tiered(Fixture *fx)
+{
+	static const int place[][3] = {
+		{FX_IN2, 0, 0}, {FX_EVILT, 0, 48}, {FX_Y, 0, 96},
+		{FX_X, 1, 0}, {FX_C1, 2, 10704}, {FX_R1, 2, 10704},
+		{FX_V1, 2, 10704},
+	};
+
+	fixture_init(fx);
+	for (size_t i = 0; i < sizeof place / sizeof place[0]; i++) {
+		fx->slots[place[i][0]].region = place[i][1];
+		fx->slots[place[i][0]].offset = place[i][2];
+	}
+	fx_region(fx, 0, "fast.mem", 256, 5e10, 0, 144);
+	fx_region(fx, 1, "fast-mem", 1024, 1e10, 0, 768);
+	fx_region(fx, 2, "slow", 65536, 0, 10704, 11728);
+	fx->p.nregions = 3;
+	fx->p.regions = fx->regions;
+	fx->p.arena_bytes = 144 + 768 + 11728;
+	fx->p.algorithm = "hand-made tiers";
+	fx->p.placement_optimal = true;
 }
 
 static inline void fixture_free(Fixture *fx)

@@ -2,7 +2,9 @@
  * test_header.c — the C header writer on a hand-made plan: the macros and
  * comment, hostile names, determinism, and the header compiled with gcc,
  * clang and g++ at -Werror by tests/header_check.c, whose read-back of the
- * tables must match the plan in memory line for line.
+ * tables must match the plan in memory line for line.  The same for the
+ * fixture laid out over three memories: the tiered header's region macros,
+ * arenas, section hooks and region column.
  */
 #include "testutil.h"
 
@@ -139,6 +141,12 @@ static char *expected_lines(const Fixture *fx)
 	fprintf(f, "arena %lld %lld %lld %lld %d\n", (long long)p->arena_bytes,
 		(long long)p->align, (long long)p->lower_bound,
 		(long long)p->weights_bytes, p->peak_step);
+	for (int r = 0; r < p->nregions; r++) {
+		fprintf(f, "region %d", r);
+		hex(f, p->regions[r].name);
+		fprintf(f, " %lld %lld\n", (long long)p->regions[r].used_bytes,
+			(long long)p->regions[r].weights_bytes);
+	}
 	for (int i = 0; i < g->ntensors; i++) {
 		const ArTensor *t = &g->tensors[i];
 		const ArSlot *s = &p->slots[i];
@@ -153,6 +161,10 @@ static char *expected_lines(const Fixture *fx)
 		if (s->planned)
 			fprintf(f, " %lld", (long long)s->offset);
 		else
+			fputs(" -", f);
+		if (p->nregions && s->planned)
+			fprintf(f, " %d", s->region);
+		else if (p->nregions)
 			fputs(" -", f);
 		fprintf(f, " %d %d %d %lld %d\n", s->first, s->last,
 			s->alias_of, (long long)s->alias_offset, s->inplace_of);
@@ -212,7 +224,15 @@ static char *slurp(const char *path)
 	return buf;
 }
 
-static void test_compiles_and_reads_back(void **state)
+/*
+ * Builds header_check against fx's header (with extra flags) and a second
+ * file whose body reads one macro: that TU must not warn about the tables
+ * it leaves alone, nor define the arenas a second time.  Each compiler's
+ * read-back must be expected_lines; check, when given, then runs on each
+ * binary in dir (as $1).
+ */
+static void build_and_read_back(const Fixture *fx, const char *few_body,
+				const char *flags, const char *check)
 {
 	static const char *const compilers[][2] = {
 		{"gcc", "-std=c99 -Wall -Wextra -Werror -pedantic -x c"},
@@ -223,25 +243,21 @@ static void test_compiles_and_reads_back(void **state)
 	ArEmitInfo info = {.model_path = "fx.onnx", .prefix = "m",
 			   .options = "", .dot_weights = false};
 	ArError err = {0};
-	Fixture fx;
 	char *want, *got;
 	FILE *f;
 	int ran = 0;
 
-	fixture_init(&fx);
 	assert_non_null(mkdtemp(dir));
 	snprintf(path, sizeof path, "%s/m.h", dir);
 	f = fopen(path, "w");
-	assert_int_equal(ar_write_header(f, fx.g, &fx.p, &info, &err), AR_OK);
+	assert_int_equal(ar_write_header(f, fx->g, &fx->p, &info, &err), AR_OK);
 	fclose(f);
-	/* A second file that reads one macro: its TU must not warn about the
-	 * tables it leaves alone, nor define the arena a second time. */
 	snprintf(path, sizeof path, "%s/few.c", dir);
 	f = fopen(path, "w");
-	fputs("#include \"m.h\"\nint few(void);\n"
-	      "int few(void) { return (int)M_ARENA_SIZE; }\n", f);
+	fprintf(f, "#include \"m.h\"\nint few(void);\n"
+		"int few(void) { %s }\n", few_body);
 	fclose(f);
-	want = expected_lines(&fx);
+	want = expected_lines(fx);
 	for (int c = 0; c < 3; c++) {
 		snprintf(cmd, sizeof cmd, "command -v %s >/dev/null",
 			 compilers[c][0]);
@@ -252,21 +268,173 @@ static void test_compiles_and_reads_back(void **state)
 		snprintf(cmd, sizeof cmd, "%1$s %2$s -c %3$s/few.c -o "
 			 "%3$s/few.o && %1$s %2$s -I%3$s "
 			 "'-DARENAC_HEADER=\"m.h\"' -DLO=m -DUP=M "
-			 "-DM_DEFINE_ARENA tests/header_check.c -x none "
+			 "-DM_DEFINE_ARENA %4$s tests/header_check.c -x none "
 			 "%3$s/few.o -o %3$s/check && %3$s/check > "
 			 "%3$s/out.txt", compilers[c][0], compilers[c][1],
-			 dir);
+			 dir, flags);
 		assert_int_equal(system(cmd), 0);
 		snprintf(path, sizeof path, "%s/out.txt", dir);
 		got = slurp(path);
 		assert_string_equal(got, want);
 		free(got);
+		if (check) {
+			snprintf(cmd, sizeof cmd, "set -- %s/check; %s", dir,
+				 check);
+			assert_int_equal(system(cmd), 0);
+		}
 		ran++;
 	}
 	assert_true(ran > 0);
 	snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
 	assert_int_equal(system(cmd), 0);
 	free(want);
+}
+
+static void test_compiles_and_reads_back(void **state)
+{
+	Fixture fx;
+
+	fixture_init(&fx);
+	build_and_read_back(&fx, "return (int)M_ARENA_SIZE;", "", NULL);
+	fixture_free(&fx);
+}
+
+static void test_tiered_macros(void **state)
+{
+	Fixture fx;
+	char *h, *again;
+
+	fixture_tiered(&fx);
+	h = header_text(&fx, "m");
+	/* "fast.mem" and "fast-mem" meet in FAST_MEM: the second gets _2. */
+	assert_non_null(strstr(h, "#define M_NUM_REGIONS 3\n"
+			       "#define M_REGION_FAST_MEM 0\n"
+			       "#define M_ARENA_FAST_MEM_SIZE 144u\n"
+			       "#define M_REGION_FAST_MEM_2 1\n"
+			       "#define M_ARENA_FAST_MEM_2_SIZE 768u\n"
+			       "#define M_REGION_SLOW 2\n"
+			       "#define M_ARENA_SLOW_SIZE 11728u\n"
+			       "#define M_WEIGHTS_REGION M_REGION_SLOW\n"
+			       "#define M_WEIGHTS_RESERVED 10704u\n"));
+	/* No one arena: single-arena code must not build against this. */
+	assert_null(strstr(h, "M_ARENA_SIZE"));
+	assert_null(strstr(h, " m_arena["));
+	assert_non_null(strstr(h, "#define M_INPUT_in_0_REGION "
+			       "M_REGION_FAST_MEM_2\n"
+			       "#define M_INPUT_in_0_OFFSET 0u\n"));
+	assert_non_null(strstr(h, "#define M_OUTPUT_y_PTR(bases) ((void *)"
+			       "((uint8_t *)(bases)[M_OUTPUT_y_REGION] + "
+			       "M_OUTPUT_y_OFFSET))\n"));
+	assert_non_null(strstr(h, "#ifndef M_ARENA_FAST_MEM_2_SECTION\n"
+			       "#define M_ARENA_FAST_MEM_2_SECTION\n#endif\n"));
+	assert_non_null(strstr(h, "_Alignas(M_ARENA_ALIGN) uint8_t "
+			       "m_arena_fast_mem_2[768] "
+			       "M_ARENA_FAST_MEM_2_SECTION;\n"));
+	assert_non_null(strstr(h, "uint8_t *const m_arenas[M_NUM_REGIONS] = "
+			       "{m_arena_fast_mem, m_arena_fast_mem_2, "
+			       "m_arena_slow};\n"));
+	assert_non_null(strstr(h, "\t{\"slow\", M_ARENA_SLOW_SIZE, 10704u}\n"));
+	/* c1: offset 10704 in region 2. */
+	assert_non_null(strstr(h, "/* 4 */ {\"c1\", M_DT_FLOAT32, "
+			       "M_KIND_ACTIVATION, 4, m_dims + 11, 1024u, "
+			       "10704u, 2, 0, 1, "));
+	/* The comment block: every region, the weights' place. */
+	assert_non_null(strstr(h, " * region 0:    fast.mem "
+			       "(M_ARENA_FAST_MEM_SIZE): 144 of 256 bytes "
+			       "used,\n *              bandwidth 5e+10 bytes/s, "
+			       "traffic 1000 bytes, 2e-08 s\n"));
+	assert_non_null(strstr(h, " * region 2:    slow (M_ARENA_SLOW_SIZE): "
+			       "11728 of 65536 bytes used,\n *              "
+			       "bandwidth not given, traffic 3000 bytes\n"
+			       " *              [0, 10704) is reserved for the "
+			       "weights (M_WEIGHTS_RESERVED)\n"));
+	assert_non_null(strstr(h, "-DM_ARENA_FAST_MEM_SECTION='__attribute__"
+			       "((section(\".fast_mem\")))'"));
+	assert_non_null(strstr(h, "placement:   proven least"));
+	assert_comments_sealed(h);
+	again = header_text(&fx, "m");
+	assert_string_equal(h, again);
+	free(again);
+	free(h);
+	fixture_free(&fx);
+}
+
+/* 32-bit offsets bound each region, not their sum. */
+static void test_tiered_limits(void **state)
+{
+	ArEmitInfo info = {.model_path = "fx.onnx", .prefix = "m"};
+	ArError err = {0};
+	Fixture fx;
+	FILE *f = fopen("/dev/null", "w");
+
+	fixture_tiered(&fx);
+	fx.regions[0].used_bytes = (int64_t)3 << 30;
+	fx.regions[2].used_bytes = (int64_t)3 << 30;
+	fx.p.arena_bytes = (int64_t)6 << 30;
+	assert_int_equal(ar_write_header(f, fx.g, &fx.p, &info, &err), AR_OK);
+	fx.regions[2].used_bytes = (int64_t)4 << 30;
+	assert_int_equal(ar_write_header(f, fx.g, &fx.p, &info, &err),
+			 AR_EXIT_USAGE);
+	assert_non_null(strstr(err.msg, "'slow'"));
+	fclose(f);
+	fixture_free(&fx);
+}
+
+/*
+ * The tiered header built by all three compilers reads back as the plan,
+ * with each region's macros checked against its array and table entry,
+ * and a section hook given on the command line really placing its arena
+ * (where objdump can tell).
+ */
+static void test_tiered_compiles_and_reads_back(void **state)
+{
+	Fixture fx;
+
+	fixture_tiered(&fx);
+	build_and_read_back(&fx, "return (int)(M_ARENA_FAST_MEM_SIZE + "
+			    "M_ARENA_SLOW_SIZE + M_WEIGHTS_RESERVED);",
+			    "-DTIERED '-DREGIONS=R(FAST_MEM, fast_mem) "
+			    "R(FAST_MEM_2, fast_mem_2) R(SLOW, slow)' "
+			    "'-DM_ARENA_SLOW_SECTION=__attribute__((section("
+			    "\"m_slow\")))'",
+			    "! command -v objdump >/dev/null || objdump -t \"$1\" "
+			    "| grep -q 'm_slow.*m_arena_slow$'");
+	fixture_free(&fx);
+}
+
+/* Code written for one arena does not build against a tiered header,
+ * while the same code over the regions' bases does. */
+static void test_tiered_rejects_one_arena_code(void **state)
+{
+	char dir[] = "/tmp/arenac_hdrXXXXXX", path[4200], cmd[8192];
+	ArEmitInfo info = {.model_path = "fx.onnx", .prefix = "m"};
+	ArError err = {0};
+	Fixture fx;
+	FILE *f;
+
+	if (system("command -v gcc >/dev/null") != 0) {
+		printf("skipped: no gcc\n");
+		return;
+	}
+	fixture_tiered(&fx);
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof path, "%s/m.h", dir);
+	f = fopen(path, "w");
+	assert_int_equal(ar_write_header(f, fx.g, &fx.p, &info, &err), AR_OK);
+	fclose(f);
+	snprintf(path, sizeof path, "%s/one.c", dir);
+	f = fopen(path, "w");
+	fputs("#include \"m.h\"\nvoid *one(void);\n"
+	      "void *one(void) { return M_TENSOR_PTR(BASES, 0); }\n", f);
+	fclose(f);
+	snprintf(cmd, sizeof cmd, "gcc -std=c99 -Wall -Werror -DBASES=m_arenas "
+		 "-c %1$s/one.c -o %1$s/one.o", dir);
+	assert_int_equal(system(cmd), 0);
+	snprintf(cmd, sizeof cmd, "gcc -std=c99 -DBASES=m_arena -c %1$s/one.c "
+		 "-o %1$s/one.o 2>/dev/null", dir);
+	assert_int_not_equal(system(cmd), 0);
+	snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+	assert_int_equal(system(cmd), 0);
 	fixture_free(&fx);
 }
 
@@ -277,6 +445,10 @@ int main(void)
 		cmocka_unit_test(test_macros),
 		cmocka_unit_test(test_deterministic_and_prefix),
 		cmocka_unit_test(test_compiles_and_reads_back),
+		cmocka_unit_test(test_tiered_macros),
+		cmocka_unit_test(test_tiered_limits),
+		cmocka_unit_test(test_tiered_compiles_and_reads_back),
+		cmocka_unit_test(test_tiered_rejects_one_arena_code),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
