@@ -7,6 +7,10 @@
 # agree with the JSON report, and re-checks from the header alone that no
 # two tensors live at one step share bytes unless alias_of/inplace_of link
 # them, and that a run of the steps never reads overwritten bytes.
+# Tiered plans (--memory sram:... --memory dram:...) the same, per region:
+# header_check -DTIERED also checks each region's macros and arena, and
+# that a step never writes over the weights' reserved bytes; a section
+# hook given on the command line must place the sram arena.
 set -u
 ARENAC=${ARENAC:-build/arenac}
 PYTHON=${PYTHON:-/usr/bin/python3}
@@ -16,8 +20,13 @@ trap 'rm -rf "$tmp"' EXIT
 fail=0
 
 # name, model, arenac options
-cases="lenet testdata/lenet.onnx --dim N=1"
+cases="lenet testdata/lenet.onnx --dim N=1
+lenet_tiers testdata/lenet.onnx --dim N=1 --memory sram:16K --memory dram:8M
+lenet_weights_in testdata/lenet.onnx --dim N=1 --memory sram:16K:50G --memory dram:8M:2G --weights-in dram"
 if [ -d "$SHARED/models" ]; then
+	m=light_squeezenet
+	[ -f "$SHARED/models/$m.onnx" ] && cases="$cases
+${m}_tiers $SHARED/models/$m.onnx --dim-default 1 --memory sram:256K --memory dram:8M"
 	for m in light_squeezenet light_inception_v1 light_densenet121 \
 		ch_PP-OCRv4_det_infer; do
 		[ -f "$SHARED/models/$m.onnx" ] && cases="$cases
@@ -32,12 +41,19 @@ CXX11="-std=c++11 -Wall -Wextra -Werror"
 
 # compile NAME CC FLAGS... : header_check against $tmp/NAME.h, linked
 # with a second file that reads one macro (its tables unused) and must not
-# define the arena again; prints the binary's path.
+# define the arena again; prints the binary's path.  $tiered says which
+# header it is.
 compile() {
 	name=$1 cc=$2
 	shift 2
+	few=HC_ARENA_SIZE
+	if [ $tiered = 1 ]; then
+		few="HC_ARENA_SRAM_SIZE + HC_ARENA_DRAM_SIZE"
+		set -- "$@" -DTIERED "-DREGIONS=R(SRAM, sram) R(DRAM, dram)" \
+			'-DHC_ARENA_SRAM_SECTION=__attribute__((section("hc_sram")))'
+	fi
 	printf '#undef HC_DEFINE_ARENA\n#include "%s.h"\n%s\n' "$name" \
-		'int few(void); int few(void) { return (int)HC_ARENA_SIZE; }' \
+		"int few(void); int few(void) { return (int)($few); }" \
 		> "$tmp/few_$name.c"
 	"$cc" "$@" -I"$tmp" "-DARENAC_HEADER=\"$name.h\"" -DLO=hc -DUP=HC \
 		-DHC_DEFINE_ARENA tests/header_check.c "$tmp/few_$name.c" \
@@ -52,10 +68,16 @@ echo "$cases" | while read -r name model opts; do
 		exit 1
 	fi
 	ok=1
+	case "$opts" in *--memory*) tiered=1 ;; *) tiered=0 ;; esac
 	for spec in "gcc $C99" "clang $C99" "g++ $CXX11"; do
 		set -- $spec
 		command -v "$1" >/dev/null || { echo "skipped: $1"; continue; }
 		bin=$(compile "$name" "$@") || { echo "FAIL $name: $1"; ok=0; continue; }
+		if [ $tiered = 1 ] && command -v objdump >/dev/null &&
+			! objdump -t "$bin" | grep -q 'hc_sram.*hc_arena_sram$'; then
+			echo "FAIL $name: $1: the section hook did not place the sram arena"
+			ok=0
+		fi
 		"$bin" > "$tmp/$name.$1.out" || {
 			echo "FAIL $name: $1 build's check:"; tail -3 "$tmp/$name.$1.out"
 			ok=0; continue; }
@@ -85,13 +107,22 @@ ids = lambda v: ",".join(str(x) for x in v) if v else "-"
 nn = lambda v, d: d if v is None else v
 want = ["arena %d %d %d %d %d" % (rep["arena_bytes"], rep["alignment"],
         rep["lower_bound_bytes"], rep["weights_bytes"], rep["peak_step"])]
+# Tiers: a line per region, and each tensor's region after its offset.
+regions = rep.get("regions", [])
+rindex = {r["name"]: i for i, r in enumerate(regions)}
+for i, r in enumerate(regions):
+    want.append("region %d %s %d %d" % (i, hx(r["name"]), r["used_bytes"],
+                                        r["weights_bytes"]))
 for i, t in enumerate(ts):
     shape = t["shape"]
+    where = "-" if t["offset"] is None else str(t["offset"])
+    if regions:
+        where += " " + ("-" if t["offset"] is None else
+                        str(rindex[t["region"]]))
     want.append("tensor %d %s %d %d %d %s %d %s %d %d %d %d %d" % (
         i, hx(t["name"]), dtypes.index(t["dtype"]), kinds.index(t["kind"]),
         -1 if shape is None else len(shape), ids(shape), nn(t["bytes"], 0),
-        "-" if t["offset"] is None else t["offset"],
-        nn(t["first_step"], -1), nn(t["last_step"], -1),
+        where, nn(t["first_step"], -1), nn(t["last_step"], -1),
         ix(t["alias_of"]), t.get("alias_offset", 0), ix(t["inplace_of"])))
 def aroot(i):
     while ts[i]["alias_of"] is not None:
