@@ -527,7 +527,7 @@ static int run_train(const Cli *c, const ArGraph *g, ArError *err)
 	}
 	rc = ar_train_plan(g, &c->topt, &r, err);
 	if (!rc && c->stats) {
-		ar_print_stats(stderr, r.graph, r.plan);
+		ar_print_train_plan_stats(stderr, g, r.graph, r.plan, &r.bill);
 		ar_print_train_stats(stderr, &r.bill);
 	}
 	if (!rc && c->selfcheck)

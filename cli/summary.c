@@ -121,13 +121,19 @@ void ar_print_summary(FILE *f, const char *model, const ArGraph *g,
 	}
 }
 
-/* How much memory of which kind: weights by dtype, activations per tier. */
-static void print_needs(FILE *f, const ArGraph *g, const ArPlan *p)
+/*
+ * How much memory of which kind: weights by dtype (of wg, the model's
+ * graph: a training step's graph holds gradients and optimizer state as
+ * weights too), for a training step its gradients and optimizer state,
+ * and activations per tier.
+ */
+static void print_needs(FILE *f, const ArGraph *wg, const ArPlan *p,
+			const ArTrainBill *bill)
 {
 	int64_t by[AR_DT_COUNT] = {0};
 	char a[32], b[32], c[32], d[32], e[32];
-	for (int t = 0; t < g->ntensors; t++) {
-		const ArTensor *x = &g->tensors[t];
+	for (int t = 0; t < wg->ntensors; t++) {
+		const ArTensor *x = &wg->tensors[t];
 		if ((x->kind == AR_TK_WEIGHT || x->kind == AR_TK_CONSTANT) &&
 		    x->bytes > 0 && x->dtype < AR_DT_COUNT)
 			ar_add64(by[x->dtype], x->bytes, &by[x->dtype]);
@@ -137,6 +143,14 @@ static void print_needs(FILE *f, const ArGraph *g, const ArPlan *p)
 			fprintf(f, "stats: weights %s %s bytes (%s)\n",
 				ar_dtype_name((ArDType)k), grouped(by[k], a),
 				human(by[k], b));
+	if (bill) {
+		fprintf(f, "stats: gradients %s bytes (%s)\n",
+			grouped(bill->gradient_bytes, a),
+			human(bill->gradient_bytes, b));
+		fprintf(f, "stats: optimizer state %s bytes (%s, %s)\n",
+			grouped(bill->optimizer_state_bytes, a),
+			human(bill->optimizer_state_bytes, b), bill->optimizer);
+	}
 	for (int r = 0; r < p->nregions; r++) {
 		const ArRegion *x = &p->regions[r];
 		fprintf(f, "stats: memory %s activations peak %s bytes, arena "
@@ -155,7 +169,7 @@ static void print_needs(FILE *f, const ArGraph *g, const ArPlan *p)
 			"proven optimal" : "best found");
 }
 
-void ar_print_stats(FILE *f, const ArGraph *g, const ArPlan *p)
+static void print_plan_stats(FILE *f, const ArGraph *g, const ArPlan *p)
 {
 	char a[32];
 	fprintf(f, "stats: nodes %d, steps %d, tensors %d, in arena %d\n",
@@ -169,7 +183,20 @@ void ar_print_stats(FILE *f, const ArGraph *g, const ArPlan *p)
 		p->algorithm ? p->algorithm : "none", p->optimal ? "yes" : "no");
 	fprintf(f, "stats: peak step %d '%s'\n", p->peak_step, peak_name(g, p));
 	fprintf(f, "stats: plan time %.3f ms\n", p->plan_seconds * 1e3);
-	print_needs(f, g, p);
+}
+
+void ar_print_stats(FILE *f, const ArGraph *g, const ArPlan *p)
+{
+	print_plan_stats(f, g, p);
+	print_needs(f, g, p, NULL);
+}
+
+void ar_print_train_plan_stats(FILE *f, const ArGraph *model,
+			       const ArGraph *g, const ArPlan *p,
+			       const ArTrainBill *b)
+{
+	print_plan_stats(f, g, p);
+	print_needs(f, model, p, b);
 }
 
 static double percent(int64_t part, int64_t whole)

@@ -15,6 +15,11 @@ void ar_print_summary(FILE *f, const char *model, const ArGraph *g,
 		      const ArPlan *p);
 /* --stats: the planner's numbers, one per line. */
 void ar_print_stats(FILE *f, const ArGraph *g, const ArPlan *p);
+/* The same for a training step g planned as p: weights from the model's
+ * graph, then the step's gradients and optimizer state. */
+void ar_print_train_plan_stats(FILE *f, const ArGraph *model,
+			       const ArGraph *g, const ArPlan *p,
+			       const ArTrainBill *b);
 /* --train: the memory bill and the recompute it costs, as a table. */
 void ar_print_train_stats(FILE *f, const ArTrainBill *b);
 /* --budget-sweep: budget against arena and extra FLOPs. */
