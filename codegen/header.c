@@ -285,10 +285,10 @@ static void write_intro_regions(const Hdr *h)
 {
 	FILE *f = h->f;
 
-	fprintf(f, "\n * regions:     %d arenas (%s_NUM_REGIONS), fastest first; "
-		"offsets are\n *              relative to their tensor's region "
-		"and aligned to %lld\n", h->nreg, h->up,
-		(long long)h->p->align);
+	fprintf(f, "\n * regions:     %d arena%s (%s_NUM_REGIONS), fastest "
+		"first; offsets are\n *              relative to their tensor's "
+		"region and aligned to %lld\n", h->nreg, h->nreg > 1 ? "s" : "",
+		h->up, (long long)h->p->align);
 	for (int r = 0; r < h->nreg; r++) {
 		const ArRegion *x = &h->p->regions[r];
 		fprintf(f, " * region %d:    ", r);
