@@ -11,33 +11,68 @@
  * output is never written over anything.
  *
  * Runs after the order and lifetimes are final, visiting steps in order so
- * that chains (BatchNormalization -> Mul -> Add -> Relu) share one buffer.
+ * that chains (BatchNormalization -> Mul -> Add -> Relu, or a training
+ * step's GradAccumulate -> ReluGrad -> DropoutGrad) share one buffer.
  */
 #include "passes.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-/* Ops computing output element i from element i (or a broadcast value). */
-static const char *const elementwise_ops[] = {
-	"Abs", "Acos", "Acosh", "Add", "And", "Asin", "Asinh", "Atan",
-	"Atanh", "BatchNormalization", "Ceil", "Celu", "Clip", "Cos", "Cosh",
-	"Div", "Elu", "Erf", "Exp", "Floor", "Gelu", "HardSigmoid",
-	"HardSwish", "LeakyRelu", "Log", "Max", "Mean", "Min", "Mish", "Mul",
-	"Neg", "Not", "Or", "Pow", "PRelu", "Reciprocal", "Relu", "Round",
-	"Selu", "Sigmoid", "Sign", "Sin", "Sinh", "Softplus", "Softsign",
-	"Sqrt", "Sub", "Sum", "Tan", "Tanh", "ThresholdedRelu", "Xor",
+/*
+ * Ops computing output element i from element i of their inputs (or from a
+ * broadcast value), and which inputs their output may overwrite: all (the
+ * size test in can_overwrite keeps out broadcast operands), or only the
+ * data input where the others are parameters read per channel.
+ *
+ * The backward steps of a training graph (train.c names them op + "Grad",
+ * the incoming gradient dY last) qualify the same way when one output is
+ * planned: ReluGrad, SigmoidGrad and TanhGrad read Y[i] and dY[i], and
+ * LeakyReluGrad X[i] and dY[i], to write dX[i]; DropoutGrad scales dY[i]
+ * by mask[i] (a bool, never dY's size); AddGrad, SubGrad and SumGrad copy
+ * or negate dY when the operand was not broadcast; BatchNormalizationGrad
+ * with the running statistics as inputs scales dY[i] per channel (its
+ * parameter gradients are persistent outputs); GradAccumulate sums its
+ * parts element by element.  Softmax-like gradients need a row reduction
+ * before any element is written, and MulGrad may reduce over broadcast
+ * dims: neither is listed.
+ */
+#define ANY (~0u)
+static const struct {
+	const char *op;
+	unsigned inputs;        /* bit j: input j may be overwritten */
+} elementwise_ops[] = {
+	{"Abs", ANY}, {"Acos", ANY}, {"Acosh", ANY}, {"Add", ANY},
+	{"And", ANY}, {"Asin", ANY}, {"Asinh", ANY}, {"Atan", ANY},
+	{"Atanh", ANY}, {"BatchNormalization", 1}, {"Ceil", ANY},
+	{"Celu", ANY}, {"Clip", 1}, {"Cos", ANY}, {"Cosh", ANY},
+	{"Div", ANY}, {"Elu", ANY}, {"Erf", ANY}, {"Exp", ANY},
+	{"Floor", ANY}, {"Gelu", ANY}, {"HardSigmoid", ANY},
+	{"HardSwish", ANY}, {"LeakyRelu", ANY}, {"Log", ANY}, {"Max", ANY},
+	{"Mean", ANY}, {"Min", ANY}, {"Mish", ANY}, {"Mul", ANY},
+	{"Neg", ANY}, {"Not", ANY}, {"Or", ANY}, {"Pow", ANY},
+	{"PRelu", 1}, {"Reciprocal", ANY}, {"Relu", ANY}, {"Round", ANY},
+	{"Selu", ANY}, {"Sigmoid", ANY}, {"Sign", ANY}, {"Sin", ANY},
+	{"Sinh", ANY}, {"Softplus", ANY}, {"Softsign", ANY}, {"Sqrt", ANY},
+	{"Sub", ANY}, {"Sum", ANY}, {"Tan", ANY}, {"Tanh", ANY},
+	{"ThresholdedRelu", ANY}, {"Xor", ANY},
+	/* backward steps */
+	{"AddGrad", ANY}, {"BatchNormalizationGrad", ANY},
+	{"DropoutGrad", ANY}, {"GradAccumulate", ANY},
+	{"LeakyReluGrad", ANY}, {"ReluGrad", ANY}, {"SigmoidGrad", ANY},
+	{"SubGrad", ANY}, {"SumGrad", ANY}, {"TanhGrad", ANY},
 };
 
-static bool is_elementwise(const ArNode *n)
+/* The inputs n's output may overwrite (a bit per input), 0 for none. */
+static unsigned overwritable(const ArNode *n)
 {
 	if (n->domain[0] && strcmp(n->domain, "ai.onnx"))
-		return false;
+		return 0;
 	for (size_t i = 0; i < sizeof elementwise_ops / sizeof *elementwise_ops;
 	     i++)
-		if (!strcmp(n->op, elementwise_ops[i]))
-			return true;
-	return false;
+		if (!strcmp(n->op, elementwise_ops[i].op))
+			return elementwise_ops[i].inputs;
+	return 0;
 }
 
 typedef struct {
@@ -93,18 +128,14 @@ static bool can_overwrite(const Inplace *ip, const ArNode *n, int s, int x,
 	return true;
 }
 
-/* The candidate input n may overwrite: BatchNormalization and PRelu only
- * their data input, the others any input. */
-static int pick_input(const Inplace *ip, const ArNode *n, int s, int y)
+/* The first input n may overwrite, or -1. */
+static int pick_input(const Inplace *ip, const ArNode *n, unsigned which,
+		      int s, int y)
 {
-	int nin = n->nexplicit;
-	if (!strcmp(n->op, "BatchNormalization") || !strcmp(n->op, "PRelu") ||
-	    !strcmp(n->op, "Clip"))
-		nin = nin > 0 ? 1 : 0;
-	for (int j = 0; j < nin; j++) {
+	for (int j = 0; j < n->nexplicit; j++) {
 		int x = n->inputs[j];
-		if (x >= 0 && ip->p->slots[x].planned &&
-		    can_overwrite(ip, n, s, x, y))
+		if (j < 32 && (which >> j & 1) && x >= 0 &&
+		    ip->p->slots[x].planned && can_overwrite(ip, n, s, x, y))
 			return x;
 	}
 	return -1;
@@ -131,15 +162,16 @@ void ar_inplace(const ArGraph *g, ArPlan *p)
 	for (int s = 0; s < p->nsteps; s++) {
 		const ArNode *n = &g->nodes[p->steps[s]];
 		int y = n->noutputs > 0 ? n->outputs[0] : -1, x, kx, ky;
+		unsigned which = overwritable(n);
 		bool extra = false;
 		for (int j = 1; j < n->noutputs; j++)
 			if (n->outputs[j] >= 0 && p->slots[n->outputs[j]].planned)
 				extra = true;
-		if (y < 0 || extra || !is_elementwise(n) || isout[y] ||
+		if (y < 0 || extra || !which || isout[y] ||
 		    !p->slots[y].planned || g->tensors[y].bytes <= 0 ||
 		    p->slots[y].alias_of >= 0)
 			continue;
-		if ((x = pick_input(&ip, n, s, y)) < 0)
+		if ((x = pick_input(&ip, n, which, s, y)) < 0)
 			continue;
 		p->slots[y].inplace_of = x;
 		/* y's group (y and its views) joins x's. */

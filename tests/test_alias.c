@@ -302,6 +302,50 @@ static void test_concat_dropout_backward(void **state)
 	}
 }
 
+/*
+ * A training step's tail: a = Conv(x), r = Relu(a), y = Conv(r), then
+ * dy, two gradient parts d1, d2 of r, ds = GradAccumulate(d1, d2),
+ * da = ReluGrad(r, ds), dx = ConvGrad(da).  Without in-place the peak is
+ * r + d1 + d2 + ds = 1024 at the sum; with it ds takes d1's bytes and da
+ * those of r or ds, so the peak is r + dy + d1 + d2 = 832 just before.
+ */
+static void test_inplace_backward(void **state)
+{
+	ArGraph *g = ar_graph_new("backward");
+	int x = gb_tensor(g, "x", AR_TK_INPUT, 1, 1, 4, 4);
+	int a = gb_tensor(g, "a", AR_TK_ACTIVATION, 1, 4, 4, 4);
+	int r = gb_tensor(g, "r", AR_TK_ACTIVATION, 1, 4, 4, 4);
+	int y = gb_tensor(g, "y", AR_TK_ACTIVATION, 1, 1, 4, 4);
+	int dy = gb_tensor(g, "y.grad", AR_TK_ACTIVATION, 1, 1, 4, 4);
+	int d1 = gb_tensor(g, "r.grad.0", AR_TK_ACTIVATION, 1, 4, 4, 4);
+	int d2 = gb_tensor(g, "r.grad.1", AR_TK_ACTIVATION, 1, 4, 4, 4);
+	int ds = gb_tensor(g, "r.grad", AR_TK_ACTIVATION, 1, 4, 4, 4);
+	int da = gb_tensor(g, "a.grad", AR_TK_ACTIVATION, 1, 4, 4, 4);
+	int dx = gb_tensor(g, "x.grad", AR_TK_OUTPUT, 1, 1, 4, 4);
+	ArPlan *p;
+	gb_node(g, "Conv", &x, 1, a);
+	gb_node(g, "Relu", &a, 1, r);
+	gb_node(g, "Conv", &r, 1, y);
+	gb_node(g, "SoftmaxCrossEntropyLossGrad", &y, 1, dy);
+	gb_node(g, "ConvGrad", &dy, 1, d1);
+	gb_node(g, "ConvGrad", &dy, 1, d2);
+	gb_node(g, "GradAccumulate", (int[]){d1, d2}, 2, ds);
+	gb_node(g, "ReluGrad", (int[]){r, ds}, 2, da);
+	gb_node(g, "ConvGrad", &da, 1, dx);
+	for (int i = 3; i < g->nnodes; i++)
+		g->nodes[i].phase = AR_PHASE_BACKWARD;
+	gb_io(g, &x, 1, &dx, 1);
+	expect_peak(g, 0, 1024);
+	expect_peak(g, INPLACE, 832);
+	p = plan(g, INPLACE);
+	assert_int_equal(p->slots[ds].inplace_of, d1);
+	assert_true(p->slots[da].inplace_of == r ||
+		    p->slots[da].inplace_of == ds);
+	assert_int_equal(p->slots[d1].inplace_of, -1);  /* ConvGrad */
+	ar_plan_free(p);
+	ar_graph_free(g);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -313,6 +357,7 @@ int main(void)
 		cmocka_unit_test(test_concat_nested),
 		cmocka_unit_test(test_concat_slice_outlives_view),
 		cmocka_unit_test(test_concat_dropout_backward),
+		cmocka_unit_test(test_inplace_backward),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
