@@ -35,7 +35,7 @@ typedef struct Hdr {
 	char *up;           /* prefix for macros */
 	const char *lo;     /* prefix for other identifiers */
 	int nreg;           /* regions of a tiered plan; 0 without tiers */
-	char **rup, **rlo;  /* each region's name as macro and identifier part */
+	char **rup, **rlo;  /* region names as macro and identifier parts */
 } Hdr;
 
 static void set_case(char *s, int upper)
@@ -286,9 +286,9 @@ static void write_intro_regions(const Hdr *h)
 	FILE *f = h->f;
 
 	fprintf(f, "\n * regions:     %d arena%s (%s_NUM_REGIONS), fastest "
-		"first; offsets are\n *              relative to their tensor's "
-		"region and aligned to %lld\n", h->nreg, h->nreg > 1 ? "s" : "",
-		h->up, (long long)h->p->align);
+		"first; offsets are\n *              relative to their "
+		"tensor's region and aligned to %lld\n", h->nreg,
+		h->nreg > 1 ? "s" : "", h->up, (long long)h->p->align);
 	for (int r = 0; r < h->nreg; r++) {
 		const ArRegion *x = &h->p->regions[r];
 		fprintf(f, " * region %d:    ", r);
@@ -297,16 +297,16 @@ static void write_intro_regions(const Hdr *h)
 			" *              ", h->up, h->rup[r],
 			(long long)x->used_bytes, (long long)x->capacity);
 		if (x->bandwidth > 0)
-			fprintf(f, "bandwidth %.6g bytes/s, traffic %lld bytes, "
-				"%.6g s\n", x->bandwidth,
+			fprintf(f, "bandwidth %.6g bytes/s, traffic %lld "
+				"bytes, %.6g s\n", x->bandwidth,
 				(long long)x->traffic_bytes,
 				(double)x->traffic_bytes / x->bandwidth);
 		else
 			fprintf(f, "bandwidth not given, traffic %lld bytes\n",
 				(long long)x->traffic_bytes);
 		if (x->weights_bytes > 0)
-			fprintf(f, " *              [0, %lld) is reserved for the "
-				"weights (%s_WEIGHTS_RESERVED)\n",
+			fprintf(f, " *              [0, %lld) is reserved for "
+				"the weights (%s_WEIGHTS_RESERVED)\n",
 				(long long)x->weights_bytes, h->up);
 	}
 }
@@ -330,9 +330,9 @@ static void write_intro(const Hdr *h, const ArEmitInfo *info)
 	if (h->nreg)
 		write_intro_regions(h);
 	else
-		fprintf(f, "\n * arena:       %lld bytes (%s_ARENA_SIZE), offsets "
-			"aligned to %lld\n", (long long)p->arena_bytes, h->up,
-			(long long)p->align);
+		fprintf(f, "\n * arena:       %lld bytes (%s_ARENA_SIZE), "
+			"offsets aligned to %lld\n", (long long)p->arena_bytes,
+			h->up, (long long)p->align);
 	fprintf(f, " * lower bound: %lld bytes live at the peak step",
 		(long long)p->lower_bound);
 	/* Tiers: each region's bound is its own; the sum says little. */
@@ -348,7 +348,8 @@ static void write_intro(const Hdr *h, const ArEmitInfo *info)
 		ar_c_comment(f, p->regions[wr].name);
 		fprintf(f, " (%s_WEIGHTS_REGION)\n", h->up);
 	} else {
-		fputs(h->nreg ? "not in the arenas\n" : "not in the arena\n", f);
+		fputs(h->nreg ? "not in the arenas\n" : "not in the arena\n",
+		      f);
 	}
 	if (p->peak_step >= 0 && p->peak_step < p->nsteps) {
 		const ArNode *n = &h->g->nodes[p->steps[p->peak_step]];
@@ -381,8 +382,8 @@ static void write_intro(const Hdr *h, const ArEmitInfo *info)
 			 "kernels, skipping those\n"
 			 " * flagged noop (their outputs are views already in "
 			 "place).  Tensor i is\n"
-			 " * at $_TENSOR_PTR(@_arena, i) while first <= step <= "
-			 "last.  Weights and\n"
+			 " * at $_TENSOR_PTR(@_arena, i) while first <= step "
+			 "<= last.  Weights and\n"
 			 " * constants (offset $_NOT_IN_ARENA) are yours to "
 			 "provide.\n"
 			 " */\n");
