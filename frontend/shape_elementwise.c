@@ -104,9 +104,11 @@ int ar_shape_compare(InferCtx *c, ArNode *n)
 
 int ar_shape_where(InferCtx *c, ArNode *n)
 {
-	ArTensor *x;
-	int rc = ar_need(c, n, 1, &x);
-	return rc ? rc : broadcast_all(c, n, x->dtype);
+	ArTensor *cond, *x, *y;
+	int rc = ar_need(c, n, 0, &cond);
+	if (rc || (rc = ar_need(c, n, 1, &x)) || (rc = ar_need(c, n, 2, &y)))
+		return rc;
+	return broadcast_all(c, n, x->dtype);
 }
 
 int ar_shape_batchnorm(InferCtx *c, ArNode *n)
