@@ -1,5 +1,8 @@
 #!/usr/bin/env python3
-"""Writes testdata/lenet.onnx: the tutorial LeNet with a symbolic batch N.
+"""Writes testdata/lenet.onnx: the tutorial LeNet with a symbolic batch N,
+and testdata/lenet_output_0.pb: its logits for batch 1 and the input
+convention of the shared light_* models (element i of the flattened input is
+i/n), computed here with numpy, independently of arenac and its runtime.
 
 Conv(1->20,5x5) Relu MaxPool2 Conv(20->50,5x5) Relu MaxPool2 Reshape(800)
 Gemm(800->500) Relu Gemm(500->10); 431,080 float32 parameters.  Weights are
@@ -15,6 +18,31 @@ def weight(name, shape, rng):
     fan_in = int(np.prod(shape[1:])) if len(shape) > 1 else shape[0]
     w = rng.uniform(-1, 1, size=shape).astype(np.float32) / np.sqrt(fan_in)
     return numpy_helper.from_array(w, name)
+
+
+def conv(x, w, b):
+    n, c, h, wd = x.shape
+    k = w.shape[2]
+    cols = np.stack([x[:, :, i:i + h - k + 1, j:j + wd - k + 1]
+                     for i in range(k) for j in range(k)], axis=2)
+    # cols: n, c, k*k, oh, ow; w: m, c, k, k
+    y = np.einsum("nckhw,mck->nmhw", cols, w.reshape(w.shape[0], c, k * k))
+    return y + b[None, :, None, None]
+
+
+def maxpool2(x):
+    n, c, h, w = x.shape
+    return x.reshape(n, c, h // 2, 2, w // 2, 2).max(axis=(3, 5))
+
+
+def forward(inits):
+    p = {t.name: numpy_helper.to_array(t).astype(np.float64) for t in inits}
+    x = (np.arange(784, dtype=np.float32) / np.float32(784)).astype(np.float64)
+    x = x.reshape(1, 1, 28, 28)
+    y = maxpool2(np.maximum(conv(x, p["conv1_w"], p["conv1_b"]), 0))
+    y = maxpool2(np.maximum(conv(y, p["conv2_w"], p["conv2_b"]), 0))
+    y = np.maximum(y.reshape(1, 800) @ p["fc1_w"].T + p["fc1_b"], 0)
+    return (y @ p["fc2_w"].T + p["fc2_b"]).astype(np.float32)
 
 
 def main(path):
@@ -51,6 +79,9 @@ def main(path):
     params = sum(int(np.prod(t.dims)) for t in inits if t.data_type == TensorProto.FLOAT)
     assert params == 431080, params
     onnx.save(model, path)
+    out = numpy_helper.from_array(forward(inits), "logits")
+    with open(path.replace(".onnx", "_output_0.pb"), "wb") as f:
+        f.write(out.SerializeToString())
 
 
 if __name__ == "__main__":

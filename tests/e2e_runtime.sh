@@ -6,7 +6,8 @@
 # bytes gives wrong numbers here, whatever the verifier said.
 #
 #   one-node kernel cases   numpy references (tests/gen_rt_cases.py)
-#   lenet                   .c weights linked in == .bin weights read
+#   lenet                   .c weights linked in == .bin weights read;
+#                           logits against numpy's (testdata/gen_lenet.py)
 #   light_*                 ONNX suite outputs, rtol 1e-3 (2e-3 densenet121),
 #                           atol 1e-7; arena pre-filled with random bytes;
 #                           again with --order file --no-views
@@ -80,7 +81,7 @@ else
 	bad "kernel cases: generator or build failed"
 fi
 
-echo "lenet (.c weights against .bin weights)"
+echo "lenet (.c weights against .bin weights, and against numpy)"
 if build lenet lenet testdata/lenet.onnx --dim N=1 &&
    "$ARENAC" -q --dim N=1 --prefix lenet --weights "$tmp/lenet_w.c" \
 	testdata/lenet.onnx &&
@@ -95,6 +96,9 @@ if build lenet lenet testdata/lenet.onnx --dim N=1 &&
 	else
 		bad "lenet: .c and .bin weights disagree"
 	fi
+	# The logits numpy computed when it wrote the model (gen_lenet.py).
+	check "lenet against numpy" lenet --fill random --rtol 1e-4 \
+		--atol 1e-6 "$tmp/lenet.bin" testdata/lenet_output_0.pb
 else
 	bad "lenet: build with .c weights failed"
 fi
