@@ -93,7 +93,8 @@ int ar_dsa_solve(ArBuf *b, int n, const char *algo, int64_t capacity,
 	double deadline = time_limit_s > 0 ? ar_dsa_now() + time_limit_s : 0;
 	bool is_auto = !algo || !strcmp(algo, "auto");
 	bool is_exact = algo && !strcmp(algo, "exact");
-	int64_t *best;
+	int64_t *best, seed;
+	const char *seed_algo;
 	int only = -1;
 
 	for (int g = 0; g < AR_GREEDY_COUNT; g++)
@@ -121,20 +122,14 @@ int ar_dsa_solve(ArBuf *b, int n, const char *algo, int64_t capacity,
 	load(b, n, best);
 	free(best);
 	res->optimal = res->height == res->lower_bound;
-	if (only >= 0 || (is_auto && done(res->height, res->lower_bound,
-					   capacity)))
+	/* The lower bound is a proof: no placement is below it. */
+	res->infeasible = capacity > 0 && res->lower_bound > capacity;
+	if (only >= 0 || res->infeasible ||
+	    (is_auto && done(res->height, res->lower_bound, capacity)))
 		return 0;
-	if (capacity > 0 && res->lower_bound > capacity) {
-		res->infeasible = true;
-		return 0;
-	}
-	{
-		int64_t seed = res->height;
-		const char *seed_algo = res->algorithm;
-		ar_dsa_exact(b, n, seed, res->lower_bound, capacity, deadline,
-			     res);
-		res->algorithm = is_auto && res->height == seed ? seed_algo
-								 : "exact";
-	}
+	seed = res->height;
+	seed_algo = res->algorithm;
+	ar_dsa_exact(b, n, seed, res->lower_bound, capacity, deadline, res);
+	res->algorithm = is_auto && res->height == seed ? seed_algo : "exact";
 	return 0;
 }

@@ -1,0 +1,228 @@
+/*
+ * test_dsa.c — the offset solvers against hand-made cases with known
+ * optima, a case that greedy-size provably misses, and a brute force on
+ * small random instances.  Every solution goes through check_solution,
+ * an all-pairs overlap test that shares nothing with the solvers.
+ */
+#include "testutil.h"
+
+#include "dsa.h"
+
+#define B(lo, hi, size) { lo, hi, size, -1 }
+
+static void check_solution(const ArBuf *b, int n, const ArDsaResult *r)
+{
+	int64_t h = 0;
+	for (int i = 0; i < n; i++) {
+		assert_true(b[i].offset >= 0);
+		if (b[i].offset + b[i].size > h)
+			h = b[i].offset + b[i].size;
+		for (int j = 0; j < i; j++) {
+			bool time = b[i].lo < b[j].hi && b[j].lo < b[i].hi;
+			bool space = b[i].offset < b[j].offset + b[j].size &&
+				     b[j].offset < b[i].offset + b[i].size;
+			if (time && space)
+				fail_msg("buffers %d and %d overlap", i, j);
+		}
+	}
+	assert_int_equal(h, r->height);
+	assert_true(r->height >= r->lower_bound);
+}
+
+static int64_t solve(ArBuf *b, int n, const char *algo, int64_t cap,
+		     ArDsaResult *r)
+{
+	assert_int_equal(ar_dsa_solve(b, n, algo, cap, 10, r), 0);
+	check_solution(b, n, r);
+	return r->height;
+}
+
+static void test_lower_bound(void **state)
+{
+	ArBuf none[1] = { B(0, 1, 1) };
+	ArBuf touch[] = { B(0, 2, 5), B(2, 4, 7) };     /* half-open: 7 */
+	ArBuf nest[] = { B(0, 10, 1), B(2, 5, 2), B(3, 4, 4), B(4, 6, 8) };
+	int64_t at = -1;
+	(void)state;
+	assert_int_equal(ar_dsa_lower_bound(none, 0, &at), 0);
+	assert_int_equal(ar_dsa_lower_bound(touch, 2, &at), 7);
+	assert_int_equal(at, 2);
+	/* t=3: 1+2+4 = 7; t=4: 1+2+8 = 11, as 3..4 ended. */
+	assert_int_equal(ar_dsa_lower_bound(nest, 4, &at), 11);
+	assert_int_equal(at, 4);
+}
+
+/* Sets where every heuristic must reach the known optimum. */
+static void test_heuristics_known(void **state)
+{
+	static const ArBuf sets[][5] = {
+		/* disjoint lifetimes: all at 0, height = largest */
+		{ B(0, 1, 3), B(1, 2, 9), B(2, 3, 4), B(3, 4, 1), B(5, 9, 2) },
+		/* all live together: height = sum */
+		{ B(0, 9, 3), B(1, 8, 9), B(2, 7, 4), B(3, 6, 1), B(4, 5, 2) },
+		/* MiniMalloc's README example, optimum 12 */
+		{ B(0, 3, 4), B(3, 9, 4), B(0, 9, 4), B(9, 21, 4), B(0, 21, 4) },
+	};
+	static const int64_t opt[] = { 9, 19, 12 };
+	(void)state;
+	for (int s = 0; s < 3; s++)
+		for (int a = 0; ar_dsa_algorithms[a]; a++) {
+			ArBuf b[5];
+			ArDsaResult r;
+			memcpy(b, sets[s], sizeof b);
+			assert_int_equal(solve(b, 5, ar_dsa_algorithms[a], 0,
+					       &r), opt[s]);
+			assert_true(r.optimal);
+		}
+}
+
+/*
+ * greedy-size takes size desc, then longer lifetime, then input order:
+ * A, C (size 2), then B, D (size 1, lifetime 3).  A and C go at 0 (they
+ * never meet); B meets A, so it goes at 2; D meets B (t 2..4) and C (t 4),
+ * whose spans [2,3) and [0,2) leave no room below 3: height 4.
+ * The lower bound is 3 (A+B at t=1, C+D at t=4) and is met by
+ * A@0, B@2, D@0, C@1: D [2,5) meets neither A (ends at 2) nor C's bytes.
+ */
+static void test_greedy_size_suboptimal(void **state)
+{
+	static const ArBuf in[] = {
+		B(0, 2, 2), /* A */ B(1, 4, 1), /* B */
+		B(4, 6, 2), /* C */ B(2, 5, 1), /* D */
+	};
+	ArBuf b[4];
+	ArDsaResult r;
+	(void)state;
+	memcpy(b, in, sizeof b);
+	assert_int_equal(solve(b, 4, "greedy-size", 0, &r), 4);
+	assert_false(r.optimal);
+	assert_int_equal(r.lower_bound, 3);
+	memcpy(b, in, sizeof b);
+	assert_int_equal(solve(b, 4, "exact", 0, &r), 3);
+	assert_true(r.optimal);
+	assert_string_equal(r.algorithm, "exact");
+	memcpy(b, in, sizeof b);
+	assert_int_equal(solve(b, 4, "auto", 0, &r), 3);
+}
+
+static void test_capacity(void **state)
+{
+	static const ArBuf in[] = {
+		B(0, 3, 4), B(3, 9, 4), B(0, 9, 4), B(9, 21, 4), B(0, 21, 4)
+	};
+	ArBuf b[5];
+	ArDsaResult r;
+	(void)state;
+	memcpy(b, in, sizeof b);
+	assert_true(solve(b, 5, "exact", 12, &r) <= 12);
+	assert_false(r.infeasible);
+	memcpy(b, in, sizeof b);
+	assert_int_equal(ar_dsa_solve(b, 5, "auto", 11, 10, &r), 0);
+	assert_true(r.infeasible);
+	assert_int_equal(ar_dsa_solve(b, 5, "no-such", 0, 10, &r), -1);
+}
+
+static uint32_t rng = 12345;
+
+static int rnd(int n)
+{
+	rng = rng * 1103515245u + 12345u;
+	return (int)((rng >> 16) % (unsigned)n);
+}
+
+/*
+ * Minimum height by trying every order: each buffer goes on top of the
+ * highest overlapping buffer placed before it.  This reaches an optimum
+ * because any solution, pushed down until each buffer rests on another
+ * or on 0, is rebuilt by placing its buffers in order of offset.
+ */
+static int64_t brute(const ArBuf *b, int n, int *perm, int k, int64_t *off,
+		     int64_t best)
+{
+	if (k == n) {
+		int64_t h = 0;
+		for (int i = 0; i < n; i++)
+			if (off[i] + b[i].size > h)
+				h = off[i] + b[i].size;
+		return h < best ? h : best;
+	}
+	for (int i = k; i < n; i++) {
+		int t = perm[k], x;
+		int64_t o = 0;
+		perm[k] = perm[i], perm[i] = t;
+		x = perm[k];
+		for (int j = 0; j < k; j++) {
+			int y = perm[j];
+			if (b[x].lo < b[y].hi && b[y].lo < b[x].hi &&
+			    off[y] + b[y].size > o)
+				o = off[y] + b[y].size;
+		}
+		off[x] = o;
+		best = brute(b, n, perm, k + 1, off, best);
+		perm[i] = perm[k], perm[k] = t;
+	}
+	return best;
+}
+
+static void test_random_vs_brute(void **state)
+{
+	(void)state;
+	for (int iter = 0; iter < 400; iter++) {
+		ArBuf in[7], b[7];
+		int n = 1 + rnd(7), perm[7];
+		int64_t off[7], opt;
+		ArDsaResult r;
+		for (int i = 0; i < n; i++) {
+			int64_t lo = rnd(6);
+			in[i] = (ArBuf)B(lo, lo + 1 + rnd(4), 1 + rnd(8));
+			perm[i] = i;
+		}
+		opt = brute(in, n, perm, 0, off, INT64_MAX);
+		for (int a = 0; ar_dsa_algorithms[a]; a++) {
+			memcpy(b, in, sizeof b);
+			assert_true(solve(b, n, ar_dsa_algorithms[a], 0, &r) >=
+				    opt);
+		}
+		memcpy(b, in, sizeof b);
+		assert_int_equal(solve(b, n, "exact", 0, &r), opt);
+		assert_true(r.optimal);
+		memcpy(b, in, sizeof b);
+		assert_true(solve(b, n, "exact", opt, &r) <= opt);
+		memcpy(b, in, sizeof b);
+		if (opt > 1) {
+			assert_int_equal(ar_dsa_solve(b, n, "exact", opt - 1,
+						      10, &r), 0);
+			assert_true(r.infeasible);
+		}
+	}
+}
+
+/* A long chain of short lifetimes: the heuristics stay near-linear. */
+static void test_large_chain(void **state)
+{
+	enum { N = 100000 };
+	ArBuf *b = malloc(N * sizeof *b);
+	ArDsaResult r;
+	(void)state;
+	for (int i = 0; i < N; i++)
+		b[i] = (ArBuf)B(i, i + 1 + rnd(3), 16 * (1 + rnd(64)));
+	for (int a = 1; a <= 3; a++) {
+		assert_int_equal(ar_dsa_solve(b, N, ar_dsa_algorithms[a], 0,
+					      10, &r), 0);
+		assert_true(r.height >= r.lower_bound);
+	}
+	free(b);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_lower_bound),
+		cmocka_unit_test(test_heuristics_known),
+		cmocka_unit_test(test_greedy_size_suboptimal),
+		cmocka_unit_test(test_capacity),
+		cmocka_unit_test(test_random_vs_brute),
+		cmocka_unit_test(test_large_chain),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
