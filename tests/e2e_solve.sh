@@ -1,0 +1,76 @@
+#!/bin/sh
+# e2e_solve.sh — `arenac solve` on MiniMalloc's instances: input.12.csv at
+# capacity 12 and every challenging instance at capacity 1048576, each
+# output re-checked by an independent checker (sort by start, sweep the
+# live set) for rows, overlaps and capacity.  Also the exit codes of a
+# proved-infeasible capacity and of malformed input.
+ARENAC=${ARENAC:-build/arenac}
+PYTHON=${PYTHON:-/usr/bin/python3}
+DSA=${ARENAC_SHARED:-../shared}/dsa
+if [ ! -d "$DSA" ]; then
+	echo "skipped: no shared dsa instances"
+	exit 0
+fi
+if [ ! -x "$ARENAC" ]; then
+	echo "e2e_solve: no $ARENAC" >&2
+	exit 1
+fi
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+
+check() {  # INPUT OUTPUT CAPACITY
+	"$PYTHON" - "$1" "$2" "$3" <<'PY'
+import csv, sys
+inp, out, cap = sys.argv[1], sys.argv[2], int(sys.argv[3])
+src = list(csv.DictReader(open(inp)))
+rows = list(csv.DictReader(open(out)))
+assert [r["id"] for r in rows] == [r["id"] for r in src], "rows differ"
+for a, b in zip(src, rows):
+    for k in ("lower", "upper", "size"):
+        assert a[k] == b[k], "row %s changed %s" % (a["id"], k)
+bufs = sorted((int(r["lower"]), int(r["upper"]), int(r["offset"]),
+               int(r["size"]), r["id"]) for r in rows)
+live = []
+for lo, hi, off, size, name in bufs:
+    assert off >= 0 and off + size <= cap, "%s outside [0, %d)" % (name, cap)
+    live = [x for x in live if x[0] > lo]
+    for h, o, s, other in live:
+        assert off + size <= o or o + s <= off, "%s overlaps %s" % (name, other)
+    live.append((hi, off, size, name))
+PY
+}
+
+run() {  # INPUT CAPACITY
+	name=$(basename "$1")
+	if ! "$ARENAC" solve "$1" --capacity "$2" -o "$tmp/out.csv" \
+		2>"$tmp/err"; then
+		echo "FAIL $name: exit $?"; cat "$tmp/err"; fail=1
+	elif ! check "$1" "$tmp/out.csv" "$2"; then
+		echo "FAIL $name: bad solution"; fail=1
+	else
+		echo "ok   $name $(tr '\n' ' ' <"$tmp/err")"
+	fi
+}
+
+run "$DSA/input.12.csv" 12
+for f in "$DSA"/challenging/*.csv; do
+	[ -f "$f" ] && run "$f" 1048576
+done
+
+"$ARENAC" solve "$DSA/input.12.csv" --capacity 11 >/dev/null 2>"$tmp/err"
+rc=$?
+if [ $rc -ne 3 ] || ! grep -q "proved infeasible" "$tmp/err"; then
+	echo "FAIL capacity 11: exit $rc"; cat "$tmp/err"; fail=1
+fi
+printf 'id,lower,upper,size\na,0,3,4\na,1,2,4\n' >"$tmp/dup.csv"
+printf 'id,lower,upper,size\na,3,3,4\n' >"$tmp/empty.csv"
+printf 'id,lower,upper\na,0,3\n' >"$tmp/header.csv"
+for f in dup empty header; do
+	"$ARENAC" solve "$tmp/$f.csv" >/dev/null 2>"$tmp/err"
+	rc=$?
+	if [ $rc -ne 2 ] || ! grep -q "^arenac: error: " "$tmp/err"; then
+		echo "FAIL $f.csv: exit $rc"; cat "$tmp/err"; fail=1
+	fi
+done
+exit $fail
