@@ -1,9 +1,15 @@
 #!/usr/bin/env python3
 """Writes the bad-input catalogue testdata/bad/*.onnx.
 
-Each file is broken in exactly one way; tests/e2e_bad.sh expects exit code 2
-and a message naming the problem (the expected text is in EXPECT below and
-in testdata/bad/expect.txt, which this script writes too).
+Each file is hostile in exactly one way.  Most are broken: tests/e2e_bad.sh
+expects exit code 2 and a message naming the problem.  Some are valid but
+extreme (10,000 nodes deep, 50,000 wide, external data pointing outside
+the model's folder): those must plan with exit code 0, in seconds.
+testdata/bad/expect.txt, which this script writes too, has one line per
+file: name, exit code, expected message fragment ("-" for none) and, for
+the few that take more than a few seconds, "slow" (the sanitizer run skips
+those).  Files named fuzz_* are inputs the fuzzer found crashing; they are
+kept byte for byte, and the commit that added each names its bug.
 """
 import os
 import random
@@ -37,11 +43,27 @@ def good():
 CASES = {}
 
 
-def case(name, expect):
+def case(name, expect, code=2, slow=False):
     def deco(fn):
-        CASES[name] = (fn, expect)
+        CASES[name] = (fn, expect, code, slow)
         return fn
     return deco
+
+
+def varint(n):
+    out = bytearray()
+    while True:
+        b = n & 0x7F
+        n >>= 7
+        if not n:
+            out.append(b)
+            return bytes(out)
+        out.append(b | 0x80)
+
+
+def field(num, payload):
+    """A length-delimited protobuf field."""
+    return varint(num << 3 | 2) + varint(len(payload)) + payload
 
 
 @case("empty", "empty file")
@@ -153,16 +175,202 @@ def _():
                  [vi("y", [1, 4]), vi("nowhere", [1])])
 
 
+@case("deep_nesting", "nested deeper than 256 levels")
+def _():
+    # 1000 sequence types inside each other (6 KB): protobuf-c's recursive
+    # unpack would overflow the stack at about 100,000 of them.
+    t = b""
+    for _ in range(1000):
+        t = field(4, field(1, t))
+    graph = field(11, field(1, b"x") + field(2, t)) + field(2, b"g")
+    return varint(1 << 3) + varint(8) + field(8, varint(2 << 3) + varint(13)) \
+        + field(7, graph)
+
+
+@case("chain_10000", "-", code=0)
+def _():
+    n = 10000
+    nodes = [relu(f"t{i}", f"t{i + 1}", f"n{i}") for i in range(n)]
+    return model(nodes, [vi("t0", [1, 64])], [vi(f"t{n}", [1, 64])])
+
+
+@case("fanout_50000", "-", code=0, slow=True)
+def _():
+    # One tensor read by 50,000 nodes, whose outputs meet in one Concat.
+    w = 50000
+    nodes = [relu("x", f"r{i}", f"r{i}") for i in range(w)]
+    nodes.append(helper.make_node("Concat", [f"r{i}" for i in range(w)],
+                                  ["y"], axis=0, name="cat"))
+    return model(nodes, [vi("x", [1, 16])], [vi("y", [w, 16])])
+
+
+@case("string_input", "string tensor")
+def _():
+    return model([helper.make_node("Identity", ["x"], ["y"], name="id")],
+                 [vi("x", [2], TensorProto.STRING)],
+                 [vi("y", [2], TensorProto.STRING)])
+
+
+@case("string_initializer", "is a string tensor")
+def _():
+    w = helper.make_tensor("w", TensorProto.STRING, [2], [b"a", b"b"])
+    nodes = [helper.make_node("Identity", ["w"], ["y"], name="id")]
+    return model(nodes, [], [vi("y", [2], TensorProto.STRING)], [w])
+
+
+@case("sequence_input", "is not a tensor (sequence")
+def _():
+    s = helper.make_tensor_sequence_value_info("s", TensorProto.FLOAT, [2])
+    nodes = [helper.make_node("SequenceAt", ["s", "i"], ["y"], name="at")]
+    i = helper.make_tensor("i", TensorProto.INT64, [], [0])
+    return model(nodes, [s], [vi("y", [2])], [i])
+
+
+@case("sequence_op", "sequence and optional values are not supported")
+def _():
+    nodes = [helper.make_node("SequenceEmpty", [], ["s"], name="empty"),
+             helper.make_node("SequenceInsert", ["s", "x"], ["s2"], name="ins"),
+             helper.make_node("SequenceAt", ["s2", "i"], ["y"], name="at")]
+    i = helper.make_tensor("i", TensorProto.INT64, [], [0])
+    return model(nodes, [vi("x", [2])], [vi("y", [2])], [i])
+
+
+@case("external_outside", "-", code=0)
+def _():
+    # Planning needs sizes only: arenac must never open ../../etc/passwd.
+    w = TensorProto(name="w", data_type=TensorProto.FLOAT, dims=[1, 4],
+                    data_location=TensorProto.EXTERNAL)
+    for k, v in (("location", "../../../../etc/passwd"), ("offset", "0"),
+                 ("length", "16")):
+        e = w.external_data.add()
+        e.key, e.value = k, v
+    nodes = [helper.make_node("Add", ["x", "w"], ["y"], name="add")]
+    return model(nodes, [vi("x", [1, 4])], [vi("y", [1, 4])], [w])
+
+
+@case("activations_overflow", "activations total more than 2^62 bytes")
+def _():
+    e = 1 << 59      # three float tensors of 2^61 bytes each, all live
+    nodes = [relu("a", "r1"), relu("b", "r2"),
+             helper.make_node("Add", ["r1", "r2"], ["s"], name="s"),
+             helper.make_node("Add", ["s", "c"], ["y"], name="y")]
+    return model(nodes, [vi("a", [e]), vi("b", [e]), vi("c", [e])],
+                 [vi("y", [e])])
+
+
+@case("weights_overflow", "weights and constants total more than 2^62")
+def _():
+    ws = [TensorProto(name=n, data_type=TensorProto.FLOAT, dims=[1 << 60],
+                      data_location=TensorProto.EXTERNAL) for n in "uv"]
+    for w in ws:
+        e = w.external_data.add()
+        e.key, e.value = "location", "w.bin"
+    nodes = [helper.make_node("Add", ["x", "u"], ["s"], name="s"),
+             helper.make_node("Add", ["s", "v"], ["y"], name="y")]
+    return model(nodes, [vi("x", [1])], [vi("y", [1 << 60])], ws)
+
+
+def int64s(name, vals):
+    return helper.make_tensor(name, TensorProto.INT64, [len(vals)], vals)
+
+
+@case("expand_huge", "overflows 2^62")
+def _():
+    nodes = [helper.make_node("Expand", ["x", "s"], ["y"], name="ex")]
+    return model(nodes, [vi("x", [1, 1])], [vi("y", None)],
+                 [int64s("s", [1 << 31, 1 << 31])])
+
+
+@case("tile_huge", "overflows 2^62")
+def _():
+    nodes = [helper.make_node("Tile", ["x", "r"], ["y"], name="tile")]
+    return model(nodes, [vi("x", [2, 2])], [vi("y", None)],
+                 [int64s("r", [1 << 40, 1 << 30])])
+
+
+@case("constantofshape_huge", "overflows 2^62")
+def _():
+    nodes = [helper.make_node("ConstantOfShape", ["s"], ["c"], name="cos"),
+             helper.make_node("Add", ["x", "c"], ["y"], name="add")]
+    return model(nodes, [vi("x", [1])], [vi("y", None)],
+                 [int64s("s", [1 << 40, 1 << 40, 4])])
+
+
+@case("resize_huge", "overflows 2^62")
+def _():
+    nodes = [helper.make_node("Resize", ["x", "", "", "s"], ["y"],
+                              mode="nearest", name="rs")]
+    return model(nodes, [vi("x", [1, 1, 4, 4])], [vi("y", None)],
+                 [int64s("s", [1, 1, 1 << 40, 1 << 40])])
+
+
+@case("resize_nan_scale", "output dim at axis 2 is invalid")
+def _():
+    sc = helper.make_tensor("sc", TensorProto.FLOAT, [4],
+                            [1, 1, float("nan"), float("inf")])
+    nodes = [helper.make_node("Resize", ["x", "", "sc"], ["y"],
+                              mode="nearest", name="rs")]
+    return model(nodes, [vi("x", [1, 1, 4, 4])], [vi("y", None)], [sc])
+
+
+@case("rank_17", "rank 17, above the limit of 16")
+def _():
+    return model([relu("x", "y")], [vi("x", [1] * 17)], [vi("y", None)])
+
+
+@case("subgraph_depth", "subgraphs nested deeper than 16")
+def _():
+    # If inside If, 20 deep in the then branches; x passes through.
+    leaf = helper.make_graph([helper.make_node("Identity", ["x"], ["o"])],
+                             "leaf", [], [vi("o", [1])])
+    body = leaf
+    for d in range(20):
+        node = helper.make_node("If", ["c"], ["o"], name=f"if{d}",
+                                then_branch=body, else_branch=leaf)
+        body = helper.make_graph([node], f"g{d}", [], [vi("o", [1])])
+    return model(list(body.node), [vi("c", [], TensorProto.BOOL),
+                                   vi("x", [1])], [vi("o", [1])])
+
+
+@case("unknown_op", "no shape inference for this op")
+def _():
+    nodes = [helper.make_node("FrobnicateTensor", ["x"], ["y"], name="f")]
+    return model(nodes, [vi("x", [1, 4])], [vi("y", [1, 4])])
+
+
+@case("unimported_domain", "which the model does not import")
+def _():
+    nodes = [helper.make_node("Relu", ["x"], ["y"], name="r",
+                              domain="com.example")]
+    return model(nodes, [vi("x", [1, 4])], [vi("y", [1, 4])])
+
+
+@case("where_two_inputs", "input 2 is required but missing")
+def _():
+    c = helper.make_tensor("c", TensorProto.BOOL, [4], [1, 0, 1, 0])
+    b = helper.make_tensor("b", TensorProto.FLOAT, [4], [1, 2, 3, 4])
+    nodes = [helper.make_node("Where", ["c", "b"], ["y"], name="w")]
+    return model(nodes, [], [vi("y", [4])], [c, b])
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
-    with open(os.path.join(OUT, "expect.txt"), "w") as ex:
-        for name, (fn, expect) in sorted(CASES.items()):
-            data = fn()
-            if not isinstance(data, bytes):
-                data = data.SerializeToString()
-            with open(os.path.join(OUT, name + ".onnx"), "wb") as f:
-                f.write(data)
-            ex.write(f"{name}.onnx\t{expect}\n")
+    lines = []
+    for name, (fn, expect, code, slow) in sorted(CASES.items()):
+        data = fn()
+        if not isinstance(data, bytes):
+            data = data.SerializeToString()
+        with open(os.path.join(OUT, name + ".onnx"), "wb") as f:
+            f.write(data)
+        lines.append(f"{name}.onnx\t{code}\t{expect}" +
+                     ("\tslow" if slow else ""))
+    # Regression inputs from the fuzzer are not generated: keep their lines.
+    path = os.path.join(OUT, "expect.txt")
+    if os.path.exists(path):
+        with open(path) as ex:
+            lines += [l.rstrip("\n") for l in ex if l.startswith("fuzz_")]
+    with open(path, "w") as ex:
+        ex.write("".join(l + "\n" for l in sorted(lines)))
 
 
 if __name__ == "__main__":
