@@ -218,7 +218,9 @@ static void sim_step(const Sched *s, Sim *m, int v)
 	mem = m->resident;
 	if (mem > m->peak)
 		m->peak = mem;
-	m->area += mem;
+	/* A tie-breaker only: saturate rather than overflow on huge graphs. */
+	if (!ar_add64(m->area, mem, &m->area))
+		m->area = INT64_MAX;
 	for (int i = s->ustart[v]; i < s->ustart[v + 1]; i++) {
 		int k = s->uses[i];
 		if (--m->left[k] == 0 && !s->pinned[k])
