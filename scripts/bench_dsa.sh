@@ -1,0 +1,65 @@
+#!/bin/sh
+# bench_dsa.sh — the offset solvers on MiniMalloc's instances, first at
+# their capacity and then minimising, and on a synthetic 100,000-buffer
+# DAG (mostly short lifetimes, some long skip edges) with the heuristics.
+# Times are the solver's own (stderr "time:"), median of 3 runs.
+#
+#   ARENAC=build/arenac ARENAC_SHARED=../shared sh scripts/bench_dsa.sh
+# TIME_LIMIT (default 10) bounds each minimising run.
+ARENAC=${ARENAC:-build/arenac}
+DSA=${ARENAC_SHARED:-../shared}/dsa
+TIME_LIMIT=${TIME_LIMIT:-10}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+field() {  # NAME FILE
+	sed -n "s/^$1: //p" "$2" | sed 's/ s$//'
+}
+
+# One table row: instance, mode, then the solve options.
+row() {
+	name=$1 mode=$2 csv=$3
+	shift 3
+	for i in 1 2 3; do
+		"$ARENAC" solve "$csv" "$@" -o /dev/null 2>"$tmp/err.$i"
+		field time "$tmp/err.$i"
+	done | sort -n | sed -n 2p >"$tmp/median"
+	e=$tmp/err.1
+	n=$(($(wc -l <"$csv") - 1))
+	lb=$(field "lower bound" "$e")
+	h=$(field height "$e")
+	printf '%-14s %-15s %7d %9s %9s %7s %-16s %-6s %8s\n' "$name" "$mode" \
+		"$n" "$lb" "$h" \
+		"$(awk -v h="$h" -v l="$lb" 'BEGIN{printf "%.4f", l ? h / l : 1}')" \
+		"$(field algorithm "$e")" "$(field optimal "$e")" "$(cat "$tmp/median")"
+}
+
+printf '%-14s %-15s %7s %9s %9s %7s %-16s %-6s %8s\n' instance mode buffers \
+	lower height ratio algorithm proven time_s
+if [ -d "$DSA" ]; then
+	[ -f "$DSA/input.12.csv" ] &&
+		row input.12 cap "$DSA/input.12.csv" --capacity 12
+	for f in "$DSA"/challenging/*.csv; do
+		[ -f "$f" ] && row "$(basename "$f" .csv)" cap "$f" \
+			--capacity 1048576
+	done
+	for f in "$DSA"/challenging/*.csv; do
+		[ -f "$f" ] && row "$(basename "$f" .csv)" min "$f" \
+			--time-limit "$TIME_LIMIT"
+	done
+else
+	echo "skipped: no shared dsa instances"
+fi
+
+awk 'BEGIN {
+	srand(11)
+	print "id,lower,upper,size"
+	for (i = 0; i < 100000; i++) {
+		len = rand() < 0.9 ? 1 + int(rand() * 3) : 1 + int(rand() * 200)
+		print "t" i "," i "," i + len "," 64 * (1 + int(rand() * 256))
+	}
+}' >"$tmp/dag.csv"
+for a in greedy-size greedy-breadth greedy-lifetime; do
+	row dag-100k "$a" "$tmp/dag.csv" --algo "$a"
+done
+row dag-100k auto "$tmp/dag.csv" --time-limit 1
