@@ -352,8 +352,9 @@ int arenac_solve_main(int argc, char **argv)
 	t0 = now();
 	ar_dsa_solve(r.b, r.n, algo, capacity, limit, &res);
 	fprintf(stderr, "height: %" PRId64 "\nlower bound: %" PRId64
-		"\nalgorithm: %s\noptimal: %s\nnodes: %" PRId64 "\ntime: %.3f s\n", res.height,
-		res.lower_bound, res.algorithm ? res.algorithm : "none",
+		"\nalgorithm: %s\noptimal: %s\nnodes: %" PRId64
+		"\ntime: %.3f s\n", res.height, res.lower_bound,
+		res.algorithm ? res.algorithm : "none",
 		res.optimal ? "yes" : "no", res.nodes, now() - t0);
 	if (capacity > 0 && res.infeasible) {
 		rc = fail(in, AR_EXIT_BUDGET, "no placement fits capacity %"

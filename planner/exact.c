@@ -596,7 +596,8 @@ static int minimise(ArBuf *b, int n, const Components *cc, int64_t *lo,
 			*best = ar_dsa_height(b, n);
 		else if (st == NOTFOUND)
 			*lo = c + 1;
-		else if (st == TOOBIG || (deadline > 0 && ar_dsa_now() >= deadline))
+		else if (st == TOOBIG ||
+			 (deadline > 0 && ar_dsa_now() >= deadline))
 			break;
 		else
 			hard = c;

@@ -90,7 +90,7 @@ static void sort_ids(Key *k, int n, int *out)
 		out[i] = k[i].id;
 }
 
-/* Calls fn(node) for each tree node of the canonical cover of [l, r). */
+/* Runs body with node set to each tree node covering [l0, r0) exactly. */
 #define FOR_COVER(ix, l0, r0, node, body)                                   \
 	for (int l_ = (l0) + (ix)->leaves, r_ = (r0) + (ix)->leaves;        \
 	     l_ < r_; l_ >>= 1, r_ >>= 1) {                                 \
@@ -108,6 +108,7 @@ static void sort_ids(Key *k, int n, int *out)
 static void index_build(LifeIndex *ix, const ArBuf *b, int n)
 {
 	int *fill;
+	Key *k;
 	ix->b = b;
 	ix->n = n;
 	ix->t = ar_xmalloc(2 * (size_t)n * sizeof *ix->t);
@@ -135,13 +136,11 @@ static void index_build(LifeIndex *ix, const ArBuf *b, int n)
 			  ix->items[fill[v]++] = i);
 	free(fill);
 	ix->bylo = ar_xmalloc((size_t)n * sizeof(int));
-	{
-		Key *k = ar_xmalloc((size_t)n * sizeof *k);
-		for (int i = 0; i < n; i++)
-			k[i] = (Key){ b[i].lo, 0, 0, i };
-		sort_ids(k, n, ix->bylo);
-		free(k);
-	}
+	k = ar_xmalloc((size_t)n * sizeof *k);
+	for (int i = 0; i < n; i++)
+		k[i] = (Key){ b[i].lo, 0, 0, i };
+	sort_ids(k, n, ix->bylo);
+	free(k);
 }
 
 static void index_free(LifeIndex *ix)
