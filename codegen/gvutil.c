@@ -31,6 +31,14 @@ static const char *ext_of(const char *path)
 	return dot && !strchr(dot, '/') ? dot + 1 : "";
 }
 
+GVC_t *ar_gv_context(void)
+{
+	static GVC_t *gvc;
+	if (!gvc)
+		gvc = gvContext();
+	return gvc;
+}
+
 static int render(Agraph_t *g, FILE *f, const char *fmt, const char *engine,
 		  const char *path, ArError *err)
 {
@@ -40,7 +48,7 @@ static int render(Agraph_t *g, FILE *f, const char *fmt, const char *engine,
 	if (!strcmp(fmt, "dot") || !strcmp(fmt, "gv"))
 		return agwrite(g, f) == 0 ? AR_OK : ar_fail(err, AR_EXIT_USAGE,
 			"%s: write failed", path);
-	gvc = gvContext();
+	gvc = ar_gv_context();
 	if (gvLayout(gvc, g, engine) != 0)
 		rc = ar_fail(err, AR_EXIT_INTERNAL, "%s: graphviz layout failed:"
 			     " %s", path, gv_msg);
@@ -49,7 +57,6 @@ static int render(Agraph_t *g, FILE *f, const char *fmt, const char *engine,
 			     "'%s' (use .dot, .svg, .png or .pdf): %s", path,
 			     fmt, gv_msg);
 	gvFreeLayout(gvc, g);
-	gvFreeContext(gvc);
 	return rc;
 }
 

@@ -20,6 +20,16 @@
 int ar_gv_write(Agraph_t *g, const char *path, const char *engine,
 		ArError *err);
 
+/*
+ * The one Graphviz context of the process, never freed: Graphviz 2.42's
+ * pango plugin remembers the last font name by pointer into a context's
+ * font cache, so a label laid out after that context was freed compares
+ * against freed memory (ASan: heap-use-after-free in textspan_size when
+ * --dot and --timeline both render pictures).  Whoever lays out graphs
+ * (tests too) must use this one.
+ */
+GVC_t *ar_gv_context(void);
+
 /* agsafeset with a printf format. */
 void ar_gv_set(void *obj, const char *attr, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));

@@ -13,6 +13,7 @@
 #include <graphviz/gvc.h>
 
 #include "emit.h"
+#include "gvutil.h"
 #include "fixture_plan.h"
 #include "infer.h"
 #include "load.h"
@@ -116,7 +117,7 @@ static Agraph_t *timeline(const ArGraph *ag, const ArPlan *p)
 	ArEmitInfo info = {.model_path = "fx.onnx", .prefix = "m",
 			   .options = "", .dot_weights = false};
 	ArError err = {0};
-	GVC_t *gvc = gvContext();
+	GVC_t *gvc = ar_gv_context();
 	Agraph_t *g, *out;
 	char *text;
 	unsigned len;
@@ -132,7 +133,6 @@ static Agraph_t *timeline(const ArGraph *ag, const ArPlan *p)
 	gvFreeRenderData(text);
 	gvFreeLayout(gvc, g);
 	agclose(g);
-	gvFreeContext(gvc);
 	return out;
 }
 
