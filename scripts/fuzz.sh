@@ -32,16 +32,18 @@ else
 	echo "fuzz: skipped onnx-small seeds: no shared models"
 fi
 # lenet.onnx (1.7 MB) is the largest seed; mutations may grow past it a bit.
+start=$(date +%s)
 ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1} \
 "$FUZZER" -max_total_time="$SECONDS_" -timeout=10 -rss_limit_mb=2048 \
 	-max_len=2097152 -print_final_stats=1 \
 	-artifact_prefix="$DIR/artifacts/" "$CORPUS" "$SEEDS" >"$LOG" 2>&1
 rc=$?
+took=$(($(date +%s) - start))
 execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$LOG" | tail -1)
 rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$LOG" | tail -1)
 cov=$(grep -o 'cov: [0-9]*' "$LOG" | tail -1)
 found=$(ls "$DIR/artifacts" | grep -c -E '^(crash|leak|timeout|oom|slow-unit)-')
-echo "fuzz: ${execs:-0} executions in ${SECONDS_} s (${rate:-0}/s), ${cov:-cov: ?}," \
+echo "fuzz: ${execs:-0} executions in ${took} s (${rate:-0}/s), ${cov:-cov: ?}," \
 	"corpus $(ls "$CORPUS" | wc -l) inputs, $found finding(s) kept in $DIR/artifacts"
 if [ "$rc" -ne 0 ]; then
 	grep -E 'ERROR|SUMMARY|Test unit written' "$LOG" | head -20
