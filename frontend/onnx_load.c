@@ -427,6 +427,8 @@ static int topo_order(Loader *L, ArGraph *g)
 		order[done++] = v;
 		for (int j = 0; j < g->nodes[v].noutputs; j++) {
 			int t = g->nodes[v].outputs[j];
+			if (t < 0)
+				continue;   /* omitted optional output */
 			for (int k = users_start[t]; k < users_start[t + 1]; k++)
 				if (--indeg[users[k]] == 0)
 					queue[qt++] = users[k];

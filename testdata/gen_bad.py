@@ -353,6 +353,15 @@ def _():
     return model(nodes, [], [vi("y", [4])], [c, b])
 
 
+@case("unsorted_omitted_output", "-", code=0)
+def _():
+    # Nodes out of order, one with an omitted optional output: the loader's
+    # topological sort once indexed its user table with that -1.
+    nodes = [relu("d", "y"),
+             helper.make_node("Split", ["x"], ["d", ""], axis=1, name="split")]
+    return model(nodes, [vi("x", [1, 4])], [vi("y", [1, 2])])
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
     lines = []
