@@ -101,12 +101,14 @@ demo: deps
 	@$(MAKE) --no-print-directory $(ARENAC) $(RT_DEPS)
 	@sh scripts/demo.sh $(BUILD)
 
+# CC carries SANFLAGS for the scripts that link programs against the
+# (then instrumented) libraries.
 test: $(ARENAC) $(TEST_BINS) $(RT_DEPS)
-	@BUILD=$(BUILD) PYTHON=$(PYTHON) sh tests/run.sh
+	@BUILD=$(BUILD) PYTHON=$(PYTHON) CC="$(CC) $(SANFLAGS)" sh tests/run.sh
 
 # Just the reference runtime's end-to-end tests.
 test-runtime: $(ARENAC) $(RT_DEPS)
-	@BUILD=$(BUILD) PYTHON=$(PYTHON) CC="$(CC)" sh tests/e2e_runtime.sh
+	@BUILD=$(BUILD) PYTHON=$(PYTHON) CC="$(CC) $(SANFLAGS)" sh tests/e2e_runtime.sh
 
 check: deps
 	@$(MAKE) --no-print-directory test
@@ -116,7 +118,9 @@ check: deps
 # Every finding aborts (no recovery), so the suite fails on the first one.
 # ARENAC_SANITIZE tells the e2e scripts to skip their slowest runs.
 sanitize:
-	@ARENAC_SANITIZE=1 $(MAKE) --no-print-directory BUILD=$(ASAN_BUILD) \
+	@ARENAC_SANITIZE=1 UBSAN_OPTIONS=print_stacktrace=1 \
+		LSAN_OPTIONS=suppressions=$(CURDIR)/scripts/lsan.supp \
+		$(MAKE) --no-print-directory BUILD=$(ASAN_BUILD) \
 		OPT="-O1 -g" SANFLAGS="-fsanitize=address,undefined $(SAN_COMMON)" \
 		test
 
