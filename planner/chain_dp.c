@@ -399,7 +399,8 @@ int64_t ar_chain_solve(const ArChain *c, int64_t budget, bool *res,
 					       true);
 			}
 		/* The Pareto front: by K, each cheaper than all before. */
-		qsort(buf, (size_t)nb, sizeof *buf, state_cmp);
+		if (nb)     /* buf is still NULL then, and qsort wants non-NULL */
+			qsort(buf, (size_t)nb, sizeof *buf, state_cmp);
 		for (int j = 0; j < nb; j++)
 			if (buf[j].cost < least) {
 				least = buf[j].cost;

@@ -17,7 +17,8 @@ static int input(ArGraph *g, const char *name, ArDType dt, int rank,
 	t->kind = AR_TK_INPUT;
 	t->dtype = dt;
 	t->rank = rank;
-	memcpy(t->dims, dims, (size_t)rank * sizeof *dims);
+	if (rank)   /* scalars pass dims NULL, which memcpy may not take */
+		memcpy(t->dims, dims, (size_t)rank * sizeof *dims);
 	assert_int_equal(ar_tensor_set_bytes(t, NULL), AR_OK);
 	g->inputs = realloc(g->inputs, (size_t)(g->ninputs + 1) * sizeof(int));
 	g->inputs[g->ninputs++] = id;
