@@ -259,5 +259,8 @@ int main(int argc, char **argv)
 	       (long long)n, expect ? " compared" : "", max_abs, max_rel, bad,
 	       secs * 1e3, (unsigned long)U(_ARENA_SIZE),
 	       (unsigned long long)naive_arena());
+#ifndef WEIGHTS_LINKED
+	free((void *)weights);  /* read_file's: LeakSanitizer checks this run */
+#endif
 	return bad ? 1 : 0;
 }
