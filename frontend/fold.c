@@ -187,6 +187,24 @@ static bool arith_float(Arith e, double a, double b, double *r)
 	}
 }
 
+/*
+ * Whether t broadcasts to out's shape.  bcast_index trusts that it does,
+ * but a malformed node may break it: shape inference reads only input 0
+ * of a unary op, so "Exp" given a second, larger input would be read past
+ * its end.
+ */
+static bool broadcasts_to(const ArTensor *t, const ArTensor *out)
+{
+	if (t->rank > out->rank)
+		return false;
+	for (int i = 0; i < t->rank; i++) {
+		int64_t d = t->dims[i];
+		if (d != 1 && d != out->dims[out->rank - t->rank + i])
+			return false;
+	}
+	return true;
+}
+
 /* Elementwise ops with broadcasting, in ints or doubles by input 0. */
 static bool eval_arith(InferCtx *c, ArNode *n, ArTensor *out, Arith e)
 {
@@ -197,7 +215,7 @@ static bool eval_arith(InferCtx *c, ArNode *n, ArTensor *out, Arith e)
 
 	for (int j = 0; j < n->nexplicit; j++) {
 		ArTensor *t = ar_in(c, n, j);
-		if (!t || nin == 8)
+		if (!t || nin == 8 || !broadcasts_to(t, out))
 			return false;
 		in[nin++] = t;
 	}

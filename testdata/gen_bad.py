@@ -362,6 +362,18 @@ def _():
     return model(nodes, [vi("x", [1, 4])], [vi("y", [1, 2])])
 
 
+@case("unary_extra_input", "-", code=0)
+def _():
+    # Exp given a second, smaller constant input: shape inference reads
+    # only input 0, and the constant folder once broadcast both, reading
+    # the second past its end.
+    a = helper.make_tensor("a", TensorProto.FLOAT, [64], [1.0] * 64)
+    b = helper.make_tensor("b", TensorProto.FLOAT, [2], [0.0, 1.0])
+    nodes = [helper.make_node("Exp", ["a", "b"], ["e"], name="exp"),
+             helper.make_node("Add", ["x", "e"], ["y"], name="add")]
+    return model(nodes, [vi("x", [64])], [vi("y", [64])], [a, b])
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
     lines = []
