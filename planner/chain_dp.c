@@ -269,8 +269,9 @@ int ar_chain_build(const ArTrainModel *m, const ArPlanOptions *plan,
 	ArPlanOptions popt = *plan;
 	bool *is_cand = ar_xcalloc((size_t)g->ntensors + 1, sizeof *is_cand);
 	bool *res = ar_xcalloc((size_t)g->ntensors + 1, sizeof *res);
-	double deadline = ar_train_now() + seconds;
+	double start = ar_train_now(), deadline = start + seconds;
 	int n, rc = AR_OK;
+	int64_t total, done = 0;
 
 	*out = NULL;
 	c->m = m;
@@ -283,17 +284,29 @@ int ar_chain_build(const ArTrainModel *m, const ArPlanOptions *plan,
 	c->stored = ar_xcalloc((size_t)n, sizeof *c->stored);
 	popt.order = AR_ORDER_FILE;
 	popt.budget = 0;
+	/* Quadratic in the points: give up at the deadline, or as soon as
+	 * the probes so far project far past it (twice the time: one probe's
+	 * time varies, and a build that just fits should not be dropped). */
+	total = (int64_t)(n - 1) * n / 2;
+	for (int i = 1; i <= c->L; i++)
+		total += c->interior[i];
 	for (int b = 1; b < n && !rc; b++)
 		for (int a = b - 1; a >= 0 && !rc; a--) {
-			if (ar_train_now() > deadline) {
+			double now = ar_train_now();
+			double end = done ? now + (now - start) / done *
+				     (total - done) : now;
+			if (now > deadline || end > start + 2 * seconds) {
 				rc = -1;
 				break;
 			}
 			rc = probe(c, &popt, a, b, false, res,
 				   &c->plain[a * n + b], err);
-			if (!rc && a == b - 1 && c->interior[b])
+			done++;
+			if (!rc && a == b - 1 && c->interior[b]) {
 				rc = probe(c, &popt, a, b, true, res,
 					   &c->stored[b], err);
+				done++;
+			}
 		}
 	free(is_cand);
 	free(res);

@@ -9,19 +9,30 @@
  * the very plan that was judged to fit.
  *
  * optimal, in this order:
+ *   - the baselines none, sqrt and all, always planned whatever the time
+ *     limit (three plans, milliseconds each): the cheapest that fits is
+ *     the incumbent, so optimal is never worse than a baseline that fits;
  *   - a forward graph with points that separate it (chain_dp.c) gets the
  *     segment DP, whose model's optimum is planned for real; a pure chain
  *     (every candidate a point: VGG, AlexNet, LeNet) is solved exactly,
- *     claimed exact only when the answer fits at once and ar_plan's lower
- *     bound for it equals the model's peak; otherwise (ResNet blocks as
- *     units) the DP's answer is a heuristic improved by take_back;
+ *     claimed exact only when the answer fits at once, is the cheapest
+ *     found, and ar_plan's lower bound for it equals the model's peak;
+ *     otherwise (ResNet blocks as units) the DP's answer is a heuristic
+ *     improved by take_back;
  *   - a small DAG that is no pure chain (EXACT_MAX candidates at most):
  *     every selection in increasing recompute cost (recompute only falls
- *     as more stays), the first that fits is optimal;
- *   - beyond that, or when the above found nothing in time, uniform
- *     segments of every length and take_back, not claimed optimal.
- * All of it stops at --time-limit (the DP's probes included) and keeps
- * the best it has.
+ *     as more stays) up to the incumbent's; the first that fits is optimal;
+ *   - where neither the DP nor brute force gave an answer (no chain, its
+ *     setup too slow, its answers overshooting), uniform segments of every
+ *     length and take_back, not claimed optimal.
+ * Time: the search runs until --time-limit seconds after it starts, the
+ * baselines excepted.  The DP's setup (one probe plan per segment, a
+ * quadratic number) may take at most two thirds of that, and is abandoned
+ * at once when its projected time is far beyond (DenseNet-121: 88 points,
+ * some 4,000 probes), so the fallback always keeps a third or more.  Candidates whose
+ * recompute cost cannot beat the incumbent are not planned.  When nothing
+ * fits, finding the smallest reachable arena gets --time-limit again, and
+ * a selection it finds within the budget is the answer after all.
  */
 #include "train.h"
 #include "passes.h"
@@ -57,6 +68,9 @@ typedef struct Search {
 	ArPlan *best_plan;
 	/* The smallest arena planned so far. */
 	int64_t min_arena, min_cost;
+	/* Plan every selection, even those costlier than the best fit: the
+	 * smallest arena is wanted, not the fit. */
+	bool minimise;
 } Search;
 
 double ar_train_now(void)
@@ -113,6 +127,14 @@ static int64_t plan_selection(Search *s, const bool *res, int64_t cost)
 	return arena;
 }
 
+/* Plans the selection unless its cost cannot beat the incumbent. */
+static void try_selection(Search *s, const bool *res)
+{
+	int64_t cost = ar_train_recompute_flops(s->m, res);
+	if (s->minimise || !s->best_plan || cost < s->best_cost)
+		plan_selection(s, res, cost);
+}
+
 static void set_mask(const ArTrainModel *m, bool *res, uint32_t mask)
 {
 	for (int i = 0; i < m->ncand; i++)
@@ -134,7 +156,8 @@ static int key_cmp(const void *a, const void *b)
 
 /*
  * Every selection in increasing recompute cost: the first that fits is
- * optimal.  False when the deadline cut it short.
+ * optimal, and so is the incumbent when none cheaper fits.  False when the
+ * deadline cut it short.
  */
 static bool search_exact(Search *s, bool *res)
 {
@@ -149,7 +172,9 @@ static bool search_exact(Search *s, bool *res)
 		k[i].mask = i;
 	}
 	qsort(k, n, sizeof *k, key_cmp);
-	for (uint32_t i = 0; i < n && !s->best_plan && !s->rc; i++) {
+	for (uint32_t i = 0; i < n && !s->rc; i++) {
+		if (s->best_plan && k[i].key >= s->best_cost)
+			break;
 		if (ar_train_now() > s->deadline) {
 			complete = false;
 			break;
@@ -181,7 +206,7 @@ static void take_back(Search *s, bool *res)
 			continue;
 		memcpy(res, s->best, (size_t)m->base->ntensors * sizeof *res);
 		res[m->cand[i]] = true;
-		plan_selection(s, res, ar_train_recompute_flops(m, res));
+		try_selection(s, res);
 	}
 }
 
@@ -197,7 +222,7 @@ static void search_segments(Search *s, bool *res)
 	for (int k = 1; k <= m->ncand && !s->rc &&
 	     ar_train_now() < s->deadline; k++) {
 		set_spacing(m, res, k);
-		plan_selection(s, res, ar_train_recompute_flops(m, res));
+		try_selection(s, res);
 	}
 	take_back(s, res);
 }
@@ -209,22 +234,26 @@ static void search_segments(Search *s, bool *res)
  * neighbouring selections with less memory, a few times over; take_back
  * then tries the neighbours with one more checkpoint.  Exact when the
  * chain is pure (the DP ranged over every selection), its first answer
- * fits, and ar_plan's lower bound for it equals the model's peak, that is
- * the model held where it was put to the test.
+ * fits and is the cheapest found, and ar_plan's lower bound for it equals
+ * the model's peak, that is the model held where it was put to the test.
+ * *fit: some answer of the DP fits.
  */
-static bool search_chain(Search *s, bool *res)
+static bool search_chain(Search *s, bool *res, bool *fit)
 {
 	const ArChain *c = s->cc->chain;
 	int64_t b = s->budget, peak = 0, cost, arena;
 	bool exact = false;
 
+	*fit = false;
 	for (int tries = 0; tries < 8 && !s->rc; tries++) {
 		if ((cost = ar_chain_solve(c, b, res, &peak)) < 0)
 			break;
 		if ((arena = plan_selection(s, res, cost)) < 0)
 			break;
 		if (arena <= s->budget) {
+			*fit = true;
 			exact = tries == 0 && ar_chain_pure(c) &&
+				s->best_cost == cost &&
 				s->best_plan->lower_bound == peak;
 			break;
 		}
@@ -235,10 +264,11 @@ static bool search_chain(Search *s, bool *res)
 	return exact;
 }
 
-/* Builds the chain view once, within the search's time. */
+/* Builds the chain view once, within two thirds of the search's time
+ * left: the rest is the fallback's. */
 static void need_chain(Search *s)
 {
-	double left = s->deadline - ar_train_now();
+	double left = (s->deadline - ar_train_now()) * 2 / 3;
 	if (s->cc->tried)
 		return;
 	s->cc->tried = true;
@@ -330,6 +360,7 @@ static void search_free(Search *s)
 static int run_policy(Search *s, ArCkptPolicy pol, bool *res, bool *exact)
 {
 	const ArTrainModel *m = s->m;
+	bool fit = false;
 	*exact = false;
 	if (pol != AR_CKPT_OPTIMAL || !s->budget) {
 		select_policy(m, pol, res);
@@ -344,16 +375,22 @@ static int run_policy(Search *s, ArCkptPolicy pol, bool *res, bool *exact)
 		*exact = true;
 		return s->rc;
 	}
+	/* The baselines, whatever the time: optimal never does worse. */
+	for (int i = 0; i < 2 && !s->rc; i++) {
+		select_policy(m, i ? AR_CKPT_ALL : AR_CKPT_SQRT, res);
+		try_selection(s, res);
+	}
 	/* A pure chain, or too many candidates for brute force: the DP. */
-	need_chain(s);
+	if (!s->rc)
+		need_chain(s);
 	if (s->rc)
 		return s->rc;
 	if (s->cc->chain && (ar_chain_pure(s->cc->chain) ||
 			     m->ncand > EXACT_MAX))
-		*exact = search_chain(s, res);
-	else if (m->ncand <= EXACT_MAX && search_exact(s, res))
-		*exact = true;
-	if (!s->best_plan && !s->rc)
+		*exact = search_chain(s, res, &fit);
+	else if (m->ncand <= EXACT_MAX)
+		*exact = fit = search_exact(s, res);
+	if (!fit && !s->rc)
 		search_segments(s, res);
 	return s->rc;
 }
@@ -409,23 +446,22 @@ int ar_train_plan(const ArGraph *fwd, const ArTrainOptions *o,
 	search_init(&s, r->model, &cc, o, o->budget, err);
 	if ((rc = run_policy(&s, o->policy, r->resident, &exact)))
 		goto out;
-	if (s.best_plan) {
-		memcpy(r->resident, s.best, (size_t)r->model->base->ntensors *
-		       sizeof *r->resident);
-		r->graph = s.best_graph;
-		r->plan = s.best_plan;
-		s.best_graph = NULL;
-		s.best_plan = NULL;
-		fill_bill(r, o->policy, exact, s.evals);
-		goto out;
-	}
+	if (s.best_plan)
+		goto found;
 	/* Nothing the policy allows fits: how far down can any selection go?
-	 * A complete exact search has already planned every selection. */
+	 * A complete exact search has already planned every selection.  A
+	 * selection found on the way that fits is optimal's answer after all
+	 * (the search ran out of time before it), never another policy's. */
 	s.deadline = ar_train_now() + (o->time_limit > 0 ? o->time_limit : 2.0);
+	s.minimise = o->policy != AR_CKPT_OPTIMAL;
 	if (o->policy != AR_CKPT_OPTIMAL || !exact)
 		smallest_arena(&s, r->resident);
 	if ((rc = s.rc))
 		goto out;
+	if (s.best_plan && o->policy == AR_CKPT_OPTIMAL) {
+		exact = false;
+		goto found;
+	}
 	r->min_arena = s.min_arena;
 	r->min_arena_recompute = s.min_cost;
 	rc = ar_fail(err, AR_EXIT_BUDGET, "--train: no checkpoint selection "
@@ -435,6 +471,15 @@ int ar_train_plan(const ArGraph *fwd, const ArTrainOptions *o,
 		     ar_ckpt_policy_name(o->policy), (long long)o->budget,
 		     (long long)s.min_arena, (long long)s.min_cost,
 		     pct(s.min_cost, r->model->forward_flops));
+	goto out;
+found:
+	memcpy(r->resident, s.best, (size_t)r->model->base->ntensors *
+	       sizeof *r->resident);
+	r->graph = s.best_graph;
+	r->plan = s.best_plan;
+	s.best_graph = NULL;
+	s.best_plan = NULL;
+	fill_bill(r, o->policy, exact, s.evals);
 out:
 	search_free(&s);
 	ar_chain_free(cc.chain);

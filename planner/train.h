@@ -161,7 +161,8 @@ int ar_train_sweep(const ArGraph *fwd, const ArTrainOptions *o,
  * chain_dp.c (its header comment gives the model).  ar_chain_build
  * measures every segment, with ar_plan under plan's alias options, within
  * seconds; *out stays NULL when the forward graph has no point that
- * separates it or time ran out.
+ * separates it or the seconds ran out (it gives up at once when the probes
+ * made so far project to more than twice those seconds).
  */
 typedef struct ArChain ArChain;
 int ar_chain_build(const ArTrainModel *m, const ArPlanOptions *plan,
