@@ -29,10 +29,11 @@
  * baselines excepted.  The DP's setup (one probe plan per segment, a
  * quadratic number) may take at most two thirds of that, and is abandoned
  * at once when its projected time is far beyond (DenseNet-121: 88 points,
- * some 4,000 probes), so the fallback always keeps a third or more.  Candidates whose
- * recompute cost cannot beat the incumbent are not planned.  When nothing
- * fits, finding the smallest reachable arena gets --time-limit again, and
- * a selection it finds within the budget is the answer after all.
+ * some 4,000 probes), so the fallback always keeps a third or more.
+ * Candidates whose recompute cost cannot beat the incumbent are not
+ * planned.  When nothing fits, finding the smallest reachable arena gets
+ * --time-limit again, and a selection it finds within the budget is the
+ * answer after all.
  */
 #include "train.h"
 #include "passes.h"
