@@ -209,22 +209,11 @@ static int probe(ArChain *c, const ArPlanOptions *popt, int a, int b,
 		goto out;
 	ns = p->nsteps;
 	ar_groups_build(g, p, &gr);
-	lo = ar_xmalloc(((size_t)gr.n + 1) * sizeof(int));
-	hi = ar_xmalloc(((size_t)gr.n + 1) * sizeof(int));
+	lo = gr.first;
+	hi = gr.last;
 	own = ar_xmalloc(((size_t)gr.n + 1) * sizeof(int));
 	for (int k = 0; k < gr.n; k++)
-		lo[k] = ns, hi[k] = -1, own[k] = -1;
-	for (int t = 0; t < g->ntensors; t++) {
-		int k = gr.of[t];
-		if (k < 0)
-			continue;
-		if (p->slots[t].first < lo[k])
-			lo[k] = p->slots[t].first;
-		if (p->slots[t].last > hi[k])
-			hi[k] = p->slots[t].last;
-		if (ar_alias_root(p, t, NULL) == t)
-			own[k] = c->owner[tsrc[t]];
-	}
+		own[k] = c->owner[tsrc[gr.root[k]]];
 	/* Live bytes per step of the buffers local to (a, b). */
 	delta = ar_xcalloc((size_t)ns + 1, sizeof *delta);
 	for (int k = 0; k < gr.n; k++)
@@ -249,8 +238,6 @@ static int probe(ArChain *c, const ArPlanOptions *popt, int a, int b,
 		if (own[k] >= a && own[k] < b && lo[k] <= s0 && hi[k] >= s0)
 			s->kept += gr.size[k];
 	free(delta);
-	free(lo);
-	free(hi);
 	free(own);
 	ar_groups_free(&gr);
 out:

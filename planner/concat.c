@@ -54,46 +54,46 @@ static bool slices_contiguous(const ArGraph *g, const ArNode *n, int out)
 	return true;
 }
 
+/* seen: all false, per tensor, for finding an input given twice. */
 static bool elidable(const ArGraph *g, const ArPlan *p, const bool *isout,
-		     const ArNode *n)
+		     const ArNode *n, bool *seen)
 {
 	int y = n->outputs[0];
 	int64_t off = 0;
+	bool ok;
 
-	if (n->noutputs != 1 || y < 0 || !p->slots[y].planned ||
-	    g->tensors[y].bytes <= 0 || p->slots[y].inplace_of >= 0 ||
-	    !slices_contiguous(g, n, y))
-		return false;
-	for (int j = 0; j < n->nexplicit; j++) {
-		int x = n->inputs[j], pr;
-		if (x < 0)
-			return false;
-		pr = g->tensors[x].producer;
-		if (!p->slots[x].planned || pr < 0 || !ar_is_step(g, pr) ||
-		    isout[x] || p->slots[x].alias_of >= 0 ||
-		    p->slots[x].inplace_of >= 0 ||
-		    g->tensors[x].dtype != g->tensors[y].dtype ||
-		    off % p->align)
-			return false;
-		for (int k = 0; k < j; k++)
-			if (n->inputs[k] == x)
-				return false;
-		if (!ar_add64(off, g->tensors[x].bytes, &off))
-			return false;
+	ok = n->noutputs == 1 && y >= 0 && p->slots[y].planned &&
+	     g->tensors[y].bytes > 0 && p->slots[y].inplace_of < 0 &&
+	     slices_contiguous(g, n, y);
+	for (int j = 0; ok && j < n->nexplicit; j++) {
+		int x = n->inputs[j];
+		int pr = x >= 0 ? g->tensors[x].producer : -1;
+		ok = x >= 0 && !seen[x] && p->slots[x].planned && pr >= 0 &&
+		     ar_is_step(g, pr) && !isout[x] &&
+		     p->slots[x].alias_of < 0 && p->slots[x].inplace_of < 0 &&
+		     g->tensors[x].dtype == g->tensors[y].dtype &&
+		     off % p->align == 0 &&
+		     ar_add64(off, g->tensors[x].bytes, &off);
+		if (x >= 0)
+			seen[x] = true;
 	}
-	return off == g->tensors[y].bytes;
+	for (int j = 0; j < n->nexplicit; j++)
+		if (n->inputs[j] >= 0)
+			seen[n->inputs[j]] = false;
+	return ok && off == g->tensors[y].bytes;
 }
 
 void ar_concat_elide(const ArGraph *g, ArPlan *p)
 {
 	bool *isout = ar_graph_output_flags(g);
+	bool *seen = ar_xcalloc((size_t)g->ntensors + 1, sizeof(bool));
 
 	for (int i = 0; i < g->nnodes; i++) {
 		const ArNode *n = &g->nodes[i];
 		int64_t off = 0;
 		if (!ar_is_step(g, i) || strcmp(n->op, "Concat") ||
 		    (n->domain[0] && strcmp(n->domain, "ai.onnx")) ||
-		    !elidable(g, p, isout, n))
+		    !elidable(g, p, isout, n, seen))
 			continue;
 		for (int j = 0; j < n->nexplicit; j++) {
 			ArSlot *s = &p->slots[n->inputs[j]];
@@ -102,15 +102,7 @@ void ar_concat_elide(const ArGraph *g, ArPlan *p)
 			off += g->tensors[n->inputs[j]].bytes;
 		}
 	}
-	free(isout);
-}
-
-static bool node_reads_input(const ArNode *n, int t)
-{
-	for (int j = 0; j < n->nexplicit; j++)
-		if (n->inputs[j] == t)
-			return true;
-	return false;
+	free(isout), free(seen);
 }
 
 static bool is_elided(const ArPlan *p, const ArNode *n)
@@ -147,17 +139,31 @@ static bool link_ancestor(const ArPlan *p, int anc, int t)
 	return false;
 }
 
-/* t sits in a slice of elided concat n (is an input, or inside one). */
-static bool in_slice(const ArPlan *p, const ArNode *n, int t)
+/* The slice of elided concat n holding t (the index of the input t is or
+ * sits inside), else -1; pos gives n's input index per tensor, else -1. */
+static int slice_of(const ArPlan *p, const ArNode *n, const int *pos, int t)
 {
 	int y = n->outputs[0];
 	for (int hops = 0; t >= 0 && hops <= p->ntensors; hops++) {
 		int up = p->slots[t].alias_of;
 		if (up == y)
-			return node_reads_input(n, t);
+			return pos[t];
 		t = up;
 	}
-	return false;
+	return -1;
+}
+
+/* t and u, members of one buffer, are live together on shared bytes that
+ * neither's alias chain explains. */
+static bool pair_clashes(const ArGraph *g, const ArPlan *p,
+			 const int64_t *off, int t, int u)
+{
+	const ArSlot *a = &p->slots[t], *b = &p->slots[u];
+	int64_t bt = g->tensors[t].bytes, bu = g->tensors[u].bytes;
+	return u != t && b->last >= a->first && a->last >= b->first &&
+	       off[u] < off[t] + bt && off[t] < off[u] + bu &&
+	       (off[t] != off[u] || bt != bu) &&
+	       !link_ancestor(p, t, u) && !link_ancestor(p, u, t);
 }
 
 /*
@@ -167,33 +173,51 @@ static bool in_slice(const ArPlan *p, const ArNode *n, int t)
  * outlives the Concat while a view of the output, or of a concat the output
  * is nested in, is live: a Relu output that a backward step reads again
  * after Concat -> Dropout, or Concat -> Reshape with a slice read later.
+ *
+ * Slices are disjoint, so a member of one slice can only clash with members
+ * of the same slice or with members outside every slice that share the
+ * output's bytes (the output, its views, the concats it is nested in):
+ * bucketing by slice keeps a 50,000-input Concat linear.
  */
 static bool slice_clashes(const ArGraph *g, const ArPlan *p, const ArNode *n,
-			  const int *root, const int64_t *off, int *mem)
+			  const int *root, const int64_t *off, int *pos)
 {
-	int r = root[n->outputs[0]], nm = 0;
+	int y = n->outputs[0], r = root[y], ne = n->nexplicit, nm = 0;
+	int64_t ylo = off[y], yhi = off[y] + g->tensors[y].bytes;
+	int *cand = ar_xmalloc(((size_t)g->ntensors + 1) * sizeof(int));
+	int *key = ar_xmalloc(((size_t)g->ntensors + 1) * sizeof(int));
+	int *mem = ar_xmalloc(((size_t)g->ntensors + 1) * sizeof(int));
+	int *start = ar_xcalloc((size_t)ne + 3, sizeof(int));
+	bool clash = false;
+
+	for (int j = 0; j < ne; j++)
+		pos[n->inputs[j]] = j;
+	/* Bucket 0 holds the members outside n's slices, bucket j+1 slice j. */
 	for (int t = 0; t < g->ntensors; t++)
-		if (root[t] == r && g->tensors[t].bytes > 0)
-			mem[nm++] = t;
-	for (int i = 0; i < nm; i++) {
-		int t = mem[i];
-		const ArSlot *a = &p->slots[t];
-		int64_t bt = g->tensors[t].bytes;
-		if (!in_slice(p, n, t))
-			continue;
-		for (int j = 0; j < nm; j++) {
-			int u = mem[j];
-			const ArSlot *b = &p->slots[u];
-			int64_t bu = g->tensors[u].bytes;
-			if (u == t || b->last < a->first || a->last < b->first ||
-			    off[u] >= off[t] + bt || off[t] >= off[u] + bu ||
-			    (off[t] == off[u] && bt == bu) ||
-			    link_ancestor(p, t, u) || link_ancestor(p, u, t))
-				continue;
-			return true;
+		if (root[t] == r && g->tensors[t].bytes > 0 && off[t] < yhi &&
+		    ylo < off[t] + g->tensors[t].bytes) {
+			key[nm] = slice_of(p, n, pos, t) + 1;
+			start[key[nm] + 1]++;
+			cand[nm++] = t;
 		}
-	}
-	return false;
+	for (int k = 0; k <= ne; k++)
+		start[k + 1] += start[k];
+	for (int i = 0; i < nm; i++)
+		mem[start[key[i]]++] = cand[i];
+	for (int k = ne + 1; k > 0; k--)
+		start[k] = start[k - 1];
+	start[0] = 0;
+	for (int k = 1; k <= ne && !clash; k++)
+		for (int i = start[k]; i < start[k + 1] && !clash; i++) {
+			for (int j = start[k]; j < start[k + 1] && !clash; j++)
+				clash = pair_clashes(g, p, off, mem[i], mem[j]);
+			for (int j = start[0]; j < start[1] && !clash; j++)
+				clash = pair_clashes(g, p, off, mem[i], mem[j]);
+		}
+	for (int j = 0; j < ne; j++)
+		pos[n->inputs[j]] = -1;
+	free(cand), free(key), free(mem), free(start);
+	return clash;
 }
 
 /* Copies, in step order, the elisions the final order makes unsafe; an
@@ -203,22 +227,28 @@ static void undo_clashes(const ArGraph *g, ArPlan *p)
 {
 	int *root = ar_xmalloc(((size_t)g->ntensors + 1) * sizeof(int));
 	int64_t *off = ar_xmalloc(((size_t)g->ntensors + 1) * sizeof(int64_t));
-	int *mem = ar_xmalloc(((size_t)g->ntensors + 1) * sizeof(int));
+	int *pos = ar_xmalloc(((size_t)g->ntensors + 1) * sizeof(int));
 	bool stale = true;
 
+	for (int t = 0; t < g->ntensors; t++)
+		pos[t] = -1;
 	for (int s = 0; s < p->nsteps; s++) {
 		const ArNode *n = &g->nodes[p->steps[s]];
 		if (strcmp(n->op, "Concat") || !is_elided(p, n))
 			continue;
-		if (stale)
+		if (stale) {
+			ArAliasMemo m;
+			ar_alias_memo_init(&m, p);
 			for (int t = 0; t < g->ntensors; t++)
 				root[t] = p->slots[t].planned ?
-					  ar_alias_root(p, t, &off[t]) : -1;
-		stale = slice_clashes(g, p, n, root, off, mem);
+					  ar_alias_root(p, &m, t, &off[t]) : -1;
+			ar_alias_memo_free(&m);
+		}
+		stale = slice_clashes(g, p, n, root, off, pos);
 		if (stale)
 			undo(p, n);
 	}
-	free(root), free(off), free(mem);
+	free(root), free(off), free(pos);
 }
 
 /* Copies where one elision alone keeps the peak up, in p's order. */

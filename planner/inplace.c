@@ -78,9 +78,9 @@ static unsigned overwritable(const ArNode *n)
 typedef struct {
 	const ArGraph *g;
 	ArPlan *p;
-	ArGroups gr;
+	ArGroups gr;            /* gr.last: per merged group, as links merge */
+	ArAliasMemo roots;
 	int *up;                /* union-find over groups as links merge them */
-	int *glast;             /* per merged group: last step a member lives */
 } Inplace;
 
 static int group(const Inplace *ip, int t)
@@ -104,24 +104,25 @@ static bool same_elements(const ArTensor *a, const ArTensor *b)
  * at s, and no other input of n shares x's buffer at different bytes (an
  * elementwise kernel would read them after overwriting them).
  */
-static bool can_overwrite(const Inplace *ip, const ArNode *n, int s, int x,
+static bool can_overwrite(Inplace *ip, const ArNode *n, int s, int x,
 			  int y)
 {
 	const ArGraph *g = ip->g;
 	const ArPlan *p = ip->p;
+	ArAliasMemo *m = &ip->roots;
 	int k = group(ip, x);
 	int64_t xoff, zoff;
 	int xr;
 
 	if (k < 0 || !same_elements(&g->tensors[x], &g->tensors[y]) ||
-	    ip->gr.has_input[k] || ip->gr.has_output[k] || ip->glast[k] != s)
+	    ip->gr.has_input[k] || ip->gr.has_output[k] || ip->gr.last[k] != s)
 		return false;
-	xr = ar_alias_root(p, x, &xoff);
+	xr = ar_alias_root(p, m, x, &xoff);
 	for (int j = 0; j < n->ninputs; j++) {
 		int z = n->inputs[j];
 		if (z < 0 || z == x || group(ip, z) != k)
 			continue;
-		if (ar_alias_root(p, z, &zoff) != xr || zoff != xoff ||
+		if (ar_alias_root(p, m, z, &zoff) != xr || zoff != xoff ||
 		    g->tensors[z].bytes != g->tensors[x].bytes)
 			return false;
 	}
@@ -129,7 +130,7 @@ static bool can_overwrite(const Inplace *ip, const ArNode *n, int s, int x,
 }
 
 /* The first input n may overwrite, or -1. */
-static int pick_input(const Inplace *ip, const ArNode *n, unsigned which,
+static int pick_input(Inplace *ip, const ArNode *n, unsigned which,
 		      int s, int y)
 {
 	for (int j = 0; j < n->nexplicit; j++) {
@@ -143,21 +144,16 @@ static int pick_input(const Inplace *ip, const ArNode *n, unsigned which,
 
 void ar_inplace(const ArGraph *g, ArPlan *p)
 {
-	Inplace ip = {g, p, {0}, NULL, NULL};
+	Inplace ip = {g, p, {0}, {NULL, NULL}, NULL};
 	bool *isout = ar_graph_output_flags(g);
 
 	for (int t = 0; t < g->ntensors; t++)
 		p->slots[t].inplace_of = -1;
 	ar_groups_build(g, p, &ip.gr);
+	ar_alias_memo_init(&ip.roots, p);
 	ip.up = ar_xmalloc(((size_t)ip.gr.n + 1) * sizeof(int));
-	ip.glast = ar_xmalloc(((size_t)ip.gr.n + 1) * sizeof(int));
-	for (int k = 0; k < ip.gr.n; k++) {
+	for (int k = 0; k < ip.gr.n; k++)
 		ip.up[k] = k;
-		ip.glast[k] = -1;
-	}
-	for (int t = 0; t < g->ntensors; t++)
-		if (ip.gr.of[t] >= 0 && p->slots[t].last > ip.glast[ip.gr.of[t]])
-			ip.glast[ip.gr.of[t]] = p->slots[t].last;
 
 	for (int s = 0; s < p->nsteps; s++) {
 		const ArNode *n = &g->nodes[p->steps[s]];
@@ -178,11 +174,12 @@ void ar_inplace(const ArGraph *g, ArPlan *p)
 		kx = group(&ip, x);
 		ky = group(&ip, y);
 		ip.up[ky] = kx;
-		if (ip.glast[ky] > ip.glast[kx])
-			ip.glast[kx] = ip.glast[ky];
+		if (ip.gr.last[ky] > ip.gr.last[kx])
+			ip.gr.last[kx] = ip.gr.last[ky];
 		ip.gr.has_output[kx] |= ip.gr.has_output[ky];
 	}
-	free(ip.up), free(ip.glast);
+	free(ip.up);
 	free(isout);
+	ar_alias_memo_free(&ip.roots);
 	ar_groups_free(&ip.gr);
 }

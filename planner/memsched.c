@@ -235,7 +235,13 @@ static void sim_order(const Sched *s, Sim *m, const int *ord)
 		sim_step(s, m, ord[i]);
 }
 
-/* Greedy list scheduling; ord gets step indices. */
+/*
+ * Greedy list scheduling; ord gets step indices.  Only the first
+ * GREEDY_WINDOW ready steps compete at each pick, which keeps a 50,000-wide
+ * fan-out linear; real networks have a few dozen ready at most.
+ */
+#define GREEDY_WINDOW 256
+
 static void greedy(const Sched *s, Sim *m, int *ord)
 {
 	int *indeg = ar_xmalloc(((size_t)s->n + 1) * sizeof(int));
@@ -251,7 +257,7 @@ static void greedy(const Sched *s, Sim *m, int *ord)
 	for (int i = 0; i < s->n; i++) {
 		int best = 0;
 		int64_t bpeak = 0, bnet = 0;
-		for (int r = 0; r < nready; r++) {
+		for (int r = 0; r < nready && r < GREEDY_WINDOW; r++) {
 			int v = ready[r];
 			int64_t a = step_alloc(s, m, v);
 			int64_t pk = m->resident + a > m->peak ?
@@ -307,7 +313,8 @@ static void local_search(const Sched *s, Sim *m, int *ord)
 			for (int j = s->sstart[v]; j < s->sstart[v + 1]; j++)
 				if (pos[s->succs[j]] - 1 < hi)
 					hi = pos[s->succs[j]] - 1;
-			for (int to = lo; to <= hi; to++) {
+			for (int to = lo; to <= hi && now() < s->deadline;
+			     to++) {
 				int c = 0;
 				if (to == i)
 					continue;

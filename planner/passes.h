@@ -32,13 +32,29 @@ void ar_lifetimes(const ArGraph *g, ArPlan *p);
 typedef struct ArGroups {
 	int n;
 	int *of;                /* group of each tensor, -1 outside the arena */
+	int64_t *off;           /* each member's byte offset in its buffer */
+	int *root;              /* the member owning each group's buffer */
 	int64_t *size;          /* padded bytes of each group's buffer */
+	int *first, *last;      /* steps from the first member's birth to the
+				   last member's death */
 	bool *has_input;        /* a member is a graph input */
 	bool *has_output;       /* a member is a graph output */
 } ArGroups;
 
-/* The end of t's alias_of/inplace_of chain, and t's byte offset in it. */
-int ar_alias_root(const ArPlan *p, int t, int64_t *off);
+/*
+ * The end of t's alias_of/inplace_of chain, and t's byte offset in it.  A
+ * pass asking about many tensors passes a memo (else NULL), which keeps
+ * each answer as a jump so that long chains are walked once, not once per
+ * member.  Links may be added at roots while a memo is in use (the walk
+ * goes on from the old root), never removed.
+ */
+typedef struct ArAliasMemo {
+	int *to;                /* t itself, or a tensor up t's chain */
+	int64_t *off;           /* t's byte offset in to[t] */
+} ArAliasMemo;
+void ar_alias_memo_init(ArAliasMemo *m, const ArPlan *p);
+void ar_alias_memo_free(ArAliasMemo *m);
+int ar_alias_root(const ArPlan *p, ArAliasMemo *m, int t, int64_t *off);
 /* Per tensor: is it a graph output?  The caller frees the array. */
 bool *ar_graph_output_flags(const ArGraph *g);
 void ar_groups_build(const ArGraph *g, const ArPlan *p, ArGroups *gr);

@@ -47,56 +47,32 @@ static double now(void)
 }
 
 /*
- * One buffer per root, in tensor order; bufof[t] is t's buffer or -1.
- * Zero-byte tensors get no buffer (offset 0 is always safe for them).
+ * The offset problem: one buffer per alias group (alias.c), bufs[k] for
+ * group k.  Zero-byte tensors get no buffer (offset 0 is always safe).
  */
-static int build_buffers(const ArGraph *g, const ArPlan *p, ArBuf *bufs,
-			 int *bufof)
+static ArBuf *build_buffers(const ArGraph *g, const ArPlan *p, ArGroups *gr)
 {
-	int nb = 0;
-	int *bufidx = ar_xmalloc((size_t)g->ntensors * sizeof(int));
-	for (int t = 0; t < g->ntensors; t++)
-		bufidx[t] = -1;
-	for (int t = 0; t < g->ntensors; t++) {
-		const ArSlot *s = &p->slots[t];
-		int64_t off, end;
-		int r;
-		bufof[t] = -1;
-		if (!s->planned || g->tensors[t].bytes == 0)
-			continue;
-		r = ar_alias_root(p, t, &off);
-		if (bufidx[r] < 0) {
-			bufidx[r] = nb;
-			bufs[nb].lo = s->first;
-			bufs[nb].hi = s->last + 1;
-			bufs[nb].size = 0;
-			bufs[nb].offset = 0;
-			nb++;
-		}
-		bufof[t] = bufidx[r];
-		ArBuf *b = &bufs[bufidx[r]];
-		if (s->first < b->lo)
-			b->lo = s->first;
-		if (s->last + 1 > b->hi)
-			b->hi = s->last + 1;
-		end = off + ar_plan_padded(p, g->tensors[t].bytes);
-		if (end > b->size)
-			b->size = end;
+	ArBuf *bufs;
+	ar_groups_build(g, p, gr);
+	bufs = ar_xmalloc((size_t)gr->n * sizeof *bufs + 1);
+	for (int k = 0; k < gr->n; k++) {
+		bufs[k].lo = gr->first[k];
+		bufs[k].hi = gr->last[k] + 1;
+		bufs[k].size = gr->size[k];
+		bufs[k].offset = 0;
 	}
-	free(bufidx);
-	return nb;
+	return bufs;
 }
 
 int64_t ar_live_peak(const ArGraph *g, ArPlan *p, int *peak_step)
 {
-	ArBuf *bufs = ar_xmalloc((size_t)g->ntensors * sizeof *bufs + 1);
-	int *bufof = ar_xmalloc((size_t)g->ntensors * sizeof(int) + 1);
-	int64_t at = 0, peak;
-	int nb = build_buffers(g, p, bufs, bufof);
-	peak = ar_dsa_lower_bound(bufs, nb, &at);
+	ArGroups gr;
+	ArBuf *bufs = build_buffers(g, p, &gr);
+	int64_t at = 0, peak = ar_dsa_lower_bound(bufs, gr.n, &at);
 	if (peak_step)
 		*peak_step = (int)at;
-	free(bufs), free(bufof);
+	free(bufs);
+	ar_groups_free(&gr);
 	return peak;
 }
 
@@ -112,9 +88,9 @@ static void reset_aliases(ArPlan *p)
 static int assign_offsets(const ArGraph *g, const ArPlanOptions *opt,
 			  ArPlan *p, ArError *err)
 {
-	ArBuf *bufs = ar_xmalloc((size_t)g->ntensors * sizeof *bufs + 1);
-	int *bufof = ar_xmalloc((size_t)g->ntensors * sizeof(int) + 1);
-	int nb = build_buffers(g, p, bufs, bufof);
+	ArGroups gr;
+	ArBuf *bufs = build_buffers(g, p, &gr);
+	int nb = gr.n;
 	ArDsaResult res;
 	int64_t at = 0;
 	int rc = AR_OK;
@@ -123,7 +99,7 @@ static int assign_offsets(const ArGraph *g, const ArPlanOptions *opt,
 	p->peak_step = (int)at;
 	if (opt->nmemories > 0) {
 		/* Memory tiers: a region per buffer, offsets inside it. */
-		if ((rc = ar_tiers_assign(g, opt, p, bufs, bufof, nb, err)))
+		if ((rc = ar_tiers_assign(g, opt, p, bufs, gr.of, nb, err)))
 			goto out;
 	} else if (ar_dsa_solve(bufs, nb, opt->algo, 0, opt->time_limit,
 				&res) < 0) {
@@ -135,19 +111,13 @@ static int assign_offsets(const ArGraph *g, const ArPlanOptions *opt,
 		p->algorithm = res.algorithm;
 		p->optimal = nb == 0 || res.optimal;
 	}
-	for (int t = 0; t < g->ntensors; t++) {
-		int64_t off;
-		if (!p->slots[t].planned)
-			continue;
-		if (bufof[t] < 0) {
-			p->slots[t].offset = 0;
-			continue;
-		}
-		ar_alias_root(p, t, &off);
-		p->slots[t].offset = bufs[bufof[t]].offset + off;
-	}
+	for (int t = 0; t < g->ntensors; t++)
+		if (p->slots[t].planned)
+			p->slots[t].offset = gr.of[t] < 0 ? 0 :
+				bufs[gr.of[t]].offset + gr.off[t];
 out:
-	free(bufs), free(bufof);
+	free(bufs);
+	ar_groups_free(&gr);
 	return rc;
 }
 

@@ -62,10 +62,12 @@ void ar_views(const ArGraph *g, ArPlan *p)
 {
 	bool *isout = ar_graph_output_flags(g);
 	bool training = false;
+	ArAliasMemo m;
 
 	for (int i = 0; i < g->nnodes; i++)
 		if (g->nodes[i].phase == AR_PHASE_BACKWARD)
 			training = true;
+	ar_alias_memo_init(&m, p);
 
 	/*
 	 * Nodes are topological, so a view's input has its root already; only
@@ -85,11 +87,12 @@ void ar_views(const ArGraph *g, ArPlan *p)
 		    g->tensors[x].dtype != g->tensors[y].dtype ||
 		    p->slots[y].alias_of >= 0 || p->slots[y].inplace_of >= 0)
 			continue;
-		r = ar_alias_root(p, x, NULL);
+		r = ar_alias_root(p, &m, x, NULL);
 		if (isout[y] && g->tensors[r].producer < 0)
 			continue;
 		p->slots[y].alias_of = x;
 		p->slots[y].alias_offset = 0;
 	}
 	free(isout);
+	ar_alias_memo_free(&m);
 }
