@@ -476,33 +476,43 @@ static int write_outputs(const Cli *c, const ArGraph *g, const ArPlan *p,
 		.dot_weights = c->dot_weights,
 		.training = bill,
 	};
-	ArOutFile o;
-	int rc = AR_OK;
+	/* Every output is finished before any is published: all or none. */
+	ArOutFile out[5];
+	int n = 0, rc = AR_OK;
 
-	if (c->json && !(rc = ar_out_open(&o, c->json, err))) {
-		if ((rc = ar_write_json(o.f, g, p, &info)))
-			ar_fail(err, rc, "%s: write failed", c->json), ar_out_abort(&o);
-		else
-			rc = ar_out_commit(&o, err);
+	if (c->json && !(rc = ar_out_open(&out[n], c->json, err))) {
+		if ((rc = ar_write_json(out[n].f, g, p, &info)))
+			ar_fail(err, rc, "%s: write failed", c->json),
+				ar_out_abort(&out[n]);
+		else if (!(rc = ar_out_finish(&out[n], err)))
+			n++;
 	}
-	if (!rc && c->header && !(rc = ar_out_open(&o, c->header, err))) {
-		if ((rc = ar_write_header(o.f, g, p, &info, err)))
-			ar_out_abort(&o);
-		else
-			rc = ar_out_commit(&o, err);
+	if (!rc && c->header && !(rc = ar_out_open(&out[n], c->header, err))) {
+		if ((rc = ar_write_header(out[n].f, g, p, &info, err)))
+			ar_out_abort(&out[n]);
+		else if (!(rc = ar_out_finish(&out[n], err)))
+			n++;
 	}
-	if (!rc && c->weights && !(rc = ar_out_open(&o, c->weights, err))) {
-		size_t n = strlen(c->weights);
-		bool c_text = n > 2 && !strcmp(c->weights + n - 2, ".c");
-		if ((rc = ar_write_weights(o.f, c_text, g, p, &info, err)))
-			ar_out_abort(&o);
-		else
-			rc = ar_out_commit(&o, err);
+	if (!rc && c->weights && !(rc = ar_out_open(&out[n], c->weights, err))) {
+		size_t len = strlen(c->weights);
+		bool c_text = len > 2 && !strcmp(c->weights + len - 2, ".c");
+		if ((rc = ar_write_weights(out[n].f, c_text, g, p, &info, err)))
+			ar_out_abort(&out[n]);
+		else if (!(rc = ar_out_finish(&out[n], err)))
+			n++;
 	}
-	if (!rc && c->dot)
-		rc = ar_write_dot(c->dot, g, p, &info, err);
-	if (!rc && c->timeline)
-		rc = ar_write_timeline(c->timeline, g, p, &info, err);
+	if (!rc && c->dot &&
+	    !(rc = ar_write_dot(c->dot, g, p, &info, &out[n], err)))
+		n++;
+	if (!rc && c->timeline &&
+	    !(rc = ar_write_timeline(c->timeline, g, p, &info, &out[n], err)))
+		n++;
+	for (int i = 0; i < n; i++) {
+		if (rc)
+			ar_out_abort(&out[i]);
+		else
+			rc = ar_out_publish(&out[i], err);
+	}
 	free(prefix);
 	return rc;
 }

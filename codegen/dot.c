@@ -150,10 +150,10 @@ static Agraph_t *build(const ArGraph *g, const ArPlan *p,
 }
 
 int ar_write_dot(const char *path, const ArGraph *g, const ArPlan *p,
-		 const ArEmitInfo *info, ArError *err)
+		 const ArEmitInfo *info, ArOutFile *out, ArError *err)
 {
 	Agraph_t *gv = build(g, p, info);
-	int rc = ar_gv_write(gv, path, "dot", err);
+	int rc = ar_gv_write(gv, path, "dot", out, err);
 	agclose(gv);
 	return rc;
 }

@@ -31,6 +31,10 @@ typedef struct ArOutFile {
 } ArOutFile;
 
 int ar_out_open(ArOutFile *o, const char *path, ArError *err);
+/* Completes the temporary (on failure removes it); then either publish it
+ * over the target or abort.  Commit is finish and publish at once. */
+int ar_out_finish(ArOutFile *o, ArError *err);
+int ar_out_publish(ArOutFile *o, ArError *err);
 int ar_out_commit(ArOutFile *o, ArError *err);
 void ar_out_abort(ArOutFile *o);
 
@@ -58,9 +62,11 @@ int64_t ar_weights_layout(const ArGraph *g, const ArPlan *p, int64_t *offsets);
 int ar_write_weights(FILE *f, bool c_text, const ArGraph *g, const ArPlan *p,
 		     const ArEmitInfo *info, ArError *err);
 
+/* The pictures, by path's extension (see ar_gv_write): out gets the
+ * finished file to publish, or with out NULL it is committed at once. */
 int ar_write_dot(const char *path, const ArGraph *g, const ArPlan *p,
-		 const ArEmitInfo *info, ArError *err);
+		 const ArEmitInfo *info, ArOutFile *out, ArError *err);
 int ar_write_timeline(const char *path, const ArGraph *g, const ArPlan *p,
-		      const ArEmitInfo *info, ArError *err);
+		      const ArEmitInfo *info, ArOutFile *out, ArError *err);
 
 #endif

@@ -61,7 +61,7 @@ static int render(Agraph_t *g, FILE *f, const char *fmt, const char *engine,
 }
 
 int ar_gv_write(Agraph_t *g, const char *path, const char *engine,
-		ArError *err)
+		ArOutFile *out, ArError *err)
 {
 	static const char *const formats[] = {"dot", "gv", "svg", "png", "pdf",
 					      NULL};
@@ -85,7 +85,10 @@ int ar_gv_write(Agraph_t *g, const char *path, const char *engine,
 		ar_out_abort(&o);
 		return rc;
 	}
-	return ar_out_commit(&o, err);
+	if (!out)
+		return ar_out_commit(&o, err);
+	*out = o;
+	return ar_out_finish(out, err);
 }
 
 void ar_gv_set(void *obj, const char *attr, const char *fmt, ...)

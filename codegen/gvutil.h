@@ -8,6 +8,7 @@
 #include <graphviz/cgraph.h>
 #include <graphviz/gvc.h>
 
+#include "emit.h"
 #include "graph.h"
 #include "plan.h"
 
@@ -15,10 +16,11 @@
  * Writes g to path by its extension: .dot or .gv as DOT text, unlaid (a
  * graph with pinned positions carries layout=nop for "dot -Tsvg"), else
  * laid out with engine and rendered in that format (.svg, .png, .pdf).
- * Goes through ar_out_open, so a failure leaves no partial file.
+ * Goes through ar_out_open, so a failure leaves no partial file; out gets
+ * the finished file to publish, or with out NULL it is committed at once.
  */
 int ar_gv_write(Agraph_t *g, const char *path, const char *engine,
-		ArError *err);
+		ArOutFile *out, ArError *err);
 
 /*
  * The one Graphviz context of the process, never freed: Graphviz 2.42's

@@ -4,7 +4,9 @@
  * Each output goes to a temporary file in the target's folder and is renamed
  * over the target only after it was written and flushed completely, so a
  * failed or interrupted run never leaves a truncated header behind for a
- * firmware build to pick up.
+ * firmware build to pick up.  A run with several outputs finishes them all
+ * before it publishes any, so a late failure (a picture Graphviz cannot
+ * render) leaves none of them, not a header beside last run's JSON.
  */
 #include "emit.h"
 
@@ -46,7 +48,7 @@ int ar_out_open(ArOutFile *o, const char *path, ArError *err)
 	return AR_OK;
 }
 
-int ar_out_commit(ArOutFile *o, ArError *err)
+int ar_out_finish(ArOutFile *o, ArError *err)
 {
 	int rc = AR_OK;
 	if (!o->tmp) {
@@ -59,7 +61,18 @@ int ar_out_commit(ArOutFile *o, ArError *err)
 		rc = ar_fail(err, AR_EXIT_USAGE, "%s: write failed: %s",
 			     o->path, strerror(errno));
 		unlink(o->tmp);
-	} else if (rename(o->tmp, o->path) != 0) {
+		free(o->path), free(o->tmp);
+		memset(o, 0, sizeof *o);
+		return rc;
+	}
+	o->f = NULL;
+	return rc;
+}
+
+int ar_out_publish(ArOutFile *o, ArError *err)
+{
+	int rc = AR_OK;
+	if (o->tmp && rename(o->tmp, o->path) != 0) {
 		rc = ar_fail(err, AR_EXIT_USAGE, "%s: cannot rename into "
 			     "place: %s", o->path, strerror(errno));
 		unlink(o->tmp);
@@ -69,10 +82,17 @@ int ar_out_commit(ArOutFile *o, ArError *err)
 	return rc;
 }
 
+int ar_out_commit(ArOutFile *o, ArError *err)
+{
+	int rc = ar_out_finish(o, err);
+	return rc ? rc : ar_out_publish(o, err);
+}
+
 void ar_out_abort(ArOutFile *o)
 {
 	if (o->tmp) {
-		fclose(o->f);
+		if (o->f)
+			fclose(o->f);
 		unlink(o->tmp);
 	}
 	free(o->path), free(o->tmp);

@@ -317,10 +317,10 @@ static Agraph_t *build(const ArGraph *g, const ArPlan *p,
 }
 
 int ar_write_timeline(const char *path, const ArGraph *g, const ArPlan *p,
-		      const ArEmitInfo *info, ArError *err)
+		      const ArEmitInfo *info, ArOutFile *out, ArError *err)
 {
 	Agraph_t *gv = build(g, p, info);
-	int rc = ar_gv_write(gv, path, "nop", err);
+	int rc = ar_gv_write(gv, path, "nop", out, err);
 	agclose(gv);
 	return rc;
 }

@@ -35,14 +35,33 @@ echo "/* old header */" > "$tmp/o1/arena.h"
 if [ "$(cat "$tmp/o1/arena.h")" = "/* old header */" ] && clean "$tmp/o1"; then
 	ok; else bad "budget over an old header: it changed"; fi
 
-# 3. An unwritable --dot after the header: exit 1; the header, if written,
-# is complete; no temporary file next to either.
+# 3. An unwritable --dot after the header and the JSON: exit 1, and all or
+# nothing: neither is published (an older header stays), no temporary file.
 mkdir "$tmp/o3"
-"$ARENAC" -q --dim N=1 -o "$tmp/o3/arena.h" --dot "$tmp/missing/g.dot" $m 2>"$tmp/err"
+echo "/* old header */" > "$tmp/o3/arena.h"
+"$ARENAC" -q --dim N=1 -o "$tmp/o3/arena.h" --json "$tmp/o3/r.json" \
+	--dot "$tmp/missing/g.dot" $m 2>"$tmp/err"
 rc=$?
 if [ "$rc" -eq 1 ] && grep -q "cannot write" "$tmp/err" && clean "$tmp/o3" &&
-   { [ ! -e "$tmp/o3/arena.h" ] || tail -1 "$tmp/o3/arena.h" | grep -q '#endif'; }; then
-	ok; else bad "unwritable --dot: exit $rc, $(cat "$tmp/err")"; fi
+   [ "$(cat "$tmp/o3/arena.h")" = "/* old header */" ] &&
+   [ ! -e "$tmp/o3/r.json" ]; then
+	ok; else bad "unwritable --dot: exit $rc, $(cat "$tmp/err"), left $(ls "$tmp/o3")"; fi
+
+# 3b. The same when the last picture has a format Graphviz cannot write.
+"$ARENAC" -q --dim N=1 -o "$tmp/o3/arena.h" --json "$tmp/o3/r.json" \
+	--dot "$tmp/o3/g.svg" --timeline "$tmp/o3/t.jpgx" $m 2>"$tmp/err"
+rc=$?
+if [ "$rc" -eq 1 ] && grep -q "unknown picture format" "$tmp/err" &&
+   clean "$tmp/o3" && [ "$(cat "$tmp/o3/arena.h")" = "/* old header */" ] &&
+   [ ! -e "$tmp/o3/r.json" ] && [ ! -e "$tmp/o3/g.svg" ]; then
+	ok; else bad "bad --timeline format: exit $rc, $(cat "$tmp/err"), left $(ls "$tmp/o3")"; fi
+
+# 3c. And when all succeed, all are published.
+if "$ARENAC" -q --dim N=1 -o "$tmp/o3/arena.h" --json "$tmp/o3/r.json" \
+	--dot "$tmp/o3/g.dot" --timeline "$tmp/o3/t.dot" $m 2>"$tmp/err" &&
+   clean "$tmp/o3" && tail -1 "$tmp/o3/arena.h" | grep -q '#endif' &&
+   [ -s "$tmp/o3/r.json" ] && [ -s "$tmp/o3/g.dot" ] && [ -s "$tmp/o3/t.dot" ]; then
+	ok; else bad "all outputs: $(cat "$tmp/err"), left $(ls "$tmp/o3")"; fi
 
 # 4. A header path that is a folder: exit 1, nothing left in its parent.
 mkdir -p "$tmp/o4/arena.h"

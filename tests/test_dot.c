@@ -57,7 +57,7 @@ static Agraph_t *dataflow(const Fixture *fx, bool weights)
 	ArEmitInfo info = {.model_path = "fx.onnx", .prefix = "m",
 			   .options = "", .dot_weights = weights};
 	ArError err = {0};
-	assert_int_equal(ar_write_dot(tmp("df.dot"), fx->g, &fx->p, &info,
+	assert_int_equal(ar_write_dot(tmp("df.dot"), fx->g, &fx->p, &info, NULL,
 				      &err), AR_OK);
 	return read_dot(tmp("df.dot"));
 }
@@ -122,8 +122,8 @@ static Agraph_t *timeline(const ArGraph *ag, const ArPlan *p)
 	char *text;
 	unsigned len;
 
-	assert_int_equal(ar_write_timeline(tmp("tl.dot"), ag, p, &info, &err),
-			 AR_OK);
+	assert_int_equal(ar_write_timeline(tmp("tl.dot"), ag, p, &info, NULL,
+					   &err), AR_OK);
 	g = read_dot(tmp("tl.dot"));
 	assert_string_equal(attr(g, "layout"), "nop");
 	assert_int_equal(gvLayout(gvc, g, "nop"), 0);
@@ -225,8 +225,8 @@ static void test_bad_extension(void **state)
 	Fixture fx;
 
 	fixture_init(&fx);
-	assert_int_equal(ar_write_dot(tmp("x.jpgx"), fx.g, &fx.p, &info, &err),
-			 AR_EXIT_USAGE);
+	assert_int_equal(ar_write_dot(tmp("x.jpgx"), fx.g, &fx.p, &info, NULL,
+				      &err), AR_EXIT_USAGE);
 	assert_non_null(strstr(err.msg, ".svg"));
 	assert_int_not_equal(access(tmp("x.jpgx"), F_OK), 0);
 	fixture_free(&fx);
@@ -264,15 +264,15 @@ static void test_lenet(void **state)
 	ar_plan_options_default(&po);
 	assert_int_equal(ar_plan(g, &po, &p, &err), AR_OK);
 
-	assert_int_equal(ar_write_dot(tmp("lenet.svg"), g, p, &info, &err),
-			 AR_OK);
+	assert_int_equal(ar_write_dot(tmp("lenet.svg"), g, p, &info, NULL,
+				      &err), AR_OK);
 	assert_true(starts_with_file(tmp("lenet.svg"), "<?xml"));
-	assert_int_equal(ar_write_timeline(tmp("lenet_tl.png"), g, p, &info,
+	assert_int_equal(ar_write_timeline(tmp("lenet_tl.png"), g, p, &info, NULL,
 					   &err), AR_OK);
 	assert_true(starts_with_file(tmp("lenet_tl.png"), "\x89PNG"));
 
-	assert_int_equal(ar_write_dot(tmp("lenet.dot"), g, p, &info, &err),
-			 AR_OK);
+	assert_int_equal(ar_write_dot(tmp("lenet.dot"), g, p, &info, NULL,
+				      &err), AR_OK);
 	d = read_dot(tmp("lenet.dot"));
 	assert_int_equal(count_class(d, "op"), p->nsteps);
 	assert_non_null(strstr(attr(agnode(d, "t9", 0), "label"),
