@@ -10,7 +10,7 @@
 #include "onnx.pb-c.h"
 #include "pbread.h"
 
-static uint8_t *slurp(const char *path, size_t *len)
+uint8_t *pb_slurp(const char *path, size_t *len)
 {
 	FILE *f = fopen(path, "rb");
 	uint8_t *buf = NULL;
@@ -20,7 +20,8 @@ static uint8_t *slurp(const char *path, size_t *len)
 		return NULL;
 	if (!fseek(f, 0, SEEK_END) && (n = ftell(f)) >= 0 &&
 	    !fseek(f, 0, SEEK_SET)) {
-		buf = malloc((size_t)n + 1);
+		/* 64: more than any plan's alignment of its weights. */
+		buf = aligned_alloc(64, ((size_t)n + 64) / 64 * 64);
 		if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
 			free(buf);
 			buf = NULL;
@@ -34,7 +35,7 @@ static uint8_t *slurp(const char *path, size_t *len)
 int pb_read_float(const char *path, PbTensor *t, char *err, size_t errlen)
 {
 	size_t len = 0;
-	uint8_t *buf = slurp(path, &len);
+	uint8_t *buf = pb_slurp(path, &len);
 	Onnx__TensorProto *tp;
 	int rc = -1;
 

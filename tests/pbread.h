@@ -5,6 +5,7 @@
 #ifndef ARENAC_PBREAD_H
 #define ARENAC_PBREAD_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #define PB_MAX_RANK 16
@@ -25,5 +26,7 @@ typedef struct PbTensor {
  */
 int pb_read_float(const char *path, PbTensor *t, char *err, size_t errlen);
 void pb_free(PbTensor *t);
+/* A whole file in 64-byte-aligned memory (free() it), or NULL. */
+uint8_t *pb_slurp(const char *path, size_t *len);
 
 #endif

@@ -40,28 +40,6 @@ ARENAC_RT_BIND(LO, UP)
 extern const uint8_t L(_weights)[];
 #endif
 
-static uint8_t *read_file(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	uint8_t *buf = NULL;
-	long n;
-
-	if (!f)
-		return NULL;
-	if (!fseek(f, 0, SEEK_END) && (n = ftell(f)) >= 0 &&
-	    !fseek(f, 0, SEEK_SET)) {
-		/* 64: more than any plan's alignment of its weights. */
-		buf = aligned_alloc(64, ((size_t)n + 64) / 64 * 64);
-		if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
-			free(buf);
-			buf = NULL;
-		}
-		*len = (size_t)n;
-	}
-	fclose(f);
-	return buf;
-}
-
 /* The only float graph input, or -1. */
 static int float_input(void)
 {
@@ -163,7 +141,7 @@ int main(int argc, char **argv)
 #else
 	if (!wpath)
 		return usage();
-	if (!(weights = read_file(wpath, &wlen))) {
+	if (!(weights = pb_slurp(wpath, &wlen))) {
 		fprintf(stderr, "rt_run: %s: cannot read\n", wpath);
 		return 2;
 	}
@@ -260,7 +238,7 @@ int main(int argc, char **argv)
 	       secs * 1e3, (unsigned long)U(_ARENA_SIZE),
 	       (unsigned long long)naive_arena());
 #ifndef WEIGHTS_LINKED
-	free((void *)weights);  /* read_file's: LeakSanitizer checks this run */
+	free((void *)weights);  /* pb_slurp's: LeakSanitizer checks this run */
 #endif
 	return bad ? 1 : 0;
 }
