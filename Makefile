@@ -131,7 +131,7 @@ fuzz:
 	@sh scripts/fuzz.sh $(FUZZ_BUILD)/fuzz/fuzz_pipeline $(FUZZ_SECONDS)
 
 bench: deps
-	@$(MAKE) --no-print-directory $(ARENAC)
+	@$(MAKE) --no-print-directory $(ARENAC) $(RT_DEPS)
 	@BUILD=$(BUILD) PYTHON=$(PYTHON) sh scripts/bench.sh
 
 install: $(ARENAC)
