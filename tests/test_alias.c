@@ -346,9 +346,55 @@ static void test_inplace_backward(void **state)
 	ar_graph_free(g);
 }
 
+/*
+ * The alias-root memo against plain walks: a 2,000-long chain mixing view
+ * offsets and in-place links, asked in a scattered order, then again after
+ * the root gains an in-place link of its own (links are only ever added at
+ * roots while a memo is in use, and the memo must follow them).
+ */
+static void test_alias_memo(void **state)
+{
+	enum { N = 2000 };
+	ArSlot *slots = calloc(N + 1, sizeof *slots);
+	ArPlan p = {.ntensors = N + 1, .slots = slots};
+	ArAliasMemo m;
+
+	for (int t = 0; t <= N; t++)
+		slots[t].alias_of = slots[t].inplace_of = -1;
+	/* t links to t-1: a view at +t bytes when t is odd, else in place. */
+	for (int t = 1; t < N; t++) {
+		if (t % 2) {
+			slots[t].alias_of = t - 1;
+			slots[t].alias_offset = t;
+		} else {
+			slots[t].inplace_of = t - 1;
+		}
+	}
+	ar_alias_memo_init(&m, &p);
+	for (int round = 0; round < 2; round++) {
+		for (int k = 0; k < N; k++) {
+			int t = (int)((k * 7919L) % N);
+			int64_t o1 = -1, o2 = -2;
+			int r1 = ar_alias_root(&p, NULL, t, &o1);
+			int r2 = ar_alias_root(&p, &m, t, &o2);
+			assert_int_equal(r1, r2);
+			assert_int_equal(o1, o2);
+			/* the odd links up to t: 1 + 3 + ... */
+			assert_int_equal(o1, (int64_t)((t + 1) / 2) *
+						 ((t + 1) / 2));
+			assert_int_equal(r1, round ? N : 0);
+		}
+		/* The old root now overwrites a new one. */
+		slots[0].inplace_of = N;
+	}
+	ar_alias_memo_free(&m);
+	free(slots);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_alias_memo),
 		cmocka_unit_test(test_reshape_chain),
 		cmocka_unit_test(test_views_of_graph_input),
 		cmocka_unit_test(test_relu_inplace),
