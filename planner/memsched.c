@@ -38,6 +38,7 @@ typedef struct {
 	int *ustart, *uses;             /* CSR: groups a step reads or writes */
 	int *wstart, *writes;           /* CSR: groups a step writes */
 	int ng;
+	ArGroups gr;                    /* owns the three arrays below */
 	int64_t *size;                  /* padded bytes per group */
 	bool *pinned;                   /* holds a graph output: never freed */
 	bool *initial;                  /* holds a graph input: live at start */
@@ -108,7 +109,7 @@ static void push(Pairs *pr, int r, int v)
 
 static void build(Sched *s, const ArGraph *g, const ArPlan *p)
 {
-	ArGroups gr;
+	ArGroups *gr = &s->gr;
 	int *stepof = ar_xmalloc(((size_t)g->nnodes + 1) * sizeof(int));
 	Pairs dep = {0}, use = {0}, wr = {0};
 
@@ -118,7 +119,7 @@ static void build(Sched *s, const ArGraph *g, const ArPlan *p)
 		stepof[i] = -1;
 	for (int v = 0; v < s->n; v++)
 		stepof[s->node[v]] = v;
-	ar_groups_build(g, p, &gr);
+	ar_groups_build(g, p, gr);
 	for (int v = 0; v < s->n; v++) {
 		const ArNode *n = &g->nodes[s->node[v]];
 		for (int j = 0; j < n->ninputs; j++) {
@@ -128,32 +129,31 @@ static void build(Sched *s, const ArGraph *g, const ArPlan *p)
 			pr = g->tensors[t].producer;
 			if (pr >= 0 && stepof[pr] >= 0)
 				push(&dep, v, stepof[pr]);
-			if (gr.of[t] >= 0)
-				push(&use, v, gr.of[t]);
+			if (gr->of[t] >= 0)
+				push(&use, v, gr->of[t]);
 		}
 		for (int j = 0; j < n->noutputs; j++) {
 			int t = n->outputs[j];
-			if (t >= 0 && gr.of[t] >= 0) {
-				push(&use, v, gr.of[t]);
-				push(&wr, v, gr.of[t]);
+			if (t >= 0 && gr->of[t] >= 0) {
+				push(&use, v, gr->of[t]);
+				push(&wr, v, gr->of[t]);
 			}
 		}
 	}
 	csr(s->n, dep.row, dep.val, dep.n, s->n, &s->pstart, &s->preds);
 	csr(s->n, dep.val, dep.row, dep.n, s->n, &s->sstart, &s->succs);
-	csr(s->n, use.row, use.val, use.n, gr.n, &s->ustart, &s->uses);
-	csr(s->n, wr.row, wr.val, wr.n, gr.n, &s->wstart, &s->writes);
-	csr(gr.n, use.val, use.row, use.n, s->n, &s->gustart, &s->gusers);
-	csr(gr.n, wr.val, wr.row, wr.n, s->n, &s->gwstart, &s->gwriters);
-	s->ng = gr.n;
-	s->size = gr.size;
-	s->pinned = gr.has_output;
-	s->initial = gr.has_input;
+	csr(s->n, use.row, use.val, use.n, gr->n, &s->ustart, &s->uses);
+	csr(s->n, wr.row, wr.val, wr.n, gr->n, &s->wstart, &s->writes);
+	csr(gr->n, use.val, use.row, use.n, s->n, &s->gustart, &s->gusers);
+	csr(gr->n, wr.val, wr.row, wr.n, s->n, &s->gwstart, &s->gwriters);
+	s->ng = gr->n;
+	s->size = gr->size;
+	s->pinned = gr->has_output;
+	s->initial = gr->has_input;
 	s->initial_bytes = 0;
-	for (int k = 0; k < gr.n; k++)
+	for (int k = 0; k < gr->n; k++)
 		if (s->initial[k])
 			s->initial_bytes += s->size[k];
-	free(gr.of);
 	free(stepof);
 	free(dep.row), free(dep.val), free(use.row), free(use.val);
 	free(wr.row), free(wr.val);
@@ -165,7 +165,7 @@ static void sched_free(Sched *s)
 	free(s->pstart), free(s->preds), free(s->sstart), free(s->succs);
 	free(s->ustart), free(s->uses), free(s->wstart), free(s->writes);
 	free(s->gustart), free(s->gusers), free(s->gwstart), free(s->gwriters);
-	free(s->size), free(s->pinned), free(s->initial);
+	ar_groups_free(&s->gr);
 }
 
 /* Running state of a linear simulation. */
