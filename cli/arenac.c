@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "emit.h"
+#include "fuse.h"
 #include "infer.h"
 #include "load.h"
 #include "plan.h"
@@ -50,6 +51,11 @@ static const char usage_text[] =
 "                        their output's size (elementwise)\n"
 "  --concat copy|elide   Concat inputs written straight into their slice\n"
 "                        of the output where that is safe (elide)\n"
+"  --fuse none|preact     a Conv whose input is only a chain of per-channel\n"
+"                        ops (BatchNormalization, Mul, Add, Relu) applies\n"
+"                        them as it loads (arenac.PreactConv), so their\n"
+"                        outputs are never stored; needs a runtime kernel\n"
+"                        (none)\n"
 "  --memory NAME:SIZE[:BANDWIDTH]\n"
 "                        a memory tier, fastest first (repeatable): each\n"
 "                        gets its own arena, and each activation goes to\n"
@@ -100,7 +106,8 @@ enum {
 	OPT_DOT_WEIGHTS, OPT_TIMELINE, OPT_STATS, OPT_SELFCHECK,
 	OPT_MAX_MODEL_BYTES, OPT_MAX_NODES, OPT_WEIGHTS, OPT_MEMORY,
 	OPT_WEIGHTS_IN, OPT_ORDER, OPT_NO_VIEWS, OPT_INPLACE, OPT_CONCAT,
-	OPT_TRAIN, OPT_LOSS, OPT_OPTIMIZER, OPT_CHECKPOINT, OPT_BUDGET_SWEEP
+	OPT_TRAIN, OPT_LOSS, OPT_OPTIMIZER, OPT_CHECKPOINT, OPT_BUDGET_SWEEP,
+	OPT_FUSE
 };
 
 static const struct option long_opts[] = {
@@ -129,6 +136,7 @@ static const struct option long_opts[] = {
 	{"no-views", no_argument, NULL, OPT_NO_VIEWS},
 	{"inplace", required_argument, NULL, OPT_INPLACE},
 	{"concat", required_argument, NULL, OPT_CONCAT},
+	{"fuse", required_argument, NULL, OPT_FUSE},
 	{"stats", no_argument, NULL, OPT_STATS},
 	{"selfcheck", no_argument, NULL, OPT_SELFCHECK},
 	{"quiet", no_argument, NULL, 'q'},
@@ -147,7 +155,7 @@ typedef struct Cli {
 	ArMemory memories[AR_MAX_TIERS];
 	const char *json, *header, *prefix, *dot, *timeline, *weights;
 	bool dot_weights, stats, selfcheck, quiet;
-	bool train, sweep, policy_set;
+	bool train, sweep, policy_set, fuse;
 	/* Training options given on the command line, default or not. */
 	const char *train_only;
 	ArTrainOptions topt;
@@ -401,6 +409,13 @@ static int parse_args(Cli *c, int argc, char **argv)
 			c->plan.concat_elide = optarg[0] == 'e';
 			add_option_text(c, "--concat", optarg);
 			break;
+		case OPT_FUSE:
+			if (strcmp(optarg, "none") && strcmp(optarg, "preact"))
+				return usage_error("--fuse wants none or preact, "
+						   "not '%s'", optarg);
+			c->fuse = optarg[0] == 'p';
+			add_option_text(c, "--fuse", optarg);
+			break;
 		case OPT_STATS: c->stats = true; break;
 		case OPT_SELFCHECK: c->selfcheck = true; break;
 		case 'q': c->quiet = true; break;
@@ -445,6 +460,10 @@ static int parse_args(Cli *c, int argc, char **argv)
 	if (c->train && c->weights)
 		return usage_error("--weights is not available with "
 				   "--train%s", "");
+	if (c->train && c->fuse)
+		return usage_error("--fuse is for inference plans: a training "
+				   "step keeps the prologue's outputs for the "
+				   "backward pass%s", "");
 	c->topt.budget = c->plan.budget;
 	c->topt.time_limit = c->plan.time_limit;
 	c->topt.plan = c->plan;
@@ -608,6 +627,8 @@ int main(int argc, char **argv)
 	rc = ar_load_onnx(c.model, &c.load, &g, &err);
 	if (!rc)
 		rc = ar_infer(g, &c.load.diag, &err);
+	if (!rc && c.fuse)
+		ar_fuse_preact(g);
 	if (!rc && c.train) {
 		if ((rc = run_train(&c, g, &err)))
 			fprintf(stderr, "arenac: error: %s: %s\n", c.model,

@@ -194,23 +194,26 @@ static void free_attr(ArAttr *a)
 		ar_graph_free(a->g);
 }
 
+static void free_node_fields(ArNode *n)
+{
+	free(n->name);
+	free(n->op);
+	free(n->domain);
+	free(n->inputs);
+	free(n->outputs);
+	for (int j = 0; j < n->nattrs; j++)
+		free_attr(&n->attrs[j]);
+	free(n->attrs);
+}
+
 void ar_graph_free(ArGraph *g)
 {
 	if (!g)
 		return;
 	for (int i = 0; i < g->ntensors; i++)
 		free_tensor_fields(&g->tensors[i]);
-	for (int i = 0; i < g->nnodes; i++) {
-		ArNode *n = &g->nodes[i];
-		free(n->name);
-		free(n->op);
-		free(n->domain);
-		free(n->inputs);
-		free(n->outputs);
-		for (int j = 0; j < n->nattrs; j++)
-			free_attr(&n->attrs[j]);
-		free(n->attrs);
-	}
+	for (int i = 0; i < g->nnodes; i++)
+		free_node_fields(&g->nodes[i]);
 	free(g->tensors);
 	free(g->nodes);
 	free(g->inputs);
@@ -218,6 +221,51 @@ void ar_graph_free(ArGraph *g)
 	free(g->captures);
 	free(g->name);
 	free(g);
+}
+
+static int remap(const int *map, int id)
+{
+	return id >= 0 ? map[id] : id;
+}
+
+void ar_graph_drop(ArGraph *g, const bool *drop_node, const bool *drop_tensor)
+{
+	int *tmap = ar_xmalloc((size_t)g->ntensors * sizeof(int) + 1);
+	int *nmap = ar_xmalloc((size_t)g->nnodes * sizeof(int) + 1);
+	int nt = 0, nn = 0;
+
+	for (int t = 0; t < g->ntensors; t++) {
+		tmap[t] = drop_tensor[t] ? -1 : nt;
+		if (drop_tensor[t])
+			free_tensor_fields(&g->tensors[t]);
+		else
+			g->tensors[nt++] = g->tensors[t];
+	}
+	for (int i = 0; i < g->nnodes; i++) {
+		nmap[i] = drop_node[i] ? -1 : nn;
+		if (drop_node[i])
+			free_node_fields(&g->nodes[i]);
+		else
+			g->nodes[nn++] = g->nodes[i];
+	}
+	g->ntensors = nt;
+	g->nnodes = nn;
+	for (int t = 0; t < nt; t++)
+		g->tensors[t].producer = remap(nmap, g->tensors[t].producer);
+	for (int i = 0; i < nn; i++) {
+		ArNode *n = &g->nodes[i];
+		for (int j = 0; j < n->ninputs; j++)
+			n->inputs[j] = remap(tmap, n->inputs[j]);
+		for (int j = 0; j < n->noutputs; j++)
+			n->outputs[j] = remap(tmap, n->outputs[j]);
+	}
+	for (int i = 0; i < g->ninputs; i++)
+		g->inputs[i] = remap(tmap, g->inputs[i]);
+	for (int i = 0; i < g->noutputs; i++)
+		g->outputs[i] = remap(tmap, g->outputs[i]);
+	for (int i = 0; i < g->ncaptures; i++)
+		g->captures[i] = remap(tmap, g->captures[i]);
+	free(tmap), free(nmap);
 }
 
 int ar_graph_find(const ArGraph *g, const char *name)

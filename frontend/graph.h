@@ -195,6 +195,11 @@ int ar_tensor_set_bytes(ArTensor *t, ArError *err);
 /* Graph building (used by the loader and by graph transforms). */
 ArGraph *ar_graph_new(const char *name);
 void ar_graph_free(ArGraph *g);
+/*
+ * Removes the nodes and tensors flagged, renumbering the rest in order.
+ * Nothing kept may refer to a tensor or node removed.
+ */
+void ar_graph_drop(ArGraph *g, const bool *drop_node, const bool *drop_tensor);
 int ar_graph_find(const ArGraph *g, const char *name);     /* -1 if none */
 int ar_graph_add_tensor(ArGraph *g, const char *name);      /* new id */
 int ar_graph_add_node(ArGraph *g, const char *name, const char *op,

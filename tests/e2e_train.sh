@@ -52,6 +52,10 @@ for o in "--optimizer sgd" "--optimizer adam" "--checkpoint none" \
 	"$ARENAC" $o --batch 1 testdata/lenet.onnx >/dev/null 2>&1
 	[ $? -eq 1 ] || bad "$o without --train should be a usage error"
 done
+# ... and --fuse with it: the backward pass needs what fusion never stores.
+"$ARENAC" --train --fuse preact testdata/lenet.onnx >/dev/null 2>"$tmp/err"
+[ $? -eq 1 ] && grep -q "is for inference plans" "$tmp/err" ||
+	bad "--train --fuse preact should be a usage error"
 
 # An op without a gradient rule on the way to the loss: exit 2, named.
 "$PYTHON" - "$tmp/erf.onnx" <<'PY'
