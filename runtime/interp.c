@@ -253,6 +253,7 @@ static int geometry(Ctx *c, const rt_shape *xs, const rt_shape *ys,
 	p->sh = strides[0], p->sw = strides[1];
 	p->dh = dil[0], p->dw = dil[1];
 	p->ph = pads[0], p->pw = pads[1];
+	p->pre = NULL;
 	if (pads_end)
 		pads_end[0] = pads[2], pads_end[1] = pads[3];
 	if (p->group < 1 || p->kh < 1 || p->kw < 1 || p->sh < 1 ||
@@ -274,12 +275,57 @@ static int as_2d(Ctx *c, rt_shape *s)
 	return 0;
 }
 
+/*
+ * arenac.PreactConv's prologue: the "prologue" op codes, their parameters
+ * from input 3 on, one epsilon per BatchNormalization.
+ */
+static int preact(Ctx *c, int channels, rt_preact *pre)
+{
+	const art_attr *ops = attr(c, "prologue");
+	const art_attr *eps = attr(c, "prologue_epsilon");
+	static const int nparams[] = {0, 4, 1, 1, 0};
+	int next = 3, neps = 0;
+
+	if (!ops || ops->type != ART_ATTR_INTS || ops->count < 1 ||
+	    ops->count > RT_PREACT_MAX)
+		return fail(c, "needs a prologue of 1 to %d ops", RT_PREACT_MAX);
+	pre->n = ops->count;
+	for (int k = 0; k < pre->n; k++) {
+		int code = (int)ops->ints[k];
+		if (code < RT_PRE_BATCHNORM || code > RT_PRE_RELU)
+			return fail(c, "unknown prologue op %d", code);
+		pre->code[k] = code;
+		pre->scalar[k] = 1;
+		for (int j = 0; j < nparams[code]; j++) {
+			rt_shape s;
+			int64_t n;
+			if (fin(c, next++, 1, &pre->p[k][j], &s))
+				return -1;
+			n = rt_numel(&s);
+			if (n != 1 && n != channels)
+				return fail(c, "prologue parameter %d has %lld "
+					    "values for %d channels", next - 1,
+					    (long long)n, channels);
+			pre->scalar[k] &= n == 1;
+		}
+		if (code == RT_PRE_BATCHNORM) {
+			if (!eps || eps->type != ART_ATTR_FLOATS ||
+			    neps >= eps->count)
+				return fail(c, "needs one prologue_epsilon per "
+					    "BatchNormalization%s", "");
+			pre->eps[k] = eps->floats[neps++];
+		}
+	}
+	return 0;
+}
+
 static int op_conv(Ctx *c)
 {
 	const float *x, *w, *b;
 	float *y;
 	rt_shape xs, ws, ys;
 	rt_conv p;
+	rt_preact pre;
 	int64_t k[2];
 	int transposed = !strcmp(c->s->op, "ConvTranspose");
 
@@ -295,6 +341,11 @@ static int op_conv(Ctx *c)
 		return -1;
 	if (xs.d[1] % p.group || ys.d[1] % p.group)
 		return fail(c, "channels are not a multiple of group");
+	if (!strcmp(c->s->op, "PreactConv")) {
+		if (preact(c, (int)xs.d[1], &pre))
+			return -1;
+		p.pre = &pre;
+	}
 	if (transposed)
 		rt_convtranspose2d(&p, x, &xs, w, b, y, &ys);
 	else
@@ -692,6 +743,7 @@ static const struct {
 } ops[] = {
 	{"Conv", op_conv, IP_NO},
 	{"ConvTranspose", op_conv, IP_NO},
+	{"PreactConv", op_conv, IP_NO},         /* arenac --fuse preact */
 	{"MaxPool", op_pool, IP_NO},
 	{"AveragePool", op_pool, IP_NO},
 	{"GlobalAveragePool", op_global_avgpool, IP_NO},

@@ -21,6 +21,22 @@ typedef struct rt_shape {
 int64_t rt_numel(const rt_shape *s);
 
 /* 2-D convolution geometry; 1-D callers use kh = 1 and a height of 1. */
+/*
+ * A per-input-channel prologue (arenac.PreactConv): op k is
+ * RT_PRE_BATCHNORM (p[k][0..3]: scale, bias, mean, var; eps[k]),
+ * RT_PRE_MUL or RT_PRE_ADD (p[k][0]) or RT_PRE_RELU; each parameter holds
+ * one value per channel, or one for all when scalar[k].
+ */
+#define RT_PREACT_MAX 8
+enum { RT_PRE_BATCHNORM = 1, RT_PRE_MUL, RT_PRE_ADD, RT_PRE_RELU };
+typedef struct rt_preact {
+	int n;
+	int code[RT_PREACT_MAX];
+	const float *p[RT_PREACT_MAX][4];
+	int scalar[RT_PREACT_MAX];
+	float eps[RT_PREACT_MAX];
+} rt_preact;
+
 typedef struct rt_conv {
 	int64_t group;
 	int64_t kh, kw;             /* kernel */
@@ -28,6 +44,7 @@ typedef struct rt_conv {
 	int64_t dh, dw;             /* dilations */
 	int64_t ph, pw;             /* leading pads (trailing ones follow
 				     * from the output shape) */
+	const rt_preact *pre;       /* maps each input value, or NULL */
 } rt_conv;
 
 /* x [N,C,H,W], w [M,C/group,kh,kw], b [M] or NULL, y [N,M,OH,OW]. */

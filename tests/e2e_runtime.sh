@@ -11,7 +11,8 @@
 #   light_*                 ONNX suite outputs, rtol 1e-3 (2e-3 densenet121),
 #                           atol 1e-7; arena pre-filled with random bytes;
 #                           again with --order file --no-views
-#                           --inplace=none --concat=copy when arenac has them
+#                           --inplace=none --concat=copy when arenac has them,
+#                           and with --fuse preact
 #   PaddleOCR cls, det      real weights, onnxruntime outputs, rtol 1e-3,
 #                           atol 1e-5; zero and random arena
 #   corrupted plan          one offset of the det header moved onto a live
@@ -135,6 +136,15 @@ if [ -z "${ARENAC_SANITIZE:-}" ]; then
 		if [ $have_plain = 1 ] && [ "$stem" != light_vgg19 ] &&
 		   build "$stem plain" m "$model" $plain_opts; then
 			check "$stem (plain plan)" m "$tmp/m.bin" \
+				"$M/${stem}_output_0.pb" --rtol $rtol \
+				--atol 1e-7 --fill random
+		fi
+		rm -f "$tmp/m.bin"
+		# Prologues fused into the convolutions: every model but VGG
+		# (only Relus to fuse there) and SqueezeNet (nothing).
+		case $stem in light_vgg19 | light_squeezenet) continue ;; esac
+		if build "$stem fused" m "$model" --fuse preact; then
+			check "$stem (--fuse preact)" m "$tmp/m.bin" \
 				"$M/${stem}_output_0.pb" --rtol $rtol \
 				--atol 1e-7 --fill random
 		fi

@@ -153,6 +153,33 @@ def main():
          conv_ref(x[:, :, None, :], w[:, :, None, :], None, 1, (0, 1, 0, 1),
                   (1, 2), (1, 1))[:, :, 0, :],
          [("pads", [1, 1]), ("strides", [2])])
+    # arenac.PreactConv: the per-channel prologue maps the input, the zero
+    # padding pads the prologue's output.  Codes: 1 BatchNormalization
+    # (scale, bias, mean, var), 2 Mul, 3 Add, 4 Relu.
+    x, w, b = rand(1, 4, 9, 8), rand(6, 2, 3, 3), rand(6)
+    sc, bi, mu = rand(4), rand(4), rand(4)
+    var = (np.abs(rand(4)) + 0.1).astype(np.float32)
+    k, c0 = rand(4, 1, 1), rand(1)
+    x64 = x.astype(np.float64)
+    bn = ((x64 - mu.reshape(1, 4, 1, 1)) /
+          np.sqrt(var.astype(np.float64).reshape(1, 4, 1, 1) + 1e-3) *
+          sc.reshape(1, 4, 1, 1) + bi.reshape(1, 4, 1, 1))
+    pre = np.maximum(bn * k + c0, 0.0)
+    case("preact_bn_mul_add_relu", "PreactConv",
+         [("in", x), ("w", w), ("w", b), ("w", sc), ("w", bi), ("w", mu),
+          ("w", var), ("w", k), ("w", c0)],
+         conv_ref(pre, w, b, 2, (1, 1, 1, 1), (2, 1), (1, 1)),
+         [("group", 2), ("kernel_shape", [3, 3]), ("pads", [1, 1, 1, 1]),
+          ("strides", [2, 1]), ("prologue", [1, 2, 3, 4]),
+          ("prologue_epsilon", [1e-3])])
+    # Relu first, then an affine map: the stages split at the Relu.
+    w = rand(3, 4, 2, 3)
+    pre = np.maximum(x64, 0.0) * k + c0
+    case("preact_relu_mul_add_nobias", "PreactConv",
+         [("in", x), ("w", w), ("none", None), ("w", k), ("w", c0)],
+         conv_ref(pre, w, None, 1, (0, 1, 1, 2), (1, 1), (1, 1)),
+         [("kernel_shape", [2, 3]), ("pads", [0, 1, 1, 2]),
+          ("prologue", [4, 2, 3])])
     x, w, b = rand(1, 4, 5, 5), rand(3, 4, 3, 3), rand(3)
     case("conv_same_upper", "Conv", [("in", x), ("w", w), ("w", b)],
          conv_ref(x, w, b, 1, (0, 0, 1, 1), (2, 2), (1, 1)),

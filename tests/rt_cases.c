@@ -18,7 +18,7 @@
 
 #include "arenac_rt.h"
 
-#define MAXT 8
+#define MAXT 12
 #define MAXA 16
 #define MAXV (1 << 16)
 #define ARENA (1 << 20)
