@@ -2,7 +2,7 @@
  * fuzz_pipeline.c — libFuzzer target over the whole pipeline.
  *
  * Bytes go through the same stages as `arenac -o H --json J MODEL`: load,
- * infer, plan, verify, then the JSON report and the C header written to
+ * infer, (for inputs of odd length) fuse, plan, verify, then the JSON report and the C header written to
  * memory.  Every stage may refuse its input with an error code; what the
  * fuzzer looks for is everything else: a crash, a sanitizer report, a leak,
  * a hang, or a plan the planner accepted and the verifier rejected.  The
@@ -15,6 +15,7 @@
 #include <stdlib.h>
 
 #include "emit.h"
+#include "fuse.h"
 #include "infer.h"
 #include "load.h"
 #include "plan.h"
@@ -67,6 +68,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	rc = ar_load_onnx_buffer(data, size, &lo, &g, &err);
 	if (!rc)
 		rc = ar_infer(g, &lo.diag, &err);
+	/* Half the inputs (by their length) also go through --fuse preact. */
+	if (!rc && size % 2)
+		ar_fuse_preact(g);
 	if (!rc) {
 		ar_plan_options_default(&po);
 		po.time_limit = 0.05;

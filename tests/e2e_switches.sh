@@ -3,8 +3,10 @@
 # switches (--order, --no-views, --inplace, --concat), each plan through the
 # verifier and the poison executor (--selfcheck).  Small models get all 16
 # combinations; the large ones a covering subset: all off, all on, and each
-# switch flipped alone from the defaults.  Training steps (--train) of LeNet
-# and five CNNs go through the same checks, with and without a budget.
+# switch flipped alone from the defaults; --fuse preact on three models
+# with chains to fuse, with the aliasing on and off.  Training steps
+# (--train) of LeNet and five CNNs go through the same checks, with and
+# without a budget.
 set -u
 ARENAC=${ARENAC:-build/arenac}
 PYTHON=${PYTHON:-/usr/bin/python3}
@@ -77,6 +79,12 @@ if [ -n "$SHARED" ] && [ -d "$SHARED/models" ]; then
 		light_resnet50 light_shufflenet light_inception_v2 \
 		light_densenet121; do
 		covering "$M/$m.onnx"
+	done
+	# Prologues fused into convolutions, with and without the aliasing.
+	for m in light_densenet121 light_inception_v2 light_resnet50; do
+		run --fuse preact "$M/$m.onnx"
+		run --fuse preact --order file --no-views --inplace none \
+			--concat copy "$M/$m.onnx"
 	done
 	# Dropout after Relu (alexnet), Concat -> Dropout (squeezenet,
 	# inception_v1), channel shuffles (shufflenet), batch-norm gradients
