@@ -2,7 +2,8 @@
 # bench_runtime.sh — the reference runtime on each shared light_* model:
 # wall time of one inference (mean of 3, random arena), and the arena the
 # plan uses beside the arena of a naive run that gives every tensor its
-# own buffer.  Needs the runtime library (make test-runtime builds it).
+# own buffer; last DenseNet-121 again with --fuse preact.  Needs the
+# runtime library (make bench and make test-runtime build it).
 set -eu
 BUILD=${BUILD:-build}
 ARENAC=${ARENAC:-$BUILD/arenac}
@@ -15,9 +16,13 @@ fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 printf "%-22s %10s %14s %14s %7s\n" model "ms/run" "arena" "naive arena" "saved"
-for model in "$M"/light_*.onnx; do
+# row LABEL MODEL [ARENAC OPTIONS...]
+row() {
+	label=$1 model=$2
+	shift 2
 	stem=$(basename "$model" .onnx)
-	"$ARENAC" -q --prefix m -o "$tmp/m.h" --weights "$tmp/m.bin" "$model"
+	"$ARENAC" -q --prefix m -o "$tmp/m.h" --weights "$tmp/m.bin" "$@" \
+		"$model"
 	$CC -std=c11 -O0 -D_POSIX_C_SOURCE=200809L -Iruntime -Itests \
 		-I"$BUILD/gen" -I"$tmp" -DARENAC_HEADER='"m.h"' -DLO=m -DUP=M \
 		-DM_DEFINE_ARENA -o "$tmp/rt" tests/rt_run.c \
@@ -25,6 +30,11 @@ for model in "$M"/light_*.onnx; do
 		"$BUILD/libarenac_rt.a" -lprotobuf-c -lm
 	"$tmp/rt" --repeat 3 --fill random "$tmp/m.bin" "$M/${stem}_output_0.pb" |
 		sed -n 's/.*; \([0-9.]*\) ms; arena \([0-9]*\), one buffer per tensor \([0-9]*\)/\1 \2 \3/p' |
-		awk -v m="$stem" '{ printf "%-22s %10s %14s %14s %6.1f%%\n", m, $1, $2, $3, 100 * (1 - $2 / $3) }'
+		awk -v m="$label" '{ printf "%-22s %10s %14s %14s %6.1f%%\n", m, $1, $2, $3, 100 * (1 - $2 / $3) }'
 	rm -f "$tmp/m.bin"
+}
+
+for model in "$M"/light_*.onnx; do
+	row "$(basename "$model" .onnx)" "$model"
 done
+row "densenet121 +fuse" "$M/light_densenet121.onnx" --fuse preact
