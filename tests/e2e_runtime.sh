@@ -14,7 +14,8 @@
 #                           --inplace=none --concat=copy when arenac has them,
 #                           and with --fuse preact
 #   PaddleOCR cls, det      real weights, onnxruntime outputs, rtol 1e-3,
-#                           atol 1e-5; zero and random arena
+#                           atol 1e-5; zero and random arena; plain and
+#                           --fuse preact plans
 #   corrupted plan          one offset of the det header moved onto a live
 #                           tensor: the run must fail
 #
@@ -179,6 +180,12 @@ for stem in "$cls" "$det"; do
 	if [ $have_plain = 1 ] && build "$name plain" ocr "$stem.onnx" $opts \
 		$plain_opts; then
 		check "$name (plain plan)" ocr "$tmp/ocr.bin" \
+			"${stem}_output_0.pb" --input "${stem}_input_0.pb" \
+			--rtol 1e-3 --atol 1e-5 --fill random
+	fi
+	# Real weights through the fused kernel (det has 34 chains to fuse).
+	if build "$name fused" ocr "$stem.onnx" $opts --fuse preact; then
+		check "$name (--fuse preact)" ocr "$tmp/ocr.bin" \
 			"${stem}_output_0.pb" --input "${stem}_input_0.pb" \
 			--rtol 1e-3 --atol 1e-5 --fill random
 	fi
