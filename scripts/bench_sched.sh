@@ -64,8 +64,7 @@ for m in light_bvlc_alexnet light_zfnet512 light_vgg19 light_resnet50 \
 		fs = ref > 0 ? 100 * (1 - fu / ref) : 0
 		note = ar > ref ? "  ABOVE REFERENCE" : ""
 		if (m ~ /densenet|inception|squeezenet/ && s < 20)
-			note = note (fs >= 20 ? "  20% target only with --fuse" :
-				     "  below the 20% target")
+			note = note (fs >= 20 ? "  20% only with --fuse" : "  below the 20% target")
 		if (m ~ /densenet/ && t > 1000)
 			note = note "  scheduling over 1 s"
 		printf "%-32s %11d %11d %11d %11d %11d %11d %6.1f%% %8s " \
