@@ -558,6 +558,29 @@ static int64_t planner_peak(const ArGraph *g, const ArPlanOptions *opt,
 	return ar_live_peak(g, scratch, NULL);
 }
 
+/*
+ * No order peaks below this: a step needs every group it reads or writes,
+ * all graph inputs are resident at the start and all outputs at the end.
+ * An order that reaches it leaves the searches nothing to find.
+ */
+static int64_t peak_floor(const Sched *s)
+{
+	int64_t floor = s->initial_bytes, out = 0;
+	for (int k = 0; k < s->ng; k++)
+		if (s->pinned[k])
+			out += s->size[k];
+	if (out > floor)
+		floor = out;
+	for (int v = 0; v < s->n; v++) {
+		int64_t need = 0;
+		for (int i = s->ustart[v]; i < s->ustart[v + 1]; i++)
+			need += s->size[s->uses[i]];
+		if (need > floor)
+			floor = need;
+	}
+	return floor;
+}
+
 int ar_schedule_memory(const ArGraph *g, const ArPlanOptions *opt,
 		       const ArPlan *p, int *steps)
 {
@@ -565,7 +588,7 @@ int ar_schedule_memory(const ArGraph *g, const ArPlanOptions *opt,
 	Sim m;
 	ArPlan scratch = *p;
 	int *ord[3];
-	int64_t ub, e, peak[3];
+	int64_t ub, e, floor, peak[3];
 	int pick = 0, n;
 
 	memset(&s, 0, sizeof s);
@@ -581,11 +604,13 @@ int ar_schedule_memory(const ArGraph *g, const ArPlanOptions *opt,
 	ub = m.peak;
 
 	greedy(&s, &m, ord[1]);
-	local_search(&s, &m, ord[1]);
+	floor = peak_floor(&s);
+	if (m.peak > floor)
+		local_search(&s, &m, ord[1]);
 	sim_order(&s, &m, ord[1]);
 	if (m.peak < ub)
 		ub = m.peak;
-	e = exact(&s, ub, ord[2]);
+	e = ub > floor ? exact(&s, ub, ord[2]) : -1;
 	if (e < 0 || e >= ub)
 		memcpy(ord[2], ord[1], (size_t)s.n * sizeof(int));
 
