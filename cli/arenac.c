@@ -51,7 +51,7 @@ static const char usage_text[] =
 "                        their output's size (elementwise)\n"
 "  --concat copy|elide   Concat inputs written straight into their slice\n"
 "                        of the output where that is safe (elide)\n"
-"  --fuse none|preact     a Conv whose input is only a chain of per-channel\n"
+"  --fuse none|preact    a Conv whose input is only a chain of per-channel\n"
 "                        ops (BatchNormalization, Mul, Add, Relu) applies\n"
 "                        them as it loads (arenac.PreactConv), so their\n"
 "                        outputs are never stored; needs a runtime kernel\n"
