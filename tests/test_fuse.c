@@ -27,7 +27,7 @@ static Chain chain(bool spatial_factor)
 	int bnp[4], k, b, w;
 	c.x = gb_tensor(g, "x", AR_TK_INPUT, 1, 4, 8, 8);
 	for (int i = 0; i < 4; i++) {
-		char name[8];
+		char name[16];
 		snprintf(name, sizeof name, "bn%d", i);
 		bnp[i] = gb_tensor(g, name, AR_TK_WEIGHT, 4, 0, 0, 0);
 	}
