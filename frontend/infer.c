@@ -272,7 +272,7 @@ int64_t ar_get_int(const ArTensor *t, int64_t k)
 	case AR_DT_UINT32: return ((const uint32_t *)p)[k];
 	case AR_DT_UINT64: return (int64_t)((const uint64_t *)p)[k];
 	/* Casting to int saturates rather than invoking undefined behaviour. */
-	default: {
+	case AR_DT_FLOAT: case AR_DT_DOUBLE: {
 		double v = ar_get_float(t, k);
 		if (isnan(v))
 			return 0;
@@ -282,6 +282,8 @@ int64_t ar_get_int(const ArTensor *t, int64_t k)
 			return INT64_MIN;
 		return (int64_t)v;
 	}
+	/* Callers check dtypes first; this only keeps the two total. */
+	default: return 0;
 	}
 }
 
@@ -291,7 +293,9 @@ double ar_get_float(const ArTensor *t, int64_t k)
 		return ((const float *)t->data)[k];
 	if (t->dtype == AR_DT_DOUBLE)
 		return ((const double *)t->data)[k];
-	return (double)ar_get_int(t, k);
+	if (ar_dtype_is_int(t->dtype))
+		return (double)ar_get_int(t, k);
+	return NAN;
 }
 
 /* Values of input j as the shape function needs them, or a clear error. */

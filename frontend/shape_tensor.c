@@ -639,6 +639,16 @@ int ar_shape_range(InferCtx *c, ArNode *n)
 		if (!t[j]->data || ar_numel(t[j]) != 1)
 			return ar_node_fail(c, n, "input %d ('%s') must be a "
 					    "constant scalar", j, t[j]->name);
+		/* The spec's types: float, double, int16, int32, int64. */
+		if (t[j]->dtype != t[0]->dtype ||
+		    (t[j]->dtype != AR_DT_FLOAT && t[j]->dtype != AR_DT_DOUBLE &&
+		     t[j]->dtype != AR_DT_INT16 && t[j]->dtype != AR_DT_INT32 &&
+		     t[j]->dtype != AR_DT_INT64))
+			return ar_node_fail(c, n, "input %d ('%s') is %s; Range "
+					    "takes one of float, double, int16, "
+					    "int32, int64 for all three", j,
+					    t[j]->name,
+					    ar_dtype_name(t[j]->dtype));
 		v[j] = ar_get_float(t[j], 0);
 	}
 	if (ar_dtype_is_int(t[0]->dtype)) {
