@@ -26,8 +26,7 @@ static bool is_op(const ArGraph *g, int node, const char *op)
 	if (node < 0)
 		return false;
 	n = &g->nodes[node];
-	return !strcmp(n->op, op) && (!n->domain[0] ||
-				      !strcmp(n->domain, "ai.onnx"));
+	return !strcmp(n->op, op) && ar_default_domain(n->domain);
 }
 
 /* t is an activation read exactly once and not a graph output. */

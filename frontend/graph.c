@@ -338,6 +338,11 @@ const ArAttr *ar_attr(const ArNode *n, const char *name)
 	return NULL;
 }
 
+bool ar_default_domain(const char *domain)
+{
+	return !domain[0] || !strcmp(domain, "ai.onnx");
+}
+
 int64_t ar_attr_int(const ArNode *n, const char *name, int64_t dflt)
 {
 	const ArAttr *a = ar_attr(n, name);

@@ -208,6 +208,8 @@ void ar_node_set_io(ArNode *n, const int *in, int nin, const int *out,
 		    int nout);
 
 const ArAttr *ar_attr(const ArNode *n, const char *name);
+/* "" and "ai.onnx" both name the default ONNX domain. */
+bool ar_default_domain(const char *domain);
 int64_t ar_attr_int(const ArNode *n, const char *name, int64_t dflt);
 float ar_attr_float(const ArNode *n, const char *name, float dflt);
 const char *ar_attr_str(const ArNode *n, const char *name, const char *dflt);

@@ -446,7 +446,7 @@ static int infer_node(InferCtx *c, int idx)
 	bool cst;
 	int rc;
 
-	if (*n->domain && strcmp(n->domain, "ai.onnx") != 0)
+	if (!ar_default_domain(n->domain))
 		return ar_node_fail(c, n, "no shape inference for this op "
 				    "(domain '%s')", n->domain);
 	e = bsearch(n->op, ops, sizeof ops / sizeof ops[0], sizeof ops[0],

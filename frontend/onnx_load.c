@@ -96,9 +96,8 @@ static int64_t opset_of(const Onnx__ModelProto *m, const char *domain)
 {
 	for (size_t i = 0; i < m->n_opset_import; i++) {
 		const char *d = nz(m->opset_import[i]->domain);
-		bool dflt = !*domain || !strcmp(domain, "ai.onnx");
-		bool mdflt = !*d || !strcmp(d, "ai.onnx");
-		if ((dflt && mdflt) || !strcmp(d, domain))
+		if ((ar_default_domain(domain) && ar_default_domain(d)) ||
+		    !strcmp(d, domain))
 			return m->opset_import[i]->version;
 	}
 	return -1;

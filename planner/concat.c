@@ -92,7 +92,7 @@ void ar_concat_elide(const ArGraph *g, ArPlan *p)
 		const ArNode *n = &g->nodes[i];
 		int64_t off = 0;
 		if (!ar_is_step(g, i) || strcmp(n->op, "Concat") ||
-		    (n->domain[0] && strcmp(n->domain, "ai.onnx")) ||
+		    !ar_default_domain(n->domain) ||
 		    !elidable(g, p, isout, n, seen))
 			continue;
 		for (int j = 0; j < n->nexplicit; j++) {

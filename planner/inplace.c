@@ -66,7 +66,7 @@ static const struct {
 /* The inputs n's output may overwrite (a bit per input), 0 for none. */
 static unsigned overwritable(const ArNode *n)
 {
-	if (n->domain[0] && strcmp(n->domain, "ai.onnx"))
+	if (!ar_default_domain(n->domain))
 		return 0;
 	for (size_t i = 0; i < sizeof elementwise_ops / sizeof *elementwise_ops;
 	     i++)

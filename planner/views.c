@@ -17,11 +17,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static bool default_domain(const ArNode *n)
-{
-	return !n->domain[0] || !strcmp(n->domain, "ai.onnx");
-}
-
 /*
  * Dropout copies its input unless it runs in training mode.  A training
  * step (train.c: a graph with backward steps) runs every Dropout in
@@ -48,7 +43,8 @@ static bool is_view_op(const ArGraph *g, const ArNode *n, bool training)
 	static const char *const ops[] = {
 		"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity",
 	};
-	if (!default_domain(n) || n->nexplicit < 1 || n->noutputs < 1)
+	if (!ar_default_domain(n->domain) || n->nexplicit < 1 ||
+	    n->noutputs < 1)
 		return false;
 	if (!strcmp(n->op, "Dropout"))
 		return dropout_is_copy(g, n, training);
