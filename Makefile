@@ -25,11 +25,12 @@ WARN    := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wno-unused-parameter
 OPT     ?= -O2 -g
 CFLAGS  ?=
 ALL_CFLAGS = -std=c11 -D_POSIX_C_SOURCE=200809L $(OPT) $(WARN) $(SANFLAGS) \
-	-DARENAC_VERSION='"$(VERSION)"' -Ifrontend -Iplanner -Icodegen \
+	-DARENAC_VERSION='"$(VERSION)"' -Ifrontend -Iops -Itrain -Iplanner -Icodegen \
 	-I$(BUILD)/gen $(PKG_CFLAGS) $(CFLAGS)
 LDLIBS  = $(PKG_LIBS) -lm
 
-LIB_SRCS  := $(sort $(wildcard frontend/*.c planner/*.c codegen/*.c))
+LIB_SRCS  := $(sort $(wildcard frontend/*.c ops/*.c train/*.c planner/*.c \
+		codegen/*.c))
 CLI_SRCS  := $(sort $(wildcard cli/*.c))
 TEST_SRCS := $(sort $(wildcard tests/test_*.c))
 GEN_C     := $(BUILD)/gen/onnx.pb-c.c

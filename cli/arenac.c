@@ -19,7 +19,7 @@
 #include "plan.h"
 #include "solve.h"
 #include "summary.h"
-#include "train.h"
+#include "checkpoint.h"
 
 static const char usage_text[] =
 "usage: arenac [options] MODEL.onnx\n"

@@ -8,7 +8,7 @@
 
 #include "graph.h"
 #include "plan.h"
-#include "train.h"
+#include "checkpoint.h"
 
 /* The short report a user sees when asking for no output file. */
 void ar_print_summary(FILE *f, const char *model, const ArGraph *g,

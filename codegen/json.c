@@ -6,7 +6,7 @@
  * model and options always give byte-identical output.
  */
 #include "emit.h"
-#include "train.h"
+#include "checkpoint.h"
 
 #include <inttypes.h>
 #include <string.h>

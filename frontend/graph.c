@@ -360,3 +360,24 @@ const char *ar_attr_str(const ArNode *n, const char *name, const char *dflt)
 	const ArAttr *a = ar_attr(n, name);
 	return a && a->type == AR_ATTR_STRING ? a->s : dflt;
 }
+
+bool ar_is_step(const ArGraph *g, int node)
+{
+	const ArNode *n = &g->nodes[node];
+	for (int i = 0; i < n->noutputs; i++) {
+		int t = n->outputs[i];
+		if (t >= 0 && g->tensors[t].kind != AR_TK_CONSTANT)
+			return true;
+	}
+	return false;
+}
+
+bool ar_in_arena(const ArGraph *g, int t)
+{
+	const ArTensor *x = &g->tensors[t];
+	if (x->kind == AR_TK_WEIGHT || x->kind == AR_TK_CONSTANT)
+		return false;
+	if (x->rank < 0 || x->bytes < 0)
+		return false;   /* an unread output of unknown shape */
+	return x->producer < 0 || ar_is_step(g, x->producer);
+}

@@ -207,6 +207,14 @@ int ar_graph_add_node(ArGraph *g, const char *name, const char *op,
 void ar_node_set_io(ArNode *n, const int *in, int nin, const int *out,
 		    int nout);
 
+/* True when a node runs at run time (it is not folded away). */
+bool ar_is_step(const ArGraph *g, int node);
+/*
+ * True when a tensor is computed or fed at run time (not a weight or
+ * constant) and has a known size: what a plan puts in the arena.
+ */
+bool ar_in_arena(const ArGraph *g, int t);
+
 const ArAttr *ar_attr(const ArNode *n, const char *name);
 /* "" and "ai.onnx" both name the default ONNX domain. */
 bool ar_default_domain(const char *domain);

@@ -51,7 +51,7 @@
  * plans the DP's answer for real, compares the model's peak with ar_plan's
  * lower bound, and repairs an answer whose real arena overshoots.
  */
-#include "train.h"
+#include "checkpoint.h"
 #include "passes.h"
 
 #include <stdlib.h>

@@ -35,7 +35,7 @@
  * --time-limit again, and a selection it finds within the budget is the
  * answer after all.
  */
-#include "train.h"
+#include "checkpoint.h"
 #include "passes.h"
 
 #include <math.h>
@@ -79,12 +79,6 @@ double ar_train_now(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-const char *ar_optimizer_name(ArOptimizer o)
-{
-	static const char *const names[] = {"sgd", "momentum", "adam"};
-	return (unsigned)o < 3 ? names[o] : "invalid";
 }
 
 const char *ar_ckpt_policy_name(ArCkptPolicy p)

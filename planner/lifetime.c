@@ -12,30 +12,9 @@
 
 #include <stdlib.h>
 
-bool ar_in_arena(const ArGraph *g, int t)
-{
-	const ArTensor *x = &g->tensors[t];
-	if (x->kind == AR_TK_WEIGHT || x->kind == AR_TK_CONSTANT)
-		return false;
-	if (x->rank < 0 || x->bytes < 0)
-		return false;   /* an unread output of unknown shape */
-	return x->producer < 0 || ar_is_step(g, x->producer);
-}
-
 int64_t ar_plan_padded(const ArPlan *p, int64_t bytes)
 {
 	return (bytes + p->align - 1) & ~(p->align - 1);
-}
-
-bool ar_is_step(const ArGraph *g, int node)
-{
-	const ArNode *n = &g->nodes[node];
-	for (int i = 0; i < n->noutputs; i++) {
-		int t = n->outputs[i];
-		if (t >= 0 && g->tensors[t].kind != AR_TK_CONSTANT)
-			return true;
-	}
-	return false;
 }
 
 void ar_lifetimes(const ArGraph *g, ArPlan *p)

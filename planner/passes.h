@@ -7,11 +7,6 @@
 
 #include "plan.h"
 
-/* True when a tensor belongs in the arena (not a weight or constant). */
-bool ar_in_arena(const ArGraph *g, int t);
-/* True when a node runs at run time (it is not folded away). */
-bool ar_is_step(const ArGraph *g, int node);
-
 /*
  * The step order for opt->order; returns the number of steps.  p carries
  * the alias links decided so far, which the memory-aware order accounts for.

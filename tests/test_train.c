@@ -12,7 +12,7 @@
 #include "infer.h"
 #include "load.h"
 #include "plan.h"
-#include "train.h"
+#include "checkpoint.h"
 
 static ArGraph *load_lenet(int64_t batch)
 {

@@ -18,7 +18,6 @@
  * in place of x, so x itself dies after its last forward use.
  */
 #include "train.h"
-#include "passes.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -659,4 +658,10 @@ ArGraph *ar_train_graph_traced(const ArTrainModel *m, const bool *resident,
 ArGraph *ar_train_graph(const ArTrainModel *m, const bool *resident)
 {
 	return ar_train_graph_traced(m, resident, NULL, NULL);
+}
+
+const char *ar_optimizer_name(ArOptimizer o)
+{
+	static const char *const names[] = {"sgd", "momentum", "adam"};
+	return (unsigned)o < 3 ? names[o] : "invalid";
 }

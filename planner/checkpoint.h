@@ -1,27 +1,13 @@
 /*
- * train.h — planning one training step: forward, loss, backward, update.
- *
- * The training step is just another ArGraph, built from the inferred
- * forward graph, so the ordinary pipeline (ar_plan: lifetimes, offsets,
- * verifier; ar_poison_run) plans and checks it unchanged.  What lives where:
- *   - in the arena (planned): graph inputs, the label, activations,
- *     activation gradients, recomputed activations, partial gradients;
- *   - persistent, outside the arena (kind AR_TK_WEIGHT, reported in the
- *     bill): parameters, their gradients, optimizer state, and the updated
- *     parameters ("W.next", written in place of W by the update step).
- *
- * Checkpointing: a forward activation that some backward step reads
- * ("saved") either stays resident from the forward pass (a checkpoint) or
- * is freed after its last forward use and recomputed, from the nearest
- * resident tensors, right before the first backward step that needs it.
+ * checkpoint.h — checkpoint selection: which forward activations of a
+ * training step stay resident and which are recomputed, judged by
+ * planning the step graphs the training stage (train/train.h) builds.
  */
-#ifndef ARENAC_TRAIN_H
-#define ARENAC_TRAIN_H
+#ifndef ARENAC_CHECKPOINT_H
+#define ARENAC_CHECKPOINT_H
 
-#include "graph.h"
 #include "plan.h"
-
-typedef enum { AR_OPTIM_SGD, AR_OPTIM_MOMENTUM, AR_OPTIM_ADAM } ArOptimizer;
+#include "train.h"
 
 /*
  *   none     every forward activation stays resident: no recompute;
@@ -34,66 +20,6 @@ typedef enum { AR_OPTIM_SGD, AR_OPTIM_MOMENTUM, AR_OPTIM_ADAM } ArOptimizer;
 typedef enum {
 	AR_CKPT_NONE, AR_CKPT_ALL, AR_CKPT_SQRT, AR_CKPT_OPTIMAL
 } ArCkptPolicy;
-
-/* Per-op gradient rule (grad_rules.c).  Bit i of a mask is input/output i. */
-typedef struct ArGradRule {
-	const char *op;
-	uint32_t diff;      /* inputs that can receive a gradient */
-	uint32_t save_in;   /* inputs the gradient step always reads */
-	uint32_t save_out;  /* outputs the gradient step reads */
-	/* Bilinear (Conv, Gemm, MatMul, Mul): the gradient of input 0 reads
-	 * input 1 and the gradient of input 1 reads input 0. */
-	bool cross;
-} ArGradRule;
-
-/* NULL when the op has no rule. */
-const ArGradRule *ar_grad_rule(const char *op);
-
-/* FLOPs of one node of an inferred graph, from its shapes (flops.c). */
-int64_t ar_node_flops(const ArGraph *g, const ArNode *n);
-
-/*
- * The forward graph prepared for training (train.c): the loss attached to
- * the first output, Dropout masks materialised, and per tensor what the
- * backward pass needs.  Tensor and node ids are those of base.
- */
-typedef struct ArTrainModel {
-	ArGraph *base;          /* forward + loss, no attributes */
-	ArOptimizer optimizer;
-	int loss_in;            /* the output the loss reads */
-	int nfwd;               /* forward nodes of base (the loss excluded) */
-	const ArGradRule **rule;/* per base node with a backward step, else NULL */
-	bool *param;            /* per tensor: a trained parameter */
-	bool *grad;             /* per tensor: its gradient is computed */
-	bool *saved;            /* per tensor: a backward step reads it */
-	int *ncontrib;          /* per tensor: gradient contributions to sum */
-	int *cand;              /* checkpoint candidates, in production order */
-	int ncand;
-	int64_t *flops;         /* per base node */
-	int64_t forward_flops, backward_flops;
-	int64_t parameter_bytes, state_bytes;
-} ArTrainModel;
-
-int ar_train_model(const ArGraph *fwd, ArOptimizer opt, ArTrainModel **out,
-		   ArError *err);
-void ar_train_model_free(ArTrainModel *m);
-
-/*
- * resident: per base tensor, true for activations that stay resident (NULL:
- * all of them).  The FLOPs of the forward nodes the graph below re-runs.
- */
-int64_t ar_train_recompute_flops(const ArTrainModel *m, const bool *resident);
-/* The training-step graph for that selection; its node order is the step
- * order to plan it in (AR_ORDER_FILE). */
-ArGraph *ar_train_graph(const ArTrainModel *m, const bool *resident);
-/* The same graph, traced for the checkpoint search: *node_src gets per node
- * the base node it stems from (a recompute: the node it re-runs; a
- * backward step or gradient sum: the node whose gradient it is; the loss
- * gradient: the loss node; an update: -1), *tensor_src per tensor the base
- * tensor it is, copies, or is the gradient or optimizer state of.  The
- * caller frees both. */
-ArGraph *ar_train_graph_traced(const ArTrainModel *m, const bool *resident,
-			       int **node_src, int **tensor_src);
 
 /* The memory bill of a planned training step. */
 typedef struct ArTrainBill {
@@ -183,7 +109,6 @@ int64_t ar_chain_min_peak(const ArChain *c, bool *res);
 /* Monotonic seconds, for the searches' deadlines. */
 double ar_train_now(void);
 
-const char *ar_optimizer_name(ArOptimizer o);
 const char *ar_ckpt_policy_name(ArCkptPolicy p);
 
 #endif
