@@ -89,9 +89,11 @@ $(RT_LIB): $(RT_OBJS)
 	rm -f $@
 	ar rcs $@ $^
 
-$(BUILD)/tests/%: tests/%.c $(LIB) tests/testutil.h
+# Unit tests may also check the planner against the reference runtime.
+$(BUILD)/tests/%: tests/%.c $(LIB) $(RT_LIB) tests/testutil.h
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -Itests -o $@ $< $(LIB) $(LDLIBS) -lcmocka
+	$(CC) $(ALL_CFLAGS) -Itests -Iruntime -o $@ $< $(LIB) $(RT_LIB) \
+		$(LDLIBS) -lcmocka
 
 # Built with SANFLAGS holding -fsanitize=fuzzer-no-link,... (see fuzz:).
 $(BUILD)/fuzz/%: fuzz/%.c $(LIB)

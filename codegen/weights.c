@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 
 #include "emit.h"
+#include "ops.h"
 #include "onnx.pb-c.h"
 #include "sanitize.h"
 
@@ -224,14 +225,12 @@ static int put_external(Sink *s, const ArEmitInfo *info,
 	return rc;
 }
 
+/* t is output 0 of a view op (ops/table.c): its input's values, reshaped. */
 static bool is_copy_op(const ArNode *n, int t)
 {
-	static const char *const ops[] = {"Identity", "Reshape", "Flatten",
-		"Squeeze", "Unsqueeze", "Dropout"};
-	for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
-		if (!strcmp(n->op, ops[i]))
-			return n->noutputs > 0 && n->outputs[0] == t;
-	return false;
+	const ArOpDef *d = ar_op_of(n);
+	return d && d->alias == AR_ALIAS_VIEW && n->noutputs > 0 &&
+	       n->outputs[0] == t;
 }
 
 typedef struct Writer {

@@ -16,17 +16,16 @@
  * the reference runtime has one.
  */
 #include "fuse.h"
+#include "ops.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-static bool is_op(const ArGraph *g, int node, const char *op)
+/* Node i's role in a fusion (ops/table.c): its AR_PRE_* code, or 0. */
+static int prologue_code(const ArGraph *g, int i)
 {
-	const ArNode *n;
-	if (node < 0)
-		return false;
-	n = &g->nodes[node];
-	return !strcmp(n->op, op) && ar_default_domain(n->domain);
+	const ArOpDef *d = ar_op_of(&g->nodes[i]);
+	return d ? d->prologue : 0;
 }
 
 /* t is an activation read exactly once and not a graph output. */
@@ -70,25 +69,27 @@ static int prologue_op(const ArGraph *g, int i, int *data, int *params,
 		       int *np)
 {
 	const ArNode *n = &g->nodes[i];
+	int code;
 	*np = 0;
 	if (n->noutputs < 1 || n->outputs[0] < 0)
 		return 0;
 	for (int j = 1; j < n->noutputs; j++)
 		if (n->outputs[j] >= 0)
 			return 0;
-	if (is_op(g, i, "Relu") && n->nexplicit == 1) {
+	code = prologue_code(g, i);
+	if (code == AR_PRE_RELU && n->nexplicit == 1) {
 		*data = n->inputs[0];
-		return AR_PRE_RELU;
+		return code;
 	}
-	if (is_op(g, i, "BatchNormalization") && n->nexplicit == 5 &&
+	if (code == AR_PRE_BATCHNORM && n->nexplicit == 5 &&
 	    !ar_attr_int(n, "training_mode", 0)) {
 		*data = n->inputs[0];
 		for (int j = 1; j < 5; j++)
 			if (!constant_float(g, params[(*np)++] = n->inputs[j]))
 				return 0;
-		return AR_PRE_BATCHNORM;
+		return code;
 	}
-	if ((is_op(g, i, "Mul") || is_op(g, i, "Add")) && n->nexplicit == 2) {
+	if ((code == AR_PRE_MUL || code == AR_PRE_ADD) && n->nexplicit == 2) {
 		const ArTensor *y = &g->tensors[n->outputs[0]];
 		for (int j = 0; j < 2; j++) {
 			int x = n->inputs[j], k = n->inputs[1 - j];
@@ -97,8 +98,7 @@ static int prologue_op(const ArGraph *g, int i, int *data, int *params,
 			    per_channel(&g->tensors[k], y)) {
 				*data = x;
 				params[(*np)++] = k;
-				return is_op(g, i, "Mul") ? AR_PRE_MUL :
-							    AR_PRE_ADD;
+				return code;
 			}
 		}
 	}
@@ -120,10 +120,11 @@ typedef struct {
 static bool find_chain(const ArGraph *g, const int *reads, int c, Chain *ch)
 {
 	const ArNode *conv = &g->nodes[c];
+	const ArOpDef *d;
 	int t;
 
 	memset(ch, 0, sizeof *ch);
-	if (!is_op(g, c, "Conv") || conv->nexplicit < 2 ||
+	if (!(d = ar_op_of(conv)) || !d->fuse_target || conv->nexplicit < 2 ||
 	    conv->nexplicit > 3 || conv->noutputs != 1)
 		return false;
 	t = conv->inputs[0];

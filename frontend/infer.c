@@ -3,8 +3,9 @@
  * share.
  *
  * Nodes are visited once, in the loader's topological order.  For each the
- * driver checks that every explicit input has a known shape, calls the op's
- * shape function from a sorted dispatch table, sizes the outputs, marks
+ * driver finds the op's entry in the op table (ops/table.c), checks the
+ * input and output counts and that every explicit input has a known shape,
+ * calls the entry's shape function, sizes the outputs, marks
  * them constant when every input is (so they join the weights instead of
  * the arena), lets the folder compute small values that later shapes
  * depend on, and compares with what the file declared.
@@ -18,155 +19,6 @@
 #include <string.h>
 
 #include "infer_ops.h"
-
-enum {
-	NOFOLD = 1,     /* outputs never constant (control flow) */
-	SHAPEONLY = 2   /* outputs constant whatever the input (Shape, Size) */
-};
-
-static const struct OpEntry {
-	const char *op;
-	ArShapeFn fn;
-	int flags;
-} ops[] = {
-	/* Sorted by name (strcmp) for bsearch. */
-	{"Abs", ar_shape_unary, 0},
-	{"Acos", ar_shape_unary, 0},
-	{"Acosh", ar_shape_unary, 0},
-	{"Add", ar_shape_broadcast, 0},
-	{"And", ar_shape_compare, 0},
-	{"ArgMax", ar_shape_argreduce, 0},
-	{"ArgMin", ar_shape_argreduce, 0},
-	{"Asin", ar_shape_unary, 0},
-	{"Asinh", ar_shape_unary, 0},
-	{"Atan", ar_shape_unary, 0},
-	{"Atanh", ar_shape_unary, 0},
-	{"AveragePool", ar_shape_pool, 0},
-	{"BatchNormalization", ar_shape_batchnorm, 0},
-	{"BitShift", ar_shape_broadcast, 0},
-	{"BitwiseAnd", ar_shape_broadcast, 0},
-	{"BitwiseNot", ar_shape_unary, 0},
-	{"BitwiseOr", ar_shape_broadcast, 0},
-	{"BitwiseXor", ar_shape_broadcast, 0},
-	{"Cast", ar_shape_cast, 0},
-	{"CastLike", ar_shape_castlike, 0},
-	{"Ceil", ar_shape_unary, 0},
-	{"Celu", ar_shape_unary, 0},
-	{"Clip", ar_shape_unary, 0},
-	{"Concat", ar_shape_concat, 0},
-	{"Constant", ar_shape_constant, 0},
-	{"ConstantOfShape", ar_shape_constantofshape, 0},
-	{"Conv", ar_shape_conv, 0},
-	{"ConvTranspose", ar_shape_convtranspose, 0},
-	{"Cos", ar_shape_unary, 0},
-	{"Cosh", ar_shape_unary, 0},
-	{"CumSum", ar_shape_unary, 0},
-	{"DepthToSpace", ar_shape_depth_to_space, 0},
-	{"Div", ar_shape_broadcast, 0},
-	{"Dropout", ar_shape_dropout, 0},
-	{"Elu", ar_shape_unary, 0},
-	{"Equal", ar_shape_compare, 0},
-	{"Erf", ar_shape_unary, 0},
-	{"Exp", ar_shape_unary, 0},
-	{"Expand", ar_shape_expand, 0},
-	{"Flatten", ar_shape_flatten, 0},
-	{"Floor", ar_shape_unary, 0},
-	{"GRU", ar_shape_rnn, 0},
-	{"Gather", ar_shape_gather, 0},
-	{"GatherElements", ar_shape_gather_elements, 0},
-	{"Gelu", ar_shape_unary, 0},
-	{"Gemm", ar_shape_gemm, 0},
-	{"GlobalAveragePool", ar_shape_globalpool, 0},
-	{"GlobalLpPool", ar_shape_globalpool, 0},
-	{"GlobalMaxPool", ar_shape_globalpool, 0},
-	{"Greater", ar_shape_compare, 0},
-	{"GreaterOrEqual", ar_shape_compare, 0},
-	{"HardSigmoid", ar_shape_unary, 0},
-	{"HardSwish", ar_shape_unary, 0},
-	{"Hardmax", ar_shape_unary, 0},
-	{"Identity", ar_shape_unary, 0},
-	{"If", ar_shape_if, NOFOLD},
-	{"InstanceNormalization", ar_shape_unary, 0},
-	{"IsInf", ar_shape_tobool, 0},
-	{"IsNaN", ar_shape_tobool, 0},
-	{"LRN", ar_shape_unary, 0},
-	{"LSTM", ar_shape_rnn, 0},
-	{"LayerNormalization", ar_shape_layernorm, 0},
-	{"LeakyRelu", ar_shape_unary, 0},
-	{"Less", ar_shape_compare, 0},
-	{"LessOrEqual", ar_shape_compare, 0},
-	{"Log", ar_shape_unary, 0},
-	{"LogSoftmax", ar_shape_unary, 0},
-	{"Loop", ar_shape_loop, NOFOLD},
-	{"LpNormalization", ar_shape_unary, 0},
-	{"LpPool", ar_shape_pool, 0},
-	{"MatMul", ar_shape_matmul, 0},
-	{"Max", ar_shape_broadcast, 0},
-	{"MaxPool", ar_shape_pool, 0},
-	{"Mean", ar_shape_broadcast, 0},
-	{"MeanVarianceNormalization", ar_shape_unary, 0},
-	{"Min", ar_shape_broadcast, 0},
-	{"Mish", ar_shape_unary, 0},
-	{"Mod", ar_shape_broadcast, 0},
-	{"Mul", ar_shape_broadcast, 0},
-	{"Neg", ar_shape_unary, 0},
-	{"Not", ar_shape_unary, 0},
-	{"Or", ar_shape_compare, 0},
-	{"PRelu", ar_shape_broadcast, 0},
-	{"Pad", ar_shape_pad, 0},
-	{"Pow", ar_shape_broadcast, 0},
-	{"RNN", ar_shape_rnn, 0},
-	{"Range", ar_shape_range, 0},
-	{"Reciprocal", ar_shape_unary, 0},
-	{"ReduceL1", ar_shape_reduce, 0},
-	{"ReduceL2", ar_shape_reduce, 0},
-	{"ReduceLogSum", ar_shape_reduce, 0},
-	{"ReduceLogSumExp", ar_shape_reduce, 0},
-	{"ReduceMax", ar_shape_reduce, 0},
-	{"ReduceMean", ar_shape_reduce, 0},
-	{"ReduceMin", ar_shape_reduce, 0},
-	{"ReduceProd", ar_shape_reduce, 0},
-	{"ReduceSum", ar_shape_reduce, 0},
-	{"ReduceSumSquare", ar_shape_reduce, 0},
-	{"Relu", ar_shape_unary, 0},
-	{"Reshape", ar_shape_reshape, 0},
-	{"Resize", ar_shape_resize, 0},
-	{"Round", ar_shape_unary, 0},
-	{"Selu", ar_shape_unary, 0},
-	{"Shape", ar_shape_shape, SHAPEONLY},
-	{"Shrink", ar_shape_unary, 0},
-	{"Sigmoid", ar_shape_unary, 0},
-	{"Sign", ar_shape_unary, 0},
-	{"Sin", ar_shape_unary, 0},
-	{"Sinh", ar_shape_unary, 0},
-	{"Size", ar_shape_size, SHAPEONLY},
-	{"Slice", ar_shape_slice, 0},
-	{"Softmax", ar_shape_unary, 0},
-	{"Softplus", ar_shape_unary, 0},
-	{"Softsign", ar_shape_unary, 0},
-	{"SpaceToDepth", ar_shape_space_to_depth, 0},
-	{"Split", ar_shape_split, 0},
-	{"Sqrt", ar_shape_unary, 0},
-	{"Squeeze", ar_shape_squeeze, 0},
-	{"Sub", ar_shape_broadcast, 0},
-	{"Sum", ar_shape_broadcast, 0},
-	{"Tan", ar_shape_unary, 0},
-	{"Tanh", ar_shape_unary, 0},
-	{"ThresholdedRelu", ar_shape_unary, 0},
-	{"Tile", ar_shape_tile, 0},
-	{"TopK", ar_shape_topk, 0},
-	{"Transpose", ar_shape_transpose, 0},
-	{"Trilu", ar_shape_unary, 0},
-	{"Unsqueeze", ar_shape_unsqueeze, 0},
-	{"Upsample", ar_shape_resize, 0},
-	{"Where", ar_shape_where, 0},
-	{"Xor", ar_shape_compare, 0},
-};
-
-static int cmp_op(const void *key, const void *e)
-{
-	return strcmp(key, ((const struct OpEntry *)e)->op);
-}
 
 int ar_node_fail(InferCtx *c, const ArNode *n, const char *fmt, ...)
 {
@@ -414,13 +266,6 @@ static void cross_check(InferCtx *c, const ArTensor *t, ArDType before)
 		"(using the inferred one)", t->name, sd, si);
 }
 
-static bool is_sequence_op(const char *op)
-{
-	return strstr(op, "Sequence") || !strcmp(op, "Optional") ||
-	       !strcmp(op, "OptionalGetElement") ||
-	       !strcmp(op, "OptionalHasElement");
-}
-
 static int check_inputs(InferCtx *c, const ArNode *n)
 {
 	for (int j = 0; j < n->nexplicit; j++) {
@@ -438,25 +283,56 @@ static int check_inputs(InferCtx *c, const ArNode *n)
 	return AR_OK;
 }
 
+/* "has 2 inputs; the op takes 1", "... takes 1 to 3", "... at least 2". */
+static int count_fail(InferCtx *c, const ArNode *n, const char *what,
+		      int has, int lo, int hi)
+{
+	char range[64];
+	if (lo == hi)
+		snprintf(range, sizeof range, "%d", lo);
+	else if (hi == AR_VARIADIC)
+		snprintf(range, sizeof range, "at least %d", lo);
+	else
+		snprintf(range, sizeof range, "%d to %d", lo, hi);
+	return ar_node_fail(c, n, "has %d %s; the op takes %s", has, what,
+			    range);
+}
+
+/* The node's entry, or a clear refusal naming why there is none. */
+static int find_def(InferCtx *c, const ArNode *n, const ArOpDef **d)
+{
+	int nout = 0;
+
+	*d = ar_op_of(n);
+	if (!*d && !ar_default_domain(n->domain))
+		return ar_node_fail(c, n, "no shape inference for this op "
+				    "(domain '%s')", n->domain);
+	if (*d && (*d)->refuse)
+		return ar_node_fail(c, n, "%s", (*d)->refuse);
+	if (!*d || !(*d)->shape)
+		return ar_node_fail(c, n, "no shape inference for this op");
+	/* Trailing omitted outputs do not count; a missing input does. */
+	for (int j = 0; j < n->noutputs; j++)
+		if (n->outputs[j] >= 0)
+			nout = j + 1;
+	if (n->nexplicit < (*d)->in_min || n->nexplicit > (*d)->in_max)
+		return count_fail(c, n, "inputs", n->nexplicit, (*d)->in_min,
+				  (*d)->in_max);
+	if (nout > (*d)->out_max)
+		return count_fail(c, n, "outputs", nout, (*d)->out_min,
+				  (*d)->out_max);
+	return AR_OK;
+}
+
 static int infer_node(InferCtx *c, int idx)
 {
 	ArNode *n = &c->g->nodes[idx];
-	const struct OpEntry *e = NULL;
+	const ArOpDef *d;
 	ArDType before[64];
 	bool cst;
 	int rc;
 
-	if (!ar_default_domain(n->domain))
-		return ar_node_fail(c, n, "no shape inference for this op "
-				    "(domain '%s')", n->domain);
-	e = bsearch(n->op, ops, sizeof ops / sizeof ops[0], sizeof ops[0],
-		    cmp_op);
-	if (!e && is_sequence_op(n->op))
-		return ar_node_fail(c, n, "sequence and optional values are "
-				    "not supported: arenac plans tensors only");
-	if (!e)
-		return ar_node_fail(c, n, "no shape inference for this op");
-	if ((rc = check_inputs(c, n)))
+	if ((rc = find_def(c, n, &d)) || (rc = check_inputs(c, n)))
 		return rc;
 	if (n->noutputs > 64)
 		return ar_node_fail(c, n, "has %d outputs, more than 64",
@@ -465,11 +341,12 @@ static int infer_node(InferCtx *c, int idx)
 		ArTensor *t = ar_out(c, n, j);
 		before[j] = t ? t->dtype : AR_DT_UNDEFINED;
 	}
-	if ((rc = e->fn(c, n)))
+	if ((rc = d->shape(c, n)))
 		return rc;
 
-	cst = !(e->flags & NOFOLD);
-	for (int j = 0; cst && !(e->flags & SHAPEONLY) && j < n->nexplicit; j++)
+	cst = !(d->flags & AR_OP_NOFOLD);
+	for (int j = 0; cst && !(d->flags & AR_OP_SHAPEONLY) &&
+	     j < n->nexplicit; j++)
 		cst = n->inputs[j] < 0 || ar_is_const(c, n->inputs[j]);
 	for (int j = 0; j < n->noutputs; j++) {
 		ArTensor *t = ar_out(c, n, j);

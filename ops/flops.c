@@ -1,16 +1,16 @@
 /*
- * flops.c — floating-point operations of one node, from its shapes.
+ * flops.c — floating-point operations of one node, from its shapes: the
+ * counts the op table (table.c) names, and the lookup that applies them.
  *
  * A multiply-add counts 2.  The numbers are for comparing recompute costs,
  * so they follow the usual conventions rather than any kernel: bilinear
  * ops count their products, pools their window, normalisations a few ops
  * per element, pure data movement (Reshape, Transpose, Concat, ...) zero,
- * and anything else one op per output element.  Sums saturate instead of
- * overflowing.
+ * and anything else one op per output element.  A count whose operands
+ * are not what it expects falls back to one op per output element.  Sums
+ * saturate instead of overflowing.
  */
-#include "train.h"
-
-#include <string.h>
+#include "ops.h"
 
 static int64_t mul_sat(int64_t a, int64_t b)
 {
@@ -30,6 +30,12 @@ static const ArTensor *in(const ArGraph *g, const ArNode *n, int i)
 						   : NULL;
 }
 
+static const ArTensor *out0(const ArGraph *g, const ArNode *n)
+{
+	return n->noutputs && n->outputs[0] >= 0 ? &g->tensors[n->outputs[0]]
+						 : NULL;
+}
+
 static int64_t numel(const ArTensor *t)
 {
 	int64_t v = t ? ar_numel(t) : 0;
@@ -45,58 +51,100 @@ static int64_t dims_from(const ArTensor *t, int from)
 	return v;
 }
 
-static bool is_op(const ArNode *n, const char *const *ops)
+static int64_t per_output(const ArGraph *g, const ArNode *n, int64_t k)
 {
-	for (; *ops; ops++)
-		if (!strcmp(n->op, *ops))
-			return true;
-	return false;
+	return mul_sat(numel(out0(g, n)), k);
+}
+
+int64_t ar_flops_none(const ArGraph *g, const ArNode *n)
+{
+	return 0;
+}
+
+/* Each output element: Cin/group x kernel multiply-adds, plus the bias. */
+int64_t ar_flops_conv(const ArGraph *g, const ArNode *n)
+{
+	const ArTensor *w = in(g, n, 1);
+	int64_t out = numel(out0(g, n)), f;
+	if (!w || w->rank < 2)
+		return out;
+	f = mul_sat(2, mul_sat(out, dims_from(w, 1)));
+	return in(g, n, 2) ? add_sat(f, out) : f;
+}
+
+/* Each input element scatters into Cout/group x kernel outputs. */
+int64_t ar_flops_convtranspose(const ArGraph *g, const ArNode *n)
+{
+	const ArTensor *w = in(g, n, 1);
+	if (!w || w->rank < 2)
+		return numel(out0(g, n));
+	return mul_sat(2, mul_sat(numel(in(g, n, 0)), dims_from(w, 1)));
+}
+
+/* M x N x K multiply-adds, K = numel(A) / M whichever way A is
+ * transposed, plus C. */
+int64_t ar_flops_gemm(const ArGraph *g, const ArNode *n)
+{
+	const ArTensor *a = in(g, n, 0), *y = out0(g, n);
+	int64_t out = numel(y), f;
+	if (!a || !y || y->rank != 2 || !y->dims[0])
+		return out;
+	f = mul_sat(2, mul_sat(out, numel(a) / y->dims[0]));
+	return in(g, n, 2) ? add_sat(f, out) : f;
+}
+
+/* Each output element: K multiply-adds, K = A's last dim. */
+int64_t ar_flops_matmul(const ArGraph *g, const ArNode *n)
+{
+	const ArTensor *a = in(g, n, 0);
+	int64_t out = numel(out0(g, n));
+	if (!a || a->rank < 1)
+		return out;
+	return mul_sat(2, mul_sat(out, a->dims[a->rank - 1]));
+}
+
+/* Each output element: its window. */
+int64_t ar_flops_pool(const ArGraph *g, const ArNode *n)
+{
+	const ArAttr *ks = ar_attr(n, "kernel_shape");
+	int64_t k = 1;
+	for (int i = 0; ks && i < ks->nints; i++)
+		k = mul_sat(k, ks->ints[i]);
+	return per_output(g, n, k);
+}
+
+/* Each input element once. */
+int64_t ar_flops_globalpool(const ArGraph *g, const ArNode *n)
+{
+	return numel(in(g, n, 0));
+}
+
+int64_t ar_flops_lrn(const ArGraph *g, const ArNode *n)
+{
+	return per_output(g, n, 2 * ar_attr_int(n, "size", 1) + 3);
+}
+
+int64_t ar_flops_batchnorm(const ArGraph *g, const ArNode *n)
+{
+	return per_output(g, n, 4);
+}
+
+/* Exponent, sum and divide per element. */
+int64_t ar_flops_softmax(const ArGraph *g, const ArNode *n)
+{
+	return per_output(g, n, 3);
+}
+
+/* One add per operand past the first. */
+int64_t ar_flops_sum(const ArGraph *g, const ArNode *n)
+{
+	return per_output(g, n, n->ninputs > 1 ? n->ninputs - 1 : 1);
 }
 
 int64_t ar_node_flops(const ArGraph *g, const ArNode *n)
 {
-	static const char *const moves[] = {
-		"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose",
-		"Concat", "Identity", "Split", "Slice", "Gather", "Pad",
-		"Expand", "Tile", "Shape", "Cast", NULL
-	};
-	const ArTensor *y = n->noutputs && n->outputs[0] >= 0 ?
-			    &g->tensors[n->outputs[0]] : NULL;
-	const ArTensor *a = in(g, n, 0), *w = in(g, n, 1);
-	int64_t out = numel(y), f, k = 1;
-
-	if (is_op(n, moves))
-		return 0;
-	if (!strcmp(n->op, "Conv") && w && w->rank >= 2) {
-		/* Each output element: Cin/group x kernel multiply-adds. */
-		f = mul_sat(2, mul_sat(out, dims_from(w, 1)));
-		return in(g, n, 2) ? add_sat(f, out) : f;
-	}
-	if (!strcmp(n->op, "ConvTranspose") && w && w->rank >= 2)
-		return mul_sat(2, mul_sat(numel(a), dims_from(w, 1)));
-	if (!strcmp(n->op, "Gemm") && a && y && y->rank == 2 && y->dims[0]) {
-		/* K = numel(A) / M, whichever way A is transposed. */
-		f = mul_sat(2, mul_sat(out, numel(a) / y->dims[0]));
-		return in(g, n, 2) ? add_sat(f, out) : f;
-	}
-	if (!strcmp(n->op, "MatMul") && a && a->rank >= 1)
-		return mul_sat(2, mul_sat(out, a->dims[a->rank - 1]));
-	if (!strcmp(n->op, "MaxPool") || !strcmp(n->op, "AveragePool")) {
-		const ArAttr *ks = ar_attr(n, "kernel_shape");
-		for (int i = 0; ks && i < ks->nints; i++)
-			k = mul_sat(k, ks->ints[i]);
-		return mul_sat(out, k);
-	}
-	if (!strcmp(n->op, "GlobalAveragePool") ||
-	    !strcmp(n->op, "GlobalMaxPool"))
-		return numel(a);
-	if (!strcmp(n->op, "LRN"))
-		return mul_sat(out, 2 * ar_attr_int(n, "size", 1) + 3);
-	if (!strcmp(n->op, "BatchNormalization"))
-		return mul_sat(out, 4);
-	if (!strcmp(n->op, "Softmax") || !strcmp(n->op, "LogSoftmax"))
-		return mul_sat(out, 3);
-	if (!strcmp(n->op, "Sum"))
-		return mul_sat(out, n->ninputs > 1 ? n->ninputs - 1 : 1);
-	return out;
+	const ArOpDef *d = ar_op_of(n);
+	if (d && d->flops)
+		return d->flops(g, n);
+	return numel(out0(g, n));
 }

@@ -34,10 +34,18 @@
  * is known, ar_concat_refine turns back into copies the elisions that keep
  * the peak higher than a copy would, and if need be all of them.
  */
+#include "ops.h"
 #include "passes.h"
 
 #include <stdlib.h>
 #include <string.h>
+
+/* Ops of the concat class in the op table (Concat). */
+static bool is_concat(const ArNode *n)
+{
+	const ArOpDef *d = ar_op_of(n);
+	return d && d->alias == AR_ALIAS_CONCAT;
+}
 
 /* Every input's slice is contiguous: output dims before axis are all 1. */
 static bool slices_contiguous(const ArGraph *g, const ArNode *n, int out)
@@ -91,8 +99,7 @@ void ar_concat_elide(const ArGraph *g, ArPlan *p)
 	for (int i = 0; i < g->nnodes; i++) {
 		const ArNode *n = &g->nodes[i];
 		int64_t off = 0;
-		if (!ar_is_step(g, i) || strcmp(n->op, "Concat") ||
-		    !ar_default_domain(n->domain) ||
+		if (!ar_is_step(g, i) || !is_concat(n) ||
 		    !elidable(g, p, isout, n, seen))
 			continue;
 		for (int j = 0; j < n->nexplicit; j++) {
@@ -234,7 +241,7 @@ static void undo_clashes(const ArGraph *g, ArPlan *p)
 		pos[t] = -1;
 	for (int s = 0; s < p->nsteps; s++) {
 		const ArNode *n = &g->nodes[p->steps[s]];
-		if (strcmp(n->op, "Concat") || !is_elided(p, n))
+		if (!is_concat(n) || !is_elided(p, n))
 			continue;
 		if (stale) {
 			ArAliasMemo m;
@@ -261,7 +268,7 @@ static int64_t refine_in_order(const ArGraph *g, const ArPlanOptions *opt,
 	for (int s = 0; s < p->nsteps; s++) {
 		const ArNode *n = &g->nodes[p->steps[s]];
 		int64_t pk;
-		if (strcmp(n->op, "Concat") || !is_elided(p, n))
+		if (!is_concat(n) || !is_elided(p, n))
 			continue;
 		memcpy(keep, p->slots, (size_t)p->ntensors * sizeof *keep);
 		undo(p, n);
@@ -295,7 +302,7 @@ void ar_concat_refine(const ArGraph *g, const ArPlanOptions *opt, ArPlan *p)
 	memcpy(slots, p->slots, nsl);
 	memcpy(steps, p->steps, nst);
 	for (int i = 0; i < g->nnodes; i++)
-		if (ar_is_step(g, i) && !strcmp(g->nodes[i].op, "Concat") &&
+		if (ar_is_step(g, i) && is_concat(&g->nodes[i]) &&
 		    is_elided(p, &g->nodes[i]))
 			undo(p, &g->nodes[i]);
 	ar_schedule(g, opt, p, p->steps);

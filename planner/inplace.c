@@ -10,70 +10,19 @@
  * graph input (the caller's bytes) are never overwritten, and a graph
  * output is never written over anything.
  *
+ * Which ops qualify, and which of their inputs they may overwrite, is the
+ * op table's word (ops/table.c): elementwise ops of the in-place class,
+ * and the gradient steps whose rule computes element by element (ReluGrad
+ * reads Y[i] and dY[i] to write dX[i]).
+ *
  * Runs after the order and lifetimes are final, visiting steps in order so
  * that chains (BatchNormalization -> Mul -> Add -> Relu, or a training
  * step's GradAccumulate -> ReluGrad -> DropoutGrad) share one buffer.
  */
+#include "ops.h"
 #include "passes.h"
 
 #include <stdlib.h>
-#include <string.h>
-
-/*
- * Ops computing output element i from element i of their inputs (or from a
- * broadcast value), and which inputs their output may overwrite: all (the
- * size test in can_overwrite keeps out broadcast operands), or only the
- * data input where the others are parameters read per channel.
- *
- * The backward steps of a training graph (train.c names them op + "Grad",
- * the incoming gradient dY last) qualify the same way when one output is
- * planned: ReluGrad, SigmoidGrad and TanhGrad read Y[i] and dY[i], and
- * LeakyReluGrad X[i] and dY[i], to write dX[i]; DropoutGrad scales dY[i]
- * by mask[i] (a bool, never dY's size); AddGrad, SubGrad and SumGrad copy
- * or negate dY when the operand was not broadcast; BatchNormalizationGrad
- * with the running statistics as inputs scales dY[i] per channel (its
- * parameter gradients are persistent outputs); GradAccumulate sums its
- * parts element by element.  Softmax-like gradients need a row reduction
- * before any element is written, and MulGrad may reduce over broadcast
- * dims: neither is listed.
- */
-#define ANY (~0u)
-static const struct {
-	const char *op;
-	unsigned inputs;        /* bit j: input j may be overwritten */
-} elementwise_ops[] = {
-	{"Abs", ANY}, {"Acos", ANY}, {"Acosh", ANY}, {"Add", ANY},
-	{"And", ANY}, {"Asin", ANY}, {"Asinh", ANY}, {"Atan", ANY},
-	{"Atanh", ANY}, {"BatchNormalization", 1}, {"Ceil", ANY},
-	{"Celu", ANY}, {"Clip", 1}, {"Cos", ANY}, {"Cosh", ANY},
-	{"Div", ANY}, {"Elu", ANY}, {"Erf", ANY}, {"Exp", ANY},
-	{"Floor", ANY}, {"Gelu", ANY}, {"HardSigmoid", ANY},
-	{"HardSwish", ANY}, {"LeakyRelu", ANY}, {"Log", ANY}, {"Max", ANY},
-	{"Mean", ANY}, {"Min", ANY}, {"Mish", ANY}, {"Mul", ANY},
-	{"Neg", ANY}, {"Not", ANY}, {"Or", ANY}, {"Pow", ANY},
-	{"PRelu", 1}, {"Reciprocal", ANY}, {"Relu", ANY}, {"Round", ANY},
-	{"Selu", ANY}, {"Sigmoid", ANY}, {"Sign", ANY}, {"Sin", ANY},
-	{"Sinh", ANY}, {"Softplus", ANY}, {"Softsign", ANY}, {"Sqrt", ANY},
-	{"Sub", ANY}, {"Sum", ANY}, {"Tan", ANY}, {"Tanh", ANY},
-	{"ThresholdedRelu", ANY}, {"Xor", ANY},
-	/* backward steps */
-	{"AddGrad", ANY}, {"BatchNormalizationGrad", ANY},
-	{"DropoutGrad", ANY}, {"GradAccumulate", ANY},
-	{"LeakyReluGrad", ANY}, {"ReluGrad", ANY}, {"SigmoidGrad", ANY},
-	{"SubGrad", ANY}, {"SumGrad", ANY}, {"TanhGrad", ANY},
-};
-
-/* The inputs n's output may overwrite (a bit per input), 0 for none. */
-static unsigned overwritable(const ArNode *n)
-{
-	if (!ar_default_domain(n->domain))
-		return 0;
-	for (size_t i = 0; i < sizeof elementwise_ops / sizeof *elementwise_ops;
-	     i++)
-		if (!strcmp(n->op, elementwise_ops[i].op))
-			return elementwise_ops[i].inputs;
-	return 0;
-}
 
 typedef struct {
 	const ArGraph *g;
@@ -158,7 +107,7 @@ void ar_inplace(const ArGraph *g, ArPlan *p)
 	for (int s = 0; s < p->nsteps; s++) {
 		const ArNode *n = &g->nodes[p->steps[s]];
 		int y = n->noutputs > 0 ? n->outputs[0] : -1, x, kx, ky;
-		unsigned which = overwritable(n);
+		unsigned which = ar_op_inplace_inputs(n);
 		bool extra = false;
 		for (int j = 1; j < n->noutputs; j++)
 			if (n->outputs[j] >= 0 && p->slots[n->outputs[j]].planned)

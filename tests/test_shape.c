@@ -578,7 +578,9 @@ static void test_misc_ops(void **state)
 	INTS(g, "rep", 1, 2, 3);
 	INTS(g, "es", 3, 1, 1, 1);
 	INTS(g, "k", 2);
-	n = node(g, "LSTM", 14, "x", "y,yh,yc");
+	INPUT(g, "W", 2, 20, 6);
+	INPUT(g, "R", 2, 20, 5);
+	n = node(g, "LSTM", 14, "x,W,R", "y,yh,yc");
 	attr_i(g, n, "hidden_size", 5);
 	attr_s(g, n, "direction", "bidirectional");
 	node(g, "Tile", 13, "x,rep", "t");

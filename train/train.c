@@ -18,6 +18,7 @@
  * in place of x, so x itself dies after its last forward use.
  */
 #include "train.h"
+#include "ops.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -101,20 +102,43 @@ static int add_like(ArGraph *g, int like, const char *suffix,
 	return t;
 }
 
-static int emit(ArGraph *g, const char *name, const char *suffix,
-		const char *op, ArPhase phase, const int *in, int nin,
-		const int *out, int nout)
+/* Which op a new node runs: domain, name and the domain's opset. */
+typedef struct OpRef {
+	const char *domain;
+	const char *op;
+	int64_t opset;
+} OpRef;
+
+/* The loss: ONNX's SoftmaxCrossEntropyLoss, in its version 13. */
+static const OpRef loss_op = {"", "SoftmaxCrossEntropyLoss", 13};
+
+/* An op of the training step's own domain (gradients, sums, updates). */
+static OpRef training_op(const char *op)
+{
+	return (OpRef){AR_TRAIN_DOMAIN, op, 1};
+}
+
+static int emit(ArGraph *g, const char *name, const char *suffix, OpRef op,
+		ArPhase phase, const int *in, int nin, const int *out, int nout)
 {
 	char *nm = join(name, suffix);
-	int id = ar_graph_add_node(g, nm, op, "");
+	int id = ar_graph_add_node(g, nm, op.op, op.domain);
 	ArNode *n = &g->nodes[id];
 	free(nm);
 	ar_node_set_io(n, in, nin, out, nout);
 	n->phase = phase;
+	n->opset = op.opset;
 	for (int i = 0; i < nout; i++)
 		if (out[i] >= 0)
 			g->tensors[out[i]].producer = id;
 	return id;
+}
+
+/* A training-mode op that writes a mask (Dropout) as output 1. */
+static bool has_mask(const ArNode *n)
+{
+	const ArOpDef *d = ar_op_of(n);
+	return d && (d->flags & AR_OP_TRAIN_MASK);
 }
 
 /* Training-mode Dropout writes its mask: give it one, shaped like Y. */
@@ -172,7 +196,7 @@ static int add_loss(ArTrainModel *m, ArError *err)
 	g->outputs[0] = loss;
 	in[0] = m->loss_in;
 	in[1] = label;
-	node = emit(g, "loss", "", "SoftmaxCrossEntropyLoss", AR_PHASE_FORWARD,
+	node = emit(g, "loss", "", loss_op, AR_PHASE_FORWARD,
 		    in, 2, &loss, 1);
 	return node;
 }
@@ -199,7 +223,7 @@ static void requires_grad(const ArTrainModel *m, bool *rg)
 	const ArGraph *g = m->base;
 	for (int i = 0; i < m->nfwd; i++) {
 		const ArNode *n = &g->nodes[i];
-		const ArGradRule *r = ar_grad_rule(n->op);
+		const ArGradRule *r = ar_op_grad(n);
 		bool any = false;
 		if (!ar_is_step(g, i))
 			continue;
@@ -258,7 +282,7 @@ static int backward_flow(ArTrainModel *m, const bool *rg, ArError *err)
 	m->ncontrib[m->loss_in] = 1;
 	for (int i = m->nfwd - 1; i >= 0; i--) {
 		const ArNode *n = &g->nodes[i];
-		const ArGradRule *r = ar_grad_rule(n->op);
+		const ArGradRule *r = ar_op_grad(n);
 		bool any = false;
 		if (!ar_is_step(g, i) || !n->noutputs || n->outputs[0] < 0 ||
 		    !m->grad[n->outputs[0]])
@@ -358,7 +382,7 @@ int ar_train_model(const ArGraph *fwd, ArOptimizer opt, ArTrainModel **out,
 	m->nfwd = fwd->nnodes;
 	m->base = copy_skeleton(fwd);
 	for (int i = 0; i < m->nfwd; i++)
-		if (!strcmp(fwd->nodes[i].op, "Dropout") && ar_is_step(fwd, i) &&
+		if (has_mask(&fwd->nodes[i]) && ar_is_step(fwd, i) &&
 		    (rc = add_dropout_mask(m->base, i, err)))
 			goto fail;
 	if (add_loss(m, err) < 0) {
@@ -470,8 +494,8 @@ static int tensor_like(Build *b, int t, const char *suffix, ArTensorKind kind)
 }
 
 static int step(Build *b, int src, const char *name, const char *suffix,
-		const char *op, ArPhase phase, const int *in, int nin,
-		const int *out, int nout)
+		OpRef op, ArPhase phase, const int *in, int nin, const int *out,
+		int nout)
 {
 	int id = emit(b->g, name, suffix, op, phase, in, nin, out, nout);
 	b->nsrc = ar_xrealloc(b->nsrc, (size_t)b->g->nnodes * sizeof(int));
@@ -503,7 +527,8 @@ static int resolve(Build *b, int t)
 		if (o >= 0)
 			b->redo[o] = out[j];
 	}
-	id = step(b, p, src->name, ".recompute", src->op, AR_PHASE_RECOMPUTE,
+	id = step(b, p, src->name, ".recompute",
+		  (OpRef){src->domain, src->op, src->opset}, AR_PHASE_RECOMPUTE,
 		  in, src->ninputs, out, src->noutputs);
 	b->g->nodes[id].nexplicit = src->nexplicit;
 	free(in);
@@ -540,7 +565,7 @@ static void accumulate(Build *b, int src, const int *ts, int n)
 		b->dx[t] = tensor_like(b, t, ".grad", b->m->param[t] ?
 				AR_TK_WEIGHT : AR_TK_ACTIVATION);
 		step(b, src, b->g->tensors[t].name, ".grad.sum",
-		     "GradAccumulate", AR_PHASE_BACKWARD, b->parts[t],
+		     training_op("GradAccumulate"), AR_PHASE_BACKWARD, b->parts[t],
 		     b->nparts[t], &b->dx[t], 1);
 	}
 }
@@ -576,9 +601,9 @@ static void backward_step(Build *b, int node)
 			out[nout++] = grad_slot(b, t);
 		}
 	}
-	op = join(n->op, "Grad");
-	step(b, node, base->nodes[node].name, ".grad", op, AR_PHASE_BACKWARD,
-	     in, nin, out, nout);
+	op = join(n->op, AR_GRAD_SUFFIX);
+	step(b, node, base->nodes[node].name, ".grad", training_op(op),
+	     AR_PHASE_BACKWARD, in, nin, out, nout);
 	free(op);
 	accumulate(b, node, of, nout);
 	free(in);
@@ -602,8 +627,8 @@ static void update_step(Build *b, int t)
 					 AR_TK_WEIGHT);
 	/* W.next is W rewritten in place: persistent, not in the arena. */
 	out = tensor_like(b, t, ".next", AR_TK_WEIGHT);
-	step(b, -1, b->g->tensors[t].name, ".update", ops[b->m->optimizer],
-	     AR_PHASE_UPDATE, in, nin, &out, 1);
+	step(b, -1, b->g->tensors[t].name, ".update",
+	     training_op(ops[b->m->optimizer]), AR_PHASE_UPDATE, in, nin, &out, 1);
 }
 
 ArGraph *ar_train_graph_traced(const ArTrainModel *m, const bool *resident,
@@ -629,7 +654,8 @@ ArGraph *ar_train_graph_traced(const ArTrainModel *m, const bool *resident,
 	in[0] = resolve(&b, m->loss_in);
 	in[1] = m->base->nodes[m->nfwd].inputs[1];
 	loss_grad = grad_slot(&b, m->loss_in);
-	step(&b, m->nfwd, "loss", ".grad", "SoftmaxCrossEntropyLossGrad",
+	step(&b, m->nfwd, "loss", ".grad",
+	     training_op("SoftmaxCrossEntropyLoss" AR_GRAD_SUFFIX),
 	     AR_PHASE_BACKWARD, in, 2, &loss_grad, 1);
 	for (int i = m->nfwd - 1; i >= 0; i--)
 		if (m->rule[i])

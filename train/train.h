@@ -23,25 +23,9 @@
 #define ARENAC_TRAIN_H
 
 #include "graph.h"
+#include "ops.h"
 
 typedef enum { AR_OPTIM_SGD, AR_OPTIM_MOMENTUM, AR_OPTIM_ADAM } ArOptimizer;
-
-/* Per-op gradient rule (grad_rules.c).  Bit i of a mask is input/output i. */
-typedef struct ArGradRule {
-	const char *op;
-	uint32_t diff;      /* inputs that can receive a gradient */
-	uint32_t save_in;   /* inputs the gradient step always reads */
-	uint32_t save_out;  /* outputs the gradient step reads */
-	/* Bilinear (Conv, Gemm, MatMul, Mul): the gradient of input 0 reads
-	 * input 1 and the gradient of input 1 reads input 0. */
-	bool cross;
-} ArGradRule;
-
-/* NULL when the op has no rule. */
-const ArGradRule *ar_grad_rule(const char *op);
-
-/* FLOPs of one node of an inferred graph, from its shapes (flops.c). */
-int64_t ar_node_flops(const ArGraph *g, const ArNode *n);
 
 /*
  * The forward graph prepared for training (train.c): the loss attached to

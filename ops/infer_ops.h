@@ -1,6 +1,7 @@
 /*
- * infer_ops.h — what the inference driver (infer.c), the constant folder
- * (fold.c) and the per-family shape functions (shape_*.c) share.
+ * infer_ops.h — what the inference and folding drivers (frontend/infer.c,
+ * frontend/fold.c) share with the per-op functions the op table names:
+ * shape functions (shape_*.c) and folders (fold_eval.c).
  *
  * A shape function sets dtype, rank and dims of each output of one node;
  * the driver checks inputs before and sizes, folds and cross-checks the
@@ -9,7 +10,7 @@
 #ifndef ARENAC_INFER_OPS_H
 #define ARENAC_INFER_OPS_H
 
-#include "graph.h"
+#include "ops.h"
 
 typedef struct InferCtx {
 	ArGraph *g;
@@ -21,8 +22,6 @@ typedef struct InferCtx {
 	 */
 	bool *capconst;
 } InferCtx;
-
-typedef int (*ArShapeFn)(InferCtx *c, ArNode *n);
 
 /* Materialised folded values stay below this many elements. */
 #define AR_FOLD_MAX_ELEMS ((int64_t)1 << 20)
@@ -76,8 +75,37 @@ bool ar_dtype_is_float(ArDType dt);
 /* Infers a subgraph after binding its captures to the enclosing graph. */
 int ar_infer_subgraph(InferCtx *outer, ArGraph *sub);
 
-/* Evaluates a node on constant inputs; leaves data NULL when it cannot. */
+/* Evaluates a node on constant inputs; leaves data NULL when it cannot
+ * (frontend/fold.c). */
 void ar_fold(InferCtx *c, ArNode *n);
+
+/* The arithmetic of an elementwise or reducing folder (fold_arg). */
+typedef enum {
+	AR_E_ADD = 1, AR_E_SUB, AR_E_MUL, AR_E_DIV, AR_E_POW, AR_E_MOD,
+	AR_E_MIN, AR_E_MAX, AR_E_SUM, AR_E_MEAN, AR_E_EQ, AR_E_LT, AR_E_GT,
+	AR_E_LE, AR_E_GE, AR_E_AND, AR_E_OR, AR_E_XOR, AR_E_NEG, AR_E_ABS,
+	AR_E_NOT, AR_E_SQRT, AR_E_EXP, AR_E_LOG, AR_E_FLOOR, AR_E_CEIL,
+	AR_E_RELU, AR_E_SIGN, AR_E_RECIP
+} ArArith;
+
+/* Folders (ArFoldFn), grouped by what they do (fold_eval.c). */
+bool ar_fold_arith(InferCtx *c, ArNode *n, int oj, ArTensor *out, int arg);
+bool ar_fold_copy(InferCtx *c, ArNode *n, int oj, ArTensor *out, int arg);
+bool ar_fold_expand(InferCtx *c, ArNode *n, int oj, ArTensor *out, int arg);
+bool ar_fold_where(InferCtx *c, ArNode *n, int oj, ArTensor *out, int arg);
+bool ar_fold_constant(InferCtx *c, ArNode *n, int oj, ArTensor *out,
+		      int arg);
+bool ar_fold_gather(InferCtx *c, ArNode *n, int oj, ArTensor *out, int arg);
+bool ar_fold_slice(InferCtx *c, ArNode *n, int oj, ArTensor *out, int arg);
+bool ar_fold_concat(InferCtx *c, ArNode *n, int oj, ArTensor *out, int arg);
+bool ar_fold_transpose(InferCtx *c, ArNode *n, int oj, ArTensor *out,
+		       int arg);
+bool ar_fold_range(InferCtx *c, ArNode *n, int oj, ArTensor *out, int arg);
+bool ar_fold_reduce(InferCtx *c, ArNode *n, int oj, ArTensor *out, int arg);
+bool ar_fold_shape(InferCtx *c, ArNode *n, int oj, ArTensor *out, int arg);
+bool ar_fold_size(InferCtx *c, ArNode *n, int oj, ArTensor *out, int arg);
+bool ar_fold_constantofshape(InferCtx *c, ArNode *n, int oj, ArTensor *out,
+			     int arg);
 
 /* Shape functions, grouped by family. */
 int ar_shape_unary(InferCtx *c, ArNode *n);

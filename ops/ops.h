@@ -1,0 +1,161 @@
+/*
+ * ops.h — the op registry: everything arenac knows about one op, in one
+ * table entry (ops/table.c).
+ *
+ * In the spirit of ONNX's OpSchema and TVM's op attributes, an entry per
+ * (domain, op, first opset) holds how many inputs and outputs the op
+ * takes, its shape function, its constant folder, how its output may share
+ * bytes with its inputs, its gradient rule, its FLOP count, its role in
+ * --fuse preact and whether the reference runtime has a kernel for it.
+ * Every pass asks this table; none keeps an op list of its own.  Adding an
+ * op is one entry, the functions it names, and a test.
+ *
+ * Invariants (tests/test_ops.c walks the table and checks each):
+ *   - entries are sorted by (domain, op, since), strictly; lookups bsearch;
+ *   - 0 <= in_min <= in_max, 0 <= out_min <= out_max;
+ *   - a view (unless one only in some mode) or a concat has no FLOPs, and
+ *     no op but an in-place one has in-place inputs; an in-place op names
+ *     at least one input, and only inputs it has;
+ *   - a gradient rule names only inputs and outputs the op has;
+ *   - an op refused on purpose (refuse) has no shape function.
+ */
+#ifndef ARENAC_OPS_H
+#define ARENAC_OPS_H
+
+#include "graph.h"
+
+struct InferCtx;
+
+/* Any number of inputs or outputs (ONNX's variadic). */
+#define AR_VARIADIC 0x7fffffff
+/* Bit j of a mask: input (or output) j.  Bits past 31 are not named. */
+#define AR_BIT(j) ((j) < 32 ? 1u << (j) : 0u)
+#define AR_ALL_INPUTS 0xffffffffu
+
+/*
+ * How an op's output may share bytes with its inputs:
+ *   NONE     its own buffer;
+ *   VIEW     output 0 is input 0's bytes under another shape (Reshape,
+ *            Flatten, ...): planner/views.c makes it alias_of input 0;
+ *   INPLACE  elementwise: output 0 may overwrite an input of its size that
+ *            dies at this step, among those in `inplace` (planner/inplace.c);
+ *   CONCAT   each input may be written straight into its slice of the
+ *            output (planner/concat.c).
+ */
+typedef enum {
+	AR_ALIAS_NONE,
+	AR_ALIAS_VIEW,
+	AR_ALIAS_INPLACE,
+	AR_ALIAS_CONCAT
+} ArAliasClass;
+
+/*
+ * What an op's gradient step reads and produces (train/train.c builds the
+ * step, named op + AR_GRAD_SUFFIX).  The planner does not compute
+ * gradients; it needs only which forward tensors the step reads (they must
+ * be resident or recomputed by then) and which inputs get a gradient.
+ * Only output 0 carries a gradient in.
+ */
+typedef struct ArGradRule {
+	uint32_t diff;      /* inputs that can receive a gradient */
+	uint32_t save_in;   /* inputs the gradient step always reads */
+	uint32_t save_out;  /* outputs the gradient step reads */
+	/* Bilinear (Conv, Gemm, MatMul, Mul): the gradient of input 0 reads
+	 * input 1 and the gradient of input 1 reads input 0. */
+	bool cross;
+	/* Inputs of the gradient step its first output may overwrite, as
+	 * for AR_ALIAS_INPLACE (a gradient computed element by element). */
+	uint32_t inplace;
+} ArGradRule;
+
+#define AR_GRAD_SUFFIX "Grad"
+/* The domain of the ops a training step adds (gradients, sums, updates). */
+#define AR_TRAIN_DOMAIN "arenac.training"
+
+/* Sets dtype, rank and dims of each output of one node (infer_ops.h). */
+typedef int (*ArShapeFn)(struct InferCtx *c, ArNode *n);
+/* Computes output j of a node whose inputs are constants with values into
+ * out->data (allocated and zeroed), arg being the entry's fold_arg; false
+ * when it cannot (fold_eval.c). */
+typedef bool (*ArFoldFn)(struct InferCtx *c, ArNode *n, int j, ArTensor *out,
+			 int arg);
+/* FLOPs of one node from its shapes (flops.c). */
+typedef int64_t (*ArFlopsFn)(const ArGraph *g, const ArNode *n);
+/* For a view op that is one only sometimes: whether this node is. */
+typedef bool (*ArViewWhen)(const ArGraph *g, const ArNode *n, bool training);
+
+enum {
+	AR_OP_NOFOLD = 1,       /* outputs never constant (control flow) */
+	AR_OP_SHAPEONLY = 2,    /* outputs constant whatever the inputs'
+				   values (Shape, Size) */
+	AR_OP_TRAIN_MASK = 4    /* in a training step, output 1 is a mask the
+				   op writes (Dropout) */
+};
+
+typedef struct ArOpDef {
+	const char *domain;     /* NULL: the default ONNX domain */
+	const char *name;
+	int since;              /* first opset version the entry covers */
+	int in_min, in_max;     /* explicit inputs */
+	int out_min, out_max;
+	unsigned flags;         /* AR_OP_* */
+	/* Why arenac refuses the op on purpose (sequence values, ...), or
+	 * NULL.  Such an op has no shape function. */
+	const char *refuse;
+	ArShapeFn shape;        /* NULL: no shape inference */
+	ArFoldFn fold;          /* NULL: never folded */
+	int fold_arg;           /* passed on by fold (the arithmetic op) */
+	ArAliasClass alias;
+	uint32_t inplace;       /* AR_ALIAS_INPLACE: inputs it may overwrite */
+	ArViewWhen view_when;   /* AR_ALIAS_VIEW: NULL for always */
+	const ArGradRule *grad; /* NULL: no gradient rule */
+	ArFlopsFn flops;        /* NULL: one op per output element */
+	int prologue;           /* --fuse preact: its AR_PRE_* code, or 0 */
+	bool fuse_target;       /* --fuse preact: prologues fold into it */
+	bool runtime;           /* the reference runtime has a kernel */
+} ArOpDef;
+
+/*
+ * The entry for op in domain ("" or "ai.onnx" for the default one) at
+ * opset version opset: the last entry of that op whose since is at most
+ * opset (any entry's when opset is 0, unknown: graphs built in code); NULL
+ * when there is none.
+ */
+const ArOpDef *ar_op_find(const char *domain, const char *op, int64_t opset);
+/* The entry of a node (its domain, op and opset). */
+const ArOpDef *ar_op_of(const ArNode *n);
+
+/* The whole table, for tests and listings. */
+const ArOpDef *ar_op_table(int *count);
+
+/* The gradient rule of a node, NULL when it has none. */
+const ArGradRule *ar_op_grad(const ArNode *n);
+/*
+ * Inputs of n its output 0 may overwrite in place: its entry's `inplace`
+ * for an elementwise op; for a training step's gradient node (op + "Grad"
+ * in AR_TRAIN_DOMAIN) its forward op's rule's `inplace`.
+ */
+uint32_t ar_op_inplace_inputs(const ArNode *n);
+
+/* FLOPs of one node of an inferred graph (flops.c): its entry's count,
+ * 0 for data movement, one op per output element otherwise.  Sums
+ * saturate instead of overflowing. */
+int64_t ar_node_flops(const ArGraph *g, const ArNode *n);
+
+/* FLOP counts entries name (flops.c). */
+int64_t ar_flops_none(const ArGraph *g, const ArNode *n);
+int64_t ar_flops_conv(const ArGraph *g, const ArNode *n);
+int64_t ar_flops_convtranspose(const ArGraph *g, const ArNode *n);
+int64_t ar_flops_gemm(const ArGraph *g, const ArNode *n);
+int64_t ar_flops_matmul(const ArGraph *g, const ArNode *n);
+int64_t ar_flops_pool(const ArGraph *g, const ArNode *n);
+int64_t ar_flops_globalpool(const ArGraph *g, const ArNode *n);
+int64_t ar_flops_lrn(const ArGraph *g, const ArNode *n);
+int64_t ar_flops_batchnorm(const ArGraph *g, const ArNode *n);
+int64_t ar_flops_softmax(const ArGraph *g, const ArNode *n);
+int64_t ar_flops_sum(const ArGraph *g, const ArNode *n);
+
+/* Dropout is a view only when it does not run in training mode (mode.c). */
+bool ar_dropout_is_view(const ArGraph *g, const ArNode *n, bool training);
+
+#endif

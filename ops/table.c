@@ -1,0 +1,465 @@
+/*
+ * table.c — the op registry's entries and their lookup.
+ *
+ * One entry per (domain, op, first opset), sorted for bsearch: what
+ * ops.h's ArOpDef fields mean is documented there.  Input and output
+ * counts are the union over every version of the op in ONNX's changelog
+ * (tests/e2e_optable.py compares them); a shape function still checks
+ * what its version requires.  Gradient rules are shared by the ops whose
+ * backward step reads the same things.
+ *
+ * Adding an op: one entry here in sorted place, the functions it names
+ * (a shape function in shape_*.c; a folder, FLOP count or gradient rule
+ * only where the op has one), and a test.  tests/test_ops.c checks every
+ * entry against the invariants of ops.h.
+ */
+#include <assert.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fuse.h"
+#include "infer_ops.h"
+
+#define ONNX(op, v) .domain = NULL, .name = (op), .since = (v)
+#define TRAINING(op) .domain = AR_TRAIN_DOMAIN, .name = (op), .since = 1
+#define FUSED(op) .domain = AR_FUSED_DOMAIN, .name = (op), .since = 1
+#define IO(imin, imax, omin, omax) \
+	.in_min = (imin), .in_max = (imax), .out_min = (omin), .out_max = (omax)
+#define VAR AR_VARIADIC
+#define B(j) AR_BIT(j)
+#define ALL AR_ALL_INPUTS
+
+static const char SEQUENCES[] =
+	"sequence and optional values are not supported: arenac plans "
+	"tensors only";
+
+/*
+ * Gradient rules.  The derivations are the standard ones: Relu's gradient
+ * masks by its output, a pooling maximum needs input and output to find
+ * the argmax, a bilinear op's gradient of one operand multiplies by the
+ * other, sums and reshapes need no values.  Batch statistics of
+ * BatchNormalization are read through its mean and variance inputs
+ * (channel-sized, persistent), so a batch-norm gradient needs its input
+ * and scale from the arena.  A gradient computed element by element may
+ * overwrite its inputs (inplace); a softmax-like gradient needs a row
+ * reduction before it writes, and a product's gradient may reduce over
+ * broadcast dims: neither may.
+ */
+static const ArGradRule
+	/* Conv, ConvTranspose, Gemm: the bias gets the summed dY. */
+	G_BILINEAR_BIAS = {.diff = B(0) | B(1) | B(2), .cross = true},
+	G_BILINEAR = {.diff = B(0) | B(1), .cross = true},
+	/* Add, Sub: dY, negated for Sub's second operand. */
+	G_ADD = {.diff = B(0) | B(1), .inplace = ALL},
+	G_SUM = {.diff = ALL, .inplace = ALL},
+	G_CONCAT = {.diff = ALL},
+	/* Relu, Sigmoid, Tanh: dX[i] from Y[i] and dY[i]. */
+	G_BY_OUTPUT = {.diff = B(0), .save_out = B(0), .inplace = ALL},
+	G_BY_INPUT = {.diff = B(0), .save_in = B(0), .inplace = ALL},
+	G_ROW_OUTPUT = {.diff = B(0), .save_out = B(0)},
+	G_IN_OUT = {.diff = B(0), .save_in = B(0), .save_out = B(0)},
+	/* Linear in the input, no values needed: average pools, views,
+	 * Transpose. */
+	G_PASS = {.diff = B(0)},
+	/* Input, scale and the (running) statistics; dY scaled per channel. */
+	G_BATCHNORM = {.diff = B(0) | B(1) | B(2),
+		       .save_in = B(0) | B(1) | B(3) | B(4), .inplace = ALL},
+	/* dY scaled by the mask (a bool, never dY's size). */
+	G_DROPOUT = {.diff = B(0), .save_out = B(1), .inplace = ALL};
+
+static const ArOpDef table[] = {
+	{ONNX("Abs", 1), IO(1, 1, 1, 1), .shape = ar_shape_unary,
+	 .fold = ar_fold_arith, .fold_arg = AR_E_ABS,
+	 .alias = AR_ALIAS_INPLACE, .inplace = ALL, .runtime = true},
+	{ONNX("Acos", 1), IO(1, 1, 1, 1), .shape = ar_shape_unary,
+	 .alias = AR_ALIAS_INPLACE, .inplace = ALL},
+	{ONNX("Acosh", 1), IO(1, 1, 1, 1), .shape = ar_shape_unary,
+	 .alias = AR_ALIAS_INPLACE, .inplace = ALL},
+	{ONNX("Add", 1), IO(2, 2, 1, 1), .shape = ar_shape_broadcast,
+	 .fold = ar_fold_arith, .fold_arg = AR_E_ADD,
+	 .alias = AR_ALIAS_INPLACE, .inplace = ALL, .grad = &G_ADD,
+	 .prologue = AR_PRE_ADD, .runtime = true},
+	{ONNX("And", 1), IO(2, 2, 1, 1), .shape = ar_shape_compare,
+	 .fold = ar_fold_arith, .fold_arg = AR_E_AND,
+	 .alias = AR_ALIAS_INPLACE, .inplace = ALL},
+	{ONNX("ArgMax", 1), IO(1, 1, 1, 1), .shape = ar_shape_argreduce},
+	{ONNX("ArgMin", 1), IO(1, 1, 1, 1), .shape = ar_shape_argreduce},
+	{ONNX("Asin", 1), IO(1, 1, 1, 1), .shape = ar_shape_unary,
+	 .alias = AR_ALIAS_INPLACE, .inplace = ALL},
+	{ONNX("Asinh", 1), IO(1, 1, 1, 1), .shape = ar_shape_unary,
+	 .alias = AR_ALIAS_INPLACE, .inplace = ALL},
+	{ONNX("Atan", 1), IO(1, 1, 1, 1), .shape = ar_shape_unary,
+	 .alias = AR_ALIAS_INPLACE, .inplace = ALL},
+	{ONNX("Atanh", 1), IO(1, 1, 1, 1), .shape = ar_shape_unary,
+	 .alias = AR_ALIAS_INPLACE, .inplace = ALL},
+	{ONNX("AveragePool", 1), IO(1, 1, 1, 1), .shape = ar_shape_pool,
+	 .grad = &G_PASS, .flops = ar_flops_pool, .runtime = true},
+	{ONNX("BatchNormalization", 1), IO(5, 5, 1, 5),
+	 .shape = ar_shape_batchnorm,
+	 .alias = AR_ALIAS_INPLACE, .inplace = B(0), .grad = &G_BATCHNORM,
+	 .flops = ar_flops_batchnorm, .prologue = AR_PRE_BATCHNORM,
+	 .runtime = true},
+	{ONNX("BitShift", 1), IO(2, 2, 1, 1), .shape = ar_shape_broadcast},
+	{ONNX("BitwiseAnd", 1), IO(2, 2, 1, 1), .shape = ar_shape_broadcast},
+	{ONNX("BitwiseNot", 1), IO(1, 1, 1, 1), .shape = ar_shape_unary},
+	{ONNX("BitwiseOr", 1), IO(2, 2, 1, 1), .shape = ar_shape_broadcast},
+	{ONNX("BitwiseXor", 1), IO(2, 2, 1, 1), .shape = ar_shape_broadcast},
+	{ONNX("Cast", 1), IO(1, 1, 1, 1), .shape = ar_shape_cast,
+	 .fold = ar_fold_copy, .flops = ar_flops_none},
+	{ONNX("CastLike", 1), IO(2, 2, 1, 1), .shape = ar_shape_castlike,
+	 .fold = ar_fold_copy},
+	{ONNX("Ceil", 1), IO(1, 1, 1, 1), .shape = ar_shape_unary,
+	 .fold = ar_fold_arith, .fold_arg = AR_E_CEIL,
+	 .alias = AR_ALIAS_INPLACE, .inplace = ALL},
+	{ONNX("Celu", 1), IO(1, 1, 1, 1), .shape = ar_shape_unary,
+	 .alias = AR_ALIAS_INPLACE, .inplace = ALL},
+	{ONNX("Clip", 1), IO(1, 3, 1, 1), .shape = ar_shape_unary,
+	 .alias = AR_ALIAS_INPLACE, .inplace = B(0), .runtime = true},
+	{ONNX("Concat", 1), IO(1, VAR, 1, 1), .shape = ar_shape_concat,
+	 .fold = ar_fold_concat, .alias = AR_ALIAS_CONCAT, .grad = &G_CONCAT,
+	 .flops = ar_flops_none, .runtime = true},
+	{ONNX("ConcatFromSequence", 1), IO(1, 1, 1, 1), .refuse = SEQUENCES},
+	{ONNX("Constant", 1), IO(0, 0, 1, 1), .shape = ar_shape_constant,
+	 .fold = ar_fold_constant},
+	{ONNX("ConstantOfShape", 1), IO(1, 1, 1, 1),
+	 .shape = ar_shape_constantofshape, .fold = ar_fold_constantofshape},
+	{ONNX("Conv", 1), IO(2, 3, 1, 1), .shape = ar_shape_conv,
+	 .grad = &G_BILINEAR_BIAS, .flops = ar_flops_conv, .fuse_target = true,
+	 .runtime = true},
+	{ONNX("ConvTranspose", 1), IO(2, 3, 1, 1),
+	 .shape = ar_shape_convtranspose, .grad = &G_BILINEAR_BIAS,
+	 .flops = ar_flops_convtranspose, .runtime = true},
+	{ONNX("Cos", 1), IO(1, 1, 1, 1), .shape = ar_shape_unary,
+	 .alias = AR_ALIAS_INPLACE, .inplace = ALL},
+	{ONNX("Cosh", 1), IO(1, 1, 1, 1), .shape = ar_shape_unary,
+	 .alias = AR_ALIAS_INPLACE, .inplace = ALL},
+	{ONNX("CumSum", 1), IO(2, 2, 1, 1), .shape = ar_shape_unary},
+	{ONNX("DepthToSpace", 1), IO(1, 1, 1, 1),
+	 .shape = ar_shape_depth_to_space},
+	{ONNX("Div", 1), IO(2, 2, 1, 1), .shape = ar_shape_broadcast,
+	 .fold = ar_fold_arith, .fold_arg = AR_E_DIV,
+	 .alias = AR_ALIAS_INPLACE, .inplace = ALL, .runtime = true},
+	{ONNX("Dropout", 1), IO(1, 3, 1, 2), .flags = AR_OP_TRAIN_MASK,
+	 .shape = ar_shape_dropout, .fold = ar_fold_copy,
+	 .alias = AR_ALIAS_VIEW, .view_when = ar_dropout_is_view,
+	 .grad = &G_DROPOUT, .runtime = true},
+	{ONNX("Elu", 1), IO(1, 1, 1, 1), .shape = ar_shape_unary,
+	 .alias = AR_ALIAS_INPLACE, .inplace = ALL},
+	{ONNX("Equal", 1), IO(2, 2, 1, 1), .shape = ar_shape_compare,
+	 .fold = ar_fold_arith, .fold_arg = AR_E_EQ},
+	{ONNX("Erf", 1), IO(1, 1, 1, 1), .shape = ar_shape_unary,
+	 .alias = AR_ALIAS_INPLACE, .inplace = ALL},
+	{ONNX("Exp", 1), IO(1, 1, 1, 1), .shape = ar_shape_unary,
+	 .fold = ar_fold_arith, .fold_arg = AR_E_EXP,
+	 .alias = AR_ALIAS_INPLACE, .inplace = ALL, .runtime = true},
+	{ONNX("Expand", 1), IO(2, 2, 1, 1), .shape = ar_shape_expand,
+	 .fold = ar_fold_expand, .flops = ar_flops_none},
+	{ONNX("Flatten", 1), IO(1, 1, 1, 1), .shape = ar_shape_flatten,
+	 .fold = ar_fold_copy, .alias = AR_ALIAS_VIEW, .grad = &G_PASS,
+	 .flops = ar_flops_none, .runtime = true},
+	{ONNX("Floor", 1), IO(1, 1, 1, 1), .shape = ar_shape_unary,
+	 .fold = ar_fold_arith, .fold_arg = AR_E_FLOOR,
+	 .alias = AR_ALIAS_INPLACE, .inplace = ALL},
+	{ONNX("GRU", 1), IO(3, 6, 0, 2), .shape = ar_shape_rnn},
+	{ONNX("Gather", 1), IO(2, 2, 1, 1), .shape = ar_shape_gather,
+	 .fold = ar_fold_gather, .flops = ar_flops_none},
+	{ONNX("GatherElements", 1), IO(2, 2, 1, 1),
+	 .shape = ar_shape_gather_elements},
+	{ONNX("Gelu", 1), IO(1, 1, 1, 1), .shape = ar_shape_unary,
+	 .alias = AR_ALIAS_INPLACE, .inplace = ALL},
+	{ONNX("Gemm", 1), IO(2, 3, 1, 1), .shape = ar_shape_gemm,
+	 .grad = &G_BILINEAR_BIAS, .flops = ar_flops_gemm, .runtime = true},
+	{ONNX("GlobalAveragePool", 1), IO(1, 1, 1, 1),
+	 .shape = ar_shape_globalpool, .grad = &G_PASS,
+	 .flops = ar_flops_globalpool, .runtime = true},
+	{ONNX("GlobalLpPool", 1), IO(1, 1, 1, 1), .shape = ar_shape_globalpool},
+	{ONNX("GlobalMaxPool", 1), IO(1, 1, 1, 1),
+	 .shape = ar_shape_globalpool, .grad = &G_IN_OUT,
+	 .flops = ar_flops_globalpool},
+	{ONNX("Greater", 1), IO(2, 2, 1, 1), .shape = ar_shape_compare,
+	 .fold = ar_fold_arith, .fold_arg = AR_E_GT},
+	{ONNX("GreaterOrEqual", 1), IO(2, 2, 1, 1), .shape = ar_shape_compare,
+	 .fold = ar_fold_arith, .fold_arg = AR_E_GE},
+	{ONNX("HardSigmoid", 1), IO(1, 1, 1, 1), .shape = ar_shape_unary,
+	 .alias = AR_ALIAS_INPLACE, .inplace = ALL, .runtime = true},
+	{ONNX("HardSwish", 1), IO(1, 1, 1, 1), .shape = ar_shape_unary,
+	 .alias = AR_ALIAS_INPLACE, .inplace = ALL, .runtime = true},
+	{ONNX("Hardmax", 1), IO(1, 1, 1, 1), .shape = ar_shape_unary},
+	{ONNX("Identity", 1), IO(1, 1, 1, 1), .shape = ar_shape_unary,
+	 .fold = ar_fold_copy, .alias = AR_ALIAS_VIEW, .grad = &G_PASS,
+	 .flops = ar_flops_none, .runtime = true},
+	{ONNX("If", 1), IO(1, 1, 1, VAR), .flags = AR_OP_NOFOLD,
+	 .shape = ar_shape_if},
+	{ONNX("InstanceNormalization", 1), IO(3, 3, 1, 1),
+	 .shape = ar_shape_unary},
+	{ONNX("IsInf", 1), IO(1, 1, 1, 1), .shape = ar_shape_tobool},
+	{ONNX("IsNaN", 1), IO(1, 1, 1, 1), .shape = ar_shape_tobool},
+	{ONNX("LRN", 1), IO(1, 1, 1, 1), .shape = ar_shape_unary,
+	 .grad = &G_IN_OUT, .flops = ar_flops_lrn, .runtime = true},
+	{ONNX("LSTM", 1), IO(3, 8, 0, 3), .shape = ar_shape_rnn},
+	{ONNX("LayerNormalization", 1), IO(2, 3, 1, 3),
+	 .shape = ar_shape_layernorm},
+	{ONNX("LeakyRelu", 1), IO(1, 1, 1, 1), .shape = ar_shape_unary,
+	 .alias = AR_ALIAS_INPLACE, .inplace = ALL, .grad = &G_BY_INPUT,
+	 .runtime = true},
+	{ONNX("Less", 1), IO(2, 2, 1, 1), .shape = ar_shape_compare,
+	 .fold = ar_fold_arith, .fold_arg = AR_E_LT},
+	{ONNX("LessOrEqual", 1), IO(2, 2, 1, 1), .shape = ar_shape_compare,
+	 .fold = ar_fold_arith, .fold_arg = AR_E_LE},
+	{ONNX("Log", 1), IO(1, 1, 1, 1), .shape = ar_shape_unary,
+	 .fold = ar_fold_arith, .fold_arg = AR_E_LOG,
+	 .alias = AR_ALIAS_INPLACE, .inplace = ALL},
+	{ONNX("LogSoftmax", 1), IO(1, 1, 1, 1), .shape = ar_shape_unary,
+	 .grad = &G_ROW_OUTPUT, .flops = ar_flops_softmax},
+	{ONNX("Loop", 1), IO(2, VAR, 1, VAR), .flags = AR_OP_NOFOLD,
+	 .shape = ar_shape_loop},
+	{ONNX("LpNormalization", 1), IO(1, 1, 1, 1), .shape = ar_shape_unary},
+	{ONNX("LpPool", 1), IO(1, 1, 1, 1), .shape = ar_shape_pool},
+	{ONNX("MatMul", 1), IO(2, 2, 1, 1), .shape = ar_shape_matmul,
+	 .grad = &G_BILINEAR, .flops = ar_flops_matmul, .runtime = true},
+	{ONNX("Max", 1), IO(1, VAR, 1, 1), .shape = ar_shape_broadcast,
+	 .fold = ar_fold_arith, .fold_arg = AR_E_MAX,
+	 .alias = AR_ALIAS_INPLACE, .inplace = ALL, .runtime = true},
+	{ONNX("MaxPool", 1), IO(1, 1, 1, 2), .shape = ar_shape_pool,
+	 .grad = &G_IN_OUT, .flops = ar_flops_pool, .runtime = true},
+	{ONNX("Mean", 1), IO(1, VAR, 1, 1), .shape = ar_shape_broadcast,
+	 .fold = ar_fold_arith, .fold_arg = AR_E_MEAN,
+	 .alias = AR_ALIAS_INPLACE, .inplace = ALL},
+	{ONNX("MeanVarianceNormalization", 1), IO(1, 1, 1, 1),
+	 .shape = ar_shape_unary},
+	{ONNX("Min", 1), IO(1, VAR, 1, 1), .shape = ar_shape_broadcast,
+	 .fold = ar_fold_arith, .fold_arg = AR_E_MIN,
+	 .alias = AR_ALIAS_INPLACE, .inplace = ALL, .runtime = true},
+	{ONNX("Mish", 1), IO(1, 1, 1, 1), .shape = ar_shape_unary,
+	 .alias = AR_ALIAS_INPLACE, .inplace = ALL},
+	{ONNX("Mod", 1), IO(2, 2, 1, 1), .shape = ar_shape_broadcast,
+	 .fold = ar_fold_arith, .fold_arg = AR_E_MOD},
+	{ONNX("Mul", 1), IO(2, 2, 1, 1), .shape = ar_shape_broadcast,
+	 .fold = ar_fold_arith, .fold_arg = AR_E_MUL,
+	 .alias = AR_ALIAS_INPLACE, .inplace = ALL, .grad = &G_BILINEAR,
+	 .prologue = AR_PRE_MUL, .runtime = true},
+	{ONNX("Neg", 1), IO(1, 1, 1, 1), .shape = ar_shape_unary,
+	 .fold = ar_fold_arith, .fold_arg = AR_E_NEG,
+	 .alias = AR_ALIAS_INPLACE, .inplace = ALL, .runtime = true},
+	{ONNX("Not", 1), IO(1, 1, 1, 1), .shape = ar_shape_unary,
+	 .fold = ar_fold_arith, .fold_arg = AR_E_NOT,
+	 .alias = AR_ALIAS_INPLACE, .inplace = ALL},
+	{ONNX("Optional", 1), IO(0, 1, 1, 1), .refuse = SEQUENCES},
+	{ONNX("OptionalGetElement", 1), IO(1, 1, 1, 1), .refuse = SEQUENCES},
+	{ONNX("OptionalHasElement", 1), IO(0, 1, 1, 1), .refuse = SEQUENCES},
+	{ONNX("Or", 1), IO(2, 2, 1, 1), .shape = ar_shape_compare,
+	 .fold = ar_fold_arith, .fold_arg = AR_E_OR,
+	 .alias = AR_ALIAS_INPLACE, .inplace = ALL},
+	{ONNX("PRelu", 1), IO(2, 2, 1, 1), .shape = ar_shape_broadcast,
+	 .alias = AR_ALIAS_INPLACE, .inplace = B(0)},
+	{ONNX("Pad", 1), IO(1, 4, 1, 1), .shape = ar_shape_pad,
+	 .flops = ar_flops_none, .runtime = true},
+	{ONNX("Pow", 1), IO(2, 2, 1, 1), .shape = ar_shape_broadcast,
+	 .fold = ar_fold_arith, .fold_arg = AR_E_POW,
+	 .alias = AR_ALIAS_INPLACE, .inplace = ALL},
+	{ONNX("RNN", 1), IO(3, 6, 0, 2), .shape = ar_shape_rnn},
+	{ONNX("Range", 1), IO(3, 3, 1, 1), .shape = ar_shape_range,
+	 .fold = ar_fold_range},
+	{ONNX("Reciprocal", 1), IO(1, 1, 1, 1), .shape = ar_shape_unary,
+	 .fold = ar_fold_arith, .fold_arg = AR_E_RECIP,
+	 .alias = AR_ALIAS_INPLACE, .inplace = ALL},
+	{ONNX("ReduceL1", 1), IO(1, 2, 1, 1), .shape = ar_shape_reduce},
+	{ONNX("ReduceL2", 1), IO(1, 2, 1, 1), .shape = ar_shape_reduce},
+	{ONNX("ReduceLogSum", 1), IO(1, 2, 1, 1), .shape = ar_shape_reduce},
+	{ONNX("ReduceLogSumExp", 1), IO(1, 2, 1, 1), .shape = ar_shape_reduce},
+	{ONNX("ReduceMax", 1), IO(1, 2, 1, 1), .shape = ar_shape_reduce,
+	 .fold = ar_fold_reduce, .fold_arg = AR_E_MAX},
+	{ONNX("ReduceMean", 1), IO(1, 2, 1, 1), .shape = ar_shape_reduce},
+	{ONNX("ReduceMin", 1), IO(1, 2, 1, 1), .shape = ar_shape_reduce,
+	 .fold = ar_fold_reduce, .fold_arg = AR_E_MIN},
+	{ONNX("ReduceProd", 1), IO(1, 2, 1, 1), .shape = ar_shape_reduce,
+	 .fold = ar_fold_reduce, .fold_arg = AR_E_MUL},
+	{ONNX("ReduceSum", 1), IO(1, 2, 1, 1), .shape = ar_shape_reduce,
+	 .fold = ar_fold_reduce, .fold_arg = AR_E_ADD},
+	{ONNX("ReduceSumSquare", 1), IO(1, 2, 1, 1), .shape = ar_shape_reduce},
+	{ONNX("Relu", 1), IO(1, 1, 1, 1), .shape = ar_shape_unary,
+	 .fold = ar_fold_arith, .fold_arg = AR_E_RELU,
+	 .alias = AR_ALIAS_INPLACE, .inplace = ALL, .grad = &G_BY_OUTPUT,
+	 .prologue = AR_PRE_RELU, .runtime = true},
+	{ONNX("Reshape", 1), IO(1, 2, 1, 1), .shape = ar_shape_reshape,
+	 .fold = ar_fold_copy, .alias = AR_ALIAS_VIEW, .grad = &G_PASS,
+	 .flops = ar_flops_none, .runtime = true},
+	{ONNX("Resize", 1), IO(1, 4, 1, 1), .shape = ar_shape_resize,
+	 .runtime = true},
+	{ONNX("Round", 1), IO(1, 1, 1, 1), .shape = ar_shape_unary,
+	 .alias = AR_ALIAS_INPLACE, .inplace = ALL},
+	{ONNX("Selu", 1), IO(1, 1, 1, 1), .shape = ar_shape_unary,
+	 .alias = AR_ALIAS_INPLACE, .inplace = ALL},
+	{ONNX("SequenceAt", 1), IO(2, 2, 1, 1), .refuse = SEQUENCES},
+	{ONNX("SequenceConstruct", 1), IO(1, VAR, 1, 1), .refuse = SEQUENCES},
+	{ONNX("SequenceEmpty", 1), IO(0, 0, 1, 1), .refuse = SEQUENCES},
+	{ONNX("SequenceErase", 1), IO(1, 2, 1, 1), .refuse = SEQUENCES},
+	{ONNX("SequenceInsert", 1), IO(2, 3, 1, 1), .refuse = SEQUENCES},
+	{ONNX("SequenceLength", 1), IO(1, 1, 1, 1), .refuse = SEQUENCES},
+	{ONNX("SequenceMap", 1), IO(1, VAR, 1, VAR), .refuse = SEQUENCES},
+	{ONNX("Shape", 1), IO(1, 1, 1, 1), .flags = AR_OP_SHAPEONLY,
+	 .shape = ar_shape_shape, .fold = ar_fold_shape,
+	 .flops = ar_flops_none},
+	{ONNX("Shrink", 1), IO(1, 1, 1, 1), .shape = ar_shape_unary},
+	{ONNX("Sigmoid", 1), IO(1, 1, 1, 1), .shape = ar_shape_unary,
+	 .alias = AR_ALIAS_INPLACE, .inplace = ALL, .grad = &G_BY_OUTPUT,
+	 .runtime = true},
+	{ONNX("Sign", 1), IO(1, 1, 1, 1), .shape = ar_shape_unary,
+	 .fold = ar_fold_arith, .fold_arg = AR_E_SIGN,
+	 .alias = AR_ALIAS_INPLACE, .inplace = ALL},
+	{ONNX("Sin", 1), IO(1, 1, 1, 1), .shape = ar_shape_unary,
+	 .alias = AR_ALIAS_INPLACE, .inplace = ALL},
+	{ONNX("Sinh", 1), IO(1, 1, 1, 1), .shape = ar_shape_unary,
+	 .alias = AR_ALIAS_INPLACE, .inplace = ALL},
+	{ONNX("Size", 1), IO(1, 1, 1, 1), .flags = AR_OP_SHAPEONLY,
+	 .shape = ar_shape_size, .fold = ar_fold_size},
+	{ONNX("Slice", 1), IO(1, 5, 1, 1), .shape = ar_shape_slice,
+	 .fold = ar_fold_slice, .flops = ar_flops_none},
+	{ONNX("Softmax", 1), IO(1, 1, 1, 1), .shape = ar_shape_unary,
+	 .grad = &G_ROW_OUTPUT, .flops = ar_flops_softmax, .runtime = true},
+	{ONNX("SoftmaxCrossEntropyLoss", 1), IO(2, 3, 1, 2)},
+	{ONNX("Softplus", 1), IO(1, 1, 1, 1), .shape = ar_shape_unary,
+	 .alias = AR_ALIAS_INPLACE, .inplace = ALL},
+	{ONNX("Softsign", 1), IO(1, 1, 1, 1), .shape = ar_shape_unary,
+	 .alias = AR_ALIAS_INPLACE, .inplace = ALL},
+	{ONNX("SpaceToDepth", 1), IO(1, 1, 1, 1),
+	 .shape = ar_shape_space_to_depth},
+	{ONNX("Split", 1), IO(1, 2, 1, VAR), .shape = ar_shape_split,
+	 .flops = ar_flops_none},
+	{ONNX("SplitToSequence", 1), IO(1, 2, 1, 1), .refuse = SEQUENCES},
+	{ONNX("Sqrt", 1), IO(1, 1, 1, 1), .shape = ar_shape_unary,
+	 .fold = ar_fold_arith, .fold_arg = AR_E_SQRT,
+	 .alias = AR_ALIAS_INPLACE, .inplace = ALL, .runtime = true},
+	{ONNX("Squeeze", 1), IO(1, 2, 1, 1), .shape = ar_shape_squeeze,
+	 .fold = ar_fold_copy, .alias = AR_ALIAS_VIEW, .grad = &G_PASS,
+	 .flops = ar_flops_none, .runtime = true},
+	{ONNX("Sub", 1), IO(2, 2, 1, 1), .shape = ar_shape_broadcast,
+	 .fold = ar_fold_arith, .fold_arg = AR_E_SUB,
+	 .alias = AR_ALIAS_INPLACE, .inplace = ALL, .grad = &G_ADD,
+	 .runtime = true},
+	{ONNX("Sum", 1), IO(1, VAR, 1, 1), .shape = ar_shape_broadcast,
+	 .fold = ar_fold_arith, .fold_arg = AR_E_SUM,
+	 .alias = AR_ALIAS_INPLACE, .inplace = ALL, .grad = &G_SUM,
+	 .flops = ar_flops_sum, .runtime = true},
+	{ONNX("Tan", 1), IO(1, 1, 1, 1), .shape = ar_shape_unary,
+	 .alias = AR_ALIAS_INPLACE, .inplace = ALL},
+	{ONNX("Tanh", 1), IO(1, 1, 1, 1), .shape = ar_shape_unary,
+	 .alias = AR_ALIAS_INPLACE, .inplace = ALL, .grad = &G_BY_OUTPUT,
+	 .runtime = true},
+	{ONNX("ThresholdedRelu", 1), IO(1, 1, 1, 1), .shape = ar_shape_unary,
+	 .alias = AR_ALIAS_INPLACE, .inplace = ALL},
+	{ONNX("Tile", 1), IO(2, 3, 1, 1), .shape = ar_shape_tile,
+	 .flops = ar_flops_none},
+	{ONNX("TopK", 1), IO(1, 2, 2, 2), .shape = ar_shape_topk},
+	{ONNX("Transpose", 1), IO(1, 1, 1, 1), .shape = ar_shape_transpose,
+	 .fold = ar_fold_transpose, .grad = &G_PASS, .flops = ar_flops_none,
+	 .runtime = true},
+	{ONNX("Trilu", 1), IO(1, 2, 1, 1), .shape = ar_shape_unary},
+	{ONNX("Unsqueeze", 1), IO(1, 2, 1, 1), .shape = ar_shape_unsqueeze,
+	 .fold = ar_fold_copy, .alias = AR_ALIAS_VIEW, .grad = &G_PASS,
+	 .flops = ar_flops_none, .runtime = true},
+	{ONNX("Upsample", 1), IO(0, 2, 0, 1), .shape = ar_shape_resize,
+	 .runtime = true},
+	{ONNX("Where", 1), IO(3, 3, 1, 1), .shape = ar_shape_where,
+	 .fold = ar_fold_where},
+	{ONNX("Xor", 1), IO(2, 2, 1, 1), .shape = ar_shape_compare,
+	 .fold = ar_fold_arith, .fold_arg = AR_E_XOR,
+	 .alias = AR_ALIAS_INPLACE, .inplace = ALL},
+	/* What --fuse preact makes (frontend/fuse.c): after inference. */
+	{FUSED(AR_PREACT_CONV), IO(2, VAR, 1, 1), .flops = ar_flops_conv,
+	 .runtime = true},
+	/* The training step's own ops (train/train.c), besides each forward
+	 * op's gradient (op + "Grad", described by its rule). */
+	{TRAINING("AdamUpdate"), IO(4, 4, 1, 1)},
+	{TRAINING("GradAccumulate"), IO(2, VAR, 1, 1),
+	 .alias = AR_ALIAS_INPLACE, .inplace = ALL},
+	{TRAINING("MomentumUpdate"), IO(3, 3, 1, 1)},
+	{TRAINING("SgdUpdate"), IO(2, 2, 1, 1)},
+};
+
+#define NTABLE (int)(sizeof table / sizeof table[0])
+
+static const char *domain_key(const char *domain)
+{
+	return !domain || ar_default_domain(domain) ? "" : domain;
+}
+
+/* Order of (domain, op, since); since 0 in a key stands below every entry. */
+static int cmp_def(const ArOpDef *a, const ArOpDef *b)
+{
+	int c = strcmp(domain_key(a->domain), domain_key(b->domain));
+	if (!c)
+		c = strcmp(a->name, b->name);
+	return c ? c : (a->since > b->since) - (a->since < b->since);
+}
+
+static bool sorted(void)
+{
+	for (int i = 1; i < NTABLE; i++)
+		if (cmp_def(&table[i - 1], &table[i]) >= 0)
+			return false;
+	return true;
+}
+
+const ArOpDef *ar_op_table(int *count)
+{
+	*count = NTABLE;
+	return table;
+}
+
+const ArOpDef *ar_op_find(const char *domain, const char *op, int64_t opset)
+{
+	ArOpDef key = {.domain = domain, .name = op, .since = 0};
+	int lo = 0, hi = NTABLE;
+	const ArOpDef *best = NULL;
+
+#ifndef NDEBUG
+	static bool checked;
+	if (!checked) {
+		assert(sorted());
+		checked = true;
+	}
+#endif
+	/* The first entry above key: entries of op, if any, start there. */
+	while (lo < hi) {
+		int mid = lo + (hi - lo) / 2;
+		if (cmp_def(&table[mid], &key) <= 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (; lo < NTABLE && !strcmp(table[lo].name, op) &&
+	       !strcmp(domain_key(table[lo].domain), domain_key(domain)) &&
+	       (table[lo].since <= opset || opset <= 0); lo++)
+		best = &table[lo];
+	return best;
+}
+
+const ArOpDef *ar_op_of(const ArNode *n)
+{
+	return ar_op_find(n->domain, n->op, n->opset);
+}
+
+const ArGradRule *ar_op_grad(const ArNode *n)
+{
+	const ArOpDef *d = ar_op_of(n);
+	return d ? d->grad : NULL;
+}
+
+uint32_t ar_op_inplace_inputs(const ArNode *n)
+{
+	const ArOpDef *d = ar_op_of(n);
+	size_t len = strlen(n->op), sl = strlen(AR_GRAD_SUFFIX);
+	char fwd[128];
+
+	if (d)
+		return d->alias == AR_ALIAS_INPLACE ? d->inplace : 0;
+	if (strcmp(domain_key(n->domain), domain_key(AR_TRAIN_DOMAIN)) ||
+	    len <= sl || len - sl >= sizeof fwd ||
+	    strcmp(n->op + len - sl, AR_GRAD_SUFFIX))
+		return 0;
+	memcpy(fwd, n->op, len - sl);
+	fwd[len - sl] = 0;
+	d = ar_op_find(NULL, fwd, INT64_MAX);
+	return d && d->grad ? d->grad->inplace : 0;
+}
