@@ -484,7 +484,7 @@ static char *default_prefix(const char *path)
 	return p;
 }
 
-static int write_outputs(const Cli *c, const ArGraph *g, const ArPlan *p,
+static int write_outputs(const Cli *c, ArGraph *g, const ArPlan *p,
 			 const ArTrainBill *bill, ArError *err)
 {
 	char *prefix = c->prefix ? NULL : default_prefix(c->model);

@@ -58,8 +58,10 @@ char *ar_header_prefix(const char *prefix);
  */
 int64_t ar_weights_layout(const ArGraph *g, const ArPlan *p, int64_t *offsets);
 /* Writes the blob as raw bytes, or with c_text as a C file defining
- * const uint8_t PREFIX_weights[PREFIX_WEIGHTS_SIZE]. */
-int ar_write_weights(FILE *f, bool c_text, const ArGraph *g, const ArPlan *p,
+ * const uint8_t PREFIX_weights[PREFIX_WEIGHTS_SIZE].  Constants whose
+ * values the frontend left to compute on demand are computed here, one at
+ * a time (their data in g is dropped again once written). */
+int ar_write_weights(FILE *f, bool c_text, ArGraph *g, const ArPlan *p,
 		     const ArEmitInfo *info, ArError *err);
 
 /* The pictures, by path's extension (see ar_gv_write): out gets the

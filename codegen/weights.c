@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 
 #include "emit.h"
+#include "infer.h"
 #include "ops.h"
 #include "onnx.pb-c.h"
 #include "sanitize.h"
@@ -235,10 +236,36 @@ static bool is_copy_op(const ArNode *n, int t)
 
 typedef struct Writer {
 	Sink s;
-	const ArGraph *g;
+	ArGraph *g;             /* values computed on demand are cached here */
 	const ArEmitInfo *info;
 	Onnx__ModelProto *model;    /* read on the first external weight */
 } Writer;
+
+/*
+ * A constant the frontend left to compute on demand (ops/fold_eval.c),
+ * computed now, written, and dropped with what it was computed from, so
+ * that no more than one such value is in memory at a time.
+ */
+static int put_computed(Writer *w, int t, ArError *err)
+{
+	const ArTensor *x = &w->g->tensors[t];
+	const ArNode *n = x->producer >= 0 ? &w->g->nodes[x->producer] : NULL;
+	int *made, nmade, rc = AR_OK;
+
+	if (ar_const_value(w->g, t, &made, &nmade))
+		put(&w->s, x->data, (size_t)x->bytes);
+	else
+		rc = ar_fail(err, AR_EXIT_MODEL, "constant '%s' (%s '%s') has "
+			     "no computable value to write with --weights",
+			     x->name, n ? n->op : "no producer",
+			     n ? n->name : "");
+	for (int i = 0; i < nmade; i++) {
+		free(w->g->tensors[made[i]].data);
+		w->g->tensors[made[i]].data = NULL;
+	}
+	free(made);
+	return rc;
+}
 
 /* Writes tensor t's value, computing a fill the folder left implicit. */
 static int put_value(Writer *w, int t, ArError *err)
@@ -273,9 +300,7 @@ static int put_value(Writer *w, int t, ArError *err)
 	    w->g->tensors[n->inputs[0]].bytes == x->bytes &&
 	    w->g->tensors[n->inputs[0]].dtype == x->dtype)
 		return put_value(w, n->inputs[0], err);
-	return ar_fail(err, AR_EXIT_MODEL, "constant '%s' (%s '%s') has no "
-		       "computed value to write with --weights", x->name,
-		       n ? n->op : "no producer", n ? n->name : "");
+	return put_computed(w, t, err);
 }
 
 static void put_c_intro(Writer *w, const char *up, const char *lo,
@@ -297,7 +322,7 @@ static void put_c_intro(Writer *w, const char *up, const char *lo,
 		(long long)align, lo, up, up, (long long)align);
 }
 
-int ar_write_weights(FILE *f, bool c_text, const ArGraph *g,
+int ar_write_weights(FILE *f, bool c_text, ArGraph *g,
 		     const ArPlan *p, const ArEmitInfo *info, ArError *err)
 {
 	int64_t *off = ar_xmalloc(((size_t)g->ntensors + 1) * sizeof *off);

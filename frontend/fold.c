@@ -1,17 +1,32 @@
 /*
  * fold.c — when to evaluate a node whose inputs are compile-time constants.
  *
- * Only values that later shapes may depend on are worth computing: shape
- * subgraphs (Shape -> Gather -> Concat -> Reshape), ConstantOfShape fills,
- * small index arithmetic.  Results above AR_FOLD_MAX_ELEMS, of types other
- * than ints, bool, float and double, or of ops whose table entry names no
- * folder stay unknown (data NULL): the tensor is still a constant by kind,
- * and a shape that needs its values reports that clearly.  How each op
- * computes its value is the op table's business (ops/fold_eval.c).
+ * Every output of such a node is a constant by kind (infer.c marks it);
+ * its value is computed only when something needs it.  Eagerly, as
+ * inference passes, only small values (at most AR_FOLD_EAGER_ELEMS
+ * elements): shape computations (Shape -> Gather -> Concat -> Reshape),
+ * scalars, index arithmetic.  On demand, the rest: a shape function that
+ * needs a larger constant's values (ar_const_ints) gets it computed with
+ * whatever it is computed from, up to AR_FOLD_MAX_ELEMS elements; the
+ * weights writer (--weights) gets any constant computed, whatever its
+ * size, one at a time.  Weights folded from ConstantOfShape fills (the
+ * ONNX suite's "light" models carry all their weights that way) are thus
+ * never materialised to plan a model.
+ *
+ * Values of types other than ints, bool, float and double, and of ops
+ * whose table entry names no folder, stay unknown (data NULL), and a shape
+ * that needs them reports that clearly.  How each op computes its value is
+ * the op table's business (ops/fold_eval.c).
  */
+#include "infer.h"
+
+#include <assert.h>
 #include <stdlib.h>
 
 #include "infer_ops.h"
+
+/* Values computed as inference passes, whether needed or not. */
+#define AR_FOLD_EAGER_ELEMS 1024
 
 static bool foldable_type(ArDType dt)
 {
@@ -35,7 +50,8 @@ static bool inputs_ready(InferCtx *c, const ArNode *n, const ArOpDef *d)
 	return d->in_min == 0 || ar_in(c, n, 0);
 }
 
-void ar_fold(InferCtx *c, ArNode *n)
+/* Computes the outputs of n of at most limit elements (-1: any). */
+static void fold_node(InferCtx *c, ArNode *n, int64_t limit)
 {
 	const ArOpDef *d = ar_op_of(n);
 
@@ -44,11 +60,11 @@ void ar_fold(InferCtx *c, ArNode *n)
 	for (int j = 0; j < n->noutputs; j++) {
 		ArTensor *out = ar_out(c, n, j);
 		int64_t numel;
-		if (!out || out->data || out->rank < 0 ||
+		if (!out || out->data || out->rank < 0 || out->bytes < 0 ||
 		    !foldable_type(out->dtype))
 			continue;
 		numel = ar_numel(out);
-		if (numel < 0 || numel > AR_FOLD_MAX_ELEMS)
+		if (numel < 0 || (limit >= 0 && numel > limit))
 			continue;
 		out->data = ar_xcalloc((size_t)out->bytes + 1, 1);
 		if (!d->fold(c, n, j, out, d->fold_arg)) {
@@ -56,4 +72,74 @@ void ar_fold(InferCtx *c, ArNode *n)
 			out->data = NULL;
 		}
 	}
+}
+
+void ar_fold(InferCtx *c, ArNode *n)
+{
+	fold_node(c, n, AR_FOLD_EAGER_ELEMS);
+}
+
+/* A constant whose value can still be computed from its producer. */
+static bool pending(const InferCtx *c, int t)
+{
+	const ArTensor *x = &c->g->tensors[t];
+	return !x->data && x->producer >= 0 && ar_is_const(c, t);
+}
+
+bool ar_fold_value(InferCtx *c, int t, int64_t limit, int *made, int *nmade)
+{
+	int *stack = ar_xmalloc(((size_t)c->g->ntensors + 1) * sizeof *stack);
+	int fresh[AR_MAX_OUTPUTS];
+	int top = 0;
+
+	if (pending(c, t))
+		stack[top++] = t;
+	/*
+	 * Depth first over producers: a tensor stays on the stack until the
+	 * inputs of its producer have values, then the producer is folded.
+	 * The graph is acyclic, so each tensor is pushed at most once while
+	 * its value is pending.
+	 */
+	while (top > 0) {
+		int x = stack[top - 1], pushed = 0;
+		ArNode *n = &c->g->nodes[c->g->tensors[x].producer];
+		for (int j = 0; j < n->nexplicit; j++) {
+			int in = n->inputs[j];
+			if (in >= 0 && pending(c, in)) {
+				stack[top++] = in;
+				pushed++;
+				break;
+			}
+		}
+		if (pushed)
+			continue;
+		top--;
+		if (c->g->tensors[x].data)
+			continue;
+		/* Outputs without a value now are the ones this fold makes. */
+		assert(n->noutputs <= AR_MAX_OUTPUTS);
+		for (int j = 0; j < n->noutputs; j++) {
+			int o = n->outputs[j];
+			fresh[j] = o >= 0 && !c->g->tensors[o].data ? o : -1;
+		}
+		fold_node(c, n, limit);
+		for (int j = 0; made && j < n->noutputs; j++) {
+			int o = fresh[j];
+			if (o >= 0 && c->g->tensors[o].data)
+				made[(*nmade)++] = o;
+		}
+		if (!c->g->tensors[x].data)
+			break;
+	}
+	free(stack);
+	return c->g->tensors[t].data != NULL;
+}
+
+bool ar_const_value(ArGraph *g, int t, int **made, int *nmade)
+{
+	ArError scratch;
+	InferCtx c = {g, NULL, &scratch, NULL};
+	*made = ar_xmalloc(((size_t)g->ntensors + 1) * sizeof **made);
+	*nmade = 0;
+	return g->tensors[t].data || ar_fold_value(&c, t, -1, *made, nmade);
 }

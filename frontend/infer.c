@@ -158,6 +158,8 @@ static int const_input(InferCtx *c, const ArNode *n, int j, ArTensor **t,
 	*count = -1;
 	if (!*t)
 		return AR_OK;
+	if (!(*t)->data)
+		ar_fold_value(c, n->inputs[j], AR_FOLD_MAX_ELEMS, NULL, NULL);
 	if (!(*t)->data || ((*t)->dtype != AR_DT_FLOAT &&
 			    (*t)->dtype != AR_DT_DOUBLE &&
 			    !ar_dtype_is_int((*t)->dtype)))
@@ -328,15 +330,15 @@ static int infer_node(InferCtx *c, int idx)
 {
 	ArNode *n = &c->g->nodes[idx];
 	const ArOpDef *d;
-	ArDType before[64];
+	ArDType before[AR_MAX_OUTPUTS];
 	bool cst;
 	int rc;
 
 	if ((rc = find_def(c, n, &d)) || (rc = check_inputs(c, n)))
 		return rc;
-	if (n->noutputs > 64)
-		return ar_node_fail(c, n, "has %d outputs, more than 64",
-				    n->noutputs);
+	if (n->noutputs > AR_MAX_OUTPUTS)
+		return ar_node_fail(c, n, "has %d outputs, more than %d",
+				    n->noutputs, AR_MAX_OUTPUTS);
 	for (int j = 0; j < n->noutputs; j++) {
 		ArTensor *t = ar_out(c, n, j);
 		before[j] = t ? t->dtype : AR_DT_UNDEFINED;
@@ -403,6 +405,9 @@ int ar_infer_subgraph(InferCtx *outer, ArGraph *sub)
 				       "captures '%s', which its parent lacks",
 				       sub->name, t->name);
 		}
+		/* A subgraph's shapes may need an outer constant's value. */
+		if (ar_is_const(outer, oid))
+			ar_fold_value(outer, oid, AR_FOLD_MAX_ELEMS, NULL, NULL);
 		o = &outer->g->tensors[oid];
 		ar_set_shape(t, o->dtype, o->rank, o->dims);
 		t->bytes = o->bytes;

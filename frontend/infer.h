@@ -15,4 +15,13 @@
  */
 int ar_infer(ArGraph *g, const ArDiag *diag, ArError *err);
 
+/*
+ * The value of constant tensor t of an inferred graph, computed into its
+ * data whatever its size (for the weights writer, --weights), with the
+ * constants it is computed from.  *made (the caller frees it, and the
+ * values of the tensors it lists once done with them) lists the tensors
+ * given a value.  False when t's value cannot be computed.
+ */
+bool ar_const_value(ArGraph *g, int t, int **made, int *nmade);
+
 #endif

@@ -23,8 +23,11 @@ typedef struct InferCtx {
 	bool *capconst;
 } InferCtx;
 
-/* Materialised folded values stay below this many elements. */
+/* Values computed for a shape that needs them stay below this many
+ * elements (frontend/fold.c). */
 #define AR_FOLD_MAX_ELEMS ((int64_t)1 << 20)
+/* Outputs of one node at most. */
+#define AR_MAX_OUTPUTS 64
 
 /* Fails with "node 'NAME' (OP): <message>" and AR_EXIT_MODEL. */
 int ar_node_fail(InferCtx *c, const ArNode *n, const char *fmt, ...)
@@ -75,9 +78,17 @@ bool ar_dtype_is_float(ArDType dt);
 /* Infers a subgraph after binding its captures to the enclosing graph. */
 int ar_infer_subgraph(InferCtx *outer, ArGraph *sub);
 
-/* Evaluates a node on constant inputs; leaves data NULL when it cannot
- * (frontend/fold.c). */
+/* Evaluates a node on constant inputs where its values are small; leaves
+ * data NULL otherwise, or when it cannot (frontend/fold.c). */
 void ar_fold(InferCtx *c, ArNode *n);
+/*
+ * Computes constant tensor t's value on demand, with the constants it is
+ * computed from, none above limit elements (-1: any).  When made is not
+ * NULL, appends every tensor given a value (room for all of g's).  False
+ * when t's value cannot be computed.
+ */
+bool ar_fold_value(InferCtx *c, int t, int64_t limit, int *made,
+		   int *nmade);
 
 /* The arithmetic of an elementwise or reducing folder (fold_arg). */
 typedef enum {

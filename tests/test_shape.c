@@ -569,6 +569,36 @@ static void test_dropout_mask_and_declared(void **state)
 	ar_graph_free(g);
 }
 
+/*
+ * Constants are computed only when needed: a 3,000-element Range (above
+ * the eager limit) stays without a value until a Reshape's target needs
+ * the value of ReduceMax(Range) + 1, which then computes the chain.
+ */
+static void test_lazy_constants(void **state)
+{
+	ArGraph *g = ar_graph_new("lazy");
+	(void)state;
+	INPUT(g, "x", 3000);
+	INTS(g, "zero", 0);
+	INTS(g, "limit", 3000);
+	INTS(g, "one", 1);
+	node(g, "Range", 11, "zero,limit,one", "r");
+	node(g, "Range", 11, "zero,limit,one", "unused");
+	node(g, "ReduceMax", 13, "r", "rmax");
+	node(g, "Add", 13, "rmax,one", "n");
+	node(g, "Reshape", 13, "x,n", "y");
+	g->outputs = ar_xmalloc(sizeof(int));
+	g->outputs[g->noutputs++] = ar_graph_find(g, "y");
+	ok(g);
+	SHAPE(g, "y", 3000);
+	assert_int_equal(T(g, "n")->kind, AR_TK_CONSTANT);
+	assert_non_null(T(g, "r")->data);
+	assert_int_equal(((const int64_t *)T(g, "n")->data)[0], 3000);
+	assert_int_equal(T(g, "unused")->kind, AR_TK_CONSTANT);
+	assert_null(T(g, "unused")->data);
+	ar_graph_free(g);
+}
+
 static void test_misc_ops(void **state)
 {
 	ArGraph *g = ar_graph_new("misc");
@@ -662,6 +692,7 @@ int main(void)
 		cmocka_unit_test(test_constant_output),
 		cmocka_unit_test(test_dropout_mask_and_declared),
 		cmocka_unit_test(test_misc_ops),
+		cmocka_unit_test(test_lazy_constants),
 		cmocka_unit_test(test_refusals),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
