@@ -8,7 +8,8 @@ one entry per storage: a view saves its whole storage, so entries are
 keyed by storage data_ptr and sized by the storage (what really stays
 alive), and two saved views of one buffer count once.  Parameters, module
 buffers (BatchNorm running statistics, masks) and views of them are set
-apart: they are weights, not activations.
+apart: they are weights, not activations; so are the 0-d tensors autograd
+wraps Python numbers in (att * 0.125 saves a float64 0.125).
 
 Each storage gets a category from the aten op that produced or last
 overwrote it (seen through a TorchDispatchMode, below autograd):
@@ -75,7 +76,7 @@ class Saved:
 class Measurement:
     def __init__(self, saved, weights_bytes):
         self.saved = saved                  # list of Saved
-        self.weights_bytes = weights_bytes  # saved parameters and buffers
+        self.weights_bytes = weights_bytes  # parameters, buffers, numbers
 
     def total(self):
         return sum(s.nbytes for s in self.saved)
@@ -133,6 +134,11 @@ def _category(ops):
     return "activation" if ops else "input"
 
 
+def _is_constant(t, ops):
+    """A Python number autograd wrapped into a 0-d tensor (x * 0.125)."""
+    return not ops and t.dim() == 0
+
+
 def _savers(fn, where, seen):
     """Walks the autograd graph from fn: storage ptr -> saver names."""
     stack = [fn]
@@ -184,10 +190,10 @@ def measure(model, inputs, label):
             continue
         seen.add(p)
         st = t.storage()
-        if p in weights:
+        ops = rec.ops.get(p, [])
+        if p in weights or _is_constant(t, ops):
             wbytes += st.nbytes()
             continue
-        ops = rec.ops.get(p, [])
         s = Saved(p, st.nbytes(), t.dtype, tuple(t.shape), _category(ops),
                   ["%s[%d]" % o for o in ops])
         s.savers = sorted(set(where.get(p, [])))
