@@ -78,7 +78,7 @@ DTYPES = {"float32": (TensorProto.FLOAT, np.float32),
 PRESETS = {
     # GPT-2 small as issue 13's benchmark sizes it.
     "gpt2-small": dict(layers=12, seq=1024, batch=8, hidden=768, heads=12,
-                       vocab=50257, tied=True),
+                       vocab=50257, tied=True, external=True),
 }
 
 
@@ -102,14 +102,21 @@ def param_count(c):
 
 
 class Builder:
-    """Nodes and constants of one graph; every value gets a chosen name."""
+    """Nodes and constants of one graph; every value gets a chosen name.
+    gen_llama.py's builder extends it."""
 
-    def __init__(self, c, location):
+    def __init__(self, c, default_file):
+        """Weights inline, or with c.external in the file it names (True:
+        default_file)."""
         self.c = c
+        location = None
+        if c.external:
+            location = c.external if isinstance(c.external, str) else \
+                default_file
         self.elem, self.np = DTYPES[c.dtype]
         self.w = extdata.Weights(self.elem, location, seed=c.seed)
         self.nodes = []
-        self.consts = {}
+        self.consts = set()
 
     def op(self, op_type, inputs, output, **attrs):
         outs = output if isinstance(output, list) else [output]
@@ -117,17 +124,53 @@ class Builder:
                                            name=outs[0], **attrs))
         return output
 
-    def scalar(self, name, value):
-        """A 0-d constant in the model dtype (never a parameter)."""
+    def const(self, name, array):
+        """A constant (shapes, axes, scalars), inline, added once."""
         if name not in self.consts:
-            self.consts[name] = self.w.const(name, self.np(value))
+            self.consts.add(name)
+            self.w.const(name, array)
         return name
 
+    def scalar(self, name, value):
+        """A 0-d constant in the model dtype (never a parameter)."""
+        return self.const(name, self.np(value))
+
     def ints(self, name, values):
-        if name not in self.consts:
-            self.consts[name] = self.w.const(
-                name, np.array(values, dtype=np.int64))
-        return name
+        return self.const(name, np.array(values, dtype=np.int64))
+
+    def causal(self):
+        """The bool [s, s] lower-triangular mask "causal": external data
+        with external weights (s = 2048 makes it 4 MB), else inline."""
+        s = self.c.seq
+        if self.w.location:
+            t, n = extdata.external("causal", TensorProto.BOOL, [s, s],
+                                    self.w.location, self.w.offset)
+            self.w.offset += n
+            self.w.inits.append(t)
+        else:
+            self.w.const("causal", np.tril(np.ones((s, s), dtype=np.bool_)))
+
+    def probs(self, q, kT, p, d):
+        """Attention probabilities p.probs from q and k^T: MatMul p.scores,
+        scale p.scaled, causal mask p.masked, Softmax."""
+        c = self.c
+        self.op("MatMul", [q, kT], p + ".scores")
+        if c.scale == "mul":
+            self.op("Mul", [p + ".scores",
+                            self.scalar("inv_sqrt_d", 1 / math.sqrt(d))],
+                    p + ".scaled")
+        else:
+            self.op("Div", [p + ".scores",
+                            self.scalar("sqrt_d", math.sqrt(d))],
+                    p + ".scaled")
+        neg = self.scalar("mask_value", -float(np.finfo(self.np).max))
+        if c.mask == "where":
+            self.op("Where", ["causal", p + ".scaled", neg], p + ".masked")
+        else:
+            self.op("Where", ["causal", self.scalar("zero", 0.0), neg],
+                    p + ".mask.bias")
+            self.op("Add", [p + ".scaled", p + ".mask.bias"], p + ".masked")
+        return self.op("Softmax", [p + ".masked"], p + ".probs", axis=-1)
 
     def linear(self, x, prefix, n_in, n_out):
         w = self.w.add(prefix + ".w", [n_in, n_out])
@@ -139,11 +182,8 @@ class Builder:
         """Training-mode Dropout: out, out-less-.drop + '.mask'."""
         if not self.c.dropout:
             return x
-        if "dropout_ratio" not in self.consts:
-            self.consts["dropout_ratio"] = self.w.const(
-                "dropout_ratio", np.float32(self.c.ratio))
-            self.consts["training_mode"] = self.w.const(
-                "training_mode", np.bool_(True))
+        self.const("dropout_ratio", np.float32(self.c.ratio))
+        self.const("training_mode", np.bool_(True))
         mask = (out[:-len(".drop")] if out.endswith(".drop") else out) \
             + ".mask"
         self.op("Dropout", [x, "dropout_ratio", "training_mode"],
@@ -206,23 +246,7 @@ class Builder:
         self.op("Transpose", [p + ".q.heads"], p + ".q", perm=[0, 2, 1, 3])
         self.op("Transpose", [p + ".k.heads"], p + ".kT", perm=[0, 2, 3, 1])
         self.op("Transpose", [p + ".v.heads"], p + ".v", perm=[0, 2, 1, 3])
-        self.op("MatMul", [p + ".q", p + ".kT"], p + ".scores")
-        if c.scale == "mul":
-            self.op("Mul", [p + ".scores",
-                            self.scalar("inv_sqrt_d", 1 / math.sqrt(d))],
-                    p + ".scaled")
-        else:
-            self.op("Div", [p + ".scores",
-                            self.scalar("sqrt_d", math.sqrt(d))],
-                    p + ".scaled")
-        neg = self.scalar("mask_value", -float(np.finfo(self.np).max))
-        if c.mask == "where":
-            self.op("Where", ["causal", p + ".scaled", neg], p + ".masked")
-        else:
-            self.op("Where", ["causal", self.scalar("zero", 0.0), neg],
-                    p + ".mask.bias")
-            self.op("Add", [p + ".scaled", p + ".mask.bias"], p + ".masked")
-        self.op("Softmax", [p + ".masked"], p + ".probs", axis=-1)
+        self.probs(p + ".q", p + ".kT", p, d)
         probs = self.dropout(p + ".probs", p + ".probs.drop")
         self.op("MatMul", [probs, p + ".v"], p + ".ctx")
         self.op("Transpose", [p + ".ctx"], p + ".ctx.t", perm=[0, 2, 1, 3])
@@ -248,23 +272,12 @@ class Builder:
 
 def build(c):
     """The ModelProto for Config c (not yet checked)."""
-    location = None
-    if c.external:
-        location = c.external if isinstance(c.external, str) else \
-            "gpt.onnx.data"
-    bld = Builder(c, location)
+    bld = Builder(c, "gpt.onnx.data")
     h, s, V = c.hidden, c.seq, c.vocab
     bld.w.add("wte", [V, h])
     bld.w.add("wpe", [s, h])
     bld.ints("pos_ids", list(range(s)))
-    causal = np.tril(np.ones((s, s), dtype=np.bool_))
-    if location:
-        t, _ = extdata.external("causal", TensorProto.BOOL, [s, s],
-                                location, bld.w.offset)
-        bld.w.offset += s * s
-        bld.w.inits.append(t)
-    else:
-        bld.w.const("causal", causal)
+    bld.causal()
     bld.op("Gather", ["wte", "input_ids"], "tok", axis=0)
     bld.op("Gather", ["wpe", "pos_ids"], "pos", axis=0)
     bld.op("Add", ["tok", "pos"], "emb")
@@ -302,45 +315,58 @@ def count_initializer_params(model):
                if t.data_type in floats and len(t.dims) >= 1)
 
 
-def main(argv):
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+def run_cli(argv, doc, presets, ints, choices, flags, make, params):
+    """The command line of both generators: OUT.onnx, --preset, overrides
+    (ints: integer options; choices: {option: values}; flags: {option:
+    (dest, value)}), --external, --no-check; builds with make(**kw),
+    checks the parameter count (params(config, model) -> (counted,
+    expected)), runs the full onnx check and saves."""
+    ap = argparse.ArgumentParser(description=doc.split("\n")[0])
     ap.add_argument("out")
-    ap.add_argument("--preset", choices=sorted(PRESETS))
-    ap.add_argument("--layers", type=int)
-    ap.add_argument("--seq", type=int)
-    ap.add_argument("--batch", type=int)
-    ap.add_argument("--hidden", type=int)
-    ap.add_argument("--heads", type=int)
-    ap.add_argument("--vocab", type=int)
-    ap.add_argument("--dtype", choices=sorted(DTYPES))
-    ap.add_argument("--no-dropout", dest="dropout", action="store_false",
-                    default=None)
-    ap.add_argument("--layernorm", choices=("op", "decomposed"))
-    ap.add_argument("--gelu", choices=("erf", "tanh"))
-    ap.add_argument("--mask", choices=("where", "additive"))
-    ap.add_argument("--scale", choices=("mul", "div"))
-    ap.add_argument("--tied", action="store_true", default=None)
+    ap.add_argument("--preset", choices=sorted(presets))
+    for k in ints:
+        ap.add_argument("--" + k, type=int)
+    for k, values in choices.items():
+        ap.add_argument("--" + k, choices=values)
+    for k, (dest, value) in flags.items():
+        ap.add_argument("--" + k, dest=dest, action="store_const",
+                        const=value, default=None)
     ap.add_argument("--external", action="store_true", default=None)
     ap.add_argument("--no-check", dest="check", action="store_false")
     a = ap.parse_args(argv)
-    kw = dict(PRESETS.get(a.preset, {}))
-    for k in ("layers", "seq", "batch", "hidden", "heads", "vocab", "dtype",
-              "dropout", "layernorm", "gelu", "mask", "scale", "tied"):
+    kw = dict(presets.get(a.preset, {}))
+    names = [k.replace("-", "_") for k in list(ints) + list(choices)]
+    for k in names + [d for d, _ in flags.values()] + ["external"]:
         if getattr(a, k) is not None:
             kw[k] = getattr(a, k)
-    if a.external:
+    if kw.get("external"):
         kw["external"] = os.path.basename(a.out) + ".data"
-    c = Config(**kw)
-    model = build(c)
-    assert count_initializer_params(model) == param_count(c)
+    c, model = make(**kw)
+    counted, expected = params(c, model)
+    assert counted == expected, (counted, expected)
     if a.check:
         extdata.check(model)
     import onnx
     onnx.save(model, a.out)
     print("%s: %d layers, %d parameters, %s" % (
-        a.out, c.layers, param_count(c),
-        "weights external (never written)" if c.external else
-        "weights inline"))
+        a.out, c.layers, counted, "weights external (never written)"
+        if c.external else "weights inline"))
+
+
+def make(**kw):
+    c = Config(**kw)
+    return c, build(c)
+
+
+def main(argv):
+    run_cli(argv, __doc__, PRESETS,
+            ("layers", "seq", "batch", "hidden", "heads", "vocab"),
+            {"dtype": sorted(DTYPES), "layernorm": ("op", "decomposed"),
+             "gelu": ("erf", "tanh"), "mask": ("where", "additive"),
+             "scale": ("mul", "div")},
+            {"no-dropout": ("dropout", False), "tied": ("tied", True)},
+            make, lambda c, m: (count_initializer_params(m),
+                                param_count(c)))
 
 
 if __name__ == "__main__":

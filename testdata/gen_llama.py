@@ -53,7 +53,6 @@ Every model passes onnx's full check and strict shape inference before it
 is written (extdata.check); external weights go to OUT.onnx.data, a file
 that is never written.
 """
-import argparse
 import math
 import os
 import sys
@@ -63,6 +62,7 @@ from onnx import TensorProto, helper
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import extdata  # noqa: E402
+import gen_gpt  # noqa: E402
 from gen_gpt import DTYPES, count_initializer_params  # noqa: E402
 
 PRESETS = {
@@ -107,32 +107,7 @@ def solve_vocab(params, layers, dim, heads, ffn, kv_heads=None):
     return rest // (2 * dim)
 
 
-class Builder:
-    def __init__(self, c, location):
-        self.c = c
-        self.elem, self.np = DTYPES[c.dtype]
-        self.w = extdata.Weights(self.elem, location, seed=c.seed)
-        self.nodes = []
-        self.consts = set()
-
-    def op(self, op_type, inputs, output, **attrs):
-        outs = output if isinstance(output, list) else [output]
-        self.nodes.append(helper.make_node(op_type, inputs, outs,
-                                           name=outs[0], **attrs))
-        return output
-
-    def const(self, name, array):
-        if name not in self.consts:
-            self.consts.add(name)
-            self.w.const(name, array)
-        return name
-
-    def scalar(self, name, value):
-        return self.const(name, self.np(value))
-
-    def ints(self, name, values):
-        return self.const(name, np.array(values, dtype=np.int64))
-
+class Builder(gen_gpt.Builder):
     def rmsnorm(self, x, out):
         w = self.w.add(out + ".w", [self.c.dim])
         self.op("Pow", [x, self.scalar("two", 2.0)], out + ".sq")
@@ -234,23 +209,7 @@ class Builder:
         k = self.repeat_kv(self.rotary(p + ".k.t", p + ".k"), p + ".k")
         v = self.repeat_kv(p + ".v.t", p + ".v")
         self.op("Transpose", [k], p + ".kT", perm=[0, 1, 3, 2])
-        self.op("MatMul", [q, p + ".kT"], p + ".scores")
-        if c.scale == "mul":
-            self.op("Mul", [p + ".scores",
-                            self.scalar("inv_sqrt_d", 1 / math.sqrt(hd))],
-                    p + ".scaled")
-        else:
-            self.op("Div", [p + ".scores",
-                            self.scalar("sqrt_d", math.sqrt(hd))],
-                    p + ".scaled")
-        neg = self.scalar("mask_value", -float(np.finfo(self.np).max))
-        if c.mask == "where":
-            self.op("Where", ["causal", p + ".scaled", neg], p + ".masked")
-        else:
-            self.op("Where", ["causal", self.scalar("zero", 0.0), neg],
-                    p + ".mask.bias")
-            self.op("Add", [p + ".scaled", p + ".mask.bias"], p + ".masked")
-        self.op("Softmax", [p + ".masked"], p + ".probs", axis=-1)
+        self.probs(q, p + ".kT", p, hd)
         self.op("MatMul", [p + ".probs", v], p + ".ctx")
         self.op("Transpose", [p + ".ctx"], p + ".ctx.t", perm=[0, 2, 1, 3])
         self.op("Reshape", [p + ".ctx.t", self.ints("merge", [0, 0, d])],
@@ -278,20 +237,11 @@ class Builder:
 
 
 def build(c):
-    location = None
-    if c.external:
-        location = c.external if isinstance(c.external, str) else \
-            "llama.onnx.data"
-    bld = Builder(c, location)
+    """The ModelProto for Config c (not yet checked)."""
+    bld = Builder(c, "llama.onnx.data")
     s = c.seq
     bld.w.add("tok_embeddings", [c.vocab, c.dim])
-    if location:
-        t, n = extdata.external("causal", TensorProto.BOOL, [s, s],
-                                location, bld.w.offset)
-        bld.w.offset += n
-        bld.w.inits.append(t)
-    else:
-        bld.w.const("causal", np.tril(np.ones((s, s), dtype=np.bool_)))
+    bld.causal()
     bld.rope_tables()
     bld.op("Gather", ["tok_embeddings", "input_ids"], "h0", axis=0)
     for i in range(c.layers):
@@ -308,42 +258,26 @@ def build(c):
         bld.w.inits, 17)
 
 
-def main(argv):
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("out")
-    ap.add_argument("--preset", choices=sorted(PRESETS))
-    for k in ("layers", "seq", "batch", "dim", "heads", "kv-heads", "ffn",
-              "vocab"):
-        ap.add_argument("--" + k, type=int)
-    ap.add_argument("--dtype", choices=sorted(DTYPES))
-    ap.add_argument("--rmsnorm", choices=("div", "reciprocal"))
-    ap.add_argument("--rope", choices=("computed", "table"))
-    ap.add_argument("--mask", choices=("where", "additive"))
-    ap.add_argument("--scale", choices=("mul", "div"))
-    ap.add_argument("--external", action="store_true", default=None)
-    ap.add_argument("--no-check", dest="check", action="store_false")
-    a = ap.parse_args(argv)
-    kw = dict(PRESETS.get(a.preset, {}))
-    for k in ("layers", "seq", "batch", "dim", "heads", "kv_heads", "ffn",
-              "vocab", "dtype", "rmsnorm", "rope", "mask", "scale",
-              "external"):
-        if getattr(a, k) is not None:
-            kw[k] = getattr(a, k)
-    if kw.get("external"):
-        kw["external"] = os.path.basename(a.out) + ".data"
+def make(**kw):
     c = Config(**kw)
-    model = build(c)
-    n = count_initializer_params(model)
-    assert n == param_count(c) + (2 * c.seq * (c.dim // c.heads)
-                                  if c.rope == "table" else 0), n
-    if a.check:
-        extdata.check(model)
-    import onnx
-    onnx.save(model, a.out)
-    print("%s: %d layers, %d parameters, %s" % (
-        a.out, c.layers, param_count(c),
-        "weights external (never written)" if c.external else
-        "weights inline"))
+    return c, build(c)
+
+
+def counts(c, model):
+    """(float initializers of rank >= 1, param_count plus rotary tables)."""
+    tables = 2 * c.seq * (c.dim // c.heads) if c.rope == "table" else 0
+    return count_initializer_params(model), param_count(c) + tables
+
+
+def main(argv):
+    gen_gpt.run_cli(argv, __doc__, PRESETS,
+                    ("layers", "seq", "batch", "dim", "heads", "kv-heads",
+                     "ffn", "vocab"),
+                    {"dtype": sorted(DTYPES), "rmsnorm": ("div",
+                                                          "reciprocal"),
+                     "rope": ("computed", "table"),
+                     "mask": ("where", "additive"), "scale": ("mul", "div")},
+                    {}, make, counts)
 
 
 if __name__ == "__main__":

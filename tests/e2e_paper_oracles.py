@@ -97,17 +97,27 @@ GPT_VARIANTS = [
 ]
 
 
-def gpt_checks(tmp):
-    for i, kw in enumerate(GPT_VARIANTS):
-        c = gen_gpt.Config(**kw)
-        name = "gpt%d" % i
-        m = gen_gpt.build(c)
-        inferred = extdata.check(m)
-        shapes = extdata.value_shapes(inferred)
-        check(name + ": parameters", gen_gpt.count_initializer_params(m) ==
-              gen_gpt.param_count(c))
+def variants(gen, kws, params):
+    """Each variant of a generator, fully checked by onnx: (name, config,
+    model, inferred shapes), its parameter count and external weights
+    checked on the way (params(c, m) -> (counted, expected))."""
+    for i, kw in enumerate(kws):
+        name = "%s%d" % (gen.__name__.replace("gen_", ""), i)
+        c, m = gen.make(**kw)
+        shapes = extdata.value_shapes(extdata.check(m))
+        counted, expected = params(c, m)
+        check(name + ": parameters", counted == expected, (counted,
+                                                           expected))
         if c.external:
             check(name + ": weights external", external_ok(m))
+        yield name, c, m, shapes
+
+
+def gpt_checks(tmp):
+    for name, c, m, shapes in variants(
+            gen_gpt, GPT_VARIANTS, lambda c, m: (
+                gen_gpt.count_initializer_params(m),
+                gen_gpt.param_count(c))):
         act = 2 if c.dtype == "float16" else 4
         s, b, h, a = c.seq, c.batch, c.hidden, c.heads
         for layer in range(c.layers):
@@ -140,15 +150,8 @@ LLAMA_VARIANTS = [
 
 
 def llama_checks(tmp):
-    for i, kw in enumerate(LLAMA_VARIANTS):
-        c = gen_llama.Config(**kw)
-        name = "llama%d" % i
-        m = gen_llama.build(c)
-        inferred = extdata.check(m)
-        shapes = extdata.value_shapes(inferred)
-        tables = 2 * c.seq * (c.dim // c.heads) if c.rope == "table" else 0
-        check(name + ": parameters", gen_gpt.count_initializer_params(m) ==
-              gen_llama.param_count(c) + tables)
+    for name, c, m, shapes in variants(gen_llama, LLAMA_VARIANTS,
+                                       gen_llama.counts):
         hd = c.dim // c.heads
         want = {"l0.q": [c.batch, c.heads, c.seq, hd],
                 "l0.kT": [c.batch, c.heads, hd, c.seq],
@@ -159,8 +162,6 @@ def llama_checks(tmp):
             check("%s: %s shape" % (name, tensor),
                   shapes.get(tensor, (0, None))[1] == dims,
                   shapes.get(tensor))
-        if c.external:
-            check(name + ": weights external", external_ok(m))
         save_and_plan(m, tmp, name)
         os.remove(os.path.join(tmp, name + ".onnx"))
     for preset, count in (("llama-7b", 6_738_415_616),
