@@ -229,8 +229,9 @@ def korthikanti_vs_arenac(tmp):
     got = sum(saved.values()) - sum(rows.values())
     terms = {t.root for t in korthikanti.breakdown(s, b, h, a, layer=1)}
     print("  GPT fp16 layer 1: arenac keeps %d bytes (+%d in row-sized "
-          "tensors %s), Korthikanti + extras %s" % (got, sum(rows.values()),
-                                                    sorted(rows), want))
+          "tensors %s; float32 LayerNorm statistics would be %s), "
+          "Korthikanti + extras %s" % (got, sum(rows.values()), sorted(rows),
+                                       korthikanti.ln_stats(s, b), want))
     check("korthikanti layer bytes", got == want,
           "missing %s, beyond the terms %s" % (
               sorted(terms - set(saved)),

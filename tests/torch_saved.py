@@ -29,11 +29,14 @@ _saved_result1) is kept for the report.
 The models (same architecture as the ONNX files they are compared with):
 lenet (testdata/gen_lenet.py), torchvision resnet18 and vgg11, a small
 GPT (2 layers, LayerNorm, causal attention with dropout, GELU MLP) and a
-2-layer nn.TransformerEncoder with a mean-pool head.  export() writes the
-very graph torch ran with torch.onnx.export in training mode, without
-constant folding, and with the weights as external data in a file that
-is never written (arenac never reads weight bytes; VGG-11's 500 MB of
-classifier weights are never serialised).
+2-layer nn.TransformerEncoder with a mean-pool head; build() gives each
+with its input, label and export opset (14; 17 for the GPT, so LayerNorm
+stays one LayerNormalization op).  VGG-11 is built with nn.init skipped
+(values do not change what is saved; 123 M random draws take seconds).
+export() writes the very graph torch ran with torch.onnx.export in
+training mode, without constant folding, with the weights as external
+data in a file that is never written (arenac never reads weight bytes;
+VGG-11's 500 MB of classifier weights are never serialised).
 
 Import it (tests/e2e_torch_oracle.py) or run it: `python3
 tests/torch_saved.py [MODEL...]` prints the breakdown per model.
