@@ -80,9 +80,14 @@ ROOTS = {"l{i}.ctx.flat": "l{i}.ctx.t"}
 
 
 class Term:
-    def __init__(self, label, tensor, root, elements, bytes_, mask):
+    """One term: the tensor that holds it, its buffer (root), elements and
+    bytes per device, whether it is a mask, and split: the divisor the
+    parallelism applies to it (1: replicated on every device)."""
+
+    def __init__(self, label, tensor, root, elements, bytes_, mask, split):
         self.label, self.tensor, self.root = label, tensor, root
         self.elements, self.bytes, self.mask = elements, bytes_, mask
+        self.split = split
 
     def __repr__(self):
         return "%-26s %-16s %s bytes" % (self.label, self.tensor, self.bytes)
@@ -117,7 +122,7 @@ def breakdown(s, b, h, a, layer=0, t=1, sp=False, recompute=None,
         split = t if (tp_split or sp) and recompute != "full" else 1
         out.append(Term(label, tensor, root, Fraction(n, split),
                         Fraction(n * (mask if is_mask else act), split),
-                        is_mask))
+                        is_mask, split))
     return out
 
 
