@@ -79,25 +79,46 @@ static int is_float_dtype(ArDType dt)
 	return dt == AR_DT_FLOAT || dt == AR_DT_DOUBLE;
 }
 
+/*
+ * The values attribute a puts in the float pool (floats) or in the int
+ * pool; returns their count, with *v pointing at them (at fv or iv when
+ * they come from a tensor).
+ */
+static int pool_values(const ArAttr *a, bool floats, int64_t *iv, float *fv,
+		       const void **v)
+{
+	*v = floats ? (const void *)fv : (const void *)iv;
+	switch (a->type) {
+	case AR_ATTR_INT:
+		*v = &a->i;
+		return floats ? 0 : 1;
+	case AR_ATTR_INTS:
+		*v = a->ints;
+		return floats ? 0 : a->nints;
+	case AR_ATTR_FLOAT:
+		*v = &a->f;
+		return floats ? 1 : 0;
+	case AR_ATTR_FLOATS:
+		*v = a->floats;
+		return floats ? a->nfloats : 0;
+	case AR_ATTR_TENSOR:
+		if (is_float_dtype(a->t->dtype) != floats)
+			return 0;
+		return tensor_attr_values(a->t, iv, fv);
+	default:
+		return 0;
+	}
+}
+
 void hdr_attr_counts(const ArAttr *a, int *ni, int *nf, int *ns)
 {
 	int64_t iv[MAX_TENSOR_ATTR];
 	float fv[MAX_TENSOR_ATTR];
-	*ni = *nf = *ns = 0;
-	switch (a->type) {
-	case AR_ATTR_INT: *ni = 1; break;
-	case AR_ATTR_INTS: *ni = a->nints; break;
-	case AR_ATTR_FLOAT: *nf = 1; break;
-	case AR_ATTR_FLOATS: *nf = a->nfloats; break;
-	case AR_ATTR_STRING: *ns = 1; break;
-	case AR_ATTR_TENSOR:
-		if (is_float_dtype(a->t->dtype))
-			*nf = tensor_attr_values(a->t, iv, fv);
-		else
-			*ni = tensor_attr_values(a->t, iv, fv);
-		break;
-	default: break;
-	}
+	const void *v;
+
+	*ni = pool_values(a, false, iv, fv, &v);
+	*nf = pool_values(a, true, iv, fv, &v);
+	*ns = a->type == AR_ATTR_STRING;
 }
 
 int hdr_num_attrs(const Hdr *h)
@@ -108,72 +129,32 @@ int hdr_num_attrs(const Hdr *h)
 	return n;
 }
 
-static void write_int_pool(const Hdr *h)
+/* The int64_t pool, or with floats the float pool. */
+static void write_number_pool(const Hdr *h, bool floats)
 {
 	int64_t iv[MAX_TENSOR_ATTR];
 	float fv[MAX_TENSOR_ATTR];
 	int k = 0;
 
-	hdr_open_pool(h, "int64_t", "attr_ints");
+	hdr_open_pool(h, floats ? "float" : "int64_t",
+		      floats ? "attr_floats" : "attr_ints");
 	for (int s = 0; s < h->p->nsteps; s++) {
 		const ArNode *n = hdr_step_node(h, s);
 		for (int a = 0; a < n->nattrs; a++) {
-			const ArAttr *at = &n->attrs[a];
-			const int64_t *v = iv;
-			int cnt = 0;
-			if (at->type == AR_ATTR_INT) {
-				v = &at->i;
-				cnt = 1;
-			} else if (at->type == AR_ATTR_INTS) {
-				v = at->ints;
-				cnt = at->nints;
-			} else if (at->type == AR_ATTR_TENSOR &&
-				   !is_float_dtype(at->t->dtype)) {
-				cnt = tensor_attr_values(at->t, iv, fv);
-			}
+			const void *v;
+			int cnt = pool_values(&n->attrs[a], floats, iv, fv, &v);
 			for (int j = 0; j < cnt; j++) {
 				hdr_pool_sep(h, &k);
-				put_i64(h->f, v[j]);
+				if (floats)
+					put_f32(h->f, ((const float *)v)[j]);
+				else
+					put_i64(h->f, ((const int64_t *)v)[j]);
 				fputc(',', h->f);
 			}
 		}
 	}
 	hdr_pool_sep(h, &k);
-	fputs("0\n};\n\n", h->f);
-}
-
-static void write_float_pool(const Hdr *h)
-{
-	int64_t iv[MAX_TENSOR_ATTR];
-	float fv[MAX_TENSOR_ATTR];
-	int k = 0;
-
-	hdr_open_pool(h, "float", "attr_floats");
-	for (int s = 0; s < h->p->nsteps; s++) {
-		const ArNode *n = hdr_step_node(h, s);
-		for (int a = 0; a < n->nattrs; a++) {
-			const ArAttr *at = &n->attrs[a];
-			const float *v = fv;
-			int cnt = 0;
-			if (at->type == AR_ATTR_FLOAT) {
-				v = &at->f;
-				cnt = 1;
-			} else if (at->type == AR_ATTR_FLOATS) {
-				v = at->floats;
-				cnt = at->nfloats;
-			} else if (at->type == AR_ATTR_TENSOR &&
-				   is_float_dtype(at->t->dtype)) {
-				cnt = tensor_attr_values(at->t, iv, fv);
-			}
-			for (int j = 0; j < cnt; j++) {
-				hdr_pool_sep(h, &k);
-				put_f32(h->f, v[j]);
-				fputc(',', h->f);
-			}
-		}
-	}
-	hdr_pool_sep(h, &k);
-	fputs("0.0f\n};\n\n", h->f);
+	fputs(floats ? "0.0f\n};\n\n" : "0\n};\n\n", h->f);
 }
 
 static void write_string_pool(const Hdr *h)
@@ -198,8 +179,8 @@ void hdr_write_attrs(const Hdr *h)
 {
 	int pi = 0, pf = 0, ps = 0;
 
-	write_int_pool(h);
-	write_float_pool(h);
+	write_number_pool(h, false);
+	write_number_pool(h, true);
 	write_string_pool(h);
 	hdr_tmpl(h, "const @_attr @_attrs[$_NUM_ATTRS + 1] = {\n");
 	for (int s = 0; s < h->p->nsteps; s++) {
@@ -235,19 +216,10 @@ int hdr_needs_math(const Hdr *h)
 	for (int s = 0; s < h->p->nsteps; s++) {
 		const ArNode *n = hdr_step_node(h, s);
 		for (int a = 0; a < n->nattrs; a++) {
-			const ArAttr *at = &n->attrs[a];
-			int cnt = 0;
-			if (at->type == AR_ATTR_FLOAT && !isfinite(at->f))
-				return 1;
-			for (int j = 0; at->type == AR_ATTR_FLOATS &&
-			     j < at->nfloats; j++)
-				if (!isfinite(at->floats[j]))
-					return 1;
-			if (at->type == AR_ATTR_TENSOR &&
-			    is_float_dtype(at->t->dtype))
-				cnt = tensor_attr_values(at->t, iv, fv);
+			const void *v;
+			int cnt = pool_values(&n->attrs[a], true, iv, fv, &v);
 			for (int j = 0; j < cnt; j++)
-				if (!isfinite(fv[j]))
+				if (!isfinite(((const float *)v)[j]))
 					return 1;
 		}
 	}

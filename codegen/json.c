@@ -8,6 +8,7 @@
 #include "emit.h"
 #include "checkpoint.h"
 
+#include <assert.h>
 #include <inttypes.h>
 #include <string.h>
 
@@ -229,6 +230,7 @@ const char *ar_model_name(const ArEmitInfo *info)
 int ar_write_json(FILE *f, const ArGraph *g, const ArPlan *p,
 		  const ArEmitInfo *info)
 {
+	assert(p->noop || p->nsteps == 0);     /* ar_plan_facts ran */
 	fputs("{\n  \"model\": ", f);
 	ar_json_str(f, ar_model_name(info));
 	fputs(",\n  \"arenac_version\": \"" ARENAC_VERSION "\"", f);

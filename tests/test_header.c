@@ -88,7 +88,8 @@ static void test_macros(void **state)
 	assert_non_null(strstr(h, "#define M_INPUT_in_0_SIZE 768u\n"));
 	assert_non_null(strstr(h, "#define M_INPUT_in_0_2_OFFSET 0u\n"));
 	assert_non_null(strstr(h, "#define M_OUTPUT_y_OFFSET 96u\n"));
-	assert_non_null(strstr(h, "\nconst m_tensor m_tensors[M_NUM_TENSORS + 1] = {\n"));
+	assert_non_null(strstr(h, "\nconst m_tensor m_tensors[M_NUM_TENSORS + "
+			       "1] = {\n"));
 	assert_non_null(strstr(h, "efficiency 100.0%"));
 	assert_non_null(strstr(h, "peak step:   0 of 5: Conv \"conv\""));
 	assert_non_null(strstr(h, "optimal:     yes"));
