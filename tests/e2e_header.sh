@@ -38,7 +38,8 @@ lenet_weights_in testdata/lenet.onnx --dim N=1 --memory sram:16K:50G --memory dr
 if [ -d "$SHARED/models" ]; then
 	m=light_squeezenet
 	[ -f "$SHARED/models/$m.onnx" ] && cases="$cases
-${m}_tiers $SHARED/models/$m.onnx --dim-default 1 --memory sram:256K --memory dram:8M"
+${m}_tiers $SHARED/models/$m.onnx --dim-default 1 --memory sram:256K --memory dram:8M
+${m}_io $SHARED/models/$m.onnx --dim-default 1 --io separate"
 	for m in light_squeezenet light_inception_v1 light_densenet121 \
 		ch_PP-OCRv4_det_infer; do
 		[ -f "$SHARED/models/$m.onnx" ] && cases="$cases
