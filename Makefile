@@ -5,6 +5,7 @@
 #   make bench    planner benchmarks (arena vs. lower bound, times)
 #   make sanitize the test suite under ASan+UBSan in $(ASAN_BUILD)
 #   make fuzz     libFuzzer over the whole pipeline for FUZZ_SECONDS
+#   make examples build examples/ against headers arenac writes for them
 #   make install  PREFIX=/usr/local
 #
 # BUILD selects the build folder, so several builds (e.g. sanitizers) can
@@ -45,7 +46,8 @@ RT_OBJS   := $(RT_SRCS:%.c=$(BUILD)/obj/%.o)
 RT_LIB    := $(BUILD)/libarenac_rt.a
 RT_DEPS   := $(RT_LIB) $(BUILD)/obj/tests/pbread.o
 
-.PHONY: all deps demo check test test-runtime sanitize fuzz bench install clean
+.PHONY: all deps demo check test test-runtime examples sanitize fuzz bench \
+	install clean
 
 # Sanitizer and fuzzing builds live in their own folders, so that their
 # objects never mix with the plain build's.
@@ -99,6 +101,26 @@ $(BUILD)/tests/%: tests/%.c $(LIB) $(RT_LIB) tests/testutil.h
 $(BUILD)/fuzz/%: fuzz/%.c $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -fsanitize=fuzzer -o $@ $< $(LIB) $(LDLIBS)
+
+# examples/lenet.c against LeNet's header and weights file, once per layout
+# of the inputs and outputs (in the arena, in the program's buffers), each
+# in a folder of its own; the weights go to their own section, as a
+# firmware's linker script would place them in flash.
+EX_BUILD := $(BUILD)/examples
+EX_OPTS_arena :=
+EX_OPTS_io_separate := --io separate
+
+examples: $(EX_BUILD)/arena/lenet $(EX_BUILD)/io_separate/lenet
+
+$(EX_BUILD)/%/lenet: examples/lenet.c testdata/lenet.onnx runtime/arenac_rt.h \
+		$(ARENAC) $(RT_LIB)
+	@mkdir -p $(@D)
+	$(ARENAC) -q --dim N=1 $(EX_OPTS_$*) -o $(@D)/lenet_arena.h \
+		--weights $(@D)/lenet_weights.c testdata/lenet.onnx
+	$(CC) $(SANFLAGS) -std=c99 -pedantic $(OPT) $(WARN) -Werror \
+		'-DLENET_WEIGHTS_SECTION=__attribute__((section(".rodata.lenet")))' \
+		-Iruntime -I$(@D) -o $@ examples/lenet.c $(@D)/lenet_weights.c \
+		$(RT_LIB) -lm
 
 demo: deps
 	@$(MAKE) --no-print-directory $(ARENAC) $(RT_DEPS)

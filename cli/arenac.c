@@ -64,6 +64,8 @@ static const char usage_text[] =
 "                        BANDWIDTH in bytes/s (K, M, G, T: powers of 1000)\n"
 "  --weights-in NAME     place the weights at the start of memory NAME\n"
 "                        (default: apart from the arenas, as without tiers)\n"
+"  --io arena|separate   graph inputs and outputs in the arena, or in\n"
+"                        buffers the caller owns and passes (arena)\n"
 "\n"
 "Training (one step: forward, loss, backward, update in one arena):\n"
 "  --train               plan a training step instead of inference\n"
@@ -107,7 +109,7 @@ enum {
 	OPT_MAX_MODEL_BYTES, OPT_MAX_NODES, OPT_WEIGHTS, OPT_MEMORY,
 	OPT_WEIGHTS_IN, OPT_ORDER, OPT_NO_VIEWS, OPT_INPLACE, OPT_CONCAT,
 	OPT_TRAIN, OPT_LOSS, OPT_OPTIMIZER, OPT_CHECKPOINT, OPT_BUDGET_SWEEP,
-	OPT_FUSE
+	OPT_FUSE, OPT_IO
 };
 
 static const struct option long_opts[] = {
@@ -137,6 +139,7 @@ static const struct option long_opts[] = {
 	{"inplace", required_argument, NULL, OPT_INPLACE},
 	{"concat", required_argument, NULL, OPT_CONCAT},
 	{"fuse", required_argument, NULL, OPT_FUSE},
+	{"io", required_argument, NULL, OPT_IO},
 	{"stats", no_argument, NULL, OPT_STATS},
 	{"selfcheck", no_argument, NULL, OPT_SELFCHECK},
 	{"quiet", no_argument, NULL, 'q'},
@@ -415,6 +418,13 @@ static int parse_args(Cli *c, int argc, char **argv)
 						   "not '%s'", optarg);
 			c->fuse = optarg[0] == 'p';
 			add_option_text(c, "--fuse", optarg);
+			break;
+		case OPT_IO:
+			if (strcmp(optarg, "arena") && strcmp(optarg, "separate"))
+				return usage_error("--io wants arena or separate, "
+						   "not '%s'", optarg);
+			c->plan.io_separate = optarg[0] == 's';
+			add_option_text(c, "--io", optarg);
 			break;
 		case OPT_STATS: c->stats = true; break;
 		case OPT_SELFCHECK: c->selfcheck = true; break;

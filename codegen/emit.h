@@ -38,6 +38,10 @@ int ar_out_publish(ArOutFile *o, ArError *err);
 int ar_out_commit(ArOutFile *o, ArError *err);
 void ar_out_abort(ArOutFile *o);
 
+/* The model as every output names it: the file name of model_path without
+ * its folders, so that outputs do not depend on where arenac ran. */
+const char *ar_model_name(const ArEmitInfo *info);
+
 /* Writes s as a JSON string literal (with quotes). */
 void ar_json_str(FILE *f, const char *s);
 

@@ -8,6 +8,7 @@
 #include "emit.h"
 #include "checkpoint.h"
 
+#include <assert.h>
 #include <inttypes.h>
 #include <string.h>
 
@@ -37,6 +38,18 @@ static void tensor_ref(FILE *f, const ArGraph *g, int id)
 		ar_json_str(f, g->tensors[id].name);
 }
 
+/* The graph's inputs or outputs by name, in the model's order. */
+static void write_io(FILE *f, const ArGraph *g, const char *what,
+		     const int *ids, int n)
+{
+	fprintf(f, "  \"%s\": [", what);
+	for (int i = 0; i < n; i++) {
+		fputs(i ? ", " : "", f);
+		tensor_ref(f, g, ids[i]);
+	}
+	fputs("],\n", f);
+}
+
 static void write_steps(FILE *f, const ArGraph *g, const ArPlan *p)
 {
 	fputs("  \"steps\": [", f);
@@ -50,8 +63,8 @@ static void write_steps(FILE *f, const ArGraph *g, const ArPlan *p)
 			fputs(", \"domain\": ", f);
 			ar_json_str(f, n->domain);
 		}
-		fprintf(f, ", \"phase\": \"%s\", \"inputs\": [",
-			ar_phase_name(n->phase));
+		fprintf(f, ", \"phase\": \"%s\", \"noop\": %s, \"inputs\": [",
+			ar_phase_name(n->phase), p->noop[s] ? "true" : "false");
 		for (int i = 0; i < n->nexplicit; i++) {
 			fputs(i ? ", " : "", f);
 			tensor_ref(f, g, n->inputs[i]);
@@ -118,6 +131,8 @@ static void write_tensors(FILE *f, const ArGraph *g, const ArPlan *p)
 				s->alias_offset);
 		fputs(", \"inplace_of\": ", f);
 		tensor_ref(f, g, s->inplace_of);
+		if (s->io >= 0)
+			fprintf(f, ", \"io\": %d", s->io);
 		fputs("}", f);
 	}
 	fputs("\n  ]", f);
@@ -206,13 +221,18 @@ static void write_training(FILE *f, const ArTrainBill *b)
 	fputs("]}", f);
 }
 
+const char *ar_model_name(const ArEmitInfo *info)
+{
+	const char *slash = strrchr(info->model_path, '/');
+	return slash ? slash + 1 : info->model_path;
+}
+
 int ar_write_json(FILE *f, const ArGraph *g, const ArPlan *p,
 		  const ArEmitInfo *info)
 {
-	const char *model = strrchr(info->model_path, '/');
-	model = model ? model + 1 : info->model_path;
+	assert(p->noop || p->nsteps == 0);     /* ar_plan_facts ran */
 	fputs("{\n  \"model\": ", f);
-	ar_json_str(f, model);
+	ar_json_str(f, ar_model_name(info));
 	fputs(",\n  \"arenac_version\": \"" ARENAC_VERSION "\"", f);
 	fprintf(f, ",\n  \"alignment\": %" PRId64, p->align);
 	fprintf(f, ",\n  \"arena_bytes\": %" PRId64, p->arena_bytes);
@@ -228,6 +248,8 @@ int ar_write_json(FILE *f, const ArGraph *g, const ArPlan *p,
 	fputs(",\n  \"options\": ", f);
 	ar_json_str(f, info->options ? info->options : "");
 	fputs(",\n", f);
+	write_io(f, g, "inputs", g->inputs, g->ninputs);
+	write_io(f, g, "outputs", g->outputs, g->noutputs);
 	write_steps(f, g, p);
 	write_tensors(f, g, p);
 	write_subgraphs(f, g);

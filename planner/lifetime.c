@@ -6,7 +6,8 @@
  * its outputs.  Graph inputs are live from step 0 (the caller fills them
  * before running), graph outputs to the last step (the caller reads them
  * after).  An output nobody reads still occupies memory at its producer's
- * step: the kernel writes it.
+ * step: the kernel writes it.  With --io separate graph inputs and outputs
+ * are the caller's buffers and take no arena bytes at all.
  */
 #include "passes.h"
 
@@ -17,13 +18,19 @@ int64_t ar_plan_padded(const ArPlan *p, int64_t bytes)
 	return (bytes + p->align - 1) & ~(p->align - 1);
 }
 
+static bool caller_owned(const ArGraph *g, const ArPlan *p, int t)
+{
+	ArTensorKind k = g->tensors[t].kind;
+	return p->io_separate && (k == AR_TK_INPUT || k == AR_TK_OUTPUT);
+}
+
 void ar_lifetimes(const ArGraph *g, ArPlan *p)
 {
 	int last = p->nsteps > 0 ? p->nsteps - 1 : 0;
 
 	for (int t = 0; t < g->ntensors; t++) {
 		ArSlot *s = &p->slots[t];
-		s->planned = ar_in_arena(g, t);
+		s->planned = ar_in_arena(g, t) && !caller_owned(g, p, t);
 		s->first = s->last = -1;
 		if (s->planned && g->tensors[t].producer < 0)
 			s->first = s->last = 0;

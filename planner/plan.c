@@ -35,6 +35,7 @@ void ar_plan_free(ArPlan *p)
 		return;
 	free(p->steps);
 	free(p->slots);
+	free(p->noop);
 	ar_regions_free(p);
 	free(p);
 }
@@ -168,6 +169,7 @@ static int plan_links(const ArGraph *g, const ArPlanOptions *opt, ArPlan *p,
 		return ar_fail(err, AR_EXIT_USAGE, "--align %lld is not a "
 			       "power of two", (long long)opt->align);
 	p->align = opt->align;
+	p->io_separate = opt->io_separate;
 	p->ntensors = g->ntensors;
 	p->slots = ar_xcalloc((size_t)g->ntensors + 1, sizeof *p->slots);
 	p->steps = ar_xmalloc(((size_t)g->nnodes + 1) * sizeof(int));
@@ -214,6 +216,7 @@ int ar_plan(const ArGraph *g, const ArPlanOptions *opt, ArPlan **out,
 	p->plan_seconds = now() - t0;
 	if (rc)
 		return rc;
+	ar_plan_facts(g, p);
 	rc = ar_verify(g, p, err);
 	if (rc)
 		return rc;

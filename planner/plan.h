@@ -43,6 +43,8 @@ typedef struct ArPlanOptions {
 	bool views;             /* Reshape & co. alias their input */
 	ArInplaceMode inplace;
 	bool concat_elide;
+	/* Graph inputs and outputs in buffers of the caller's, not the arena. */
+	bool io_separate;
 	/* No memories: one arena, as always.  Otherwise tiers.c decides a
 	 * region per activation. */
 	const ArMemory *memories;
@@ -61,6 +63,14 @@ typedef struct ArSlot {
 	int64_t alias_offset;   /* byte offset inside alias_of's buffer */
 	int inplace_of;         /* input this output overwrites, or -1 */
 	int region;             /* index into regions[]; 0 without tiers */
+	/* Facts the writers read (facts.c), derived once the plan is final: */
+	int root;               /* tensor owning the buffer, through alias_of
+				   and inplace_of links (itself when
+				   unlinked); -1 when not planned */
+	int64_t root_offset;    /* byte offset inside root's buffer */
+	int io;                 /* io_separate: the caller's buffer, inputs
+				   first (graph input k is k, output j is
+				   ninputs + j); -1 for every other tensor */
 } ArSlot;
 
 /*
@@ -98,6 +108,10 @@ typedef struct ArPlan {
 	int nregions;           /* 0: one arena of arena_bytes, no tiers */
 	ArRegion *regions;
 	bool placement_optimal; /* tiers: the region choice is proven best */
+	bool io_separate;       /* graph inputs and outputs outside the arena */
+	/* Per step (facts.c): its outputs are already where the plan put them
+	 * (views of an input, an elided concat), so a runtime skips it. */
+	bool *noop;
 } ArPlan;
 
 /* Regions a plan's slots index: 1 for an untiered plan. */
@@ -113,6 +127,12 @@ int64_t ar_plan_region_bytes(const ArPlan *p, int r);
 int ar_plan(const ArGraph *g, const ArPlanOptions *opt, ArPlan **out,
 	    ArError *err);
 void ar_plan_free(ArPlan *p);
+
+/*
+ * Fills the facts above (root, root_offset, io, noop) from the order, the
+ * links and the offsets; ar_plan calls it, a plan made by hand must too.
+ */
+void ar_plan_facts(const ArGraph *g, ArPlan *p);
 
 /* Padded size of a tensor for this plan's alignment. */
 int64_t ar_plan_padded(const ArPlan *p, int64_t bytes);

@@ -30,6 +30,13 @@ static const char *tname(const Ver *v, int t)
 	return v->g->tensors[t].name;
 }
 
+/* --io separate: graph inputs and outputs are the caller's buffers. */
+static bool caller_owned(const Ver *v, int t)
+{
+	ArTensorKind k = v->g->tensors[t].kind;
+	return v->p->io_separate && (k == AR_TK_INPUT || k == AR_TK_OUTPUT);
+}
+
 /* Follows alias_of links only; -1 on a cycle. */
 static int view_root(const ArPlan *p, int t, int64_t *off)
 {
@@ -172,7 +179,7 @@ static int check_slots(const Ver *v)
 	for (int t = 0; t < g->ntensors && !rc; t++) {
 		const ArSlot *s = &p->slots[t];
 		int64_t padded;
-		if (s->planned != ar_in_arena(g, t)) {
+		if (s->planned != (ar_in_arena(g, t) && !caller_owned(v, t))) {
 			rc = ar_fail(v->err, AR_EXIT_INTERNAL, "plan: tensor "
 				     "'%s' %s the arena but should%s be",
 				     tname(v, t), s->planned ? "is in" :

@@ -10,7 +10,9 @@
  *
  * The generated header's types carry the model's prefix (lenet_tensor,
  * ...); ARENAC_RT_BIND copies its tables into the prefix-free types below
- * once, so one runtime library serves every model.
+ * once, so one runtime library serves every model.  The file that binds
+ * must hold the tables: it defines PREFIX_DEFINE_TABLES before including
+ * the header.
  */
 #ifndef ARENAC_RT_H
 #define ARENAC_RT_H
@@ -41,6 +43,7 @@ typedef struct art_tensor {
 	uint32_t alias_offset;
 	int32_t inplace_of;
 	uint32_t weights_offset;    /* in the weights blob, or ART_NOT_IN_ARENA */
+	int32_t io;                 /* --io separate: the caller's io[io], or -1 */
 } art_tensor;
 
 typedef struct art_attr {
@@ -71,6 +74,7 @@ typedef struct art_model {
 	int nsteps;
 	uint64_t arena_size;
 	uint64_t weights_size;
+	int nio;                    /* caller buffers: graph inputs + outputs */
 } art_model;
 
 typedef struct art_error {
@@ -88,6 +92,11 @@ typedef struct art_error {
  */
 int art_run(const art_model *m, void *arena, size_t arena_bytes,
 	    const void *weights, size_t weights_bytes, art_error *err);
+/* The same for a plan of arenac --io separate: io[k] is the caller's
+ * buffer of the tensor whose io is k (graph inputs, then outputs). */
+int art_run_io(const art_model *m, void *arena, size_t arena_bytes,
+	       const void *weights, size_t weights_bytes, void *const *io,
+	       art_error *err);
 
 /* The ops art_run knows, one name per call, NULL past the last. */
 const char *art_op_name(int i);
@@ -105,7 +114,7 @@ const char *art_op_name(int i);
 	(d)->alias_of = (s)->alias_of; \
 	(d)->alias_offset = (s)->alias_offset; \
 	(d)->inplace_of = (s)->inplace_of; \
-	(d)->weights_offset = (s)->weights_offset; \
+	(d)->weights_offset = (s)->weights_offset; (d)->io = (s)->io; \
 } while (0)
 
 #define ART_COPY_ATTR(d, s) do { \
@@ -139,6 +148,7 @@ static const art_model *lo##_rt_model(void) \
 	m.tensors = lo##_rt_tensors; m.ntensors = UP##_NUM_TENSORS; \
 	m.steps = lo##_rt_steps; m.nsteps = UP##_NUM_STEPS; \
 	m.arena_size = UP##_ARENA_SIZE; m.weights_size = UP##_WEIGHTS_SIZE; \
+	m.nio = UP##_NUM_INPUTS + UP##_NUM_OUTPUTS; \
 	return &m; \
 }
 

@@ -1,5 +1,6 @@
 /*
- * interp.c — runs a plan's step table on one arena and one weights blob.
+ * interp.c — runs a plan's step table on one arena and one weights blob
+ * (and, for --io separate, the caller's input and output buffers).
  *
  * Before any step runs the tables are checked against the two buffers, so
  * a kernel never reads or writes outside them.  Each step then finds its
@@ -22,6 +23,7 @@ typedef struct Ctx {
 	const art_model *m;
 	uint8_t *arena;
 	const uint8_t *weights;
+	void *const *io;            /* the caller's buffers, or NULL */
 	art_error *err;
 	int si;                     /* the step running */
 	const art_step *s;
@@ -68,6 +70,8 @@ static void *ptr(const Ctx *c, int id)
 	const art_tensor *t = T(c, id);
 	if (in_arena(t))
 		return c->arena + t->offset;
+	if (t->io >= 0)
+		return c->io[t->io];
 	return (void *)(c->weights + t->weights_offset);
 }
 
@@ -888,6 +892,11 @@ static int check_tables(Ctx *c, size_t arena_bytes, size_t weights_bytes)
 		    T(c, t->alias_of)->offset + t->alias_offset != t->offset))
 			return fail(c, "view '%s' is not at its offset inside "
 				    "the tensor it aliases", t->name);
+		if (t->io >= 0 && (in_arena(t) || t->io >= m->nio || !c->io ||
+				   !c->io[t->io]))
+			return fail(c, "'%s' lives in a buffer of the caller's "
+				    "(io %d of %d), which art_run_io did not "
+				    "get", t->name, (int)t->io, m->nio);
 		if (t->inplace_of >= 0 && (t->inplace_of >= m->ntensors ||
 		    T(c, t->inplace_of)->offset != t->offset))
 			return fail(c, "in-place '%s' is not at the offset of "
@@ -905,12 +914,14 @@ static int check_tables(Ctx *c, size_t arena_bytes, size_t weights_bytes)
 			if (id < 0)
 				continue;
 			t = T(c, id);
-			if (!in_arena(t) && t->weights_offset == ART_NOT_IN_ARENA &&
+			if (!in_arena(t) && t->io < 0 &&
+			    t->weights_offset == ART_NOT_IN_ARENA &&
 			    t->bytes > 0 && t->rank >= 0)
 				return fail(c, "'%s' is neither in the arena "
 					    "nor in the weights blob (compile "
 					    "with --weights)", t->name);
-			if (!in_arena(t) && j >= c->s->ninputs && t->rank >= 0)
+			if (!in_arena(t) && t->io < 0 && j >= c->s->ninputs &&
+			    t->rank >= 0)
 				return fail(c, "output '%s' is not in the "
 					    "arena", t->name);
 		}
@@ -922,7 +933,15 @@ static int check_tables(Ctx *c, size_t arena_bytes, size_t weights_bytes)
 int art_run(const art_model *m, void *arena, size_t arena_bytes,
 	    const void *weights, size_t weights_bytes, art_error *err)
 {
-	Ctx c = {m, arena, weights, err, -1, NULL};
+	return art_run_io(m, arena, arena_bytes, weights, weights_bytes, NULL,
+			  err);
+}
+
+int art_run_io(const art_model *m, void *arena, size_t arena_bytes,
+	       const void *weights, size_t weights_bytes, void *const *io,
+	       art_error *err)
+{
+	Ctx c = {m, arena, weights, io, err, -1, NULL};
 
 	err->step = -1;
 	err->msg[0] = 0;

@@ -14,7 +14,7 @@ echo "LeNet run by the reference runtime from the header alone (input i/n),"
 echo "checked against the logits numpy computed (testdata/lenet_output_0.pb):"
 ${CC:-cc} -std=c11 -O2 -D_POSIX_C_SOURCE=200809L -Iruntime -Itests -I"$B/gen" \
 	-I"$D" -DARENAC_HEADER='"lenet_arena.h"' -DLO=lenet -DUP=LENET \
-	-DLENET_DEFINE_ARENA -o "$D/lenet_run" tests/rt_run.c \
+	-DLENET_DEFINE_ARENA -DLENET_DEFINE_TABLES -o "$D/lenet_run" tests/rt_run.c \
 	"$B/obj/tests/pbread.o" "$B/obj/gen/onnx.pb-c.o" "$B/libarenac_rt.a" \
 	-lprotobuf-c -lm
 "$D/lenet_run" --print "$D/lenet_weights.bin" testdata/lenet_output_0.pb

@@ -51,7 +51,7 @@ build() {
 		"$@" "$model" 2>"$tmp/err" &&
 	$CC -std=c11 -O0 -D_POSIX_C_SOURCE=200809L -Iruntime -Itests \
 		-I"$BUILD/gen" -I"$tmp" -DARENAC_HEADER="\"$p.h\"" -DLO="$p" \
-		-DUP="$up" -D"${up}_DEFINE_ARENA" -o "$tmp/rt_$p" tests/rt_run.c \
+		-DUP="$up" -D"${up}_DEFINE_ARENA" -D"${up}_DEFINE_TABLES" -o "$tmp/rt_$p" tests/rt_run.c \
 		$PB_OBJS "$RT_LIB" -lprotobuf-c -lm 2>>"$tmp/err" && return 0
 	bad "$name: $(head -c 600 "$tmp/err")"
 	return 1
@@ -89,7 +89,7 @@ if build lenet lenet testdata/lenet.onnx --dim N=1 &&
 	testdata/lenet.onnx &&
    $CC -std=c11 -O0 -D_POSIX_C_SOURCE=200809L -Iruntime -Itests \
 	-I"$BUILD/gen" -I"$tmp" -DARENAC_HEADER='"lenet.h"' -DLO=lenet \
-	-DUP=LENET -DLENET_DEFINE_ARENA -DWEIGHTS_LINKED -o "$tmp/rt_lenet_c" \
+	-DUP=LENET -DLENET_DEFINE_ARENA -DLENET_DEFINE_TABLES -DWEIGHTS_LINKED -o "$tmp/rt_lenet_c" \
 	tests/rt_run.c "$tmp/lenet_w.c" $PB_OBJS "$RT_LIB" -lprotobuf-c -lm; then
 	"$tmp/rt_lenet" --print "$tmp/lenet.bin" | grep '\[' >"$tmp/a"
 	"$tmp/rt_lenet_c" --print --fill random | grep '\[' >"$tmp/b"
@@ -224,7 +224,7 @@ PY
 		up=BAD
 		$CC -std=c11 -O0 -D_POSIX_C_SOURCE=200809L -Iruntime -Itests \
 			-I"$BUILD/gen" -I"$tmp" -DARENAC_HEADER='"bad.h"' -DLO=bad \
-			-DUP=BAD -DBAD_DEFINE_ARENA -o "$tmp/rt_bad" tests/rt_run.c \
+			-DUP=BAD -DBAD_DEFINE_ARENA -DBAD_DEFINE_TABLES -o "$tmp/rt_bad" tests/rt_run.c \
 			$PB_OBJS "$RT_LIB" -lprotobuf-c -lm
 		if "$tmp/rt_bad" "$tmp/bad.bin" "${det}_output_0.pb" \
 			--input "${det}_input_0.pb" --rtol 1e-3 --atol 1e-5 \

@@ -173,6 +173,7 @@ static inline void fixture_init(Fixture *fx)
 	fx->p.peak_step = 0;
 	fx->p.algorithm = "hand */ made";
 	fx->p.optimal = true;
+	ar_plan_facts(g, &fx->p);
 }
 
 static inline void fx_region(Fixture *fx, int r, const char *name,
@@ -211,10 +212,40 @@ static inline void fixture_tiered(Fixture *fx)
 	fx->p.arena_bytes = 144 + 768 + 11728;
 	fx->p.algorithm = "hand-made tiers";
 	fx->p.placement_optimal = true;
+	ar_plan_facts(fx->g, &fx->p);
+}
+
+/*
+ * fixture_io lays the graph out with --io separate: in:0, in/0 and y are
+ * the caller's buffers 0, 1 and 2; the rest in 1072 bytes (step 3: v1's
+ * 1024 and evil's 48 padded).
+ *
+ *   tensor     steps  bytes  [offset, end)
+ *   c1, r1, v1 0-3     1024  [0, 1024)
+ *   evil       3-4       40  [1024, 1064)
+ */
+static inline void fixture_io(Fixture *fx)
+{
+	static const int io[] = {FX_X, FX_IN2, FX_Y};
+
+	fixture_init(fx);
+	for (size_t i = 0; i < sizeof io / sizeof io[0]; i++)
+		fx->slots[io[i]] = (ArSlot){.first = -1, .last = -1,
+					    .offset = -1, .alias_of = -1,
+					    .inplace_of = -1};
+	fx->slots[FX_C1].offset = fx->slots[FX_R1].offset = 0;
+	fx->slots[FX_V1].offset = 0;
+	fx->slots[FX_EVILT].offset = 1024;
+	fx->p.io_separate = true;
+	fx->p.arena_bytes = fx->p.lower_bound = 1072;
+	fx->p.peak_step = 3;
+	fx->p.algorithm = "hand-made, io apart";
+	ar_plan_facts(fx->g, &fx->p);
 }
 
 static inline void fixture_free(Fixture *fx)
 {
+	free(fx->p.noop);
 	ar_graph_free(fx->g);
 }
 

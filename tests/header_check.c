@@ -14,8 +14,15 @@
  * bytes reserved for the weights and those bytes never written.  With
  * -DREGIONS='R(SRAM, sram) ...' it also checks each named region's macros
  * against its arena array and the regions table.
+ *
+ * An --io separate header (PREFIX_IO_SEPARATE) gets a buffer of its own
+ * for each graph input and output, passed to the pointer macros as io[].
+ * Whatever the layout, the typed pointer macros must give the bytes of
+ * PREFIX_TENSOR_PTR, the element counts the product of the dims, and the
+ * input and output arrays the graph's inputs and outputs.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define CAT_(a, b) a##b
@@ -36,6 +43,24 @@
 #define NREG 1
 #define REGION(t) 0
 #endif
+
+/* The pointer macros' arguments before the tensor index; CALL expands
+ * them before the macro counts its arguments. */
+#if U(_IO_SEPARATE)
+static void *io_buf[U(_NUM_INPUTS) + U(_NUM_OUTPUTS) + 1];
+#define ARGS BASES, io_buf
+#else
+#define ARGS BASES
+#endif
+#define CALL(f, ...) f(__VA_ARGS__)
+#define PTR(how, t) CALL(U(how), ARGS, t)
+
+/* Where tensor t's bytes are for this program: in an arena or a buffer. */
+static int placed(int t)
+{
+	return L(_tensors)[t].offset != U(_NOT_IN_ARENA) ||
+	       L(_tensors)[t].io >= 0;
+}
 
 static uint8_t *base(int r)
 {
@@ -132,16 +157,16 @@ static int pattern(int t)
 
 static void fill(int t)
 {
-	if (L(_tensors)[t].offset != U(_NOT_IN_ARENA))
-		memset(U(_TENSOR_PTR)(BASES, t), pattern(t),
+	if (placed(t))
+		memset(PTR(_TENSOR_PTR, t), pattern(t),
 		       L(_tensors)[t].bytes);
 }
 
 static int intact(int t, int step)
 {
-	const uint8_t *b = (const uint8_t *)U(_TENSOR_PTR)(BASES, t);
+	const uint8_t *b = (const uint8_t *)PTR(_TENSOR_PTR, t);
 	int pat = pattern(t);
-	if (L(_tensors)[t].offset == U(_NOT_IN_ARENA))
+	if (!placed(t))
 		return 1;
 	for (uint32_t i = 0; i < L(_tensors)[t].bytes; i++)
 		if (b[i] != pat) {
@@ -192,6 +217,70 @@ static int run_steps(void)
 	return 0;
 }
 
+/*
+ * The macros and columns a runtime reads besides the layout: typed
+ * pointers, element counts, caller buffers, weights' places, the graph's
+ * inputs and outputs.
+ */
+static uint8_t weights[U(_WEIGHTS_SIZE) + 1];
+
+static int check_access(void)
+{
+	const uint8_t *w = weights;
+	for (int t = 0; t < U(_NUM_TENSORS); t++) {
+		const L(_tensor) *x = &L(_tensors)[t];
+		uint32_t n = x->rank < 0 ? 0 : 1;
+		for (int d = 0; d < x->rank; d++)
+			n *= (uint32_t)x->dims[d];
+		if (x->numel != n || U(_TENSOR_NUMEL)(t) != n ||
+		    U(_TENSOR_SIZE)(t) != x->bytes) {
+			printf("error: tensor %d has %lu elements, its dims "
+			       "say %lu\n", t, (unsigned long)x->numel,
+			       (unsigned long)n);
+			return 1;
+		}
+		if (x->quant != U(_NO_QUANT) ||
+		    (x->io >= 0 && (x->offset != U(_NOT_IN_ARENA) ||
+				    !U(_IO_SEPARATE)))) {
+			printf("error: tensor %d's io or quant column\n", t);
+			return 1;
+		}
+		if (x->weights_offset != U(_NOT_IN_ARENA) &&
+		    (const uint8_t *)U(_WEIGHT_PTR)(w, t) !=
+		    w + x->weights_offset) {
+			printf("error: weight %d is not at its offset\n", t);
+			return 1;
+		}
+		if (!placed(t))
+			continue;
+		if ((void *)PTR(_TENSOR_F32, t) != PTR(_TENSOR_PTR, t) ||
+		    (void *)PTR(_TENSOR_I64, t) != PTR(_TENSOR_PTR, t) ||
+		    (void *)PTR(_TENSOR_BF16, t) != PTR(_TENSOR_PTR, t)) {
+			printf("error: a typed pointer of tensor %d differs\n",
+			       t);
+			return 1;
+		}
+	}
+	/* An output may be an input passed through or a constant, never an
+	 * activation. */
+	for (int k = 0; k < U(_NUM_INPUTS); k++)
+		if (L(_tensors)[L(_inputs)[k]].kind != U(_KIND_INPUT)) {
+			printf("error: input %d is not of kind input\n", k);
+			return 1;
+		}
+	for (int k = 0; k < U(_NUM_OUTPUTS); k++)
+		if (L(_tensors)[L(_outputs)[k]].kind == U(_KIND_ACTIVATION)) {
+			printf("error: output %d is an activation\n", k);
+			return 1;
+		}
+	if (L(_inputs)[U(_NUM_INPUTS)] != -1 ||
+	    L(_outputs)[U(_NUM_OUTPUTS)] != -1) {
+		printf("error: the io lists do not end with -1\n");
+		return 1;
+	}
+	return 0;
+}
+
 #ifdef REGIONS
 /* Region UPN's index, size macro, arena array and table entry agree. */
 #define R(UPN, LON) \
@@ -220,6 +309,14 @@ int main(void)
 
 	for (int r = 0; r < NREG; r++)
 		total += region_size(r);
+#if U(_IO_SEPARATE)
+	/* A buffer per graph input and output: every tensor with an io slot
+	 * gets one of its own size (a slot may go unused). */
+	for (int t = 0; t < U(_NUM_TENSORS); t++)
+		if (L(_tensors)[t].io >= 0)
+			io_buf[L(_tensors)[t].io] =
+				malloc(L(_tensors)[t].bytes + 1);
+#endif
 	printf("arena %lu %d %lu %lu %d\n", total, (int)U(_ARENA_ALIGN),
 	       (unsigned long)U(_LOWER_BOUND),
 	       (unsigned long)U(_WEIGHTS_BYTES), (int)U(_PEAK_STEP));
@@ -248,10 +345,15 @@ int main(void)
 		else
 			printf(" %d", t->region);
 #endif
-		printf(" %ld %ld %ld %lu %ld\n", (long)t->first, (long)t->last,
-		       (long)t->alias_of, (unsigned long)t->alias_offset,
-		       (long)t->inplace_of);
+		printf(" %ld %ld %ld %lu %ld %lu %ld\n", (long)t->first,
+		       (long)t->last, (long)t->alias_of,
+		       (unsigned long)t->alias_offset, (long)t->inplace_of,
+		       (unsigned long)t->numel, (long)t->io);
 	}
+	printf("io %d", (int)U(_IO_SEPARATE));
+	ints(L(_inputs), U(_NUM_INPUTS));
+	ints(L(_outputs), U(_NUM_OUTPUTS));
+	putchar('\n');
 	for (s = L(_steps); s->op; s++, n++) {
 		printf("step %d", n);
 		hex(s->op);
@@ -259,7 +361,7 @@ int main(void)
 		hex(s->name);
 		ints(s->inputs, s->ninputs);
 		ints(s->outputs, s->noutputs);
-		printf(" %d\n", s->noop);
+		printf(" %d %d\n", s->noop, s->phase);
 		for (int a = 0; a < s->nattrs; a++) {
 			const L(_attr) *at = &s->attrs[a];
 			printf("attr %d", n);
@@ -293,5 +395,5 @@ int main(void)
 	if (check_region_macros())
 		return 1;
 #endif
-	return check_overlaps() || run_steps();
+	return check_overlaps() || check_access() || run_steps();
 }

@@ -105,7 +105,7 @@ static int read_tensor(FILE *f, Case *c)
 	t->rank = rank;
 	t->dims = c->dims[k];
 	t->dtype = type[0] == 'i' ? ART_DT_INT64 : ART_DT_FLOAT;
-	t->alias_of = t->inplace_of = -1;
+	t->alias_of = t->inplace_of = t->io = -1;
 	t->offset = t->weights_offset = ART_NOT_IN_ARENA;
 	for (int i = 0; i < rank; i++) {
 		if (fscanf(f, "%d", &c->dims[k][i]) != 1)

@@ -36,10 +36,6 @@
 
 ARENAC_RT_BIND(LO, UP)
 
-#ifdef WEIGHTS_LINKED
-extern const uint8_t L(_weights)[];
-#endif
-
 /* The only float graph input, or -1. */
 static int float_input(void)
 {

@@ -4,7 +4,9 @@
  * clang and g++ at -Werror by tests/header_check.c, whose read-back of the
  * tables must match the plan in memory line for line.  The same for the
  * fixture laid out over three memories: the tiered header's region macros,
- * arenas, section hooks and region column.
+ * arenas, section hooks and region column; and laid out with its inputs
+ * and outputs in the caller's buffers (--io separate).  Every narrow field
+ * of the tables refuses a value it cannot hold.
  */
 #include "testutil.h"
 
@@ -53,12 +55,41 @@ static void test_macros(void **state)
 	assert_non_null(strstr(h, "#define M_ARENA_ALIGN 16\n"));
 	assert_non_null(strstr(h, "#define M_NUM_TENSORS 11\n"));
 	assert_non_null(strstr(h, "#define M_NUM_STEPS 5\n"));
+	assert_non_null(strstr(h, "#define M_NUM_ATTRS 7\n"
+			       "#define M_IO_SEPARATE 0\n"));
+	assert_non_null(strstr(h, "#define M_INPUT_in_0_NUMEL 192u\n"));
+	/* The tables: declared for every file, defined for one. */
+	assert_non_null(strstr(h, "extern const m_tensor m_tensors["
+			       "M_NUM_TENSORS + 1];\n"));
+	assert_non_null(strstr(h, "extern const int32_t m_inputs["
+			       "M_NUM_INPUTS + 1];\n"));
+	assert_non_null(strstr(h, "extern const uint8_t m_weights["
+			       "M_WEIGHTS_SIZE > 0 ? M_WEIGHTS_SIZE : 1];\n"));
+	assert_non_null(strstr(h, "#ifdef M_DEFINE_TABLES\n"));
+	assert_non_null(strstr(h, "const int32_t m_inputs[M_NUM_INPUTS + 1] "
+			       "= {0, 1, -1};\n"));
+	assert_null(strstr(h, "static const m_tensor"));
+	assert_non_null(strstr(h, "#define M_TENSOR_F32(...) ((float *)"
+			       "M_TENSOR_PTR(__VA_ARGS__))\n"));
+	/* c1: 256 elements, no caller buffer, no quantization; the Reshape:
+	 * a no-op (noop 1, opset 1), forward. */
+	assert_non_null(strstr(h, "/* 4 */ {\"c1\", M_DT_FLOAT32, "
+			       "M_KIND_ACTIVATION, 4, m_dims + 11, 1024u, "
+			       "816u, 0, 1, -1, 0u, -1, M_NOT_IN_ARENA, 256u, "
+			       "-1, M_NO_QUANT},\n"));
+	assert_non_null(strstr(h, "/* 2 */ {\"Reshape\", \"\", \"flatten\", 2, "
+			       "m_step_io + 6, 2, m_step_io + 8, 1, m_attrs + 4, "
+			       "0, 1, 1, M_PHASE_FORWARD},\n"));
+	/* The model by its file name, wherever it was. */
+	assert_non_null(strstr(h, "Memory plan for fx.onnx, "));
+	assert_null(strstr(h, "models/"));
 	/* "in:0" and "in/0" both sanitise to in_0: the second gets _2. */
 	assert_non_null(strstr(h, "#define M_INPUT_in_0_OFFSET 48u\n"));
 	assert_non_null(strstr(h, "#define M_INPUT_in_0_SIZE 768u\n"));
 	assert_non_null(strstr(h, "#define M_INPUT_in_0_2_OFFSET 0u\n"));
 	assert_non_null(strstr(h, "#define M_OUTPUT_y_OFFSET 96u\n"));
-	assert_non_null(strstr(h, "static const m_tensor m_tensors["));
+	assert_non_null(strstr(h, "\nconst m_tensor m_tensors[M_NUM_TENSORS + "
+			       "1] = {\n"));
 	assert_non_null(strstr(h, "efficiency 100.0%"));
 	assert_non_null(strstr(h, "peak step:   0 of 5: Conv \"conv\""));
 	assert_non_null(strstr(h, "optimal:     yes"));
@@ -86,7 +117,7 @@ static void test_deterministic_and_prefix(void **state)
 	/* A file name as prefix: sanitised, not refused. */
 	b = header_text(&fx, "3d-net");
 	assert_non_null(strstr(b, "#define M_3D_NET_ARENA_SIZE 1840u"));
-	assert_non_null(strstr(b, "static const m_3d_net_step m_3d_net_steps"));
+	assert_non_null(strstr(b, "const m_3d_net_step m_3d_net_steps["));
 	free(a), free(b);
 	fixture_free(&fx);
 }
@@ -166,9 +197,14 @@ static char *expected_lines(const Fixture *fx)
 			fprintf(f, " %d", s->region);
 		else if (p->nregions)
 			fputs(" -", f);
-		fprintf(f, " %d %d %d %lld %d\n", s->first, s->last,
-			s->alias_of, (long long)s->alias_offset, s->inplace_of);
+		fprintf(f, " %d %d %d %lld %d %lld %d\n", s->first, s->last,
+			s->alias_of, (long long)s->alias_offset, s->inplace_of,
+			(long long)ar_numel(t), s->io);
 	}
+	fprintf(f, "io %d", p->io_separate);
+	ids(f, g->inputs, g->ninputs);
+	ids(f, g->outputs, g->noutputs);
+	fputc('\n', f);
 	for (int s = 0; s < p->nsteps; s++) {
 		const ArNode *n = &g->nodes[p->steps[s]];
 		fprintf(f, "step %d", s);
@@ -178,7 +214,8 @@ static char *expected_lines(const Fixture *fx)
 		ids(f, n->inputs, n->nexplicit);
 		ids(f, n->outputs, n->noutputs);
 		/* Only the Reshape's output is a view. */
-		fprintf(f, " %d\n", s == 2);
+		assert_int_equal(p->noop[s], s == 2);
+		fprintf(f, " %d %d\n", s == 2, n->phase);
 		for (int a = 0; a < n->nattrs; a++) {
 			const ArAttr *at = &n->attrs[a];
 			fprintf(f, "attr %d", s);
@@ -268,7 +305,8 @@ static void build_and_read_back(const Fixture *fx, const char *few_body,
 		snprintf(cmd, sizeof cmd, "%1$s %2$s -c %3$s/few.c -o "
 			 "%3$s/few.o && %1$s %2$s -I%3$s "
 			 "'-DARENAC_HEADER=\"m.h\"' -DLO=m -DUP=M "
-			 "-DM_DEFINE_ARENA %4$s tests/header_check.c -x none "
+			 "-DM_DEFINE_ARENA -DM_DEFINE_TABLES %4$s "
+			 "tests/header_check.c -x none "
 			 "%3$s/few.o -o %3$s/check && %3$s/check > "
 			 "%3$s/out.txt", compilers[c][0], compilers[c][1],
 			 dir, flags);
@@ -295,7 +333,10 @@ static void test_compiles_and_reads_back(void **state)
 	Fixture fx;
 
 	fixture_init(&fx);
-	build_and_read_back(&fx, "return (int)M_ARENA_SIZE;", "", NULL);
+	/* The second file reads the tables through their declarations. */
+	build_and_read_back(&fx, "return (int)(M_ARENA_SIZE + "
+			    "m_tensors[1].bytes + m_steps[0].ninputs);", "",
+			    NULL);
 	fixture_free(&fx);
 }
 
@@ -402,40 +443,153 @@ static void test_tiered_compiles_and_reads_back(void **state)
 	fixture_free(&fx);
 }
 
-/* Code written for one arena does not build against a tiered header,
- * while the same code over the regions' bases does. */
-static void test_tiered_rejects_one_arena_code(void **state)
+/* Against fx's header, a file returning good builds at -Werror and one
+ * returning bad does not build at all. */
+static void assert_builds_only(const Fixture *fx, const char *good,
+			       const char *bad)
 {
 	char dir[] = "/tmp/arenac_hdrXXXXXX", path[4200], cmd[8192];
 	ArEmitInfo info = {.model_path = "fx.onnx", .prefix = "m"};
 	ArError err = {0};
-	Fixture fx;
 	FILE *f;
 
 	if (system("command -v gcc >/dev/null") != 0) {
 		printf("skipped: no gcc\n");
 		return;
 	}
-	fixture_tiered(&fx);
 	assert_non_null(mkdtemp(dir));
 	snprintf(path, sizeof path, "%s/m.h", dir);
 	f = fopen(path, "w");
-	assert_int_equal(ar_write_header(f, fx.g, &fx.p, &info, &err), AR_OK);
+	assert_int_equal(ar_write_header(f, fx->g, &fx->p, &info, &err), AR_OK);
 	fclose(f);
 	snprintf(path, sizeof path, "%s/one.c", dir);
 	f = fopen(path, "w");
-	fputs("#include \"m.h\"\nvoid *one(void);\n"
-	      "void *one(void) { return M_TENSOR_PTR(BASES, 0); }\n", f);
+	fputs("#include \"m.h\"\nvoid *one(void *const *bufs);\n"
+	      "void *one(void *const *bufs) { (void)bufs; return WHAT; }\n", f);
 	fclose(f);
-	snprintf(cmd, sizeof cmd, "gcc -std=c99 -Wall -Werror -DBASES=m_arenas "
-		 "-c %1$s/one.c -o %1$s/one.o", dir);
+	snprintf(cmd, sizeof cmd, "gcc -std=c99 -Wall -Werror '-DWHAT=%2$s' "
+		 "-c %1$s/one.c -o %1$s/one.o", dir, good);
 	assert_int_equal(system(cmd), 0);
-	snprintf(cmd, sizeof cmd, "gcc -std=c99 -DBASES=m_arena -c %1$s/one.c "
-		 "-o %1$s/one.o 2>/dev/null", dir);
+	snprintf(cmd, sizeof cmd, "gcc -std=c99 '-DWHAT=%2$s' -c %1$s/one.c "
+		 "-o %1$s/one.o 2>/dev/null", dir, bad);
 	assert_int_not_equal(system(cmd), 0);
 	snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
 	assert_int_equal(system(cmd), 0);
+}
+
+/* Code written for one arena does not build against a tiered header,
+ * while the same code over the regions' bases does. */
+static void test_tiered_rejects_one_arena_code(void **state)
+{
+	Fixture fx;
+
+	fixture_tiered(&fx);
+	assert_builds_only(&fx, "M_TENSOR_PTR(m_arenas, 0)",
+			   "M_TENSOR_PTR(m_arena, 0)");
 	fixture_free(&fx);
+}
+
+/* --io separate: inputs and outputs in the caller's buffers 0, 1, 2. */
+static void test_io_separate(void **state)
+{
+	Fixture fx;
+	char *h;
+
+	fixture_io(&fx);
+	h = header_text(&fx, "m");
+	assert_non_null(strstr(h, "#define M_IO_SEPARATE 1\n"));
+	assert_non_null(strstr(h, "#define M_INPUT_in_0_INDEX 0\n"
+			       "#define M_INPUT_in_0_IO 0\n"
+			       "#define M_INPUT_in_0_SIZE 768u\n"
+			       "#define M_INPUT_in_0_NUMEL 192u\n/*"));
+	assert_non_null(strstr(h, "#define M_OUTPUT_y_IO 2\n"));
+	/* No offset or arena pointer for what is not in the arena. */
+	assert_null(strstr(h, "M_INPUT_in_0_OFFSET"));
+	assert_null(strstr(h, "M_INPUT_in_0_PTR"));
+	assert_non_null(strstr(h, "#define M_TENSOR_PTR(arena, bufs, i) \\\n"
+			       "\t(m_tensors[i].io >= 0 ? (void *)(bufs)"
+			       "[m_tensors[i].io] : \\\n"));
+	assert_non_null(strstr(h, " * io:          graph inputs and outputs "
+			       "in the caller's buffers (--io separate)\n"));
+	/* in/0: not in the arena, buffer 1. */
+	assert_non_null(strstr(h, "/* 1 */ {\"in/0\", M_DT_FLOAT32, "
+			       "M_KIND_INPUT, 2, m_dims + 4, 40u, "
+			       "M_NOT_IN_ARENA, -1, -1, -1, 0u, -1, "
+			       "M_NOT_IN_ARENA, 10u, 1, M_NO_QUANT},\n"));
+	assert_comments_sealed(h);
+	free(h);
+	build_and_read_back(&fx, "return (int)(M_ARENA_SIZE + M_OUTPUT_y_IO);",
+			    "", NULL);
+	assert_builds_only(&fx, "M_TENSOR_PTR(m_arena, bufs, 0)",
+			   "M_TENSOR_PTR(m_arena, 0)");
+	fixture_free(&fx);
+}
+
+/* A value past a narrow field: ar_write_header refuses, naming it. */
+static void assert_refused(const Fixture *fx, const char *what)
+{
+	ArEmitInfo info = {.model_path = "fx.onnx", .prefix = "m"};
+	ArError err = {0};
+	FILE *f = fopen("/dev/null", "w");
+
+	assert_int_equal(ar_write_header(f, fx->g, &fx->p, &info, &err),
+			 AR_EXIT_USAGE);
+	if (!strstr(err.msg, what))
+		fail_msg("'%s' does not say '%s'", err.msg, what);
+	fclose(f);
+}
+
+/*
+ * The 16-bit counts: a 66,000-input step (it would read back as 464),
+ * outputs, attributes and attribute values past 65,535, each refused;
+ * exactly 65,535 inputs is fine.
+ */
+static void test_narrow_fields(void **state)
+{
+	enum { N = 66000 };
+	int *ids = malloc(N * sizeof *ids);
+	int64_t *vals = calloc(N, sizeof *vals);
+	ArEmitInfo info = {.model_path = "fx.onnx", .prefix = "m"};
+	ArError err = {0};
+	FILE *f = fopen("/dev/null", "w");
+	Fixture fx;
+	ArNode *add;
+
+	for (int i = 0; i < N; i++)
+		ids[i] = FX_EVILT;
+	fixture_init(&fx);
+	add = &fx.g->nodes[4];
+	ar_node_set_io(add, ids, 65535, (int[]){FX_Y}, 1);
+	assert_int_equal(ar_write_header(f, fx.g, &fx.p, &info, &err), AR_OK);
+	ar_node_set_io(add, ids, N, (int[]){FX_Y}, 1);
+	assert_refused(&fx, "step 'add */' has 66000 inputs, past the "
+		       "header's limit of 65535");
+	fixture_free(&fx);
+
+	fixture_init(&fx);
+	add = &fx.g->nodes[4];
+	ar_node_set_io(add, (int[]){FX_EVILT, FX_IN2}, 2, ids, N);
+	assert_refused(&fx, "66000 outputs");
+	fixture_free(&fx);
+
+	fixture_init(&fx);
+	fx_ints(&fx.g->nodes[0], "huge", N, vals);
+	assert_refused(&fx, "attribute 'huge' has 66000 values");
+	fixture_free(&fx);
+
+	fixture_init(&fx);
+	for (int i = 0; i < N; i++)
+		fx_attr(&fx.g->nodes[1], "a", AR_ATTR_INT);
+	assert_refused(&fx, "step 'relu' has 66000 attributes");
+	fixture_free(&fx);
+
+	fixture_init(&fx);
+	fx.g->nodes[2].opset = (int64_t)1 << 31;
+	assert_refused(&fx, "2147483648 as opset");
+	fixture_free(&fx);
+	fclose(f);
+	free(ids);
+	free(vals);
 }
 
 int main(void)
@@ -449,6 +603,8 @@ int main(void)
 		cmocka_unit_test(test_tiered_limits),
 		cmocka_unit_test(test_tiered_compiles_and_reads_back),
 		cmocka_unit_test(test_tiered_rejects_one_arena_code),
+		cmocka_unit_test(test_io_separate),
+		cmocka_unit_test(test_narrow_fields),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,227 @@
+/*
+ * header_attrs.c — the steps' attributes as header tables.
+ *
+ * Values are pooled by type (one int64_t, one float and one string array
+ * for the whole model) and each attribute points at its slice, so that a
+ * kernel reads them without parsing anything.  Floats are written in the
+ * shortest form that reads back as the same float; tensor-valued
+ * attributes are kept when small (a Constant's scalar, a Pad's value) and
+ * left out when they are the model's data, like the weights.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "header_parts.h"
+
+/* Tensor-valued attributes larger than this are the model's data, which
+ * the header leaves out like the weights. */
+#define MAX_TENSOR_ATTR 64
+
+static void put_i64(FILE *f, int64_t v)
+{
+	if (v == INT64_MIN)
+		fputs("(-INT64_C(9223372036854775807) - 1)", f);
+	else if (v >= INT32_MIN && v <= INT32_MAX)
+		fprintf(f, "%lld", (long long)v);
+	else
+		fprintf(f, "INT64_C(%lld)", (long long)v);
+}
+
+/* The shortest text that reads back as the same float, always with a
+ * point or exponent so the f suffix is valid. */
+static void put_f32(FILE *f, float v)
+{
+	char buf[40];
+	if (isnan(v)) {
+		fputs("NAN", f);
+		return;
+	}
+	if (isinf(v)) {
+		fputs(v < 0 ? "-HUGE_VALF" : "HUGE_VALF", f);
+		return;
+	}
+	snprintf(buf, sizeof buf, "%.9g", v);
+	fputs(buf, f);
+	if (!strpbrk(buf, ".e"))
+		fputs(".0", f);
+	fputc('f', f);
+}
+
+/* Numeric values of a small tensor attribute: integers into ints, floats
+ * into floats; the count, or 0 when they are left out. */
+static int tensor_attr_values(const ArTensor *t, int64_t *ints, float *floats)
+{
+	int64_t n = ar_numel(t);
+	if (!t->data || n < 0 || n > MAX_TENSOR_ATTR)
+		return 0;
+	for (int64_t i = 0; i < n; i++) {
+		const void *d = t->data;
+		switch (t->dtype) {
+		case AR_DT_FLOAT: floats[i] = ((const float *)d)[i]; break;
+		case AR_DT_DOUBLE: floats[i] = (float)((const double *)d)[i]; break;
+		case AR_DT_INT8: ints[i] = ((const int8_t *)d)[i]; break;
+		case AR_DT_UINT8: ints[i] = ((const uint8_t *)d)[i]; break;
+		case AR_DT_BOOL: ints[i] = ((const uint8_t *)d)[i]; break;
+		case AR_DT_INT16: ints[i] = ((const int16_t *)d)[i]; break;
+		case AR_DT_UINT16: ints[i] = ((const uint16_t *)d)[i]; break;
+		case AR_DT_INT32: ints[i] = ((const int32_t *)d)[i]; break;
+		case AR_DT_UINT32: ints[i] = ((const uint32_t *)d)[i]; break;
+		case AR_DT_INT64: ints[i] = ((const int64_t *)d)[i]; break;
+		case AR_DT_UINT64: ints[i] = (int64_t)((const uint64_t *)d)[i]; break;
+		default: return 0;
+		}
+	}
+	return (int)n;
+}
+
+static int is_float_dtype(ArDType dt)
+{
+	return dt == AR_DT_FLOAT || dt == AR_DT_DOUBLE;
+}
+
+/*
+ * The values attribute a puts in the float pool (floats) or in the int
+ * pool; returns their count, with *v pointing at them (at fv or iv when
+ * they come from a tensor).
+ */
+static int pool_values(const ArAttr *a, bool floats, int64_t *iv, float *fv,
+		       const void **v)
+{
+	*v = floats ? (const void *)fv : (const void *)iv;
+	switch (a->type) {
+	case AR_ATTR_INT:
+		*v = &a->i;
+		return floats ? 0 : 1;
+	case AR_ATTR_INTS:
+		*v = a->ints;
+		return floats ? 0 : a->nints;
+	case AR_ATTR_FLOAT:
+		*v = &a->f;
+		return floats ? 1 : 0;
+	case AR_ATTR_FLOATS:
+		*v = a->floats;
+		return floats ? a->nfloats : 0;
+	case AR_ATTR_TENSOR:
+		if (is_float_dtype(a->t->dtype) != floats)
+			return 0;
+		return tensor_attr_values(a->t, iv, fv);
+	default:
+		return 0;
+	}
+}
+
+void hdr_attr_counts(const ArAttr *a, int *ni, int *nf, int *ns)
+{
+	int64_t iv[MAX_TENSOR_ATTR];
+	float fv[MAX_TENSOR_ATTR];
+	const void *v;
+
+	*ni = pool_values(a, false, iv, fv, &v);
+	*nf = pool_values(a, true, iv, fv, &v);
+	*ns = a->type == AR_ATTR_STRING;
+}
+
+int hdr_num_attrs(const Hdr *h)
+{
+	int n = 0;
+	for (int s = 0; s < h->p->nsteps; s++)
+		n += hdr_step_node(h, s)->nattrs;
+	return n;
+}
+
+/* The int64_t pool, or with floats the float pool. */
+static void write_number_pool(const Hdr *h, bool floats)
+{
+	int64_t iv[MAX_TENSOR_ATTR];
+	float fv[MAX_TENSOR_ATTR];
+	int k = 0;
+
+	hdr_open_pool(h, floats ? "float" : "int64_t",
+		      floats ? "attr_floats" : "attr_ints");
+	for (int s = 0; s < h->p->nsteps; s++) {
+		const ArNode *n = hdr_step_node(h, s);
+		for (int a = 0; a < n->nattrs; a++) {
+			const void *v;
+			int cnt = pool_values(&n->attrs[a], floats, iv, fv, &v);
+			for (int j = 0; j < cnt; j++) {
+				hdr_pool_sep(h, &k);
+				if (floats)
+					put_f32(h->f, ((const float *)v)[j]);
+				else
+					put_i64(h->f, ((const int64_t *)v)[j]);
+				fputc(',', h->f);
+			}
+		}
+	}
+	hdr_pool_sep(h, &k);
+	fputs(floats ? "0.0f\n};\n\n" : "0\n};\n\n", h->f);
+}
+
+static void write_string_pool(const Hdr *h)
+{
+	hdr_open_pool(h, "char *const", "attr_strings");
+	fputc('\n', h->f);
+	for (int s = 0; s < h->p->nsteps; s++) {
+		const ArNode *n = hdr_step_node(h, s);
+		for (int a = 0; a < n->nattrs; a++) {
+			const ArAttr *at = &n->attrs[a];
+			if (at->type != AR_ATTR_STRING)
+				continue;
+			fputc('\t', h->f);
+			hdr_str(h, at->s);
+			fputs(",\n", h->f);
+		}
+	}
+	fputs("\t0\n};\n\n", h->f);
+}
+
+void hdr_write_attrs(const Hdr *h)
+{
+	int pi = 0, pf = 0, ps = 0;
+
+	write_number_pool(h, false);
+	write_number_pool(h, true);
+	write_string_pool(h);
+	hdr_tmpl(h, "const @_attr @_attrs[$_NUM_ATTRS + 1] = {\n");
+	for (int s = 0; s < h->p->nsteps; s++) {
+		const ArNode *n = hdr_step_node(h, s);
+		for (int a = 0; a < n->nattrs; a++) {
+			const ArAttr *at = &n->attrs[a];
+			int ni, nf, ns;
+			hdr_attr_counts(at, &ni, &nf, &ns);
+			fputs("\t{", h->f);
+			hdr_str(h, at->name);
+			fprintf(h->f, ", %s_ATTR_%s, ", h->up,
+				hdr_attr_type_name(at->type));
+			hdr_dtype(h, at->type == AR_ATTR_TENSOR ? at->t->dtype :
+				  AR_DT_UNDEFINED);
+			fprintf(h->f, ", %d, %s_attr_ints + %d, %s_attr_floats "
+				"+ %d, %s_attr_strings + %d},\n", ni + nf + ns,
+				h->lo, pi, h->lo, pf, h->lo, ps);
+			pi += ni;
+			pf += nf;
+			ps += ns;
+		}
+	}
+	hdr_tmpl(h, "\t{0, $_ATTR_UNDEFINED, $_DT_UNDEFINED, 0, @_attr_ints, "
+		 "@_attr_floats, @_attr_strings}\n};\n\n");
+}
+
+/* NAN and HUGE_VALF come from math.h, which most headers can do without. */
+int hdr_needs_math(const Hdr *h)
+{
+	int64_t iv[MAX_TENSOR_ATTR];
+	float fv[MAX_TENSOR_ATTR];
+
+	for (int s = 0; s < h->p->nsteps; s++) {
+		const ArNode *n = hdr_step_node(h, s);
+		for (int a = 0; a < n->nattrs; a++) {
+			const void *v;
+			int cnt = pool_values(&n->attrs[a], true, iv, fv, &v);
+			for (int j = 0; j < cnt; j++)
+				if (!isfinite(((const float *)v)[j]))
+					return 1;
+		}
+	}
+	return 0;
+}

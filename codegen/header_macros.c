@@ -1,0 +1,107 @@
+/*
+ * header_macros.c — the header's macros: the plan's figures, and for each
+ * graph input and output its index, place, size and element count.
+ *
+ * Macros are what a firmware's own declarations can use at compile time
+ * (a static input buffer of PREFIX_INPUT_x_NUMEL floats, a linker check
+ * against PREFIX_ARENA_SIZE), so every number a declaration might need is
+ * one, and the per-input names are made from the model's tensor names,
+ * sanitised and kept distinct.
+ */
+#include <stdlib.h>
+
+#include "header_parts.h"
+#include "sanitize.h"
+
+/* Input or output ids[i]'s macros; m is their common name part. */
+static void write_io_tensor(const Hdr *h, const char *m, int id)
+{
+	const ArTensor *t = &h->g->tensors[id];
+	const ArSlot *s = &h->p->slots[id];
+
+	fputs("/* ", h->f);
+	ar_c_comment(h->f, t->name);
+	fprintf(h->f, ": %s[", ar_dtype_name(t->dtype));
+	for (int d = 0; d < t->rank; d++)
+		fprintf(h->f, "%s%lld", d ? "," : "", (long long)t->dims[d]);
+	fprintf(h->f, "] */\n#define %s_INDEX %d\n", m, id);
+	if (h->nreg && s->planned)
+		fprintf(h->f, "#define %s_REGION %s_REGION_%s\n", m, h->up,
+			h->rup[s->region]);
+	else if (h->nreg)
+		fprintf(h->f, "#define %s_REGION 0\n", m);
+	if (s->io >= 0)
+		fprintf(h->f, "#define %s_IO %d\n", m, s->io);
+	else if (s->planned)
+		fprintf(h->f, "#define %s_OFFSET %lldu\n", m,
+			(long long)s->offset);
+	else
+		fprintf(h->f, "#define %s_OFFSET %s_NOT_IN_ARENA\n", m, h->up);
+	fprintf(h->f, "#define %s_SIZE %lldu\n#define %s_NUMEL %lldu\n", m,
+		(long long)(t->bytes > 0 ? t->bytes : 0), m,
+		(long long)(t->rank >= 0 ? ar_numel(t) : 0));
+	/* A caller's buffer has no pointer macro: io[PREFIX_..._IO] is it,
+	 * and code written for the arena must not build against it. */
+	if (s->io >= 0)
+		return;
+	if (h->nreg)
+		fprintf(h->f, "#define %s_PTR(bases) ((void *)((uint8_t "
+			"*)(bases)[%s_REGION] + %s_OFFSET))\n", m, m, m);
+	else
+		fprintf(h->f, "#define %s_PTR(arena) ((void *)((uint8_t "
+			"*)(arena) + %s_OFFSET))\n", m, m);
+}
+
+static void write_io_macros(const Hdr *h, const char *what, const int *ids,
+			    int n)
+{
+	const char **names = ar_xmalloc(((size_t)n + 1) * sizeof *names);
+	char **frag;
+
+	for (int i = 0; i < n; i++)
+		names[i] = h->g->tensors[ids[i]].name;
+	frag = ar_c_idents_unique(names, n, "tensor");
+	for (int i = 0; i < n; i++) {
+		char m[256];
+		snprintf(m, sizeof m, "%s_%s_%.200s", h->up, what, frag[i]);
+		write_io_tensor(h, m, ids[i]);
+	}
+	ar_strv_free(frag, n);
+	free(names);
+}
+
+void hdr_write_macros(const Hdr *h)
+{
+	const ArPlan *p = h->p;
+	const struct {
+		const char *name;
+		long long v;
+		const char *suffix;
+	} m[] = {
+		{"ARENA_SIZE", p->arena_bytes, "u"},
+		{"ARENA_ALIGN", p->align, ""},
+		{"LOWER_BOUND", p->lower_bound, "u"},
+		{"WEIGHTS_BYTES", p->weights_bytes, "u"},
+		{"WEIGHTS_SIZE", ar_weights_layout(h->g, p, NULL), "u"},
+		{"PEAK_STEP", p->peak_step, ""},
+		{"NUM_TENSORS", h->g->ntensors, ""},
+		{"NUM_STEPS", p->nsteps, ""},
+		{"NUM_INPUTS", h->g->ninputs, ""},
+		{"NUM_OUTPUTS", h->g->noutputs, ""},
+		{"NUM_ATTRS", h->nattrs, ""},
+		{"IO_SEPARATE", p->io_separate, ""},
+	};
+
+	fputc('\n', h->f);
+	/* A tiered plan has no one arena size: code that wants one must not
+	 * build. */
+	for (size_t i = h->nreg ? 1 : 0; i < sizeof m / sizeof m[0]; i++)
+		fprintf(h->f, "#define %s_%s %lld%s\n", h->up, m[i].name,
+			m[i].v, m[i].suffix);
+	if (h->nreg)
+		hdr_write_region_macros(h);
+	hdr_tmpl(h, "#define $_NOT_IN_ARENA 0xFFFFFFFFu\n"
+		 "#define $_NO_QUANT (-1)\n\n");
+	write_io_macros(h, "INPUT", h->g->inputs, h->g->ninputs);
+	write_io_macros(h, "OUTPUT", h->g->outputs, h->g->noutputs);
+}

@@ -1,0 +1,66 @@
+/*
+ * header_parts.h — the C header writer's parts, internal to codegen/.
+ *
+ * ar_write_header (header.c) writes the header top to bottom; each part
+ * lives in a file of its own: the comment block (header_intro.c), the
+ * limits of the narrow table fields (header_limits.c), the macros
+ * (header_macros.c), the types (header_types.c), the tables
+ * (header_tables.c, attributes in header_attrs.c), the pointer macros and
+ * the arena (header_arena.c), and what only a tiered plan has
+ * (header_tiers.c).  They share the Hdr state below.
+ */
+#ifndef ARENAC_HEADER_PARTS_H
+#define ARENAC_HEADER_PARTS_H
+
+#include "emit.h"
+
+typedef struct Hdr {
+	FILE *f;
+	const ArGraph *g;
+	const ArPlan *p;
+	const ArEmitInfo *info;
+	char *up;           /* prefix for macros */
+	const char *lo;     /* prefix for other identifiers */
+	int nreg;           /* regions of a tiered plan; 0 without tiers */
+	char **rup, **rlo;  /* region names as macro and identifier parts */
+	int nattrs;         /* attributes of all steps together */
+} Hdr;
+
+/* header.c: writing helpers. */
+/* t with "@" standing for the identifier prefix and "$" for the macro
+ * prefix, which keeps the long fixed parts of the header readable. */
+void hdr_tmpl(const Hdr *h, const char *t);
+void hdr_str(const Hdr *h, const char *s);      /* a C string literal */
+void hdr_upper(const Hdr *h, const char *s);    /* s upper-cased */
+void hdr_dtype(const Hdr *h, ArDType dt);       /* PREFIX_DT_FLOAT32 */
+/* Opens a pool: a static array defined with the tables, whose entries the
+ * tables point into.  Every pool ends with a filler element (C has no
+ * empty arrays), so an entry may point one past its last value. */
+void hdr_open_pool(const Hdr *h, const char *type, const char *name);
+void hdr_pool_sep(const Hdr *h, int *k);        /* sixteen values a line */
+const ArNode *hdr_step_node(const Hdr *h, int s);
+void hdr_set_case(char *s, int upper);
+
+int hdr_check_limits(const Hdr *h, ArError *err);   /* header_limits.c */
+void hdr_write_intro(const Hdr *h);                 /* header_intro.c */
+void hdr_write_macros(const Hdr *h);                /* header_macros.c */
+void hdr_write_types(const Hdr *h);                 /* header_types.c */
+const char *hdr_attr_type_name(ArAttrType t);       /* header_types.c */
+void hdr_write_tables(const Hdr *h);                /* header_tables.c */
+void hdr_write_arena(const Hdr *h);                 /* header_arena.c */
+
+/* header_attrs.c: attribute values, pooled per type. */
+int hdr_num_attrs(const Hdr *h);
+int hdr_needs_math(const Hdr *h);   /* NAN or HUGE_VALF among the values */
+/* Values of one attribute in the int, float and string pools. */
+void hdr_attr_counts(const ArAttr *a, int *ni, int *nf, int *ns);
+void hdr_write_attrs(const Hdr *h);
+
+/* header_tiers.c: what a tiered plan (--memory) adds. */
+void hdr_region_idents(Hdr *h);
+void hdr_write_intro_regions(const Hdr *h);
+void hdr_write_region_macros(const Hdr *h);
+void hdr_write_regions(const Hdr *h);
+int hdr_weights_region(const Hdr *h);   /* --weights-in's region, or -1 */
+
+#endif
