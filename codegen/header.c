@@ -1002,7 +1002,7 @@ int ar_write_header(FILE *f, const ArGraph *g, const ArPlan *p,
 		write_arena(&h);
 		put_tmpl(&h, "#ifdef __cplusplus\n}\n#endif\n\n#endif\n");
 		if (ferror(f))
-			rc = ar_fail(err, AR_EXIT_INTERNAL, "writing the header "
+			rc = ar_fail(err, AR_EXIT_USAGE, "writing the header "
 				     "failed");
 	}
 	ar_strv_free(h.rup, h.nreg);
