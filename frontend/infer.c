@@ -11,6 +11,7 @@
  */
 #include "infer.h"
 
+#include <assert.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -166,6 +167,15 @@ static const struct OpEntry {
 static int cmp_op(const void *key, const void *e)
 {
 	return strcmp(key, ((const struct OpEntry *)e)->op);
+}
+
+/* The order bsearch relies on, strictly (no name twice). */
+static bool ops_sorted(void)
+{
+	for (size_t i = 1; i < sizeof ops / sizeof ops[0]; i++)
+		if (strcmp(ops[i - 1].op, ops[i].op) >= 0)
+			return false;
+	return true;
 }
 
 int ar_node_fail(InferCtx *c, const ArNode *n, const char *fmt, ...)
@@ -545,5 +555,6 @@ int ar_infer_subgraph(InferCtx *outer, ArGraph *sub)
 int ar_infer(ArGraph *g, const ArDiag *diag, ArError *err)
 {
 	InferCtx c = {g, diag, err, NULL};
+	assert(ops_sorted());
 	return infer_graph(&c);
 }

@@ -1,7 +1,10 @@
 #!/bin/sh
 # e2e_docs.sh — the documentation keeps up with the binary: every option
-# `arenac --help` lists is in the man page, every exit code the help names
-# is in the man page and the README.
+# `arenac --help` lists is in the man page, so is every option of `arenac
+# solve --help` (in its own section), every exit code the help names is in
+# the man page and the README, exit 3 covers --memory everywhere, the
+# man page's EXAMPLES use only options that exist, and the README's header
+# example compiles as C and as C++ against LeNet's header.
 set -u
 ARENAC=${ARENAC:-build/arenac}
 pass=0
@@ -28,6 +31,50 @@ for code in 0 1 2 3 4; do
 		"grep -A1 '^\\.TP' doc/arenac.1 | grep -qx '$code'"
 	check "README lacks exit code $code" \
 		"grep -q '^| $code |' README.md"
+done
+
+# solve's options, in the man page's section on solve.
+solve_man=$(sed -n '/^\.SS solve/,/^\.SH/p' doc/arenac.1)
+sopts=$("$ARENAC" solve --help | grep -o -- '--[a-z][a-z-]*' | grep -vx -- --help | sort -u)
+[ -n "$sopts" ] || { echo "FAIL: no options in solve --help"; exit 1; }
+for o in $sopts; do
+	esc=$(printf '%s' "$o" | sed 's/-/\\\\-/g')
+	check "man page's solve section lacks $o" \
+		"printf '%s' \"\$solve_man\" | grep -q -- '$esc\\b'"
+done
+check "man page: exit 3 does not name --memory" \
+	"grep -A1 '^3\$' doc/arenac.1 | grep -q 'memory'"
+check "README: exit 3 does not name --memory" \
+	"grep '^| 3 |' README.md | grep -q -- '--memory'"
+check "--help: exit 3 does not name --memory" \
+	"'$ARENAC' --help | tr '\n' ' ' | grep -q '3 the plan does not fit.*--memory'"
+# The examples: there, and made of options that exist.
+check "man page has no EXAMPLES" "grep -q '^\.SH EXAMPLES' doc/arenac.1"
+known=$( ("$ARENAC" --help; "$ARENAC" solve --help) | grep -o -- '--[a-z][a-z-]*')
+for o in $(sed -n '/^\.SH EXAMPLES/,/^\.SH/p' doc/arenac.1 | sed 's/\\-/-/g' |
+	   grep -o -- '--[a-z][a-z-]*' | sort -u); do
+	check "man page example uses unknown option $o" \
+		"printf '%s\n' \"\$known\" | grep -qx -- '$o'"
+done
+
+# The README's "Using the header" example, in a function, with a stub
+# kernel: it must compile as C99 and C++11 (void * needs a cast in C++).
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+"$ARENAC" -q --dim N=1 -o "$tmp/lenet_arena.h" testdata/lenet.onnx
+sed -n '/^### Using the header/,/^```$/p' README.md | sed '1,/^```c$/d; /^```$/d' \
+	>"$tmp/example"
+{
+	grep '^#' "$tmp/example"
+	echo '#define my_kernel(...) ((void)0)'
+	echo 'int main(void) {'
+	grep -v '^#' "$tmp/example"
+	echo 'return 0; }'
+} >"$tmp/example.c"
+for cc in "gcc -std=c99 -x c" "g++ -std=c++11 -x c++"; do
+	command -v ${cc%% *} >/dev/null || continue
+	check "README header example does not compile with $cc" \
+		"$cc -fsyntax-only -I'$tmp' '$tmp/example.c' 2>'$tmp/err'"
 done
 
 echo "docs: $pass passed, $fail failed"
