@@ -45,8 +45,8 @@ typedef enum { SHAPES, PLANNING, TRAINING, OUTPUTS, LIMITS, OTHER } Section;
 static const char *const section_title[] = {
 	[SHAPES] = "Shapes:",
 	[PLANNING] = "Planning:",
-	[TRAINING] = "Training (one step: forward, loss, backward, update in "
-		     "one arena):",
+	[TRAINING] = ("Training (one step: forward, loss, backward, update "
+		      "in one arena):"),
 	[OUTPUTS] = "Outputs:",
 	[LIMITS] = "Limits:",
 	[OTHER] = "",

@@ -17,7 +17,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "numfmt.h"
 
 /* ArNamedDim.source below 0; 0 and up index --dim.  An explicit --dim
  * sorts first among equal names, so it is what a lookup meets first. */
@@ -131,15 +130,11 @@ static int cmp_name_key(const void *key, const void *elem)
 	return strcmp(key, ((const ArNamedDim *)elem)->name);
 }
 
-/* The first (most explicit) entry for name, or NULL. */
+/* The entry for name (one per name, the most explicit), or NULL. */
 static const ArNamedDim *lookup(const ArBinder *b, const char *name)
 {
-	const ArNamedDim *d = b->nnames ?
-		bsearch(name, b->names, (size_t)b->nnames, sizeof *b->names,
-			cmp_name_key) : NULL;
-	while (d && d > b->names && !strcmp(d[-1].name, name))
-		d--;
-	return d;
+	return b->nnames ? bsearch(name, b->names, (size_t)b->nnames,
+				   sizeof *b->names, cmp_name_key) : NULL;
 }
 
 static void add_name(ArBinder *b, int *cap, const char *name, int64_t v,
@@ -225,7 +220,7 @@ static int build_names(ArBinder *b, const ArGraph *g, const ArDeclShape *in,
 		       int n, ArError *err)
 {
 	const ArLoadOptions *o = b->opt;
-	int cap = 0;
+	int cap = 0, k = 0;
 
 	for (int i = 0; i < o->ndims; i++)
 		add_name(b, &cap, o->dims[i].name, o->dims[i].value, i, 0);
@@ -253,6 +248,11 @@ static int build_names(ArBinder *b, const ArGraph *g, const ArDeclShape *in,
 			       source_text(b, p, s1, sizeof s1),
 			       source_text(b, q, s2, sizeof s2), p->name);
 	}
+	/* They agree: one entry per name, the most explicit, for bsearch. */
+	for (int i = 0; i < b->nnames; i++)
+		if (k == 0 || strcmp(b->names[k - 1].name, b->names[i].name))
+			b->names[k++] = b->names[i];
+	b->nnames = k;
 	return AR_OK;
 }
 
@@ -381,11 +381,8 @@ int64_t ar_bind_declared(ArBinder *b, const ArDeclDim *d)
 		return d->value;
 	if (d->kind != AR_DIM_NAMED || !(e = lookup(b, d->name)))
 		return -1;
-	/* Every --dim of the name has a use (they agree: build_names). */
-	for (const ArNamedDim *x = e; x < b->names + b->nnames &&
-	     !strcmp(x->name, d->name); x++)
-		if (x->source >= 0)
-			b->dim_used[x->source] = true;
+	if (e->source >= 0)
+		b->dim_used[e->source] = true;
 	return e->value;
 }
 
@@ -425,7 +422,12 @@ int ar_binder_check_used(const ArBinder *b, const ArGraph *g,
 	for (int i = 0; i < b->opt->ndims; i++) {
 		const ArDimBinding *d = &b->opt->dims[i];
 		char names[300];
-		if (b->dim_used[i])
+		bool used = false;
+		/* A --dim given twice counts as used once either copy is. */
+		for (int j = 0; j < b->opt->ndims && !used; j++)
+			used = b->dim_used[j] &&
+			       !strcmp(b->opt->dims[j].name, d->name);
+		if (used)
 			continue;
 		list_names(g, in, n, names, sizeof names);
 		return ar_fail(err, AR_EXIT_USAGE, "--dim %s=%lld: the model has "

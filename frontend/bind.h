@@ -36,7 +36,7 @@ typedef struct ArNamedDim {
 typedef struct ArBinder {
 	const ArLoadOptions *opt;
 	const ArDiag *diag;
-	ArNamedDim *names;          /* sorted by name, then source */
+	ArNamedDim *names;          /* one per name, sorted by name */
 	int nnames;
 	bool *dim_used;             /* per --dim: the model has the name */
 } ArBinder;
