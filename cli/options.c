@@ -11,6 +11,8 @@
  * kind below fits).
  */
 #include "options.h"
+#include "numfmt.h"
+#include "values.h"
 
 #include <assert.h>
 #include <errno.h>
@@ -69,14 +71,11 @@ typedef struct Option {
 #define TO(field) offsetof(Cli, field), sizeof(((Cli *)0)->field)
 #define NOWHERE 0, 0
 
-static int parse_dim(Cli *c, char *arg);
-static int parse_input_shape(Cli *c, char *arg);
-static int parse_memory(Cli *c, char *arg);
 static int show_help(Cli *c, char *arg);
 static int show_version(Cli *c, char *arg);
 
 static const Option options[] = {
-	{"dim", 0, CUSTOM, "NAME=VALUE", NOWHERE, .parse = parse_dim,
+	{"dim", 0, CUSTOM, "NAME=VALUE", NOWHERE, .parse = cli_parse_dim,
 	 .flags = ECHO, .section = SHAPES,
 	 .help = "bind a symbolic input dim (repeatable)"},
 	{"dim-default", 0, COUNT, "VALUE", TO(load.dim_default), .flags = ECHO,
@@ -88,7 +87,7 @@ static const Option options[] = {
 		 "symbolic or 1 (another fixed size stays, with a\n"
 		 "warning)"},
 	{"input-shape", 0, CUSTOM, "NAME=DIMS", NOWHERE,
-	 .parse = parse_input_shape, .flags = ECHO, .section = SHAPES,
+	 .parse = cli_parse_input_shape, .flags = ECHO, .section = SHAPES,
 	 .help = "the whole shape of graph input NAME: 1x3x224x224,\n"
 		 "or scalar for rank 0 (repeatable)"},
 
@@ -131,7 +130,7 @@ static const Option options[] = {
 		 "outputs are never stored; needs a runtime kernel\n"
 		 "(none)"},
 	{"memory", 0, CUSTOM, "NAME:SIZE[:BANDWIDTH]", NOWHERE,
-	 .parse = parse_memory, .flags = ECHO, .section = PLANNING,
+	 .parse = cli_parse_memory, .flags = ECHO, .section = PLANNING,
 	 .help = "a memory tier, fastest first (repeatable): each\n"
 		 "gets its own arena, and each activation goes to\n"
 		 "the tier that minimises the estimated traffic\n"
@@ -291,134 +290,6 @@ static int show_version(Cli *c, char *arg)
 	return CLI_DONE;
 }
 
-/*
- * A non-negative integer with an optional K/M/G (1024-based) suffix and
- * an optional B.  On failure *bad is the unknown suffix, or NULL when
- * the number itself is wrong.
- */
-static bool parse_size(const char *s, int64_t *out, const char **bad)
-{
-	char *end;
-	int64_t v, mul = 1;
-	*bad = NULL;
-	errno = 0;
-	v = strtoll(s, &end, 10);
-	if (errno || end == s || v < 0 || *s == '-' || *s == '+')
-		return false;
-	switch (*end) {
-	case 'k': case 'K': mul = 1 << 10; end++; break;
-	case 'm': case 'M': mul = 1 << 20; end++; break;
-	case 'g': case 'G': mul = 1 << 30; end++; break;
-	default: break;
-	}
-	if (*end == 'B' || *end == 'b')
-		end++;
-	if (*end) {
-		*bad = end;
-		return false;
-	}
-	return ar_mul64(v, mul, out);
-}
-
-/* The message for a size that parse_size refused. */
-static int size_error(const char *opt, const char *what, const char *text,
-		      const char *bad)
-{
-	if (bad)
-		return cli_usage_error("%s: '%s' has an unknown suffix '%s' "
-				       "(K, M, G: powers of 1024)", opt, text,
-				       bad);
-	return cli_usage_error("%s wants %s, not '%s'", opt, what, text);
-}
-
-/* Bytes per second: a number with an optional K/M/G/T (1000-based). */
-static bool parse_rate(const char *s, double *out, const char **bad)
-{
-	static const char units[] = "kKmMgGtT";
-	char *end;
-	const char *u;
-	*bad = NULL;
-	errno = 0;
-	*out = strtod(s, &end);
-	if (errno || end == s || !(*out > 0))
-		return false;
-	if (*end && (u = strchr(units, *end))) {
-		for (long i = 0; i <= (u - units) / 2; i++)
-			*out *= 1000;
-		end++;
-	}
-	if (*end)
-		*bad = end;
-	return *end == 0;
-}
-
-static int parse_dim(Cli *c, char *arg)
-{
-	char *eq = strchr(arg, '=');
-	const char *bad;
-	int64_t v;
-	if (!eq || eq == arg)
-		return cli_usage_error("--dim wants NAME=VALUE, not '%s'", arg);
-	if (!parse_size(eq + 1, &v, &bad) || v == 0)
-		return size_error("--dim", "NAME=VALUE with VALUE > 0", arg,
-				  bad);
-	if (c->load.ndims == CLI_MAX_DIMS)
-		return cli_usage_error("more than %d --dim options",
-				       CLI_MAX_DIMS);
-	*eq = 0;        /* argv outlives the run: the name, cut in place */
-	c->dims[c->load.ndims].name = arg;
-	c->dims[c->load.ndims++].value = v;
-	return AR_OK;
-}
-
-static int parse_input_shape(Cli *c, char *arg)
-{
-	char *eq = strrchr(arg, '=');   /* names may hold '=', shapes not */
-	ArInputShape *s = &c->shapes[c->load.nshapes];
-	if (c->load.nshapes == CLI_MAX_SHAPES)
-		return cli_usage_error("more than %d --input-shape options",
-				       CLI_MAX_SHAPES);
-	if (!eq || eq == arg || !ar_parse_dims(eq + 1, &s->rank, s->dims))
-		return cli_usage_error("--input-shape wants NAME=DIMS, DIMS "
-				       "like 1x3x224x224 (each above 0, at "
-				       "most %d) or scalar, not '%s'",
-				       AR_MAX_RANK, arg);
-	*eq = 0;
-	s->name = arg;
-	c->load.nshapes++;
-	return AR_OK;
-}
-
-/* --memory NAME:SIZE[:BANDWIDTH], cut apart in place. */
-static int parse_memory(Cli *c, char *arg)
-{
-	ArMemory *m = &c->memories[c->plan.nmemories];
-	char *size = strchr(arg, ':'), *bw;
-	const char *bad;
-	if (c->plan.nmemories == AR_MAX_TIERS)
-		return cli_usage_error("at most %d --memory options",
-				       AR_MAX_TIERS);
-	if (!size || size == arg)
-		return cli_usage_error("--memory wants NAME:SIZE[:BANDWIDTH], "
-				       "not '%s'", arg);
-	*size++ = 0;
-	bw = strchr(size, ':');
-	if (bw)
-		*bw++ = 0;
-	m->name = arg;
-	if (!parse_size(size, &m->capacity, &bad) || m->capacity == 0)
-		return size_error("--memory", "a size above 0", size, bad);
-	if (bw && !parse_rate(bw, &m->bandwidth, &bad))
-		return bad ? cli_usage_error("--memory: bandwidth '%s' has an "
-					     "unknown suffix '%s' (K, M, G, T: "
-					     "powers of 1000)", bw, bad) :
-			     cli_usage_error("--memory wants a bandwidth in "
-					     "bytes per second, not '%s'", bw);
-	c->plan.memories = c->memories;
-	c->plan.nmemories++;
-	return AR_OK;
-}
-
 /* Stores v in the row's field, whatever its integer type. */
 static void store_int(Cli *c, const Option *o, int64_t v)
 {
@@ -476,7 +347,7 @@ static int parse_choice(Cli *c, const Option *o, const char *arg)
 /* A numeric argument, checked against its kind. */
 static int parse_number(Cli *c, const Option *o, const char *arg)
 {
-	char opt[64];
+	char opt[64], most[AR_NUMFMT_LEN];
 	const char *bad;
 	int64_t v;
 	double d;
@@ -493,16 +364,16 @@ static int parse_number(Cli *c, const Option *o, const char *arg)
 		memcpy((char *)c + o->at, &d, sizeof d);
 		return AR_OK;
 	}
-	if (!parse_size(arg, &v, &bad) || v == 0)
-		return size_error(opt, o->kind == BYTES ? "bytes above 0" :
+	if (!cli_parse_size(arg, &v, &bad) || v == 0)
+		return cli_size_error(opt, o->kind == BYTES ? "bytes above 0" :
 				  o->kind == POW2 ? "a power of two" :
 				  "a positive number", arg, bad);
 	if (o->kind == POW2 && (v & (v - 1)))
 		return cli_usage_error("%s wants a power of two, not '%s'",
 				       opt, arg);
 	if (o->value && v > o->value)
-		return cli_usage_error("%s wants a number up to %lld, not "
-				       "'%s'", opt, (long long)o->value, arg);
+		return cli_usage_error("%s wants a number up to %s, not '%s'",
+				       opt, ar_fmt_count(most, o->value), arg);
 	assert(o->size == sizeof(int64_t) || o->value);
 	store_int(c, o, v);
 	return AR_OK;
@@ -537,33 +408,6 @@ static int apply(Cli *c, const Option *o, char *arg)
 	}
 }
 
-/* Optimal string alignment distance, for "did you mean". */
-static int distance(const char *a, size_t la, const char *b)
-{
-	size_t lb = strlen(b);
-	int d[40][40];
-	if (la >= 40 || lb >= 40)
-		return 99;
-	for (size_t i = 0; i <= la; i++)
-		d[i][0] = (int)i;
-	for (size_t j = 0; j <= lb; j++)
-		d[0][j] = (int)j;
-	for (size_t i = 1; i <= la; i++)
-		for (size_t j = 1; j <= lb; j++) {
-			int cost = a[i - 1] != b[j - 1];
-			int v = d[i - 1][j - 1] + cost;
-			if (d[i - 1][j] + 1 < v)
-				v = d[i - 1][j] + 1;
-			if (d[i][j - 1] + 1 < v)
-				v = d[i][j - 1] + 1;
-			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] &&
-			    a[i - 2] == b[j - 1] && d[i - 2][j - 2] + 1 < v)
-				v = d[i - 2][j - 2] + 1;
-			d[i][j] = v;
-		}
-	return d[la][lb];
-}
-
 /* The error for an option getopt did not know: unknown or ambiguous. */
 static int unknown_option(const char *text)
 {
@@ -574,7 +418,7 @@ static int unknown_option(const char *text)
 
 	for (int i = 0; i < NOPTIONS; i++) {
 		const Option *o = &options[i];
-		int d = distance(name, len, o->name);
+		int d = cli_edit_distance(name, len, o->name);
 		if (!strncmp(o->name, name, len) && len) {
 			if (nprefix < 2)
 				prefix[nprefix] = o;
@@ -626,14 +470,19 @@ static int check_combinations(const Cli *c)
 	const Option *train_only = NULL;
 	char list[256] = "", a[40], b[40];
 	size_t k = 0;
+	int ntrain = 0, listed = 0;
 
+	for (int i = 0; i < NOPTIONS; i++)
+		ntrain += (options[i].flags & TRAIN) != 0;
 	for (int i = 0; i < NOPTIONS; i++) {
 		if (!(options[i].flags & TRAIN))
 			continue;
 		if (c->given[i] && !train_only)
 			train_only = &options[i];
+		listed++;
 		k += (size_t)snprintf(list + k, sizeof list - k, "%s--%s",
-				      k ? ", " : "", options[i].name);
+				      listed == 1 ? "" : listed == ntrain ?
+				      " and " : ", ", options[i].name);
 	}
 	if (train_only && !c->train)
 		return cli_usage_error("--%s needs --train (so do all of %s)",
