@@ -153,6 +153,11 @@ expect "input-shape syntax" 1 "--input-shape wants NAME=DIMS" \
 expect "unbound, all at once" 2 \
 	"3 unbound dims: 'N' (input 'x', axis 0), 'H' (input 'x', axis 2), 'W' (input 'x', axis 3)" \
 	"$tmp/open3.onnx"
+if [ -n "$SHARED" ] && [ -f "$SHARED/models/ch_PP-OCRv4_det_infer.onnx" ]; then
+	expect "unbound, PP-OCR det" 2 \
+		"3 unbound dims: 'p2o.DynamicDimension.0' (input 'x', axis 0), 'p2o.DynamicDimension.1' (input 'x', axis 2), 'p2o.DynamicDimension.2' (input 'x', axis 3)" \
+		"$SHARED/models/ch_PP-OCRv4_det_infer.onnx"
+fi
 expect "unbound unnamed" 2 \
 	"unnamed (input 'x', axis 0), unnamed (input 'x', axis 1), unnamed (input 'z', axis 1)" \
 	"$tmp/unnamed.onnx"
