@@ -6,7 +6,9 @@
 #   make sanitize the test suite under ASan+UBSan in $(ASAN_BUILD)
 #   make fuzz     libFuzzer over the whole pipeline for FUZZ_SECONDS
 #   make examples build examples/ against headers arenac writes for them
-#   make install  PREFIX=/usr/local
+#   make install  PREFIX=/usr/local: arenac, its man page, the reference
+#                 runtime (libarenac_rt.a, arenac_rt.h, arenac_rt.pc)
+#   make uninstall the same PREFIX (and DESTDIR) removes them
 #
 # BUILD selects the build folder, so several builds (e.g. sanitizers) can
 # live side by side.
@@ -47,7 +49,7 @@ RT_LIB    := $(BUILD)/libarenac_rt.a
 RT_DEPS   := $(RT_LIB) $(BUILD)/obj/tests/pbread.o
 
 .PHONY: all deps demo check test test-runtime examples sanitize fuzz bench \
-	install clean
+	install uninstall clean
 
 # Sanitizer and fuzzing builds live in their own folders, so that their
 # objects never mix with the plain build's.
@@ -159,10 +161,29 @@ bench: deps
 	@$(MAKE) --no-print-directory $(ARENAC) $(RT_DEPS)
 	@BUILD=$(BUILD) PYTHON=$(PYTHON) sh scripts/bench.sh
 
-install: $(ARENAC)
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
+# What install puts where (uninstall removes exactly these).
+INSTALLED := bin/arenac share/man/man1/arenac.1 lib/libarenac_rt.a \
+	include/arenac_rt.h lib/pkgconfig/arenac_rt.pc
+
+# The runtime's pkg-config file, for `cc $(pkg-config --cflags --libs
+# arenac_rt)`, written for this PREFIX (pkg-config --define-prefix
+# relocates it).
+install: $(ARENAC) $(RT_LIB)
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 \
+		$(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/include
 	install -m 755 $(ARENAC) $(DESTDIR)$(PREFIX)/bin/arenac
 	install -m 644 doc/arenac.1 $(DESTDIR)$(PREFIX)/share/man/man1/arenac.1
+	install -m 644 $(RT_LIB) $(DESTDIR)$(PREFIX)/lib/libarenac_rt.a
+	install -m 644 runtime/arenac_rt.h $(DESTDIR)$(PREFIX)/include/arenac_rt.h
+	printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$${prefix}/lib' \
+		'includedir=$${prefix}/include' '' 'Name: arenac_rt' \
+		'Description: reference runtime that runs arenac memory plans' \
+		'Version: $(VERSION)' 'Cflags: -I$${includedir}' \
+		'Libs: -L$${libdir} -larenac_rt -lm' \
+		> $(DESTDIR)$(PREFIX)/lib/pkgconfig/arenac_rt.pc
+
+uninstall:
+	rm -f $(addprefix $(DESTDIR)$(PREFIX)/,$(INSTALLED))
 
 clean:
 	rm -rf $(BUILD)

@@ -21,6 +21,7 @@
 #include "dsa.h"
 #include "emit.h"
 #include "graph.h"
+#include "numfmt.h"
 
 /* Sizes stay below 2^62 so that sums of them cannot overflow. */
 #define MAX_BYTES ((int64_t)1 << 62)
@@ -313,6 +314,7 @@ int arenac_solve_main(int argc, char **argv)
 	Rows r = { 0 };
 	ArDsaResult res;
 	int rc = AR_OK, other = -1, bad;
+	char n1[AR_NUMFMT_LEN], n2[AR_NUMFMT_LEN];
 
 	for (int i = 1; i < argc; i++) {
 		char *end;
@@ -357,8 +359,8 @@ int arenac_solve_main(int argc, char **argv)
 		res.algorithm ? res.algorithm : "none",
 		res.optimal ? "yes" : "no", res.nodes, now() - t0);
 	if (capacity > 0 && res.infeasible) {
-		rc = fail(in, AR_EXIT_BUDGET, "no placement fits capacity %"
-			  PRId64 ": proved infeasible", capacity);
+		rc = fail(in, AR_EXIT_BUDGET, "no placement fits capacity %s: "
+			  "proved infeasible", ar_fmt_count(n1, capacity));
 		goto out;
 	}
 	if (capacity > 0 && res.height > capacity) {
@@ -366,9 +368,10 @@ int arenac_solve_main(int argc, char **argv)
 			: strncmp(algo, "greedy-", 7) ? "the exact search gave "
 			"up on a component too large for it"
 			: "heuristic only, not a proof";
-		rc = fail(in, AR_EXIT_BUDGET, "no placement within capacity %"
-			  PRId64 " found (%s; best height %" PRId64 ")",
-			  capacity, why, res.height);
+		rc = fail(in, AR_EXIT_BUDGET, "no placement within capacity %s "
+			  "found (%s; best height %s)",
+			  ar_fmt_count(n1, capacity), why,
+			  ar_fmt_count(n2, res.height));
 		goto out;
 	}
 	if ((bad = find_overlap(r.b, r.n, &other)) >= 0) {

@@ -7,33 +7,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* 1234567 -> "1,234,567" */
-static const char *grouped(int64_t v, char *buf)
+#include "numfmt.h"
+
+/* Counts and sizes read the same here as in pictures and errors. */
+static const char *grouped(int64_t v, char buf[AR_NUMFMT_LEN])
 {
-	char tmp[32];
-	int n = snprintf(tmp, sizeof tmp, "%" PRId64, v < 0 ? -v : v), o = 0;
-	if (v < 0)
-		buf[o++] = '-';
-	for (int i = 0; i < n; i++) {
-		if (i && (n - i) % 3 == 0)
-			buf[o++] = ',';
-		buf[o++] = tmp[i];
-	}
-	buf[o] = 0;
-	return buf;
+	return ar_fmt_count(buf, v);
 }
 
-static const char *human(int64_t v, char *buf)
+static const char *human(int64_t v, char buf[AR_NUMFMT_LEN])
 {
-	if (v >= (int64_t)1 << 30)
-		sprintf(buf, "%.1f GiB", v / 1073741824.0);
-	else if (v >= 1 << 20)
-		sprintf(buf, "%.1f MiB", v / 1048576.0);
-	else if (v >= 1 << 10)
-		sprintf(buf, "%.1f KiB", v / 1024.0);
-	else
-		sprintf(buf, "%" PRId64 " B", v);
-	return buf;
+	return ar_fmt_size(buf, v);
 }
 
 static int planned_count(const ArPlan *p)
@@ -124,11 +108,9 @@ void ar_print_summary(FILE *f, const char *model, const ArGraph *g,
 /*
  * How much memory of which kind: weights by dtype (of wg, the model's
  * graph: a training step's graph holds gradients and optimizer state as
- * weights too), for a training step its gradients and optimizer state,
- * and activations per tier.
+ * weights too; those are the bill's) and activations per tier.
  */
-static void print_needs(FILE *f, const ArGraph *wg, const ArPlan *p,
-			const ArTrainBill *bill)
+static void print_needs(FILE *f, const ArGraph *wg, const ArPlan *p)
 {
 	int64_t by[AR_DT_COUNT] = {0};
 	char a[32], b[32], c[32], d[32], e[32];
@@ -143,15 +125,7 @@ static void print_needs(FILE *f, const ArGraph *wg, const ArPlan *p,
 			fprintf(f, "stats: weights %s %s bytes (%s)\n",
 				ar_dtype_name((ArDType)k), grouped(by[k], a),
 				human(by[k], b));
-	if (bill) {
-		fprintf(f, "stats: gradients %s bytes (%s)\n",
-			grouped(bill->gradient_bytes, a),
-			human(bill->gradient_bytes, b));
-		fprintf(f, "stats: optimizer state %s bytes (%s, %s)\n",
-			grouped(bill->optimizer_state_bytes, a),
-			human(bill->optimizer_state_bytes, b), bill->optimizer);
-	}
-	for (int r = 0; r < p->nregions; r++) {
+	for (int r = 0; r < p->nregions && p->algorithm; r++) {
 		const ArRegion *x = &p->regions[r];
 		fprintf(f, "stats: memory %s activations peak %s bytes, arena "
 			"%s of %s bytes, weights %s bytes, traffic %s bytes",
@@ -164,7 +138,7 @@ static void print_needs(FILE *f, const ArGraph *wg, const ArPlan *p,
 				x->bandwidth);
 		fputc('\n', f);
 	}
-	if (p->nregions)
+	if (p->nregions && p->algorithm)
 		fprintf(f, "stats: placement %s\n", p->placement_optimal ?
 			"proven optimal" : "best found");
 }
@@ -177,10 +151,15 @@ static void print_plan_stats(FILE *f, const ArGraph *g, const ArPlan *p)
 	fprintf(f, "stats: file_order_peak_bytes %s\n",
 		grouped(p->file_order_peak, a));
 	fprintf(f, "stats: lower_bound_bytes %s\n", grouped(p->lower_bound, a));
-	fprintf(f, "stats: arena_bytes %s\n", grouped(p->arena_bytes, a));
-	fprintf(f, "stats: efficiency %.2f%%\n", efficiency(p));
-	fprintf(f, "stats: algorithm %s, optimal %s\n",
-		p->algorithm ? p->algorithm : "none", p->optimal ? "yes" : "no");
+	/* Without an algorithm no offsets were assigned (the memory tiers
+	 * did not fit): there is no arena to report. */
+	if (p->algorithm) {
+		fprintf(f, "stats: arena_bytes %s\n",
+			grouped(p->arena_bytes, a));
+		fprintf(f, "stats: efficiency %.2f%%\n", efficiency(p));
+		fprintf(f, "stats: algorithm %s, optimal %s\n", p->algorithm,
+			p->optimal ? "yes" : "no");
+	}
 	fprintf(f, "stats: peak step %d '%s'\n", p->peak_step, peak_name(g, p));
 	fprintf(f, "stats: plan time %.3f ms\n", p->plan_seconds * 1e3);
 }
@@ -188,15 +167,14 @@ static void print_plan_stats(FILE *f, const ArGraph *g, const ArPlan *p)
 void ar_print_stats(FILE *f, const ArGraph *g, const ArPlan *p)
 {
 	print_plan_stats(f, g, p);
-	print_needs(f, g, p, NULL);
+	print_needs(f, g, p);
 }
 
 void ar_print_train_plan_stats(FILE *f, const ArGraph *model,
-			       const ArGraph *g, const ArPlan *p,
-			       const ArTrainBill *b)
+			       const ArGraph *g, const ArPlan *p)
 {
 	print_plan_stats(f, g, p);
-	print_needs(f, model, p, b);
+	print_needs(f, model, p);
 }
 
 static double percent(int64_t part, int64_t whole)

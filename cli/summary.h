@@ -15,11 +15,10 @@ void ar_print_summary(FILE *f, const char *model, const ArGraph *g,
 		      const ArPlan *p);
 /* --stats: the planner's numbers, one per line. */
 void ar_print_stats(FILE *f, const ArGraph *g, const ArPlan *p);
-/* The same for a training step g planned as p: weights from the model's
- * graph, then the step's gradients and optimizer state. */
+/* The same for a training step g planned as p, weights from the model's
+ * graph (gradients and optimizer state are in the bill). */
 void ar_print_train_plan_stats(FILE *f, const ArGraph *model,
-			       const ArGraph *g, const ArPlan *p,
-			       const ArTrainBill *b);
+			       const ArGraph *g, const ArPlan *p);
 /* --train: the memory bill and the recompute it costs, as a table. */
 void ar_print_train_stats(FILE *f, const ArTrainBill *b);
 /* --budget-sweep: budget against arena and extra FLOPs. */

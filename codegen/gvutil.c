@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "emit.h"
+#include "numfmt.h"
 
 static char gv_msg[256];
 
@@ -125,17 +126,8 @@ void ar_gv_color(char *buf, size_t n, const ArPlan *p, int t)
 
 void ar_gv_bytes(char *buf, size_t n, int64_t bytes)
 {
-	static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-	double v = (double)bytes;
-	int u = 0;
-	while (v >= 1024 && u < 4) {
-		v /= 1024;
-		u++;
-	}
-	if (u == 0)
-		snprintf(buf, n, "%lld B", (long long)bytes);
-	else
-		snprintf(buf, n, v < 100 ? "%.3g %s" : "%.0f %s", v, units[u]);
+	char s[AR_NUMFMT_LEN];
+	snprintf(buf, n, "%s", ar_fmt_size(s, bytes));
 }
 
 void ar_gv_shape(char *buf, size_t n, const ArTensor *t)

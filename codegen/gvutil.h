@@ -49,7 +49,7 @@ int64_t ar_gv_region_base(const ArPlan *p, int r);
  * part of the arena has one colour in both pictures. */
 void ar_gv_color(char *buf, size_t n, const ArPlan *p, int t);
 
-/* "1.5 MiB", "768 B": sizes a person reads at a glance. */
+/* "1.5 MiB", "768 B": ar_fmt_size (numfmt.h) into a buffer of n. */
 void ar_gv_bytes(char *buf, size_t n, int64_t bytes);
 
 /* "float32[1,3,8,8]", or "?" for a tensor never computed. */

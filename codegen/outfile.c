@@ -18,12 +18,16 @@
 
 int ar_out_open(ArOutFile *o, const char *path, ArError *err)
 {
+	struct stat st;
 	int fd;
 	memset(o, 0, sizeof *o);
 	if (!strcmp(path, "-")) {
 		o->f = stdout;
 		return AR_OK;
 	}
+	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+		return ar_fail(err, AR_EXIT_USAGE, "%s is a directory, not an "
+			       "output file", path);
 	o->path = ar_xstrdup(path);
 	o->tmp = ar_xmalloc(strlen(path) + 16);
 	sprintf(o->tmp, "%s.tmpXXXXXX", path);

@@ -8,8 +8,10 @@
  * above the folder's size limit, possibly behind a Reshape) is written
  * straight from its fill value, so a 500 MB VGG blob needs no 500 MB of
  * memory.  External-data initializers are read here and nowhere else,
- * from beside the model, after checking their location and bounds.
+ * from where the loader recorded them (ArExternal), beside the model,
+ * after checking their location and bounds.
  */
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,8 +19,8 @@
 
 #include "emit.h"
 #include "infer.h"
+#include "numfmt.h"
 #include "ops.h"
-#include "onnx.pb-c.h"
 #include "sanitize.h"
 
 /* Tensors in the blob: constants and weights some step reads. */
@@ -114,100 +116,40 @@ static void put_fill(Sink *s, const void *elem, size_t es, int64_t count)
 	}
 }
 
-/* The initializer `name` of the model file, for its external_data. */
-static const Onnx__TensorProto *find_initializer(const Onnx__ModelProto *m,
-						 const char *name)
-{
-	if (!m->graph)
-		return NULL;
-	for (size_t i = 0; i < m->graph->n_initializer; i++)
-		if (m->graph->initializer[i]->name &&
-		    !strcmp(m->graph->initializer[i]->name, name))
-			return m->graph->initializer[i];
-	return NULL;
-}
-
-static Onnx__ModelProto *read_model(const char *path, ArError *err)
-{
-	FILE *f = fopen(path, "rb");
-	Onnx__ModelProto *m = NULL;
-	uint8_t *buf;
-	long n;
-
-	if (!f) {
-		ar_fail(err, AR_EXIT_MODEL, "--weights: cannot reopen the "
-			"model for its external data");
-		return NULL;
-	}
-	if (fseek(f, 0, SEEK_END) || (n = ftell(f)) < 0 ||
-	    fseek(f, 0, SEEK_SET)) {
-		fclose(f);
-		ar_fail(err, AR_EXIT_MODEL, "--weights: cannot size the model");
-		return NULL;
-	}
-	buf = ar_xmalloc((size_t)n + 1);
-	if (fread(buf, 1, (size_t)n, f) == (size_t)n)
-		m = onnx__model_proto__unpack(NULL, (size_t)n, buf);
-	fclose(f);
-	free(buf);
-	if (!m)
-		ar_fail(err, AR_EXIT_MODEL, "--weights: cannot reread the model");
-	return m;
-}
-
 /*
  * An external initializer's bytes: location relative to the model's
  * folder, never absolute or upwards, and offset + length inside the file.
  */
-static int put_external(Sink *s, const ArEmitInfo *info,
-			const Onnx__ModelProto *m, const ArTensor *t,
+static int put_external(Sink *s, const ArEmitInfo *info, const ArTensor *t,
 			ArError *err)
 {
-	const Onnx__TensorProto *tp = find_initializer(m, t->name);
-	const char *loc = NULL, *slash;
-	int64_t off = 0, len = -1;
+	const ArExternal *x = t->external;
+	const char *loc = x->location ? x->location : "", *slash;
 	char *path;
 	FILE *f;
 	struct stat st;
 	uint8_t buf[65536];
+	char a[AR_NUMFMT_LEN], b[AR_NUMFMT_LEN];
 	int rc = AR_OK;
 
-	for (size_t i = 0; tp && i < tp->n_external_data; i++) {
-		const char *k = tp->external_data[i]->key;
-		const char *v = tp->external_data[i]->value;
-		char *end;
-		if (!k || !v)
-			continue;
-		if (!strcmp(k, "location"))
-			loc = v;
-		else if (!strcmp(k, "offset") || !strcmp(k, "length")) {
-			long long x = strtoll(v, &end, 10);
-			if (*end || end == v || x < 0)
-				return ar_fail(err, AR_EXIT_MODEL, "weight '%s' "
-					       "has external %s '%s'", t->name,
-					       k, v);
-			*(k[0] == 'o' ? &off : &len) = x;
-		}
-	}
-	if (!loc || !*loc || loc[0] == '/' || strstr(loc, ".."))
+	/* The loader checked the length against the shape. */
+	assert(x->length < 0 || x->length == t->bytes);
+	if (!*loc || loc[0] == '/' || strstr(loc, ".."))
 		return ar_fail(err, AR_EXIT_MODEL, "weight '%s' has external "
 			       "location '%s', not a file beside the model",
-			       t->name, loc ? loc : "");
-	if (len >= 0 && len != t->bytes)
-		return ar_fail(err, AR_EXIT_MODEL, "weight '%s' has %lld "
-			       "external bytes, its shape says %lld", t->name,
-			       (long long)len, (long long)t->bytes);
+			       t->name, loc);
 	slash = strrchr(info->model_path, '/');
 	path = ar_xmalloc(strlen(info->model_path) + strlen(loc) + 2);
 	sprintf(path, "%.*s%s", slash ? (int)(slash - info->model_path + 1) :
 		0, info->model_path, loc);
 	f = fopen(path, "rb");
-	if (!f || fstat(fileno(f), &st) || st.st_size < off ||
-	    st.st_size - off < t->bytes || fseek(f, (long)off, SEEK_SET)) {
+	if (!f || fstat(fileno(f), &st) || st.st_size < x->offset ||
+	    st.st_size - x->offset < t->bytes ||
+	    fseeko(f, (off_t)x->offset, SEEK_SET)) {
 		rc = ar_fail(err, AR_EXIT_MODEL, "weight '%s': external file "
-			     "'%s' is missing or has no %lld bytes at offset "
-			     "%lld", t->name, path, (long long)t->bytes,
-			     (long long)off);
+			     "'%s' is missing or has no %s bytes at offset "
+			     "%s", t->name, path, ar_fmt_count(a, t->bytes),
+			     ar_fmt_count(b, x->offset));
 	} else {
 		for (int64_t left = t->bytes; left > 0 && !rc;) {
 			size_t k = left < (int64_t)sizeof buf ? (size_t)left :
@@ -238,7 +180,6 @@ typedef struct Writer {
 	Sink s;
 	ArGraph *g;             /* values computed on demand are cached here */
 	const ArEmitInfo *info;
-	Onnx__ModelProto *model;    /* read on the first external weight */
 } Writer;
 
 /*
@@ -277,12 +218,8 @@ static int put_value(Writer *w, int t, ArError *err)
 		put(&w->s, x->data, (size_t)x->bytes);
 		return AR_OK;
 	}
-	if (x->external) {
-		if (!w->model && !(w->model = read_model(w->info->model_path,
-							 err)))
-			return err->code;
-		return put_external(&w->s, w->info, w->model, x, err);
-	}
+	if (x->external)
+		return put_external(&w->s, w->info, x, err);
 	if (n && !strcmp(n->op, "ConstantOfShape")) {
 		const ArAttr *a = ar_attr(n, "value");
 		uint8_t zero[16] = {0};
@@ -332,7 +269,7 @@ int ar_write_weights(FILE *f, bool c_text, ArGraph *g,
 {
 	int64_t *off = ar_xmalloc(((size_t)g->ntensors + 1) * sizeof *off);
 	int64_t size = ar_weights_layout(g, p, off), at = 0;
-	Writer w = {{f, c_text, 0}, g, info, NULL};
+	Writer w = {{f, c_text, 0}, g, info};
 	char *lo = ar_header_prefix(info->prefix), *up = ar_xstrdup(lo);
 	int rc = AR_OK;
 
@@ -353,8 +290,6 @@ int ar_write_weights(FILE *f, bool c_text, ArGraph *g,
 		put_zeros(&w.s, size - at + (c_text && size == 0));
 	if (c_text && !rc)
 		fputs(w.s.col ? "\n};\n" : "};\n", f);
-	if (w.model)
-		onnx__model_proto__free_unpacked(w.model, NULL);
 	free(off), free(lo), free(up);
 	if (!rc && ferror(f))
 		rc = ar_fail(err, AR_EXIT_USAGE, "--weights: write failed");

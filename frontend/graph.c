@@ -38,34 +38,40 @@ void ar_warn(const ArDiag *d, const char *fmt, ...)
 	d->warn(d->ctx, buf);
 }
 
-void *ar_xmalloc(size_t n)
+static ArOomHandler oom_handler;
+
+void ar_set_oom_handler(ArOomHandler h)
 {
-	void *p = malloc(n ? n : 1);
+	oom_handler = h;
+}
+
+/* The library neither prints nor exits: the program's handler decides. */
+static void *checked(void *p, size_t n)
+{
 	if (!p) {
-		fputs("arenac: error: out of memory\n", stderr);
-		exit(AR_EXIT_INTERNAL);
+		if (oom_handler)
+			oom_handler(n);
+		abort();        /* no handler, or one that returned */
 	}
 	return p;
+}
+
+void *ar_xmalloc(size_t n)
+{
+	return checked(malloc(n ? n : 1), n);
 }
 
 void *ar_xcalloc(size_t n, size_t sz)
 {
-	void *p = calloc(n ? n : 1, sz ? sz : 1);
-	if (!p) {
-		fputs("arenac: error: out of memory\n", stderr);
-		exit(AR_EXIT_INTERNAL);
-	}
-	return p;
+	size_t total;
+	if (__builtin_mul_overflow(n, sz, &total))
+		total = SIZE_MAX;
+	return checked(calloc(n ? n : 1, sz ? sz : 1), total);
 }
 
 void *ar_xrealloc(void *p, size_t n)
 {
-	p = realloc(p, n ? n : 1);
-	if (!p) {
-		fputs("arenac: error: out of memory\n", stderr);
-		exit(AR_EXIT_INTERNAL);
-	}
-	return p;
+	return checked(realloc(p, n ? n : 1), n);
 }
 
 char *ar_xstrdup(const char *s)
@@ -178,6 +184,9 @@ static void free_tensor_fields(ArTensor *t)
 {
 	free(t->name);
 	free(t->data);
+	if (t->external)
+		free(t->external->location);
+	free(t->external);
 }
 
 static void free_attr(ArAttr *a)

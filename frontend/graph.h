@@ -60,6 +60,17 @@ typedef enum {
 	AR_PHASE_UPDATE
 } ArPhase;
 
+/*
+ * Where an external initializer's bytes are, as the model says: a file
+ * relative to the model's folder (unchecked: whoever opens it checks it),
+ * an offset and a length that the loader checked against the shape.
+ */
+typedef struct ArExternal {
+	char *location;
+	int64_t offset;
+	int64_t length;             /* -1 when the model gives none */
+} ArExternal;
+
 typedef struct ArTensor {
 	char *name;
 	ArDType dtype;
@@ -75,7 +86,7 @@ typedef struct ArTensor {
 	 * weights) are known constant by kind alone.
 	 */
 	void *data;
-	bool external;              /* initializer bytes live outside the file */
+	ArExternal *external;       /* bytes outside the model file, or NULL */
 	bool declared;              /* a value_info/output declared a shape */
 	int decl_rank;
 	int64_t decl_dims[AR_MAX_RANK];
@@ -226,6 +237,14 @@ const char *ar_attr_str(const ArNode *n, const char *name, const char *dflt);
 bool ar_mul64(int64_t a, int64_t b, int64_t *out);
 bool ar_add64(int64_t a, int64_t b, int64_t *out);
 
+/*
+ * Allocation that cannot fail: out of memory, the library calls the
+ * handler the program installed (which must not return: the CLI's prints
+ * one line and exits 4) and, without one, aborts.  Library code never
+ * prints or exits on its own.
+ */
+typedef void (*ArOomHandler)(size_t bytes);
+void ar_set_oom_handler(ArOomHandler h);
 void *ar_xmalloc(size_t n);
 void *ar_xcalloc(size_t n, size_t sz);
 void *ar_xrealloc(void *p, size_t n);

@@ -5,18 +5,30 @@
  * the graph: each tensor has one producer, every read tensor exists, the
  * nodes are in a topological order (the file's, unless the file is out of
  * order, then a stable Kahn order), names are unique, dims of graph inputs
- * are bound to numbers.  Initializers become weights even when they are
- * also listed as graph inputs (IR 3).  Weight bytes from external files are
- * never read: planning needs only their size.
+ * are bound to numbers (bind.c).  Initializers become weights even when
+ * they are also listed as graph inputs (IR 3).  Weight bytes from external
+ * files are never read: planning needs only their size; where they live
+ * is recorded for the weights blob (codegen/weights.c), so nothing after
+ * the loader parses ONNX again.
  */
 #include "load.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
+#include "bind.h"
+#include "numfmt.h"
 #include "onnx.pb-c.h"
+
+/* Raw data and the narrowing copies below read ONNX's little-endian bytes
+ * as host values. */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "arenac reads ONNX tensor bytes in host order: little-endian hosts only"
+#endif
 
 /* Name -> tensor id, open addressing; the graph owns the strings. */
 typedef struct {
@@ -78,6 +90,9 @@ typedef struct Loader {
 	const Onnx__ModelProto *model;
 	int64_t nnodes_total;       /* across subgraphs, for the node limit */
 	int max_nodes, max_depth;
+	ArBinder bind;
+	ArDeclShape *inputs;        /* the top graph's inputs as declared */
+	int ninputs;
 } Loader;
 
 /* One graph being loaded; scopes chain to the enclosing graph's. */
@@ -112,6 +127,48 @@ static void narrow_copy(void *dst, size_t es, const void *src, size_t srcsize,
 	/* Little-endian hosts: the low bytes of each wider element. */
 	for (size_t i = 0; i < n; i++)
 		memcpy(d + i * es, s + i * srcsize, es);
+}
+
+/*
+ * Where an external tensor's bytes are, as the file says: location
+ * (relative to the model's folder; codegen checks it before it opens
+ * anything), offset and length, the length agreeing with the shape.
+ */
+static int external_ref(Loader *L, const Onnx__TensorProto *tp, ArTensor *t,
+			const char *what)
+{
+	ArExternal *x = ar_xcalloc(1, sizeof *x);
+	char a[AR_NUMFMT_LEN], b[AR_NUMFMT_LEN];
+
+	x->length = -1;
+	t->external = x;
+	for (size_t i = 0; i < tp->n_external_data; i++) {
+		const char *k = tp->external_data[i]->key;
+		const char *v = tp->external_data[i]->value;
+		char *end;
+		long long n;
+		if (!k || !v)
+			continue;
+		if (!strcmp(k, "location")) {
+			free(x->location);
+			x->location = ar_xstrdup(v);
+			continue;
+		}
+		if (strcmp(k, "offset") && strcmp(k, "length"))
+			continue;
+		errno = 0;
+		n = strtoll(v, &end, 10);
+		if (errno || *end || end == v || n < 0)
+			return ar_fail(L->err, AR_EXIT_MODEL, "%s '%s' has "
+				       "external %s '%s'", what, t->name, k, v);
+		*(k[0] == 'o' ? &x->offset : &x->length) = n;
+	}
+	if (x->length >= 0 && x->length != t->bytes)
+		return ar_fail(L->err, AR_EXIT_MODEL, "%s '%s' has %s external "
+			       "bytes, its shape says %s", what, t->name,
+			       ar_fmt_count(a, x->length),
+			       ar_fmt_count(b, t->bytes));
+	return AR_OK;
 }
 
 /*
@@ -154,19 +211,18 @@ static int decode_tensor(Loader *L, const Onnx__TensorProto *tp, ArTensor *t,
 	if (ar_tensor_set_bytes(t, L->err))
 		return L->err->code;
 	if (tp->has_data_location &&
-	    tp->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL) {
-		t->external = true;
-		return AR_OK;
-	}
+	    tp->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL)
+		return external_ref(L, tp, t, what);
 	numel = ar_numel(t);
 	es = ar_dtype_size(t->dtype);
 	if (tp->has_raw_data) {
+		char a[AR_NUMFMT_LEN], b[AR_NUMFMT_LEN];
 		if ((int64_t)tp->raw_data.len != t->bytes)
 			return ar_fail(L->err, AR_EXIT_MODEL,
-				       "%s '%s' holds %zu raw bytes but its "
-				       "dims and type say %lld", what, t->name,
-				       tp->raw_data.len,
-				       (long long)t->bytes);
+				       "%s '%s' holds %s raw bytes but its "
+				       "dims and type say %s", what, t->name,
+				       ar_fmt_count(a, (int64_t)tp->raw_data.len),
+				       ar_fmt_count(b, t->bytes));
 		t->data = ar_xmalloc((size_t)t->bytes);
 		memcpy(t->data, tp->raw_data.data, (size_t)t->bytes);
 		return AR_OK;
@@ -207,17 +263,15 @@ static int decode_tensor(Loader *L, const Onnx__TensorProto *tp, ArTensor *t,
 	return AR_OK;
 }
 
-/* Binds a declared dim; -1 when symbolic and unbound. */
-static int64_t bind_dim(const Loader *L, const Onnx__TensorShapeProto__Dimension *d,
-			bool use_default)
+/* A dim as the file declares it, for bind.c. */
+static ArDeclDim decl_dim(const Onnx__TensorShapeProto__Dimension *d)
 {
 	if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE)
-		return d->dim_value;
-	if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM)
-		for (int i = 0; i < L->opt->ndims; i++)
-			if (!strcmp(L->opt->dims[i].name, nz(d->dim_param)))
-				return L->opt->dims[i].value;
-	return use_default ? L->opt->dim_default : -1;
+		return (ArDeclDim){AR_DIM_FIXED, d->dim_value, NULL};
+	if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM &&
+	    d->dim_param && *d->dim_param)
+		return (ArDeclDim){AR_DIM_NAMED, -1, d->dim_param};
+	return (ArDeclDim){AR_DIM_UNKNOWN, -1, NULL};
 }
 
 static const Onnx__TypeProto__Tensor *tensor_type(const Onnx__ValueInfoProto *vi)
@@ -228,7 +282,7 @@ static const Onnx__TypeProto__Tensor *tensor_type(const Onnx__ValueInfoProto *vi
 }
 
 /* Records a value_info/output declaration for the cross-check. */
-static void declare(const Loader *L, ArTensor *t, const Onnx__ValueInfoProto *vi)
+static void declare(Loader *L, ArTensor *t, const Onnx__ValueInfoProto *vi)
 {
 	const Onnx__TypeProto__Tensor *tt = tensor_type(vi);
 	if (!tt)
@@ -240,11 +294,15 @@ static void declare(const Loader *L, ArTensor *t, const Onnx__ValueInfoProto *vi
 		return;
 	t->declared = true;
 	t->decl_rank = (int)tt->shape->n_dim;
-	for (size_t i = 0; i < tt->shape->n_dim; i++)
-		t->decl_dims[i] = bind_dim(L, tt->shape->dim[i], false);
+	for (size_t i = 0; i < tt->shape->n_dim; i++) {
+		ArDeclDim d = decl_dim(tt->shape->dim[i]);
+		t->decl_dims[i] = ar_bind_declared(&L->bind, &d);
+	}
 }
 
-static int load_input(Loader *L, ArTensor *t, const Onnx__ValueInfoProto *vi)
+/* A top-level graph input's type and declared shape (bound later). */
+static int load_input(Loader *L, ArTensor *t, const Onnx__ValueInfoProto *vi,
+		      ArDeclShape *decl)
 {
 	const Onnx__TypeProto__Tensor *tt = tensor_type(vi);
 	if (!tt)
@@ -266,33 +324,10 @@ static int load_input(Loader *L, ArTensor *t, const Onnx__ValueInfoProto *vi)
 		return ar_fail(L->err, AR_EXIT_MODEL,
 			       "graph input '%s' has rank %zu, above the limit "
 			       "of %d", t->name, tt->shape->n_dim, AR_MAX_RANK);
-	t->rank = (int)tt->shape->n_dim;
-	for (int i = 0; i < t->rank; i++) {
-		const Onnx__TensorShapeProto__Dimension *d = tt->shape->dim[i];
-		int64_t v = bind_dim(L, d, true);
-		if (i == 0 && L->opt->batch > 0)
-			v = L->opt->batch;
-		if (v < 0 && d->value_case ==
-			     ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM)
-			return ar_fail(L->err, AR_EXIT_MODEL,
-				       "graph input '%s' has unbound symbolic "
-				       "dim '%s' at axis %d; bind it with "
-				       "--dim %s=VALUE or --dim-default VALUE",
-				       t->name, nz(d->dim_param), i,
-				       nz(d->dim_param));
-		if (v < 0 && d->value_case ==
-			     ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE)
-			return ar_fail(L->err, AR_EXIT_MODEL,
-				       "graph input '%s' has negative dim %lld "
-				       "at axis %d", t->name, (long long)v, i);
-		if (v < 0)
-			return ar_fail(L->err, AR_EXIT_MODEL,
-				       "graph input '%s' has an unnamed unknown "
-				       "dim at axis %d; bind it with "
-				       "--dim-default VALUE", t->name, i);
-		t->dims[i] = v;
-	}
-	return ar_tensor_set_bytes(t, L->err);
+	decl->rank = (int)tt->shape->n_dim;
+	for (int i = 0; i < decl->rank; i++)
+		decl->dims[i] = decl_dim(tt->shape->dim[i]);
+	return AR_OK;
 }
 
 static int load_graph(Loader *L, const Onnx__GraphProto *gp, Scope *parent,
@@ -475,14 +510,205 @@ static int add_unique(Loader *L, Scope *s, const char *name, const char *what)
 	return id;
 }
 
-static int load_graph(Loader *L, const Onnx__GraphProto *gp, Scope *parent,
-		      int depth, ArGraph **out)
+/* Initializers: weights, with their values when the file holds them. */
+static int load_initializers(Loader *L, Scope *s, const Onnx__GraphProto *gp)
 {
-	Scope s = {0};
-	ArGraph *g;
+	int rc = AR_OK;
+	for (size_t i = 0; i < gp->n_initializer && !rc; i++) {
+		int id = add_unique(L, s, nz(gp->initializer[i]->name),
+				    "initializer");
+		if (id < 0)
+			return L->err->code;
+		s->g->tensors[id].kind = AR_TK_WEIGHT;
+		rc = decode_tensor(L, gp->initializer[i], &s->g->tensors[id],
+				   "initializer");
+	}
+	return rc;
+}
+
+/*
+ * Graph inputs that are not initializers.  The top graph's get their
+ * shapes from bind.c, all at once; a subgraph's are declarations only
+ * (inference gives them their shapes from the node that runs it).
+ */
+static int load_inputs(Loader *L, Scope *s, const Onnx__GraphProto *gp)
+{
+	ArGraph *g = s->g;
 	int rc = AR_OK;
 
-	*out = NULL;
+	g->inputs = ar_xmalloc((gp->n_input + 1) * sizeof(int));
+	if (g->depth == 0)
+		L->inputs = ar_xcalloc(gp->n_input + 1, sizeof *L->inputs);
+	for (size_t i = 0; i < gp->n_input && !rc; i++) {
+		const char *name = nz(gp->input[i]->name);
+		int id = index_get(&s->ix, name);
+		if (id >= 0 && g->tensors[id].kind == AR_TK_WEIGHT)
+			continue;   /* IR 3: initializers listed as inputs */
+		id = add_unique(L, s, name, "graph input");
+		if (id < 0)
+			return L->err->code;
+		g->tensors[id].kind = AR_TK_INPUT;
+		g->inputs[g->ninputs++] = id;
+		if (g->depth > 0) {
+			declare(L, &g->tensors[id], gp->input[i]);
+			continue;
+		}
+		L->inputs[L->ninputs].tensor = id;
+		rc = load_input(L, &g->tensors[id], gp->input[i],
+				&L->inputs[L->ninputs++]);
+	}
+	if (!rc && g->depth == 0)
+		rc = ar_bind_inputs(&L->bind, g, L->inputs, L->ninputs, L->err);
+	return rc;
+}
+
+/* Pass 1 over the nodes: each node and its outputs, so that every name a
+ * node (or a subgraph) reads exists before any read resolves. */
+static int add_nodes(Loader *L, Scope *s, const Onnx__GraphProto *gp)
+{
+	ArGraph *g = s->g;
+	for (size_t i = 0; i < gp->n_node; i++) {
+		const Onnx__NodeProto *np = gp->node[i];
+		char autoname[32];
+		int ni, *outs;
+		ArNode *n;
+		if (!np->op_type || !*np->op_type)
+			return ar_fail(L->err, AR_EXIT_MODEL, "graph '%s': node "
+				       "%zu has no op_type", g->name, i);
+		snprintf(autoname, sizeof autoname, "%s_%zu", np->op_type, i);
+		ni = ar_graph_add_node(g, np->name && *np->name ? np->name :
+				       autoname, np->op_type, nz(np->domain));
+		n = &g->nodes[ni];
+		n->opset = opset_of(L->model, n->domain);
+		if (n->opset < 0)
+			return ar_fail(L->err, AR_EXIT_MODEL, "node '%s' (%s) is "
+				       "in domain '%s', which the model does "
+				       "not import", n->name, n->op, n->domain);
+		outs = ar_xmalloc((np->n_output + 1) * sizeof(int));
+		/* Set first, so the graph owns outs whatever happens next. */
+		n->outputs = outs;
+		n->noutputs = (int)np->n_output;
+		for (size_t j = 0; j < np->n_output; j++) {
+			const char *name = nz(np->output[j]);
+			int id;
+			if (!*name) {
+				outs[j] = -1;   /* omitted optional output */
+				continue;
+			}
+			id = index_get(&s->ix, name);
+			if (id >= 0) {
+				n->noutputs = (int)j;
+				return ar_fail(L->err, AR_EXIT_MODEL,
+					       "tensor '%s' is produced twice: "
+					       "by node '%s' (%s) and by %s",
+					       name, n->name, n->op,
+					       g->tensors[id].producer >= 0 ?
+					       g->nodes[g->tensors[id].producer].name
+					       : "the graph's inputs or "
+					       "initializers");
+			}
+			id = ar_graph_add_tensor(g, name);  /* nodes stay put */
+			index_put(&s->ix, id);
+			g->tensors[id].producer = ni;
+			outs[j] = id;
+		}
+	}
+	return AR_OK;
+}
+
+/* The outer-scope names node n's subgraphs read become inputs of n. */
+static void add_captures(Loader *L, Scope *s, ArNode *n)
+{
+	for (int j = 0; j < n->nattrs; j++) {
+		const ArGraph *sub = n->attrs[j].g;
+		for (int k = 0; sub && k < sub->ncaptures; k++) {
+			const char *name = sub->tensors[sub->captures[k]].name;
+			int id = resolve(L, s, name);
+			bool seen = false;
+			for (int m = 0; m < n->ninputs; m++)
+				seen |= n->inputs[m] == id;
+			if (seen)
+				continue;
+			n->inputs = ar_xrealloc(n->inputs,
+				(size_t)(n->ninputs + 1) * sizeof(int));
+			n->inputs[n->ninputs++] = id;
+		}
+	}
+}
+
+/* Pass 2: attributes (subgraphs see every outer name), then inputs. */
+static int link_nodes(Loader *L, Scope *s, const Onnx__GraphProto *gp)
+{
+	int rc = AR_OK;
+	for (size_t i = 0; i < gp->n_node && !rc; i++) {
+		const Onnx__NodeProto *np = gp->node[i];
+		ArNode *n = &s->g->nodes[i];
+		n->attrs = ar_xcalloc(np->n_attribute + 1, sizeof(ArAttr));
+		for (size_t j = 0; j < np->n_attribute && !rc; j++) {
+			n->nattrs++;
+			rc = load_attr(L, s, n, &n->attrs[j], np->attribute[j]);
+		}
+		if (rc)
+			return rc;
+		n->inputs = ar_xmalloc((np->n_input + 1) * sizeof(int));
+		n->ninputs = n->nexplicit = (int)np->n_input;
+		for (size_t j = 0; j < np->n_input; j++) {
+			const char *name = nz(np->input[j]);
+			n->inputs[j] = *name ? resolve(L, s, name) : -1;
+			if (*name && n->inputs[j] < 0)
+				return ar_fail(L->err, AR_EXIT_MODEL,
+					       "node '%s' (%s) reads tensor "
+					       "'%s', which nothing produces",
+					       n->name, n->op, name);
+		}
+		add_captures(L, s, n);
+	}
+	return rc;
+}
+
+static int load_outputs(Loader *L, Scope *s, const Onnx__GraphProto *gp)
+{
+	ArGraph *g = s->g;
+	g->outputs = ar_xmalloc((gp->n_output + 1) * sizeof(int));
+	for (size_t i = 0; i < gp->n_output; i++) {
+		const char *name = nz(gp->output[i]->name);
+		int id = resolve(L, s, name);
+		if (id < 0)
+			return ar_fail(L->err, AR_EXIT_MODEL, "graph output "
+				       "'%s' is never produced", name);
+		for (int j = 0; j < g->noutputs; j++)
+			if (g->outputs[j] == id)
+				return ar_fail(L->err, AR_EXIT_MODEL, "graph "
+					       "output '%s' is listed twice",
+					       name);
+		if (g->tensors[id].kind == AR_TK_ACTIVATION)
+			g->tensors[id].kind = AR_TK_OUTPUT;
+		declare(L, &g->tensors[id], gp->output[i]);
+		g->outputs[g->noutputs++] = id;
+	}
+	for (size_t i = 0; i < gp->n_value_info; i++) {
+		int id = index_get(&s->ix, nz(gp->value_info[i]->name));
+		if (id >= 0 && g->tensors[id].producer >= 0)
+			declare(L, &g->tensors[id], gp->value_info[i]);
+	}
+	return AR_OK;
+}
+
+/* What topo_order promises: every node's inputs come from earlier nodes. */
+static bool topo_sorted(const ArGraph *g)
+{
+	for (int i = 0; i < g->nnodes; i++)
+		for (int j = 0; j < g->nodes[i].ninputs; j++) {
+			int t = g->nodes[i].inputs[j];
+			if (t >= 0 && g->tensors[t].producer >= i)
+				return false;
+		}
+	return true;
+}
+
+/* Limits checked before a graph is built; counts its nodes. */
+static int check_limits(Loader *L, const Onnx__GraphProto *gp, int depth)
+{
 	if (depth > L->max_depth)
 		return ar_fail(L->err, AR_EXIT_MODEL, "subgraphs nested deeper "
 			       "than %d", L->max_depth);
@@ -495,6 +721,20 @@ static int load_graph(Loader *L, const Onnx__GraphProto *gp, Scope *parent,
 		return ar_fail(L->err, AR_EXIT_MODEL, "graph '%s' has sparse "
 			       "initializers, which are not supported",
 			       nz(gp->name));
+	return AR_OK;
+}
+
+/* One graph, pass by pass; *out is set (for freeing) even on failure. */
+static int load_graph(Loader *L, const Onnx__GraphProto *gp, Scope *parent,
+		      int depth, ArGraph **out)
+{
+	Scope s = {0};
+	ArGraph *g;
+	int rc;
+
+	*out = NULL;
+	if ((rc = check_limits(L, gp, depth)))
+		return rc;
 	g = ar_graph_new(nz(gp->name));
 	g->depth = depth;
 	g->parent = parent ? parent->g : NULL;
@@ -505,151 +745,13 @@ static int load_graph(Loader *L, const Onnx__GraphProto *gp, Scope *parent,
 	index_init(&s.ix, g, gp->n_initializer + gp->n_input + 2 * gp->n_node);
 	*out = g;
 
-	for (size_t i = 0; i < gp->n_initializer && !rc; i++) {
-		int id = add_unique(L, &s, nz(gp->initializer[i]->name),
-				    "initializer");
-		if (id < 0) {
-			rc = L->err->code;
-			break;
-		}
-		g->tensors[id].kind = AR_TK_WEIGHT;
-		rc = decode_tensor(L, gp->initializer[i], &g->tensors[id],
-				   "initializer");
-	}
-	g->inputs = ar_xmalloc((gp->n_input + 1) * sizeof(int));
-	for (size_t i = 0; i < gp->n_input && !rc; i++) {
-		const char *name = nz(gp->input[i]->name);
-		int id = index_get(&s.ix, name);
-		if (id >= 0 && g->tensors[id].kind == AR_TK_WEIGHT)
-			continue;   /* IR 3: initializers listed as inputs */
-		id = add_unique(L, &s, name, "graph input");
-		if (id < 0) {
-			rc = L->err->code;
-			break;
-		}
-		g->tensors[id].kind = AR_TK_INPUT;
-		if (depth == 0)
-			rc = load_input(L, &g->tensors[id], gp->input[i]);
-		else
-			declare(L, &g->tensors[id], gp->input[i]);
-		g->inputs[g->ninputs++] = id;
-	}
-	/* Pass 1: every node's outputs exist before any input resolves. */
-	for (size_t i = 0; i < gp->n_node && !rc; i++) {
-		const Onnx__NodeProto *np = gp->node[i];
-		char autoname[32];
-		int ni, *outs;
-		ArNode *n;
-		if (!np->op_type || !*np->op_type) {
-			rc = ar_fail(L->err, AR_EXIT_MODEL, "graph '%s': node "
-				     "%zu has no op_type", g->name, i);
-			break;
-		}
-		snprintf(autoname, sizeof autoname, "%s_%zu", np->op_type, i);
-		ni = ar_graph_add_node(g, np->name && *np->name ? np->name :
-				       autoname, np->op_type, nz(np->domain));
-		n = &g->nodes[ni];
-		n->opset = opset_of(L->model, n->domain);
-		if (n->opset < 0) {
-			rc = ar_fail(L->err, AR_EXIT_MODEL, "node '%s' (%s) is "
-				     "in domain '%s', which the model does not "
-				     "import", n->name, n->op, n->domain);
-			break;
-		}
-		outs = ar_xmalloc((np->n_output + 1) * sizeof(int));
-		for (size_t j = 0; j < np->n_output; j++) {
-			const char *name = nz(np->output[j]);
-			int id;
-			if (!*name) {
-				outs[j] = -1;   /* omitted optional output */
-				continue;
-			}
-			id = index_get(&s.ix, name);
-			if (id >= 0) {
-				rc = ar_fail(L->err, AR_EXIT_MODEL,
-					     "tensor '%s' is produced twice: "
-					     "by node '%s' (%s) and by %s", name,
-					     n->name, n->op,
-					     g->tensors[id].producer >= 0 ?
-					     g->nodes[g->tensors[id].producer].name
-					     : "the graph's inputs or initializers");
-				break;
-			}
-			id = ar_graph_add_tensor(g, name);
-			index_put(&s.ix, id);
-			g->tensors[id].producer = ni;
-			outs[j] = id;
-		}
-		n = &g->nodes[ni];   /* add_tensor does not move nodes */
-		n->outputs = outs;
-		n->noutputs = (int)np->n_output;
-	}
-	/* Pass 2: attributes (subgraphs see every outer name), then inputs. */
-	for (size_t i = 0; i < gp->n_node && !rc; i++) {
-		const Onnx__NodeProto *np = gp->node[i];
-		ArNode *n = &g->nodes[i];
-		n->attrs = ar_xcalloc(np->n_attribute + 1, sizeof(ArAttr));
-		for (size_t j = 0; j < np->n_attribute && !rc; j++) {
-			n->nattrs++;
-			rc = load_attr(L, &s, n, &n->attrs[j], np->attribute[j]);
-		}
-		if (rc)
-			break;
-		n->inputs = ar_xmalloc((np->n_input + 1) * sizeof(int));
-		n->ninputs = n->nexplicit = (int)np->n_input;
-		for (size_t j = 0; j < np->n_input; j++) {
-			const char *name = nz(np->input[j]);
-			n->inputs[j] = *name ? resolve(L, &s, name) : -1;
-			if (*name && n->inputs[j] < 0) {
-				rc = ar_fail(L->err, AR_EXIT_MODEL,
-					     "node '%s' (%s) reads tensor '%s', "
-					     "which nothing produces", n->name,
-					     n->op, name);
-				break;
-			}
-		}
-		/* Outer-scope reads of this node's subgraphs. */
-		for (int j = 0; j < n->nattrs && !rc; j++) {
-			const ArGraph *sub = n->attrs[j].g;
-			for (int k = 0; sub && k < sub->ncaptures; k++) {
-				const char *name = sub->tensors[sub->captures[k]].name;
-				int id = resolve(L, &s, name);
-				bool seen = false;
-				for (int m = 0; m < n->ninputs; m++)
-					seen |= n->inputs[m] == id;
-				if (seen)
-					continue;
-				n->inputs = ar_xrealloc(n->inputs,
-					(size_t)(n->ninputs + 1) * sizeof(int));
-				n->inputs[n->ninputs++] = id;
-			}
-		}
-	}
-	g->outputs = ar_xmalloc((gp->n_output + 1) * sizeof(int));
-	for (size_t i = 0; i < gp->n_output && !rc; i++) {
-		const char *name = nz(gp->output[i]->name);
-		int id = resolve(L, &s, name);
-		if (id < 0) {
-			rc = ar_fail(L->err, AR_EXIT_MODEL, "graph output '%s' "
-				     "is never produced", name);
-			break;
-		}
-		for (int j = 0; j < g->noutputs; j++)
-			if (g->outputs[j] == id)
-				rc = ar_fail(L->err, AR_EXIT_MODEL, "graph "
-					     "output '%s' is listed twice", name);
-		if (g->tensors[id].kind == AR_TK_ACTIVATION)
-			g->tensors[id].kind = AR_TK_OUTPUT;
-		declare(L, &g->tensors[id], gp->output[i]);
-		g->outputs[g->noutputs++] = id;
-	}
-	for (size_t i = 0; i < gp->n_value_info && !rc; i++) {
-		int id = index_get(&s.ix, nz(gp->value_info[i]->name));
-		if (id >= 0 && g->tensors[id].producer >= 0)
-			declare(L, &g->tensors[id], gp->value_info[i]);
-	}
-	if (!rc)
+	if (!(rc = load_initializers(L, &s, gp)) &&
+	    !(rc = load_inputs(L, &s, gp)) &&
+	    !(rc = add_nodes(L, &s, gp)) &&
+	    !(rc = link_nodes(L, &s, gp)) &&
+	    !(rc = load_outputs(L, &s, gp)))
 		rc = topo_order(L, g);
+	assert(rc || topo_sorted(g));
 	free(s.ix.slot);
 	return rc;
 }
@@ -764,51 +866,66 @@ int ar_load_onnx_buffer(const uint8_t *buf, size_t len,
 			     "default ONNX domain");
 		goto done;
 	}
+	ar_binder_init(&L.bind, L.opt, &L.opt->diag);
 	rc = load_graph(&L, m->graph, NULL, 0, out);
+	if (!rc)
+		rc = ar_binder_check_used(&L.bind, *out, L.inputs, L.ninputs,
+					  err);
 	if (rc) {
 		ar_graph_free(*out);
 		*out = NULL;
 	}
+	ar_binder_free(&L.bind);
+	free(L.inputs);
 done:
 	onnx__model_proto__free_unpacked(m, NULL);
 	return rc;
 }
 
+/*
+ * A file that cannot be read is a file error (exit 1, like an output that
+ * cannot be written); one that reads but is no usable model is exit 2.
+ */
 int ar_load_onnx(const char *path, const ArLoadOptions *opt, ArGraph **out,
 		 ArError *err)
 {
 	int64_t limit = opt && opt->max_model_bytes ? opt->max_model_bytes :
 			AR_DEFAULT_MAX_MODEL_BYTES;
+	char a[AR_NUMFMT_LEN], b[AR_NUMFMT_LEN];
 	FILE *f = fopen(path, "rb");
+	struct stat st;
 	uint8_t *buf;
-	long size;
+	size_t size;
 	int rc;
 
 	*out = NULL;
 	if (!f)
-		return ar_fail(err, AR_EXIT_MODEL, "cannot open: %s",
+		return ar_fail(err, AR_EXIT_USAGE, "cannot open: %s",
 			       strerror(errno));
-	if (fseek(f, 0, SEEK_END) != 0 || (size = ftell(f)) < 0 ||
-	    fseek(f, 0, SEEK_SET) != 0) {
+	if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
+		bool dir = S_ISDIR(st.st_mode);
 		fclose(f);
-		return ar_fail(err, AR_EXIT_MODEL, "cannot read: not a regular "
-			       "file");
+		return ar_fail(err, AR_EXIT_USAGE, "%s, not a model file",
+			       dir ? "is a directory" : "cannot read: not a "
+			       "regular file");
 	}
-	if (size > limit) {
-		fclose(f);
-		return ar_fail(err, AR_EXIT_MODEL, "file is %ld bytes, above "
-			       "the limit of %lld (--max-model-bytes)", size,
-			       (long long)limit);
-	}
-	buf = ar_xmalloc((size_t)size);
-	if (fread(buf, 1, (size_t)size, f) != (size_t)size) {
+	if (st.st_size > limit)
+		return fclose(f), ar_fail(err, AR_EXIT_MODEL, "file is %s bytes, "
+					  "above the limit of %s "
+					  "(--max-model-bytes)",
+					  ar_fmt_count(a, st.st_size),
+					  ar_fmt_count(b, limit));
+	size = (size_t)st.st_size;
+	buf = ar_xmalloc(size);
+	if (fread(buf, 1, size, f) != size) {
+		const char *why = ferror(f) ? strerror(errno) :
+				  "the file shrank while it was read";
 		fclose(f);
 		free(buf);
-		return ar_fail(err, AR_EXIT_MODEL, "cannot read: %s",
-			       strerror(errno));
+		return ar_fail(err, AR_EXIT_USAGE, "cannot read: %s", why);
 	}
 	fclose(f);
-	rc = ar_load_onnx_buffer(buf, (size_t)size, opt, out, err);
+	rc = ar_load_onnx_buffer(buf, size, opt, out, err);
 	free(buf);
 	return rc;
 }

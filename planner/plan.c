@@ -10,6 +10,7 @@
  */
 #include "passes.h"
 #include "dsa.h"
+#include "numfmt.h"
 #include "tiers.h"
 
 #include <stdio.h>
@@ -220,13 +221,15 @@ int ar_plan(const ArGraph *g, const ArPlanOptions *opt, ArPlan **out,
 	rc = ar_verify(g, p, err);
 	if (rc)
 		return rc;
-	if (opt->budget > 0 && p->arena_bytes > opt->budget)
+	if (opt->budget > 0 && p->arena_bytes > opt->budget) {
+		char a[AR_NUMFMT_LEN], b[AR_NUMFMT_LEN], c[AR_NUMFMT_LEN];
 		return ar_fail(err, AR_EXIT_BUDGET, "does not fit the budget of "
-			       "%lld bytes: the arena needs %lld bytes (lower "
-			       "bound %lld, peak at step %d '%s')",
-			       (long long)opt->budget,
-			       (long long)p->arena_bytes,
-			       (long long)p->lower_bound, p->peak_step,
+			       "%s bytes: the arena needs %s bytes (lower "
+			       "bound %s, peak at step %d '%s')",
+			       ar_fmt_count(a, opt->budget),
+			       ar_fmt_count(b, p->arena_bytes),
+			       ar_fmt_count(c, p->lower_bound), p->peak_step,
 			       step_name(g, p, p->peak_step));
+	}
 	return AR_OK;
 }

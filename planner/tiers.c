@@ -31,6 +31,7 @@
 #include <string.h>
 
 #include "dsa_impl.h"
+#include "numfmt.h"
 #include "passes.h"
 
 #define TIERS_EXACT_MAX 40
@@ -552,6 +553,7 @@ int ar_tiers_assign(const ArGraph *g, const ArPlanOptions *opt, ArPlan *p,
 	ArTierResult res;
 	int64_t *traffic, *buftraffic;
 	int *tier_of, weights_in, rc;
+	char n1[AR_NUMFMT_LEN], n2[AR_NUMFMT_LEN], n3[AR_NUMFMT_LEN];
 
 	if ((rc = check_memories(opt, &weights_in, err)))
 		return rc;
@@ -569,10 +571,11 @@ int ar_tiers_assign(const ArGraph *g, const ArPlanOptions *opt, ArPlan *p,
 		tiers[k].cost = r->bandwidth > 0 ? 1.0 / r->bandwidth :
 						   (double)((int64_t)1 << k);
 		if (tiers[k].capacity < 0) {
-			rc = ar_fail(err, AR_EXIT_BUDGET, "memory '%s' of %lld "
-				     "bytes cannot hold the %lld bytes of "
-				     "weights", r->name, (long long)r->capacity,
-				     (long long)r->weights_bytes);
+			rc = ar_fail(err, AR_EXIT_BUDGET, "memory '%s' of %s "
+				     "bytes cannot hold the %s bytes of "
+				     "weights", r->name,
+				     ar_fmt_count(n1, r->capacity),
+				     ar_fmt_count(n2, r->weights_bytes));
 			goto out;
 		}
 	}
@@ -585,11 +588,12 @@ int ar_tiers_assign(const ArGraph *g, const ArPlanOptions *opt, ArPlan *p,
 	if (rc) {
 		const ArRegion *r = &p->regions[res.fail_tier];
 		rc = ar_fail(err, AR_EXIT_BUDGET, "does not fit the memories: "
-			     "'%s' (%lld bytes, %lld for activations) would "
-			     "need %lld bytes, peak at step %lld '%s'", r->name,
-			     (long long)r->capacity,
-			     (long long)tiers[res.fail_tier].capacity,
-			     (long long)res.fail_need, (long long)res.fail_time,
+			     "'%s' (%s bytes, %s for activations) would "
+			     "need %s bytes, peak at step %lld '%s'", r->name,
+			     ar_fmt_count(n1, r->capacity),
+			     ar_fmt_count(n2, tiers[res.fail_tier].capacity),
+			     ar_fmt_count(n3, res.fail_need),
+			     (long long)res.fail_time,
 			     step_label(g, p, res.fail_time));
 		goto out;
 	}

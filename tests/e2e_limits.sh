@@ -123,8 +123,10 @@ check() {
 }
 
 size=$(wc -c < "$tmp/nodes_100.onnx")
+# Byte counts in messages have thousands separators.
+grouped=$(printf '%d' $((size - 1)) | sed ':a;s/\B[0-9]\{3\}\>/,&/;ta')
 check nodes_100 0 - --max-model-bytes "$size"
-check nodes_100 2 "above the limit of $((size - 1)) (--max-model-bytes)" \
+check nodes_100 2 "above the limit of $grouped (--max-model-bytes)" \
 	--max-model-bytes $((size - 1))
 check nodes_100 0 - --max-nodes 100
 check nodes_100 2 "more than 99 nodes" --max-nodes 99

@@ -1,0 +1,588 @@
+/*
+ * options.c — the options of `arenac MODEL.onnx`, as one table.
+ *
+ * Each row says everything about one option: its name, its argument,
+ * where the value goes and how it is read, whether it needs --train,
+ * whether it shapes the plan (then it is echoed in the outputs'
+ * "options" line, which the golden hashes pin), whether it names an
+ * output file, and its help text.  The parser, --help, the checks after
+ * parsing and the "did you mean" hint all read the table, so adding an
+ * option is adding a row (and a Cli field; a parse function only when no
+ * kind below fits).
+ */
+#include "options.h"
+#include "numfmt.h"
+#include "values.h"
+
+#include <assert.h>
+#include <errno.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* How an option's argument is read. */
+typedef enum {
+	FLAG,       /* no argument: stores .value */
+	COUNT,      /* a positive integer (K, M, G: powers of 1024) <= .value
+		     * when that is set */
+	BYTES,      /* the same, in bytes */
+	POW2,       /* a power of two */
+	SECONDS,    /* a number >= 0 */
+	TEXT,       /* kept as given (argv outlives the run) */
+	CHOICE,     /* one of .choices "a|b|c": stores its index */
+	CUSTOM      /* .parse reads it (no argument when .arg is NULL) */
+} Kind;
+
+enum {
+	ECHO = 1,   /* shapes the plan: echoed in the outputs' "options" */
+	TRAIN = 2,  /* only with --train */
+	OUTPUT = 4  /* a file arenac writes: no two options may name one */
+};
+
+typedef enum { SHAPES, PLANNING, TRAINING, OUTPUTS, LIMITS, OTHER } Section;
+
+static const char *const section_title[] = {
+	[SHAPES] = "Shapes:",
+	[PLANNING] = "Planning:",
+	[TRAINING] = ("Training (one step: forward, loss, backward, update "
+		      "in one arena):"),
+	[OUTPUTS] = "Outputs:",
+	[LIMITS] = "Limits:",
+	[OTHER] = "",
+};
+
+typedef struct Option {
+	const char *name;           /* without the leading "--" */
+	char short_name;            /* or 0 */
+	Kind kind;
+	const char *arg;            /* in --help; CHOICE: NULL shows .choices */
+	size_t at, size;            /* the Cli field (size 0: none) */
+	int64_t value;              /* FLAG: stored; COUNT: maximum or 0 */
+	const char *choices;
+	int (*parse)(Cli *c, char *arg);
+	unsigned flags;
+	Section section;
+	const char *help;           /* '\n' starts a continuation line */
+} Option;
+
+#define TO(field) offsetof(Cli, field), sizeof(((Cli *)0)->field)
+#define NOWHERE 0, 0
+
+static int show_help(Cli *c, char *arg);
+static int show_version(Cli *c, char *arg);
+
+static const Option options[] = {
+	{"dim", 0, CUSTOM, "NAME=VALUE", NOWHERE, .parse = cli_parse_dim,
+	 .flags = ECHO, .section = SHAPES,
+	 .help = "bind a symbolic input dim (repeatable)"},
+	{"dim-default", 0, COUNT, "VALUE", TO(load.dim_default), .flags = ECHO,
+	 .section = SHAPES,
+	 .help = "bind every symbolic dim not bound otherwise"},
+	{"batch", 0, COUNT, "N", TO(load.batch), .flags = ECHO,
+	 .section = SHAPES,
+	 .help = "set axis 0 of every graph input to N where it is\n"
+		 "symbolic or 1 (another fixed size stays, with a\n"
+		 "warning)"},
+	{"input-shape", 0, CUSTOM, "NAME=DIMS", NOWHERE,
+	 .parse = cli_parse_input_shape, .flags = ECHO, .section = SHAPES,
+	 .help = "the whole shape of graph input NAME: 1x3x224x224,\n"
+		 "or scalar for rank 0 (repeatable)"},
+
+	{"align", 0, POW2, "N", TO(plan.align), .flags = ECHO,
+	 .section = PLANNING,
+	 .help = "offset and size alignment, a power of two (16)"},
+	{"algo", 0, TEXT, "NAME", TO(plan.algo), .flags = ECHO,
+	 .section = PLANNING,
+	 .help = "auto, greedy-size, greedy-breadth, greedy-lifetime,\n"
+		 "exact (auto: heuristics, then exact search)"},
+	{"time-limit", 0, SECONDS, "SECONDS", TO(plan.time_limit),
+	 .flags = ECHO, .section = PLANNING,
+	 .help = "bound on each search: order, offsets, tiers,\n"
+		 "checkpoints (2); a run with several can take\n"
+		 "a few times as long"},
+	{"budget", 0, BYTES, "BYTES", TO(plan.budget), .flags = ECHO,
+	 .section = PLANNING,
+	 .help = "fail with exit 3 if the arena exceeds BYTES\n"
+		 "(suffixes K, M, G: powers of 1024)"},
+	{"order", 0, CHOICE, NULL, TO(plan.order), .choices = "file|memory",
+	 .flags = ECHO, .section = PLANNING,
+	 .help = "step order: the file's, or the one with the least\n"
+		 "peak memory found (memory)"},
+	{"no-views", 0, FLAG, NULL, TO(plan.views), .value = false,
+	 .flags = ECHO, .section = PLANNING,
+	 .help = "Reshape & co. copy instead of sharing their input"},
+	{"inplace", 0, CHOICE, NULL, TO(plan.inplace),
+	 .choices = "none|elementwise", .flags = ECHO, .section = PLANNING,
+	 .help = "elementwise ops may overwrite a dying input of\n"
+		 "their output's size (elementwise)"},
+	{"concat", 0, CHOICE, NULL, TO(plan.concat_elide),
+	 .choices = "copy|elide", .flags = ECHO, .section = PLANNING,
+	 .help = "Concat inputs written straight into their slice\n"
+		 "of the output where that is safe (elide)"},
+	{"fuse", 0, CHOICE, NULL, TO(fuse), .choices = "none|preact",
+	 .flags = ECHO, .section = PLANNING,
+	 .help = "a Conv whose input is only a chain of per-channel\n"
+		 "ops (BatchNormalization, Mul, Add, Relu) applies\n"
+		 "them as it loads (arenac.PreactConv), so their\n"
+		 "outputs are never stored; needs a runtime kernel\n"
+		 "(none)"},
+	{"io", 0, CHOICE, NULL, TO(plan.io_separate),
+	 .choices = "arena|separate", .flags = ECHO, .section = PLANNING,
+	 .help = "graph inputs and outputs in the arena, or in\n"
+		 "buffers the caller owns and passes (arena)"},
+	{"memory", 0, CUSTOM, "NAME:SIZE[:BANDWIDTH]", NOWHERE,
+	 .parse = cli_parse_memory, .flags = ECHO, .section = PLANNING,
+	 .help = "a memory tier, fastest first (repeatable): each\n"
+		 "gets its own arena, and each activation goes to\n"
+		 "the tier that minimises the estimated traffic\n"
+		 "time; SIZE in bytes (K, M, G: powers of 1024),\n"
+		 "BANDWIDTH in bytes/s (K, M, G, T: powers of 1000)"},
+	{"weights-in", 0, TEXT, "NAME", TO(plan.weights_in), .flags = ECHO,
+	 .section = PLANNING,
+	 .help = "place the weights at the start of memory NAME\n"
+		 "(default: apart from the arenas, as without tiers)"},
+
+	{"train", 0, FLAG, NULL, TO(train), .value = true, .flags = ECHO,
+	 .section = TRAINING,
+	 .help = "plan a training step instead of inference"},
+	{"loss", 0, CHOICE, NULL, NOWHERE, .choices = "cross-entropy",
+	 .flags = TRAIN, .section = TRAINING,
+	 .help = "the loss on the first output (the only kind)"},
+	{"optimizer", 0, CHOICE, "NAME", TO(topt.optimizer),
+	 .choices = "sgd|momentum|adam", .flags = ECHO | TRAIN,
+	 .section = TRAINING, .help = "sgd, momentum, adam (sgd)"},
+	{"checkpoint", 0, CHOICE, "POLICY", TO(topt.policy),
+	 .choices = "none|all|sqrt|optimal", .flags = ECHO | TRAIN,
+	 .section = TRAINING,
+	 .help = "which activations stay for the backward pass:\n"
+		 "none (all stay), all (layer boundaries stay),\n"
+		 "sqrt (Chen et al.), optimal (least recompute\n"
+		 "that fits --budget); default optimal with\n"
+		 "--budget, else none"},
+	{"budget-sweep", 0, FLAG, NULL, TO(sweep), .value = true,
+	 .flags = TRAIN, .section = TRAINING,
+	 .help = "print the budget / recompute trade-off and exit"},
+
+	{"json", 0, TEXT, "FILE", TO(json), .flags = OUTPUT,
+	 .section = OUTPUTS, .help = "JSON plan report ('-' for stdout)"},
+	{"header", 'o', TEXT, "FILE", TO(header), .flags = OUTPUT,
+	 .section = OUTPUTS,
+	 .help = "C header with the arena layout ('-' for stdout)"},
+	{"prefix", 0, TEXT, "NAME", TO(prefix), .section = OUTPUTS,
+	 .help = "identifier prefix in the header (from the file name)"},
+	{"dot", 0, TEXT, "FILE", TO(dot), .flags = OUTPUT, .section = OUTPUTS,
+	 .help = "dataflow graph (.dot, .svg, .png, .pdf)"},
+	{"dot-weights", 0, FLAG, NULL, TO(dot_weights), .value = true,
+	 .section = OUTPUTS, .help = "show weights and constants in --dot"},
+	{"timeline", 0, TEXT, "FILE", TO(timeline), .flags = OUTPUT,
+	 .section = OUTPUTS,
+	 .help = "memory timeline picture (.svg, .png, .dot)"},
+	{"weights", 0, TEXT, "FILE", TO(weights), .flags = OUTPUT,
+	 .section = OUTPUTS,
+	 .help = "weights and constants as one aligned blob: raw\n"
+		 "(.bin) or a C array (.c); offsets in the header"},
+	{"stats", 0, FLAG, NULL, TO(stats), .value = true, .section = OUTPUTS,
+	 .help = "print planning statistics on stderr"},
+	{"selfcheck", 0, FLAG, NULL, TO(selfcheck), .value = true,
+	 .section = OUTPUTS,
+	 .help = "also run the plan on poisoned bytes (slow)"},
+	{"quiet", 'q', FLAG, NULL, TO(quiet), .value = true,
+	 .section = OUTPUTS, .help = "no summary and no warnings"},
+
+	{"max-model-bytes", 0, BYTES, "N", TO(load.max_model_bytes),
+	 .section = LIMITS, .help = "refuse larger files (2G)"},
+	{"max-nodes", 0, COUNT, "N", TO(load.max_nodes), .value = 100000000,
+	 .section = LIMITS,
+	 .help = "refuse models with more nodes (1000000)"},
+
+	{"help", 'h', CUSTOM, NULL, NOWHERE, .parse = show_help,
+	 .section = OTHER, .help = "this text"},
+	{"version", 'V', CUSTOM, NULL, NOWHERE, .parse = show_version,
+	 .section = OTHER, .help = "the version"},
+};
+
+#define NOPTIONS ((int)(sizeof options / sizeof *options))
+_Static_assert(sizeof options / sizeof *options <= CLI_MAX_OPTIONS,
+	       "Cli.given has a slot per option");
+
+static const char usage_intro[] =
+"usage: arenac [options] MODEL.onnx\n"
+"       arenac solve INPUT.csv [--capacity N] [-o OUTPUT.csv]\n"
+"\n"
+"Plans every activation of an ONNX model into one static arena and writes\n"
+"the layout as a C header, a JSON report and Graphviz pictures.  Without\n"
+"output options it prints a summary of the plan.\n";
+
+static const char usage_outro[] =
+"\n"
+"Exit codes: 0 ok, 1 usage or file error (an unreadable model, an\n"
+"unwritable output), 2 bad or unsupported model, 3 the plan does not fit\n"
+"the budget or the --memory tiers, 4 internal error (a plan failed\n"
+"verification, out of memory).\n";
+
+int cli_usage_error(const char *fmt, ...)
+{
+	va_list ap;
+	fputs("arenac: error: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputs("\n(run 'arenac --help' for the options)\n", stderr);
+	return AR_EXIT_USAGE;
+}
+
+static bool has_arg(const Option *o)
+{
+	return o->kind != FLAG && (o->kind != CUSTOM || o->arg);
+}
+
+/* "file|memory" for --help, from the choices when there is no .arg. */
+static const char *arg_text(const Option *o)
+{
+	return o->arg ? o->arg : o->choices;
+}
+
+/* "-o, --header FILE" */
+static void option_label(const Option *o, char *buf, size_t n)
+{
+	snprintf(buf, n, "%s%s%s--%s%s%s", o->short_name ? "-" : "",
+		 o->short_name ? (char[2]){o->short_name, 0} : "",
+		 o->short_name ? ", " : "", o->name, has_arg(o) ? " " : "",
+		 has_arg(o) ? arg_text(o) : "");
+}
+
+/* The help text: intro, one entry per row by section, exit codes. */
+static void print_help(FILE *f)
+{
+	fputs(usage_intro, f);
+	for (int i = 0; i < NOPTIONS; i++) {
+		const Option *o = &options[i];
+		char label[64];
+		if (i == 0 || o->section != options[i - 1].section)
+			fprintf(f, "\n%s%s", section_title[o->section],
+				*section_title[o->section] ? "\n" : "");
+		option_label(o, label, sizeof label);
+		/* The text starts at column 24, below a long label. */
+		if (strlen(label) <= 20)
+			fprintf(f, "  %-22s", label);
+		else
+			fprintf(f, "  %s\n%24s", label, "");
+		for (const char *h = o->help; *h; h++) {
+			fputc(*h, f);
+			if (*h == '\n')
+				fprintf(f, "%24s", "");
+		}
+		fputc('\n', f);
+	}
+	fputs(usage_outro, f);
+}
+
+static int show_help(Cli *c, char *arg)
+{
+	(void)c, (void)arg;
+	print_help(stdout);
+	return CLI_DONE;
+}
+
+static int show_version(Cli *c, char *arg)
+{
+	(void)c, (void)arg;
+	puts("arenac " ARENAC_VERSION);
+	return CLI_DONE;
+}
+
+/* Stores v in the row's field, whatever its integer type. */
+static void store_int(Cli *c, const Option *o, int64_t v)
+{
+	char *p = (char *)c + o->at;
+	int i = (int)v;
+	switch (o->size) {
+	case 0:
+		break;
+	case sizeof(bool):
+		*(bool *)p = v != 0;
+		break;
+	case sizeof(int):       /* int and the enums */
+		memcpy(p, &i, sizeof i);
+		break;
+	case sizeof(int64_t):
+		memcpy(p, &v, sizeof v);
+		break;
+	default:
+		assert(!"an option's field has no integer size");
+	}
+}
+
+/* "file or memory", "sgd, momentum or adam" */
+static void choice_list(const char *choices, char *buf, size_t n)
+{
+	const char *last = strrchr(choices, '|');
+	size_t k = 0;
+	for (const char *s = choices; *s && k + 5 < n; s++) {
+		if (*s != '|')
+			buf[k++] = *s;
+		else if (s == last)
+			k += (size_t)snprintf(buf + k, n - k, " or ");
+		else
+			k += (size_t)snprintf(buf + k, n - k, ", ");
+	}
+	buf[k] = 0;
+}
+
+static int parse_choice(Cli *c, const Option *o, const char *arg)
+{
+	const char *s = o->choices;
+	char list[128];
+	for (int i = 0; *s; i++) {
+		size_t len = strcspn(s, "|");
+		if (strlen(arg) == len && !strncmp(s, arg, len)) {
+			store_int(c, o, i);
+			return AR_OK;
+		}
+		s += len + (s[len] == '|');
+	}
+	choice_list(o->choices, list, sizeof list);
+	return cli_usage_error("--%s wants %s, not '%s'", o->name, list, arg);
+}
+
+/* A numeric argument, checked against its kind. */
+static int parse_number(Cli *c, const Option *o, const char *arg)
+{
+	char opt[64], most[AR_NUMFMT_LEN];
+	const char *bad;
+	int64_t v;
+	double d;
+	char *end;
+
+	snprintf(opt, sizeof opt, "--%s", o->name);
+	if (o->kind == SECONDS) {
+		errno = 0;
+		d = strtod(arg, &end);
+		if (errno || end == arg || *end || !(d >= 0))
+			return cli_usage_error("%s wants seconds, not '%s'",
+					       opt, arg);
+		assert(o->size == sizeof(double));
+		memcpy((char *)c + o->at, &d, sizeof d);
+		return AR_OK;
+	}
+	if (!cli_parse_size(arg, &v, &bad) || v == 0)
+		return cli_size_error(opt, o->kind == BYTES ? "bytes above 0" :
+				  o->kind == POW2 ? "a power of two" :
+				  "a positive number", arg, bad);
+	if (o->kind == POW2 && (v & (v - 1)))
+		return cli_usage_error("%s wants a power of two, not '%s'",
+				       opt, arg);
+	if (o->value && v > o->value)
+		return cli_usage_error("%s wants a number up to %s, not '%s'",
+				       opt, ar_fmt_count(most, o->value), arg);
+	assert(o->size == sizeof(int64_t) || o->value);
+	store_int(c, o, v);
+	return AR_OK;
+}
+
+static void echo_option(Cli *c, const Option *o, const char *arg)
+{
+	size_t n = strlen(c->options);
+	snprintf(c->options + n, sizeof c->options - n, "%s--%s%s%s",
+		 n ? " " : "", o->name, arg ? " " : "", arg ? arg : "");
+}
+
+static int apply(Cli *c, const Option *o, char *arg)
+{
+	c->given[o - options] = true;
+	if (o->flags & ECHO)
+		echo_option(c, o, has_arg(o) ? arg : NULL);
+	switch (o->kind) {
+	case FLAG:
+		store_int(c, o, o->value);
+		return AR_OK;
+	case TEXT:
+		assert(o->size == sizeof(const char *));
+		memcpy((char *)c + o->at, &arg, sizeof arg);
+		return AR_OK;
+	case CHOICE:
+		return parse_choice(c, o, arg);
+	case CUSTOM:
+		return o->parse(c, arg);
+	default:
+		return parse_number(c, o, arg);
+	}
+}
+
+/* The error for an option getopt did not know: unknown or ambiguous. */
+static int unknown_option(const char *text)
+{
+	const char *name = text + strspn(text, "-");
+	size_t len = strcspn(name, "=");
+	const Option *best = NULL, *prefix[2] = {NULL, NULL};
+	int nprefix = 0, bestd = 99;
+
+	for (int i = 0; i < NOPTIONS; i++) {
+		const Option *o = &options[i];
+		int d = cli_edit_distance(name, len, o->name);
+		if (!strncmp(o->name, name, len) && len) {
+			if (nprefix < 2)
+				prefix[nprefix] = o;
+			nprefix++;
+		}
+		if (d < bestd)
+			bestd = d, best = o;
+	}
+	if (nprefix > 1 && text[1] == '-')
+		return cli_usage_error("option '%s' is ambiguous: --%s, --%s%s",
+				       text, prefix[0]->name, prefix[1]->name,
+				       nprefix > 2 ? ", ..." : "");
+	/* Close enough to be a slip: a third of the name, at least 2. */
+	if (best && len > 1 && bestd <= (len > 6 ? (int)len / 3 : 2))
+		return cli_usage_error("unknown option '%s'; did you mean "
+				       "'--%s'?", text, best->name);
+	return cli_usage_error("unknown option '%s'", text);
+}
+
+static const Option *by_name(const char *name)
+{
+	for (int i = 0; i < NOPTIONS; i++)
+		if (!strcmp(options[i].name, name))
+			return &options[i];
+	return NULL;
+}
+
+static const Option *by_short(int ch)
+{
+	for (int i = 0; i < NOPTIONS; i++)
+		if (options[i].short_name == ch)
+			return &options[i];
+	return NULL;
+}
+
+/* "-o/--header" or "--json", for messages about a row. */
+static const char *display_name(const Option *o, char *buf, size_t n)
+{
+	if (o->short_name)
+		snprintf(buf, n, "-%c/--%s", o->short_name, o->name);
+	else
+		snprintf(buf, n, "--%s", o->name);
+	return buf;
+}
+
+/* What the options say together, once all are read. */
+static int check_combinations(const Cli *c)
+{
+	const Option *train_only = NULL;
+	char list[256] = "", a[40], b[40];
+	size_t k = 0;
+	int ntrain = 0, listed = 0;
+
+	for (int i = 0; i < NOPTIONS; i++)
+		ntrain += (options[i].flags & TRAIN) != 0;
+	for (int i = 0; i < NOPTIONS; i++) {
+		if (!(options[i].flags & TRAIN))
+			continue;
+		if (c->given[i] && !train_only)
+			train_only = &options[i];
+		listed++;
+		k += (size_t)snprintf(list + k, sizeof list - k, "%s--%s",
+				      listed == 1 ? "" : listed == ntrain ?
+				      " and " : ", ", options[i].name);
+	}
+	if (train_only && !c->train)
+		return cli_usage_error("--%s needs --train (so do all of %s)",
+				       train_only->name, list);
+	if (c->train && c->weights)
+		return cli_usage_error("--weights is not available with "
+				       "--train");
+	if (c->train && c->fuse)
+		return cli_usage_error("--fuse is for inference plans: a "
+				       "training step keeps the prologue's "
+				       "outputs for the backward pass");
+	/* Two outputs into one file would leave one of them, or on stdout
+	 * both run together. */
+	for (int i = 0; i < NOPTIONS; i++)
+		for (int j = i + 1; j < NOPTIONS; j++) {
+			const Option *x = &options[i], *y = &options[j];
+			const char *p, *q;
+			if (!(x->flags & y->flags & OUTPUT) || !c->given[i] ||
+			    !c->given[j])
+				continue;
+			memcpy(&p, (const char *)c + x->at, sizeof p);
+			memcpy(&q, (const char *)c + y->at, sizeof q);
+			if (strcmp(p, q))
+				continue;
+			return cli_usage_error("%s and %s both write %s; give "
+					       "each output its own file",
+					       display_name(x, a, sizeof a),
+					       display_name(y, b, sizeof b),
+					       strcmp(p, "-") ? p :
+					       "to standard output ('-')");
+		}
+	return AR_OK;
+}
+
+int cli_parse_args(Cli *c, int argc, char **argv)
+{
+	struct option longs[CLI_MAX_OPTIONS + 1];
+	char shorts[2 * CLI_MAX_OPTIONS + 2] = ":";
+	size_t ns = 1;
+	int opt, rc;
+
+	c->load.dim_default = -1;
+	c->load.batch = -1;
+	c->load.dims = c->dims;
+	c->load.shapes = c->shapes;
+	ar_plan_options_default(&c->plan);
+	for (int i = 0; i < NOPTIONS; i++) {
+		const Option *o = &options[i];
+		longs[i] = (struct option){o->name, has_arg(o) ?
+					   required_argument : no_argument,
+					   NULL, 256 + i};
+		if (o->short_name) {
+			shorts[ns++] = o->short_name;
+			if (has_arg(o))
+				shorts[ns++] = ':';
+		}
+	}
+	memset(&longs[NOPTIONS], 0, sizeof longs[NOPTIONS]);
+	shorts[ns] = 0;
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, shorts, longs, NULL)) != -1) {
+		const Option *o = opt >= 256 ? &options[opt - 256] :
+				  by_short(opt);
+		if (opt == ':') {
+			const Option *m = optopt >= 256 ?
+				&options[optopt - 256] : by_short(optopt);
+			char name[40];
+			return cli_usage_error("option '%s' needs a value (%s)",
+					       display_name(m, name,
+							    sizeof name),
+					       arg_text(m));
+		}
+		if (opt == '?')
+			return optopt >= 256 ?
+			       cli_usage_error("option '--%s' takes no value",
+					       options[optopt - 256].name) :
+			       optopt ? cli_usage_error("unknown option '-%c'",
+							optopt) :
+			       unknown_option(argv[optind - 1]);
+		if ((rc = apply(c, o, optarg)))
+			return rc;
+	}
+	if (optind != argc - 1)
+		return optind < argc ?
+		       cli_usage_error("expected one model file, got more "
+				       "(%s ...)", argv[optind + 1]) :
+		       cli_usage_error("no model file given");
+	c->model = argv[optind];
+	if ((rc = check_combinations(c)))
+		return rc;
+	c->plan.diag = c->load.diag;    /* the caller's, set before */
+	c->topt.budget = c->plan.budget;
+	c->topt.time_limit = c->plan.time_limit;
+	c->topt.plan = c->plan;
+	if (!c->given[by_name("checkpoint") - options])
+		c->topt.policy = c->plan.budget ? AR_CKPT_OPTIMAL :
+						  AR_CKPT_NONE;
+	return AR_OK;
+}

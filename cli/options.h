@@ -1,0 +1,48 @@
+/*
+ * options.h — the command line of `arenac MODEL.onnx`, parsed from one
+ * table of options (options.c): each row names an option, its argument,
+ * where the value goes, whether it needs --train, whether it shapes the
+ * plan (echoed in the outputs' "options"), and its help text.
+ */
+#ifndef ARENAC_OPTIONS_H
+#define ARENAC_OPTIONS_H
+
+#include <stdbool.h>
+
+#include "checkpoint.h"
+#include "load.h"
+#include "plan.h"
+
+#define CLI_MAX_OPTIONS 96
+#define CLI_MAX_DIMS 64
+#define CLI_MAX_SHAPES 64
+
+/* parse_args's result when the run is already complete (--help). */
+#define CLI_DONE (-1)
+
+typedef struct Cli {
+	const char *model;
+	ArLoadOptions load;
+	ArDimBinding dims[CLI_MAX_DIMS];
+	ArInputShape shapes[CLI_MAX_SHAPES];
+	ArPlanOptions plan;
+	ArMemory memories[AR_MAX_TIERS];
+	const char *json, *header, *prefix, *dot, *timeline, *weights;
+	bool dot_weights, stats, selfcheck, quiet;
+	bool train, sweep, fuse;
+	ArTrainOptions topt;
+	bool given[CLI_MAX_OPTIONS];    /* by table row */
+	char options[1024];     /* the planning options, echoed in outputs */
+} Cli;
+
+/*
+ * Fills c from argv: AR_OK, CLI_DONE after --help or --version, or
+ * AR_EXIT_USAGE after printing the one-line error.
+ */
+int cli_parse_args(Cli *c, int argc, char **argv);
+
+/* Prints "arenac: error: ...\n(run 'arenac --help' ...)"; AR_EXIT_USAGE. */
+int cli_usage_error(const char *fmt, ...)
+	__attribute__((format(printf, 1, 2)));
+
+#endif

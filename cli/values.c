@@ -1,0 +1,135 @@
+/*
+ * values.c — how option values are read: sizes with K/M/G suffixes (the
+ * bad suffix named when there is one), rates with K/M/G/T, and the
+ * options that are more than one value: --dim NAME=VALUE, --input-shape
+ * NAME=DIMS, --memory NAME:SIZE[:BANDWIDTH].  Strings are cut apart in
+ * place: argv outlives the run.
+ */
+#include "values.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+bool cli_parse_size(const char *s, int64_t *out, const char **bad)
+{
+	char *end;
+	int64_t v, mul = 1;
+	*bad = NULL;
+	errno = 0;
+	v = strtoll(s, &end, 10);
+	if (errno || end == s || v < 0 || *s == '-' || *s == '+')
+		return false;
+	switch (*end) {
+	case 'k': case 'K': mul = 1 << 10; end++; break;
+	case 'm': case 'M': mul = 1 << 20; end++; break;
+	case 'g': case 'G': mul = 1 << 30; end++; break;
+	default: break;
+	}
+	if (*end == 'B' || *end == 'b')
+		end++;
+	if (*end) {
+		*bad = end;
+		return false;
+	}
+	return ar_mul64(v, mul, out);
+}
+
+int cli_size_error(const char *opt, const char *what, const char *text,
+		      const char *bad)
+{
+	if (bad)
+		return cli_usage_error("%s: '%s' has an unknown suffix '%s' "
+				       "(K, M, G: powers of 1024)", opt, text,
+				       bad);
+	return cli_usage_error("%s wants %s, not '%s'", opt, what, text);
+}
+
+/* Bytes per second: a number with an optional K/M/G/T (1000-based). */
+static bool parse_rate(const char *s, double *out, const char **bad)
+{
+	static const char units[] = "kKmMgGtT";
+	char *end;
+	const char *u;
+	*bad = NULL;
+	errno = 0;
+	*out = strtod(s, &end);
+	if (errno || end == s || !(*out > 0))
+		return false;
+	if (*end && (u = strchr(units, *end))) {
+		for (long i = 0; i <= (u - units) / 2; i++)
+			*out *= 1000;
+		end++;
+	}
+	if (*end)
+		*bad = end;
+	return *end == 0;
+}
+
+int cli_parse_dim(Cli *c, char *arg)
+{
+	char *eq = strchr(arg, '=');
+	const char *bad;
+	int64_t v;
+	if (!eq || eq == arg)
+		return cli_usage_error("--dim wants NAME=VALUE, not '%s'", arg);
+	if (!cli_parse_size(eq + 1, &v, &bad) || v == 0)
+		return cli_size_error("--dim", "NAME=VALUE with VALUE > 0", arg,
+				  bad);
+	if (c->load.ndims == CLI_MAX_DIMS)
+		return cli_usage_error("more than %d --dim options",
+				       CLI_MAX_DIMS);
+	*eq = 0;        /* argv outlives the run: the name, cut in place */
+	c->dims[c->load.ndims].name = arg;
+	c->dims[c->load.ndims++].value = v;
+	return AR_OK;
+}
+
+int cli_parse_input_shape(Cli *c, char *arg)
+{
+	char *eq = strrchr(arg, '=');   /* names may hold '=', shapes not */
+	ArInputShape *s = &c->shapes[c->load.nshapes];
+	if (c->load.nshapes == CLI_MAX_SHAPES)
+		return cli_usage_error("more than %d --input-shape options",
+				       CLI_MAX_SHAPES);
+	if (!eq || eq == arg || !ar_parse_dims(eq + 1, &s->rank, s->dims))
+		return cli_usage_error("--input-shape wants NAME=DIMS, DIMS "
+				       "like 1x3x224x224 (each above 0, at "
+				       "most %d) or scalar, not '%s'",
+				       AR_MAX_RANK, arg);
+	*eq = 0;
+	s->name = arg;
+	c->load.nshapes++;
+	return AR_OK;
+}
+
+/* --memory NAME:SIZE[:BANDWIDTH], cut apart in place. */
+int cli_parse_memory(Cli *c, char *arg)
+{
+	ArMemory *m = &c->memories[c->plan.nmemories];
+	char *size = strchr(arg, ':'), *bw;
+	const char *bad;
+	if (c->plan.nmemories == AR_MAX_TIERS)
+		return cli_usage_error("at most %d --memory options",
+				       AR_MAX_TIERS);
+	if (!size || size == arg)
+		return cli_usage_error("--memory wants NAME:SIZE[:BANDWIDTH], "
+				       "not '%s'", arg);
+	*size++ = 0;
+	bw = strchr(size, ':');
+	if (bw)
+		*bw++ = 0;
+	m->name = arg;
+	if (!cli_parse_size(size, &m->capacity, &bad) || m->capacity == 0)
+		return cli_size_error("--memory", "a size above 0", size, bad);
+	if (bw && !parse_rate(bw, &m->bandwidth, &bad))
+		return bad ? cli_usage_error("--memory: bandwidth '%s' has an "
+					     "unknown suffix '%s' (K, M, G, T: "
+					     "powers of 1000)", bw, bad) :
+			     cli_usage_error("--memory wants a bandwidth in "
+					     "bytes per second, not '%s'", bw);
+	c->plan.memories = c->memories;
+	c->plan.nmemories++;
+	return AR_OK;
+}
+

@@ -1,0 +1,33 @@
+/*
+ * values.h — reading option values (values.c) and the distance between
+ * option names (suggest.c), for the option table in options.c.
+ */
+#ifndef ARENAC_VALUES_H
+#define ARENAC_VALUES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "options.h"
+
+/*
+ * A non-negative integer with an optional K/M/G (1024-based) suffix and
+ * an optional B.  On failure *bad is the unknown suffix, or NULL when
+ * the number itself is wrong.
+ */
+bool cli_parse_size(const char *s, int64_t *out, const char **bad);
+/* The message for a size cli_parse_size refused: names the bad suffix,
+ * or says what opt wants.  AR_EXIT_USAGE. */
+int cli_size_error(const char *opt, const char *what, const char *text,
+		   const char *bad);
+
+/* The options' own parsers (Option.parse): AR_OK or AR_EXIT_USAGE. */
+int cli_parse_dim(Cli *c, char *arg);
+int cli_parse_input_shape(Cli *c, char *arg);
+int cli_parse_memory(Cli *c, char *arg);
+
+/* Edits (insert, delete, replace, swap two neighbours) from a[0..la) to
+ * b; 99 for strings of 40 characters or more. */
+int cli_edit_distance(const char *a, size_t la, const char *b);
+
+#endif

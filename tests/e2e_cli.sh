@@ -1,0 +1,247 @@
+#!/bin/sh
+# e2e_cli.sh — what a user meets at the command line.
+#
+# Input shapes: --batch changes only symbolic or size-1 leading dims (a
+# recurrent state [2,batch,64] keeps its 2, with a warning), --input-shape
+# gives an input its whole shape (named dims or not) and contradictions
+# are errors naming both sides, every unbound dim is named at once, a
+# --dim the model has no use for is an error.  Messages: "did you mean",
+# the bad suffix named, byte counts with separators, one size format in
+# the summary and the pictures.  File errors exit 1: a directory or a
+# missing file as the model, a directory as an output, a failed write.
+# On failure -q prints nothing but the error and --stats no made-up
+# arena; a training step's bill is printed once; two outputs in one file
+# are refused.  External weights are read from where the loader recorded
+# them; out of memory is one line and exit 4.
+ARENAC=${ARENAC:-build/arenac}
+PYTHON=${PYTHON:-/usr/bin/python3}
+SHARED=${ARENAC_SHARED:-}
+pass=0
+fail=0
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+lenet=testdata/lenet.onnx
+
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL $*"; }
+
+# expect NAME CODE FRAGMENT ARGS...: exit CODE and FRAGMENT on stderr
+# (an empty FRAGMENT: nothing on stderr).
+expect() {
+	e_name=$1 e_code=$2 e_frag=$3
+	shift 3
+	"$ARENAC" "$@" >"$tmp/out" 2>"$tmp/err"
+	e_rc=$?
+	if [ -z "$e_frag" ]; then
+		[ ! -s "$tmp/err" ]
+	else
+		grep -qF -- "$e_frag" "$tmp/err"
+	fi
+	if [ $? -eq 0 ] && [ "$e_rc" -eq "$e_code" ]; then
+		ok
+	else
+		bad "$e_name: exit $e_rc (want $e_code), stderr: $(cat "$tmp/err")"
+	fi
+}
+
+# shape JSON TENSOR: the tensor's shape as "[a, b]".
+shape() {
+	"$PYTHON" -c 'import json, sys
+r = json.load(open(sys.argv[1]))
+print([t["shape"] for t in r["tensors"] if t["name"] == sys.argv[2]][0])' "$1" "$2"
+}
+
+"$PYTHON" - "$tmp" <<'PY' || exit 1
+import sys
+
+import numpy as np
+from onnx import TensorProto, helper, numpy_helper, save_model
+
+out = sys.argv[1]
+
+
+def vi(name, shape):
+    return helper.make_tensor_value_info(name, TensorProto.FLOAT, shape)
+
+
+def save(name, nodes, inputs, outputs, inits=(), **kw):
+    g = helper.make_graph(nodes, name, inputs, outputs, list(inits))
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    m.ir_version = 8
+    save_model(m, f"{out}/{name}.onnx", **kw)
+
+
+def relus(pairs):
+    return [helper.make_node("Relu", [a], [b], name=f"relu_{b}")
+            for a, b in pairs]
+
+
+# A recurrent cell's shapes: x [batch, 8], state h [2, batch, 4].
+save("state", relus([("x", "y"), ("h", "hn")]),
+     [vi("x", ["batch", 8]), vi("h", [2, "batch", 4])],
+     [vi("y", ["batch", 8]), vi("hn", [2, "batch", 4])])
+# Three symbolic dims on one input, like the PaddleOCR detector.
+save("open3", relus([("x", "y")]), [vi("x", ["N", 3, "H", "W"])],
+     [vi("y", None)])
+# Dims with no name, which only --input-shape or --dim-default bind.
+save("unnamed", relus([("x", "y"), ("z", "w")]),
+     [vi("x", [None, None]), vi("z", [2, None, 128])],
+     [vi("y", None), vi("w", None)])
+# 1 GiB in and out: an arena of 2 GiB with --inplace none.
+save("big", relus([("x", "y")]), [vi("x", [1, 1 << 28])], [vi("y", None)])
+# A weight stored beside the model, at an offset inside its data file.
+w = numpy_helper.from_array(np.arange(12, dtype=np.float32).reshape(3, 4),
+                            "w")
+save("ext", [helper.make_node("Add", ["x", "w"], ["y"], name="add")],
+     [vi("x", [3, 4])], [vi("y", None)], [w], save_as_external_data=True,
+     all_tensors_to_one_file=True, location="ext.data", size_threshold=0)
+PY
+
+# --- --batch and --input-shape -------------------------------------------
+
+# 1. --batch on a fixed axis 0 of 2: it stays (outputs agree), a warning.
+expect "batch state" 0 "graph input 'h' has a fixed size of 2 at axis 0" \
+	--batch 4 --json "$tmp/s.json" "$tmp/state.onnx"
+[ "$(shape "$tmp/s.json" h)" = "[2, 4, 4]" ] &&
+[ "$(shape "$tmp/s.json" x)" = "[4, 8]" ] &&
+[ "$(shape "$tmp/s.json" hn)" = "[2, 4, 4]" ] && ok ||
+	bad "--batch 4: h $(shape "$tmp/s.json" h), x $(shape "$tmp/s.json" x)"
+"$ARENAC" -q --batch 4 --json "$tmp/s.json" "$tmp/state.onnx" 2>"$tmp/err"
+[ ! -s "$tmp/err" ] && ok || bad "-q still warns: $(cat "$tmp/err")"
+if [ -n "$SHARED" ] && [ -f "$SHARED/models/silero_vad_legacy.onnx" ]; then
+	expect "batch silero" 0 "graph input 'c' has a fixed size of 2" \
+		--batch 4 --dim batch=4 --dim sequence=512 --json "$tmp/v.json" \
+		"$SHARED/models/silero_vad_legacy.onnx"
+	for t in h c hn cn; do
+		[ "$(shape "$tmp/v.json" $t)" = "[2, 4, 64]" ] && ok ||
+			bad "silero --batch 4: $t is $(shape "$tmp/v.json" $t)"
+	done
+	expect "silero scalar" 0 "" -q --dim batch=1 --dim sequence=512 \
+		--input-shape sr=scalar "$SHARED/models/silero_vad_legacy.onnx"
+else
+	echo "skipped: no shared silero_vad_legacy.onnx (generated model only)"
+fi
+expect "batch and dim disagree" 1 "--dim N=2 and --batch 3 disagree" \
+	--batch 3 --dim N=2 $lenet
+
+# --input-shape: whole shapes, named dims or not.
+expect "input-shape" 0 "" -q --input-shape input=2x1x28x28 \
+	--json "$tmp/l.json" $lenet
+[ "$(shape "$tmp/l.json" input)" = "[2, 1, 28, 28]" ] &&
+	grep -q '"options": "--input-shape input=2x1x28x28"' "$tmp/l.json" && ok ||
+	bad "--input-shape input=2x1x28x28: $(shape "$tmp/l.json" input)"
+expect "input-shape unnamed" 0 "" -q --input-shape x=3x5 \
+	--input-shape z=2x7x128 --json "$tmp/u.json" "$tmp/unnamed.onnx"
+[ "$(shape "$tmp/u.json" x)" = "[3, 5]" ] &&
+[ "$(shape "$tmp/u.json" w)" = "[2, 7, 128]" ] && ok ||
+	bad "unnamed dims: x $(shape "$tmp/u.json" x), w $(shape "$tmp/u.json" w)"
+expect "input-shape against a fixed dim" 1 \
+	"--input-shape z=3x7x128 gives axis 0 the size 3, but graph input 'z' fixes it at 2" \
+	--input-shape x=3x5 --input-shape z=3x7x128 "$tmp/unnamed.onnx"
+expect "input-shape against --dim" 1 \
+	"--dim N=1 and --input-shape input=2x1x28x28 disagree on the size of dim 'N'" \
+	--dim N=1 --input-shape input=2x1x28x28 $lenet
+expect "input-shape no such input" 1 \
+	"the model has no graph input 'inpt' (its inputs: 'input')" \
+	--input-shape inpt=1x1x28x28 $lenet
+expect "input-shape rank" 1 "gives 3 dims, but graph input 'input' has rank 4" \
+	--input-shape input=1x1x28 $lenet
+expect "input-shape syntax" 1 "--input-shape wants NAME=DIMS" \
+	--input-shape input=1x-1 $lenet
+
+# Every unbound dim in one message; a --dim for a dim that is not there.
+expect "unbound, all at once" 2 \
+	"3 unbound dims: 'N' (input 'x', axis 0), 'H' (input 'x', axis 2), 'W' (input 'x', axis 3)" \
+	"$tmp/open3.onnx"
+if [ -n "$SHARED" ] && [ -f "$SHARED/models/ch_PP-OCRv4_det_infer.onnx" ]; then
+	expect "unbound, PP-OCR det" 2 \
+		"3 unbound dims: 'p2o.DynamicDimension.0' (input 'x', axis 0), 'p2o.DynamicDimension.1' (input 'x', axis 2), 'p2o.DynamicDimension.2' (input 'x', axis 3)" \
+		"$SHARED/models/ch_PP-OCRv4_det_infer.onnx"
+fi
+expect "unbound unnamed" 2 \
+	"unnamed (input 'x', axis 0), unnamed (input 'x', axis 1), unnamed (input 'z', axis 1)" \
+	"$tmp/unnamed.onnx"
+expect "--dim matches nothing" 1 \
+	"--dim n=1: the model has no dim named 'n'; its graph inputs have 'N' (input 'input', axis 0)" \
+	--dim n=1 $lenet
+
+# --- messages ------------------------------------------------------------
+
+expect "did you mean" 1 "unknown option '--bugdet'; did you mean '--budget'?" \
+	--bugdet 1M $lenet
+expect "ambiguous" 1 "option '--di' is ambiguous: --dim, --dim-default" \
+	--di 1 $lenet
+expect "bad suffix" 1 "'16Q' has an unknown suffix 'Q'" \
+	--memory sram:16Q $lenet
+expect "separators" 3 \
+	"does not fit the budget of 51,200 bytes: the arena needs 57,600 bytes" \
+	--dim N=1 --budget 50K $lenet
+# The summary and the graph picture write one size the same way.
+"$ARENAC" --dim N=64 $lenet >"$tmp/sum" 2>&1
+size=$(sed -n 's/^  arena .*(\(.*\))$/\1/p' "$tmp/sum")
+"$ARENAC" -q --dim N=64 --dot "$tmp/g.dot" $lenet
+[ "$size" = "3.52 MiB" ] && grep -qF "arena $size" "$tmp/g.dot" && ok ||
+	bad "one size format: summary '$size', picture $(grep -o 'arena [^,]*' "$tmp/g.dot")"
+
+# --- file errors, exit 1 -------------------------------------------------
+
+expect "model is a directory" 1 "testdata: is a directory, not a model file" \
+	testdata
+expect "model missing" 1 "cannot open: No such file or directory" \
+	"$tmp/missing.onnx"
+mkdir "$tmp/outdir"
+expect "output is a directory" 1 "$tmp/outdir is a directory" \
+	-q --dim N=1 -o "$tmp/outdir" $lenet
+"$ARENAC" -q --dim N=1 -o - $lenet >/dev/full 2>"$tmp/err"
+rc=$?
+[ "$rc" -eq 1 ] && ok || bad "header write failure: exit $rc, $(cat "$tmp/err")"
+expect "two outputs on stdout" 1 \
+	"--json and -o/--header both write to standard output" \
+	--dim N=1 --json - -o - $lenet
+expect "two outputs in one file" 1 "--json and --dot both write $tmp/x" \
+	--dim N=1 --json "$tmp/x" --dot "$tmp/x" $lenet
+
+# --- what failures and --stats print -------------------------------------
+
+"$ARENAC" -q --dim N=1 --budget 50K $lenet 2>"$tmp/err"
+[ $? -eq 3 ] && [ "$(wc -l <"$tmp/err")" -eq 1 ] && ! grep -q stats: "$tmp/err" &&
+	ok || bad "-q on a budget failure printed: $(cat "$tmp/err")"
+"$ARENAC" --stats --dim N=1 --memory sram:1K $lenet 2>"$tmp/err"
+[ $? -eq 3 ] && grep -q "stats: lower_bound_bytes 57,600" "$tmp/err" &&
+	! grep -qE "arena_bytes|efficiency|algorithm none" "$tmp/err" && ok ||
+	bad "tier failure with --stats: $(cat "$tmp/err")"
+n=$("$ARENAC" --train --batch 8 --stats $lenet 2>&1 | grep -c "^training step")
+[ "$n" -eq 1 ] && ok || bad "--train --stats printed the bill $n times"
+n=$("$ARENAC" --train --batch 8 --stats -o "$tmp/t.h" $lenet 2>&1 |
+	grep -c "^training step")
+[ "$n" -eq 1 ] && ok || bad "--train --stats -o printed the bill $n times"
+
+# --- external weights, from where the loader recorded them --------------
+
+if "$ARENAC" -q --weights "$tmp/w.bin" -o "$tmp/e.h" "$tmp/ext.onnx" \
+	2>"$tmp/err" && "$PYTHON" - "$tmp" <<'PY'
+import sys
+import numpy as np
+d = sys.argv[1]
+blob = np.fromfile(f"{d}/w.bin", dtype=np.float32)
+assert (blob[:12] == np.arange(12, dtype=np.float32)).all(), blob[:12]
+PY
+then ok; else bad "external weights: $(cat "$tmp/err")"; fi
+expect "external outside the folder" 2 "not a file beside the model" \
+	-q --weights "$tmp/w2.bin" testdata/bad/external_outside.onnx
+
+# --- out of memory: the library calls the CLI's handler ------------------
+
+if [ -n "${ARENAC_SANITIZE:-}" ]; then
+	echo "skipped: out of memory under ulimit -v (the sanitizers reserve more)"
+else
+	(ulimit -v 1000000 && exec "$ARENAC" -q --inplace none --selfcheck \
+		"$tmp/big.onnx") 2>"$tmp/err"
+	rc=$?
+	[ "$rc" -eq 4 ] && grep -q "big.onnx: out of memory" "$tmp/err" &&
+		[ "$(wc -l <"$tmp/err")" -eq 1 ] && ok ||
+		bad "out of memory: exit $rc, $(cat "$tmp/err")"
+fi
+
+echo "cli: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
