@@ -198,6 +198,10 @@ static const Option options[] = {
 	 .section = LIMITS,
 	 .help = "refuse models with more nodes (1000000)"},
 
+	{"list-ops", 0, CUSTOM, NULL, NOWHERE, .parse = cli_list_ops,
+	 .section = OTHER,
+	 .help = "print the ops arenac knows, one version a line:\n"
+		 "counts, shape, fold, alias, gradient, runtime"},
 	{"help", 'h', CUSTOM, NULL, NOWHERE, .parse = show_help,
 	 .section = OTHER, .help = "this text"},
 	{"version", 'V', CUSTOM, NULL, NOWHERE, .parse = show_version,

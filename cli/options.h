@@ -41,6 +41,9 @@ typedef struct Cli {
  */
 int cli_parse_args(Cli *c, int argc, char **argv);
 
+/* --list-ops (listops.c): prints the op table; CLI_DONE. */
+int cli_list_ops(Cli *c, char *arg);
+
 /* Prints "arenac: error: ...\n(run 'arenac --help' ...)"; AR_EXIT_USAGE. */
 int cli_usage_error(const char *fmt, ...)
 	__attribute__((format(printf, 1, 2)));
