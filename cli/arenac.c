@@ -33,6 +33,10 @@ static const char usage_text[] =
 "  --dim NAME=VALUE      bind a symbolic input dim (repeatable)\n"
 "  --dim-default VALUE   bind every symbolic dim not bound by --dim\n"
 "  --batch N             set axis 0 of every graph input to N\n"
+"  --bound NAME=N        the largest extent of each data-dependent axis\n"
+"                        of tensor NAME (NonZero, NonMaxSuppression, ...);\n"
+"                        NAME=D0xD1x... bounds it axis by axis\n"
+"                        (repeatable)\n"
 "\n"
 "Planning:\n"
 "  --align N             offset and size alignment, a power of two (16)\n"
@@ -107,13 +111,14 @@ enum {
 	OPT_MAX_MODEL_BYTES, OPT_MAX_NODES, OPT_WEIGHTS, OPT_MEMORY,
 	OPT_WEIGHTS_IN, OPT_ORDER, OPT_NO_VIEWS, OPT_INPLACE, OPT_CONCAT,
 	OPT_TRAIN, OPT_LOSS, OPT_OPTIMIZER, OPT_CHECKPOINT, OPT_BUDGET_SWEEP,
-	OPT_FUSE
+	OPT_FUSE, OPT_BOUND
 };
 
 static const struct option long_opts[] = {
 	{"dim", required_argument, NULL, OPT_DIM},
 	{"dim-default", required_argument, NULL, OPT_DIM_DEFAULT},
 	{"batch", required_argument, NULL, OPT_BATCH},
+	{"bound", required_argument, NULL, OPT_BOUND},
 	{"align", required_argument, NULL, OPT_ALIGN},
 	{"algo", required_argument, NULL, OPT_ALGO},
 	{"time-limit", required_argument, NULL, OPT_TIME_LIMIT},
@@ -151,6 +156,8 @@ typedef struct Cli {
 	const char *model;
 	ArLoadOptions load;
 	ArDimBinding dims[64];
+	ArBound bounds[64];
+	int nbounds;
 	ArPlanOptions plan;
 	ArMemory memories[AR_MAX_TIERS];
 	const char *json, *header, *prefix, *dot, *timeline, *weights;
@@ -242,6 +249,41 @@ static int parse_memory(Cli *c, char *arg)
 	return AR_OK;
 }
 
+/* --bound NAME=N or NAME=D0xD1x..., cut apart in place. */
+static int parse_bound(Cli *c, char *arg)
+{
+	ArBound *b = &c->bounds[c->nbounds];
+	char *eq = strrchr(arg, '='), *p, *end;
+
+	if (c->nbounds == (int)(sizeof c->bounds / sizeof *c->bounds))
+		return usage_error("too many --bound options%s", "");
+	if (!eq || eq == arg || !eq[1])
+		return usage_error("--bound wants NAME=N or NAME=D0xD1x..., "
+				   "not '%s'", arg);
+	*eq = 0;
+	b->name = arg;
+	for (p = eq + 1;; p = end + 1) {
+		int64_t v;
+		errno = 0;
+		v = strtoll(p, &end, 10);
+		if (errno || end == p || v < 0 || *p == '-' || *p == '+' ||
+		    (*end && *end != 'x') || b->rank == AR_MAX_RANK)
+			return usage_error("--bound wants sizes of at least 0 "
+					   "(N or D0xD1x..., at most 16), not "
+					   "'%s'", eq + 1);
+		b->dims[b->rank++] = v;
+		if (!*end)
+			break;
+	}
+	/* One number bounds every data-dependent axis alike. */
+	if (b->rank == 1 && !strchr(eq + 1, 'x')) {
+		b->max = b->dims[0];
+		b->rank = 0;
+	}
+	c->nbounds++;
+	return AR_OK;
+}
+
 static void add_option_text(Cli *c, const char *name, const char *val)
 {
 	size_t n = strlen(c->options);
@@ -290,6 +332,11 @@ static int parse_args(Cli *c, int argc, char **argv)
 						   "positive number, not '%s'", optarg);
 			c->load.dim_default = v;
 			add_option_text(c, "--dim-default", optarg);
+			break;
+		case OPT_BOUND:
+			add_option_text(c, "--bound", optarg);
+			if (parse_bound(c, optarg))
+				return AR_EXIT_USAGE;
 			break;
 		case OPT_BATCH:
 			if (!parse_size(optarg, &v) || v == 0)
@@ -626,7 +673,8 @@ int main(int argc, char **argv)
 		return rc;
 	rc = ar_load_onnx(c.model, &c.load, &g, &err);
 	if (!rc)
-		rc = ar_infer(g, &c.load.diag, &err);
+		rc = ar_infer_bounded(g, &c.load.diag, c.bounds, c.nbounds,
+				      &err);
 	if (!rc && c.fuse)
 		ar_fuse_preact(g);
 	if (!rc && c.train) {

@@ -550,6 +550,12 @@ static int load_graph(Loader *L, const Onnx__GraphProto *gp, Scope *parent,
 				       autoname, np->op_type, nz(np->domain));
 		n = &g->nodes[ni];
 		n->opset = opset_of(L->model, n->domain);
+		if (n->opset < 1 && ar_default_domain(n->domain)) {
+			rc = ar_fail(L->err, AR_EXIT_MODEL, "node '%s' (%s): the "
+				     "model imports no opset of the default "
+				     "ONNX domain", n->name, n->op);
+			break;
+		}
 		if (n->opset < 0) {
 			rc = ar_fail(L->err, AR_EXIT_MODEL, "node '%s' (%s) is "
 				     "in domain '%s', which the model does not "
@@ -726,7 +732,6 @@ int ar_load_onnx_buffer(const uint8_t *buf, size_t len,
 	Onnx__ModelProto *m;
 	Loader L = {0};
 	int rc;
-	int64_t opset;
 
 	*out = NULL;
 	L.opt = opt ? opt : &defaults;
@@ -758,12 +763,6 @@ int ar_load_onnx_buffer(const uint8_t *buf, size_t len,
 		ar_warn(&L.opt->diag, "IR version %lld is newer than arenac "
 			"knows (10); reading it as 10",
 			(long long)m->ir_version);
-	opset = opset_of(m, "");
-	if (opset < 1) {
-		rc = ar_fail(err, AR_EXIT_MODEL, "model imports no opset of the "
-			     "default ONNX domain");
-		goto done;
-	}
 	rc = load_graph(&L, m->graph, NULL, 0, out);
 	if (rc) {
 		ar_graph_free(*out);

@@ -1,6 +1,6 @@
 /*
  * shape_conv.c — shapes of sliding-window ops (Conv, ConvTranspose, the
- * pools) and of the matrix products (Gemm, MatMul).
+ * pools) and of the matrix ops (Gemm, MatMul, Det).
  *
  * Conv and the pools share one window computation, so pads, strides,
  * dilations, auto_pad and ceil_mode mean the same thing everywhere.
@@ -311,5 +311,18 @@ int ar_shape_matmul(InferCtx *c, ArNode *n)
 	if (rank > AR_MAX_RANK)
 		return ar_node_fail(c, n, "rank above %d", AR_MAX_RANK);
 	ar_set_shape(ar_out(c, n, 0), a->dtype, rank, dims);
+	return AR_OK;
+}
+
+/* Det(X [*, M, M]) -> [*]: one determinant per square matrix. */
+int ar_shape_det(InferCtx *c, ArNode *n)
+{
+	ArTensor *x;
+	int rc = ar_need(c, n, 0, &x);
+	if (rc)
+		return rc;
+	if (x->rank < 2 || x->dims[x->rank - 1] != x->dims[x->rank - 2])
+		return ar_node_fail(c, n, "needs square matrices [*, M, M]");
+	ar_set_shape(ar_out(c, n, 0), x->dtype, x->rank - 2, x->dims);
 	return AR_OK;
 }

@@ -146,3 +146,26 @@ int ar_shape_layernorm(InferCtx *c, ArNode *n)
 	ar_set_shape(ar_out(c, n, 2), stash, x->rank, dims);
 	return AR_OK;
 }
+
+/*
+ * The optimizers of ai.onnx.preview.training (Adagrad, Adam, Momentum):
+ * (R, T, X..., G..., state...) -> (X_new..., state_new...), p tensors per
+ * group; each output has its input's shape, the gradients G excepted.
+ */
+int ar_shape_optimizer(InferCtx *c, ArNode *n)
+{
+	int m = n->nexplicit - 2, k = n->noutputs, p = m - k, rc;
+
+	if (p < 1 || k % p || m % p)
+		return ar_node_fail(c, n, "has %d inputs after R and T and %d "
+				    "outputs: not groups of equal size", m, k);
+	for (int j = 0; j < k; j++) {
+		int group = j / p;
+		ArTensor *x;
+		if ((rc = ar_need(c, n, 2 + (group ? group + 1 : 0) * p + j % p,
+				  &x)))
+			return rc;
+		ar_same_as(c, n, j, x);
+	}
+	return AR_OK;
+}

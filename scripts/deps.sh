@@ -2,7 +2,7 @@
 # deps.sh — installs the Debian packages arenac needs to build and test.
 # As root it runs apt-get; otherwise it prints the exact line and fails.
 set -eu
-PKGS="protobuf-c-compiler libprotobuf-c-dev libonnx-dev libgraphviz-dev graphviz libcmocka-dev python3-onnx python3-numpy clang libclang-rt-dev pkg-config"
+PKGS="protobuf-c-compiler libprotobuf-c-dev libonnx-dev libgraphviz-dev graphviz libcmocka-dev python3-onnx python3-numpy clang libclang-rt-dev pkg-config libonnx-testdata"
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"
