@@ -90,6 +90,12 @@ void ar_bound_axis(ArTensor *t, int axis, int64_t max)
 	t->dims[axis] = max;
 }
 
+void ar_set_bounded(ArTensor *t, uint32_t axes)
+{
+	if (t)
+		t->bounded = axes;
+}
+
 bool ar_runtime_input(InferCtx *c, const ArNode *n, int j)
 {
 	const ArTensor *t = ar_in(c, n, j);
@@ -277,9 +283,12 @@ static void cross_check(InferCtx *c, const ArTensor *t, ArDType before)
 			t->name, ar_dtype_name(before), ar_dtype_name(t->dtype));
 	if (!t->declared)
 		return;
+	/* A declared extent within a bounded axis's bound is consistent. */
 	differ = t->decl_rank != t->rank;
 	for (int i = 0; !differ && i < t->rank; i++)
-		differ = t->decl_dims[i] >= 0 && t->decl_dims[i] != t->dims[i];
+		differ = t->decl_dims[i] >= 0 &&
+			 ((t->bounded >> i & 1u) ? t->decl_dims[i] > t->dims[i] :
+			  t->decl_dims[i] != t->dims[i]);
 	if (!differ)
 		return;
 	fmt_shape(si, sizeof si, t->rank, t->dims);

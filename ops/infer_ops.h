@@ -40,6 +40,10 @@ typedef struct InferCtx {
  */
 #define AR_NO_BOUND (-1)
 void ar_bound_axis(ArTensor *t, int axis, int64_t max);
+/* Sets the data-dependent axes of a shaped output (t may be NULL); bit
+ * i of t's input x is x->bounded >> i & 1. */
+void ar_set_bounded(ArTensor *t, uint32_t axes);
+#define AR_BOUNDED(x, i) ((x)->bounded >> (i) & 1u)
 /* Input j is present but its values are known only at run time. */
 bool ar_runtime_input(InferCtx *c, const ArNode *n, int j);
 /* The driver's part (frontend/bounds.c): after node n's shape function,

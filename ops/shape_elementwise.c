@@ -70,6 +70,7 @@ int ar_shape_dropout(InferCtx *c, ArNode *n)
 static int broadcast_all(InferCtx *c, ArNode *n, ArDType dt)
 {
 	int64_t dims[AR_MAX_RANK];
+	uint32_t axes = 0;
 	int rank = 0, rc, seen = 0;
 
 	for (int j = 0; j < n->nexplicit; j++) {
@@ -84,7 +85,15 @@ static int broadcast_all(InferCtx *c, ArNode *n, ArDType dt)
 	}
 	if (!seen)
 		return ar_node_fail(c, n, "has no inputs");
+	/* Trailing axes line up: an axis is data-dependent if any input's
+	 * is. */
+	for (int j = 0; j < n->nexplicit; j++) {
+		ArTensor *t = ar_in(c, n, j);
+		if (t)
+			axes |= t->bounded << (rank - t->rank);
+	}
 	ar_set_shape(ar_out(c, n, 0), dt, rank, dims);
+	ar_set_bounded(ar_out(c, n, 0), axes);
 	return AR_OK;
 }
 

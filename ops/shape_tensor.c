@@ -196,6 +196,7 @@ int ar_shape_reshape(InferCtx *c, ArNode *n)
 	int64_t *v, cnt, dims[AR_MAX_RANK], known = 1, numel;
 	int infer = -1, rc;
 	bool allowzero = ar_attr_int(n, "allowzero", 0) != 0;
+	uint32_t axes = 0;
 
 	if ((rc = ar_need(c, n, 0, &x)))
 		return rc;
@@ -218,6 +219,7 @@ int ar_shape_reshape(InferCtx *c, ArNode *n)
 						  "rank %d", i, x->rank);
 			else
 				dims[i] = x->dims[i];
+			axes |= i < x->rank ? AR_BOUNDED(x, i) << i : 0;
 		} else if (v[i] == -1) {
 			if (infer >= 0)
 				rc = ar_node_fail(c, n, "target shape has more "
@@ -234,19 +236,23 @@ int ar_shape_reshape(InferCtx *c, ArNode *n)
 	free(v);
 	if (rc)
 		return rc;
+	/* A bounded input has at most numel elements: the -1 dim takes
+	 * the largest whole count. */
 	numel = ar_numel(x);
 	if (infer >= 0) {
-		if (known == 0 || numel % known)
+		if (known == 0 || (numel % known && !x->bounded))
 			return ar_node_fail(c, n, "cannot reshape %lld elements "
 					    "with a -1 dim: the other dims "
 					    "make %lld", (long long)numel,
 					    (long long)known);
 		dims[infer] = numel / known;
-	} else if (known != numel) {
+		axes |= x->bounded ? 1u << infer : 0;
+	} else if (x->bounded ? known > numel : known != numel) {
 		return ar_node_fail(c, n, "cannot reshape %lld elements into "
 				    "%lld", (long long)numel, (long long)known);
 	}
 	ar_set_shape(ar_out(c, n, 0), x->dtype, (int)cnt, dims);
+	ar_set_bounded(ar_out(c, n, 0), axes);
 	return AR_OK;
 }
 
@@ -274,6 +280,7 @@ int ar_shape_transpose(InferCtx *c, ArNode *n)
 	int64_t dims[AR_MAX_RANK];
 	const ArAttr *perm = ar_attr(n, "perm");
 	bool used[AR_MAX_RANK] = {0};
+	uint32_t axes = 0;
 	int rc = ar_need(c, n, 0, &x);
 
 	if (rc)
@@ -288,8 +295,10 @@ int ar_shape_transpose(InferCtx *c, ArNode *n)
 					    "of 0..%d", x->rank - 1);
 		used[p] = true;
 		dims[i] = x->dims[p];
+		axes |= AR_BOUNDED(x, p) << i;
 	}
 	ar_set_shape(ar_out(c, n, 0), x->dtype, x->rank, dims);
+	ar_set_bounded(ar_out(c, n, 0), axes);
 	return AR_OK;
 }
 
@@ -297,10 +306,12 @@ int ar_shape_concat(InferCtx *c, ArNode *n)
 {
 	ArTensor *x;
 	int64_t dims[AR_MAX_RANK];
+	uint32_t axes;
 	int axis, rc = ar_need(c, n, 0, &x);
 
 	if (rc)
 		return rc;
+	axes = x->bounded;
 	if (!ar_attr(n, "axis"))
 		return ar_node_fail(c, n, "attribute 'axis' is missing");
 	if ((rc = ar_axis(c, n, ar_attr_int(n, "axis", 0), x->rank, &axis)))
@@ -323,8 +334,10 @@ int ar_shape_concat(InferCtx *c, ArNode *n)
 						    (long long)x->dims[i]);
 		if (!ar_add64(dims[axis], t->dims[axis], &dims[axis]))
 			return ar_node_fail(c, n, "concatenated dim overflows");
+		axes |= t->bounded;
 	}
 	ar_set_shape(ar_out(c, n, 0), x->dtype, x->rank, dims);
+	ar_set_bounded(ar_out(c, n, 0), axes);
 	return AR_OK;
 }
 
@@ -515,6 +528,7 @@ int ar_shape_slice(InferCtx *c, ArNode *n)
 	if ((rc = ar_slice_params(c, n, x, first, step, len)))
 		return rc;
 	ar_set_shape(ar_out(c, n, 0), x->dtype, x->rank, len);
+	ar_set_bounded(ar_out(c, n, 0), x->bounded);
 	return AR_OK;
 }
 
@@ -556,6 +570,7 @@ int ar_shape_squeeze(InferCtx *c, ArNode *n)
 	ArTensor *x;
 	int64_t *ax, cnt, dims[AR_MAX_RANK];
 	bool mark[AR_MAX_RANK];
+	uint32_t axes = 0;
 	int rank = 0, rc = ar_need(c, n, 0, &x);
 
 	if (rc)
@@ -576,9 +591,11 @@ int ar_shape_squeeze(InferCtx *c, ArNode *n)
 						    (long long)x->dims[i]);
 			continue;
 		}
+		axes |= AR_BOUNDED(x, i) << rank;
 		dims[rank++] = x->dims[i];
 	}
 	ar_set_shape(ar_out(c, n, 0), x->dtype, rank, dims);
+	ar_set_bounded(ar_out(c, n, 0), axes);
 	return AR_OK;
 }
 
@@ -587,6 +604,7 @@ int ar_shape_unsqueeze(InferCtx *c, ArNode *n)
 	ArTensor *x;
 	int64_t *ax, cnt, dims[AR_MAX_RANK];
 	bool mark[AR_MAX_RANK];
+	uint32_t axes = 0;
 	int rank, k = 0, rc = ar_need(c, n, 0, &x);
 
 	if (rc)
@@ -605,9 +623,12 @@ int ar_shape_unsqueeze(InferCtx *c, ArNode *n)
 	free(ax);
 	if (rc)
 		return rc;
-	for (int i = 0; i < rank; i++)
+	for (int i = 0; i < rank; i++) {
+		axes |= mark[i] ? 0 : AR_BOUNDED(x, k) << i;
 		dims[i] = mark[i] ? 1 : x->dims[k++];
+	}
 	ar_set_shape(ar_out(c, n, 0), x->dtype, rank, dims);
+	ar_set_bounded(ar_out(c, n, 0), axes);
 	return AR_OK;
 }
 
@@ -615,6 +636,7 @@ int ar_shape_gather(InferCtx *c, ArNode *n)
 {
 	ArTensor *x, *idx;
 	int64_t dims[AR_MAX_RANK];
+	uint32_t axes = 0;
 	int axis, rank = 0, rc;
 
 	if ((rc = ar_need(c, n, 0, &x)) || (rc = ar_need(c, n, 1, &idx)) ||
@@ -622,13 +644,18 @@ int ar_shape_gather(InferCtx *c, ArNode *n)
 		return rc;
 	if (x->rank - 1 + idx->rank > AR_MAX_RANK)
 		return ar_node_fail(c, n, "output rank above %d", AR_MAX_RANK);
-	for (int i = 0; i < axis; i++)
-		dims[rank++] = x->dims[i];
-	for (int i = 0; i < idx->rank; i++)
-		dims[rank++] = idx->dims[i];
-	for (int i = axis + 1; i < x->rank; i++)
-		dims[rank++] = x->dims[i];
+	for (int i = 0; i < x->rank; i++) {
+		for (int k = 0; i == axis && k < idx->rank; k++) {
+			axes |= AR_BOUNDED(idx, k) << rank;
+			dims[rank++] = idx->dims[k];
+		}
+		if (i != axis) {
+			axes |= AR_BOUNDED(x, i) << rank;
+			dims[rank++] = x->dims[i];
+		}
+	}
 	ar_set_shape(ar_out(c, n, 0), x->dtype, rank, dims);
+	ar_set_bounded(ar_out(c, n, 0), axes);
 	return AR_OK;
 }
 

@@ -52,6 +52,9 @@ REASONS = [
     ("op-missing", r"no shape inference for this op"),
 ]
 
+LABELS = {"exact": "planned, exact shapes", "bounded": "planned, bounded",
+          "wrong": "WRONG"}
+
 DTYPES = {1: "float32", 2: "uint8", 3: "int8", 4: "uint16", 5: "int16",
           6: "int32", 7: "int64", 8: "string", 9: "bool", 10: "float16",
           11: "float64", 12: "uint32", 13: "uint64", 14: "complex64",
@@ -240,10 +243,9 @@ def main():
                 listed[n][1], msg)
         elif st != "refused" and n in listed:
             why = "now plans (%s): remove it from the list" % st
-        key = "refused: " + listed[n][0] if st == "refused" and \
-            n in listed else st
-        pas = "@const" in n and "const " or ""
-        tally[pas + key] = tally.get(pas + key, 0) + 1
+        key = ("@const" in n, LABELS.get(st) or "refused: " +
+               (listed[n][0] if n in listed else "unlisted"))
+        tally[key] = tally.get(key, 0) + 1
         if why:
             failed += 1
             print("FAIL %s: %s" % (n, why))
@@ -254,8 +256,13 @@ def main():
         failed += 1
         print("FAIL %s: listed as refused, but no such test ran" % n)
     if counts:
-        for k in sorted(tally):
-            print("%-28s %d" % (k, tally[k]))
+        for const in (False, True):
+            keys = sorted(k for k in tally if k[0] == const)
+            print("%s: %d tests" % (
+                "small inputs made constants" if const else "node suite",
+                sum(tally[k] for k in keys)))
+            for k in keys:
+                print("  %-26s %4d" % (k[1], tally[k]))
     print("nodesuite: %d passed, %d failed" % (passed, failed))
     return 1 if failed else 0
 

@@ -701,10 +701,12 @@ static void test_bounded_sources(void **state)
 	node(g, "NonMaxSuppression", 11, "boxes,scores", "none");
 	node(g, "Unique", 11, "x", "u,ui,uinv,uc");
 	node(g, "TopK", 11, "x,k", "tv,ti");
-	/* Readers of a bounded tensor: same-shape ops keep its axes,
-	 * others are bounded on every axis; Shape is no constant. */
+	/* Readers of a bounded tensor: ops that move axes move their
+	 * marks, others are bounded on every axis; Shape is no constant. */
 	node(g, "Relu", 13, "nz", "r");
 	node(g, "Transpose", 13, "nz", "tr");
+	node(g, "Add", 13, "nz,k", "sum");
+	node(g, "Flatten", 13, "nz", "fl");
 	node(g, "Shape", 13, "nz", "sh");
 	ok(g);
 	SHAPE(g, "nz", 2, 6);
@@ -729,7 +731,10 @@ static void test_bounded_sources(void **state)
 	assert_int_equal(T(g, "ti")->dtype, AR_DT_INT64);
 	assert_int_equal(T(g, "r")->bounded, 2);
 	SHAPE(g, "tr", 6, 2);
-	assert_int_equal(T(g, "tr")->bounded, 3);
+	assert_int_equal(T(g, "tr")->bounded, 1);
+	assert_int_equal(T(g, "sum")->bounded, 2);
+	SHAPE(g, "fl", 2, 6);
+	assert_int_equal(T(g, "fl")->bounded, 3);
 	assert_int_equal(T(g, "sh")->kind, AR_TK_ACTIVATION);
 	ar_graph_free(g);
 }
