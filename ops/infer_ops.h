@@ -186,6 +186,8 @@ int ar_shape_loop(InferCtx *c, ArNode *n);
 int ar_shape_scan(InferCtx *c, ArNode *n);
 
 int ar_shape_det(InferCtx *c, ArNode *n);
+int ar_shape_col2im(InferCtx *c, ArNode *n);
+int ar_shape_centercroppad(InferCtx *c, ArNode *n);
 int ar_shape_optimizer(InferCtx *c, ArNode *n);
 int ar_shape_loss(InferCtx *c, ArNode *n);
 int ar_shape_gridsample(InferCtx *c, ArNode *n);

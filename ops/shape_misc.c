@@ -120,14 +120,27 @@ static int bind_input(InferCtx *c, ArGraph *g, int k, ArDType dt, int rank,
 	return ar_tensor_set_bytes(t, c->err);
 }
 
-/* Whether a Loop runs exactly its trip count: its body's condition output
- * is constant true, or passes on a condition input absent or true. */
+/*
+ * Whether a Loop runs exactly its trip count: its body's condition output
+ * is constant true, or passes on (through views, which keep values) a
+ * condition input that is absent or true.
+ */
 static bool runs_all_trips(InferCtx *c, const ArNode *n, const ArGraph *g)
 {
 	const ArTensor *out = sub_out(g, 0), *cond = ar_in(c, n, 1);
+	int t = g->outputs[0];
+
 	if (out->data && ar_numel(out) == 1)
 		return ar_get_int(out, 0) != 0;
-	return g->outputs[0] == g->inputs[1] &&
+	while (t != g->inputs[1] && g->tensors[t].producer >= 0) {
+		const ArNode *p = &g->nodes[g->tensors[t].producer];
+		const ArOpDef *d = ar_op_of(p);
+		if (!d || d->alias != AR_ALIAS_VIEW || d->view_when ||
+		    p->nexplicit < 1 || p->inputs[0] < 0)
+			break;
+		t = p->inputs[0];
+	}
+	return t == g->inputs[1] &&
 	       (!cond || (cond->data && ar_numel(cond) == 1 &&
 			  ar_get_int(cond, 0) != 0));
 }

@@ -724,6 +724,54 @@ out:
 }
 
 /*
+ * CenterCropPad(input, shape): the axes (attribute, default all) take the
+ * extents shape gives, cropped or padded about the centre; extents known
+ * only at run time have no bound.
+ */
+int ar_shape_centercroppad(InferCtx *c, ArNode *n)
+{
+	ArTensor *x;
+	int64_t *ax, *v = NULL, nax, cnt, dims[AR_MAX_RANK];
+	bool mark[AR_MAX_RANK], rt = ar_runtime_input(c, n, 1);
+	uint32_t axes;
+	int rc = ar_need(c, n, 0, &x);
+
+	if (rc)
+		return rc;
+	ar_attr_ints(n, "axes", &ax, &nax);
+	if ((rc = mark_axes(c, n, ax, nax < 0 ? 0 : nax, x->rank, mark)) ||
+	    (!rt && (rc = ar_const_ints(c, n, 1, &v, &cnt))))
+		goto out;
+	if (rt)
+		cnt = ar_numel(ar_in(c, n, 1));
+	if (cnt != (nax < 0 ? x->rank : nax)) {
+		rc = ar_node_fail(c, n, "shape has %lld values for %lld axes",
+				  (long long)cnt,
+				  (long long)(nax < 0 ? x->rank : nax));
+		goto out;
+	}
+	memcpy(dims, x->dims, sizeof dims);
+	axes = x->bounded;
+	for (int i = 0, k = 0; i < x->rank; i++) {
+		if (nax >= 0 && !mark[i])
+			continue;
+		dims[i] = v ? v[k++] : AR_NO_BOUND;
+		if (v && dims[i] < 0) {
+			rc = ar_node_fail(c, n, "negative extent %lld",
+					  (long long)dims[i]);
+			goto out;
+		}
+		axes = v ? axes & ~AR_BIT(i) : axes | AR_BIT(i);
+	}
+	ar_set_shape(ar_out(c, n, 0), x->dtype, x->rank, dims);
+	ar_set_bounded(ar_out(c, n, 0), axes);
+out:
+	free(ax);
+	free(v);
+	return rc;
+}
+
+/*
  * Resize (and Upsample): the resized axes (the axes attribute from opset
  * 18, else all) from sizes or from scales, floor(dim * scale), as onnx's
  * shape inference and reference do (the roi of tf_crop_and_resize moves

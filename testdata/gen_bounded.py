@@ -7,8 +7,10 @@ selected box indices are sliced out of its [selected, 3] output, and the
 chosen boxes gathered: arenac plans the selections for their upper bound
 (3 classes x 10 boxes = 30 rows) and the README's "Bounded shapes" example
 uses it.  testdata/range_runtime.onnx: Range up to a graph input, a size
-with no bound arenac can compute (--bound gives one).  tests/e2e_bounded.sh
-plans both under several --bound options.
+with no bound arenac can compute (--bound gives one).
+testdata/loop_until.onnx: a Loop of at most 5 trips whose body's condition
+can stop it early, so its scan output has at most 5 slices.
+tests/e2e_bounded.sh plans them under several --bound options.
 Run from the repository root: /usr/bin/python3 testdata/gen_bounded.py
 """
 import os
@@ -73,6 +75,31 @@ def range_runtime():
     save_model(g, "range_runtime")
 
 
+def loop_until():
+    n = helper.make_node
+    vi = helper.make_tensor_value_info
+    body = helper.make_graph(
+        [n("Less", ["i", "three"], ["cond_out"]),
+         n("Add", ["acc_in", "x"], ["acc_out"]),
+         n("Identity", ["acc_out"], ["slice"])],
+        "body",
+        [vi("i", TensorProto.INT64, []), vi("cond_in", TensorProto.BOOL, []),
+         vi("acc_in", TensorProto.FLOAT, [2])],
+        [vi("cond_out", TensorProto.BOOL, []),
+         vi("acc_out", TensorProto.FLOAT, [2]),
+         vi("slice", TensorProto.FLOAT, [2])],
+        [const("three", 3)])
+    g = helper.make_graph(
+        [n("Loop", ["trips", "", "x"], ["acc", "scans"], body=body)],
+        "loop_until",
+        [vi("x", TensorProto.FLOAT, [2])],
+        [vi("acc", TensorProto.FLOAT, [2]),
+         vi("scans", TensorProto.FLOAT, ["n", 2])],
+        [const("trips", 5)])
+    save_model(g, "loop_until")
+
+
 if __name__ == "__main__":
     nms_postprocess()
     range_runtime()
+    loop_until()

@@ -5,13 +5,15 @@
 # the JSON report with its max_shape, the bound carried through Slice,
 # Reshape and Gather, tightened by --bound (also axis by axis), checked by
 # the verifier and the poison executor, and its header compiles; a Range up
-# to a graph input has no bound until --bound gives one; wrong --bound
-# options are usage errors.
+# to a graph input has no bound until --bound gives one; a Loop that may
+# stop early stacks at most its trip count; wrong --bound options are usage
+# errors.
 ARENAC=${ARENAC:-build/arenac}
 PYTHON=${PYTHON:-/usr/bin/python3}
 CC=${CC:-cc}
 NMS=testdata/nms_postprocess.onnx
 RANGE=testdata/range_runtime.onnx
+LOOP=testdata/loop_until.onnx
 pass=0
 fail=0
 tmp=$(mktemp -d)
@@ -60,7 +62,7 @@ warns() {
 	else bad "$*: no warning '$text': $(cat "$tmp/err")"; fi
 }
 
-if [ ! -f "$NMS" ] || [ ! -f "$RANGE" ]; then
+if [ ! -f "$NMS" ] || [ ! -f "$RANGE" ] || [ ! -f "$LOOP" ]; then
 	echo "FAIL testdata/gen_bounded.py's models are missing"
 	exit 1
 fi
@@ -97,6 +99,8 @@ else bad "$NMS: summary or header"; fi
 refused 2 "node 'range' (Range): output 'r' has a size known only at run time (axis 0) and no bound arenac can compute; give its largest size with --bound r=N" \
 	"$RANGE"
 plans "$RANGE" "r [-1] [16] 128;out [-1] [16] 64" --bound r=16
+# The body's condition may end the loop before its 5 trips.
+plans "$LOOP" "scans [-1,2] [5,2] 40;acc [2] null 8"
 
 echo "bounded: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

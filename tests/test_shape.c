@@ -866,6 +866,46 @@ static void test_resize_dft_forms(void **state)
 	ar_graph_free(g);
 }
 
+/* Generators, Col2Im and CenterCropPad: ops the node suite (ONNX 1.12)
+ * has no test of. */
+static void test_generators(void **state)
+{
+	ArGraph *g = ar_graph_new("gen");
+	int n;
+	(void)state;
+	INPUT(g, "x", 2, 5);
+	INPUT(g, "cols", 1, 8, 9);
+	INPUT(g, "img", 1, 3, 4, 8);
+	INTS(g, "ishape", 4, 4);
+	INTS(g, "block", 2, 2);
+	INTS(g, "crop", 6, 6);
+	n = node(g, "RandomNormal", 1, "", "rn");
+	ATTR_INTS(g, n, "shape", 2, 3);
+	n = node(g, "RandomUniformLike", 1, "x", "ru");
+	attr_i(g, n, "dtype", AR_DT_DOUBLE);
+	n = node(g, "Multinomial", 7, "x", "mn");
+	attr_i(g, n, "sample_size", 4);
+	n = node(g, "EyeLike", 9, "x", "eye");
+	attr_i(g, n, "dtype", AR_DT_INT32);
+	node(g, "Col2Im", 18, "cols,ishape,block", "im");
+	n = node(g, "CenterCropPad", 18, "img,crop", "cc");
+	ATTR_INTS(g, n, "axes", -2, -1);
+	ok(g);
+	SHAPE(g, "rn", 2, 3);
+	assert_int_equal(T(g, "rn")->dtype, AR_DT_FLOAT);
+	/* Random values are drawn at run time, inputs or none. */
+	assert_int_equal(T(g, "rn")->kind, AR_TK_ACTIVATION);
+	SHAPE(g, "ru", 2, 5);
+	assert_int_equal(T(g, "ru")->dtype, AR_DT_DOUBLE);
+	SHAPE(g, "mn", 2, 4);
+	assert_int_equal(T(g, "mn")->dtype, AR_DT_INT32);
+	SHAPE(g, "eye", 2, 5);
+	assert_int_equal(T(g, "eye")->dtype, AR_DT_INT32);
+	SHAPE(g, "im", 1, 2, 4, 4);
+	SHAPE(g, "cc", 1, 3, 6, 6);
+	ar_graph_free(g);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -887,6 +927,7 @@ int main(void)
 		cmocka_unit_test(test_bounded_sources),
 		cmocka_unit_test(test_bounded_options),
 		cmocka_unit_test(test_resize_dft_forms),
+		cmocka_unit_test(test_generators),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
