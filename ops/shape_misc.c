@@ -230,7 +230,11 @@ int ar_shape_scan(InferCtx *c, ArNode *n)
 	ar_attr_ints(n, "scan_output_axes", &out_ax, &nout_ax);
 	for (int j = 0; !rc && j < nstate; j++) {
 		ArTensor *v;
-		if (!(rc = ar_need(c, n, first + j, &v)))
+		if ((rc = ar_need(c, n, first + j, &v)))
+			break;
+		if (v->rank < v8)
+			rc = ar_node_fail(c, n, "state %d has no batch axis", j);
+		else
 			rc = bind_input(c, g, j, v->dtype, v->rank - v8,
 					v->dims + v8, v->bounded >> v8);
 	}
