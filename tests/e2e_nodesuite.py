@@ -17,12 +17,16 @@ A test arenac refuses (exit 2) must be listed in tests/nodesuite_refusals.txt
 with its reason class and a substring of the message; a listed test that
 plans, or is refused for another reason, fails until the list is updated.
 
-Second pass ("NAME@const"): for each test refused for a size known only at
-run time, or planned with a bounded output, the small graph inputs (rank at
-most 1, at most 16 values: the sizes, axes, scales and scalars that shapes
-depend on) become initializers holding the test's input values, so the
-shape functions meet real values too.  Its refusals are listed the same
-way.
+Second pass, for each test refused for a size known only at run time or
+planned with a bounded output:
+  - "NAME@const": the small graph inputs (rank at most 1, at most 16
+    values: the sizes, axes, scales and scalars that shapes depend on)
+    become initializers holding the test's input values, so the shape
+    functions meet real values too;
+  - "NAME@bound": where the tensor without a bound is a graph output,
+    --bound gives it the expected output's shape (the user who knows it),
+    which must plan, static axes and all.
+Their refusals are listed the same way.
 
 Options: --update rewrites the refusal list from this run (classes from the
 message, REASONS below); --counts prints the counts make bench reports.
@@ -101,8 +105,8 @@ def expected(folder):
     return out
 
 
-def run(path):
-    r = subprocess.run([ARENAC, "-q", "--json", "-", path],
+def run(path, args):
+    r = subprocess.run([ARENAC, "-q", "--json", "-"] + args + [path],
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                        universal_newlines=True, timeout=120)
     return r.returncode, r.stdout, r.stderr.strip().split("\n")[-1]
@@ -137,8 +141,8 @@ def compare(name, t, dtype, dims):
 def check(item):
     """(name, status, detail): status 'exact', 'bounded', 'refused' or
     'wrong'."""
-    name, path, folder, outputs = item
-    rc, out, err = run(path)
+    name, path, folder, outputs, args = item
+    rc, out, err = run(path, args)
     if rc == 2:
         return name, "refused", err.replace(path, "MODEL")
     if rc != 0:
@@ -184,18 +188,34 @@ def const_variant(folder, tmp, name):
     return path
 
 
-def jobs(names, tmp=None, variant=False):
+def bound_args(folder, outputs, msg):
+    """--bound OUTPUT=D0xD1x... from the expected output the message says
+    has no bound, or None."""
+    m = re.search(r"output '([^']*)' has a size known only at run time", msg)
+    if not m or m.group(1) not in outputs:
+        return None
+    dims = expected(folder)[outputs.index(m.group(1))][1]
+    if not dims:
+        return None
+    return ["--bound", "%s=%s" % (m.group(1), "x".join(map(str, dims)))]
+
+
+def jobs(names, tmp=None, variant=None, msgs=None):
     out = []
     for n in names:
         folder = os.path.join(NODE, n)
         path = os.path.join(folder, "model.onnx")
-        if variant:
+        outputs = [o.name for o in onnx.load(path).graph.output]
+        args = []
+        if variant == "const":
             path = const_variant(folder, tmp, n)
-            if path is None:
-                continue
-        outputs = [o.name for o in onnx.load(
-            os.path.join(folder, "model.onnx")).graph.output]
-        out.append((n + ("@const" if variant else ""), path, folder, outputs))
+        elif variant == "bound":
+            args = bound_args(folder, outputs, msgs[n])
+            path = path if args else None
+        if path is None:
+            continue
+        out.append((n + ("@" + variant if variant else ""), path, folder,
+                    outputs, args))
     return out
 
 
@@ -212,10 +232,14 @@ def main():
                    if os.path.isfile(os.path.join(NODE, n, "model.onnx")))
     with ThreadPoolExecutor(2) as ex:
         results = list(ex.map(check, jobs(names)))
+        unbounded = {n: msg for n, st, msg in results
+                     if st == "refused" and reason_of(msg) == "unbounded"}
         again = [n for n, st, msg in results if st == "bounded" or
-                 (st == "refused" and reason_of(msg) == "unbounded")]
+                 n in unbounded]
         with tempfile.TemporaryDirectory() as tmp:
-            results += list(ex.map(check, jobs(again, tmp, True)))
+            results += list(ex.map(check, jobs(again, tmp, "const")))
+        results += list(ex.map(check, jobs(sorted(unbounded), None, "bound",
+                                           unbounded)))
     if update:
         head = []
         if os.path.exists(REFUSALS):
@@ -243,7 +267,7 @@ def main():
                 listed[n][1], msg)
         elif st != "refused" and n in listed:
             why = "now plans (%s): remove it from the list" % st
-        key = ("@const" in n, LABELS.get(st) or "refused: " +
+        key = (n.partition("@")[2], LABELS.get(st) or "refused: " +
                (listed[n][0] if n in listed else "unlisted"))
         tally[key] = tally.get(key, 0) + 1
         if why:
@@ -256,11 +280,11 @@ def main():
         failed += 1
         print("FAIL %s: listed as refused, but no such test ran" % n)
     if counts:
-        for const in (False, True):
-            keys = sorted(k for k in tally if k[0] == const)
-            print("%s: %d tests" % (
-                "small inputs made constants" if const else "node suite",
-                sum(tally[k] for k in keys)))
+        for var, title in (("", "node suite"),
+                           ("const", "small inputs made constants"),
+                           ("bound", "--bound from the expected output")):
+            keys = sorted(k for k in tally if k[0] == var)
+            print("%s: %d tests" % (title, sum(tally[k] for k in keys)))
             for k in keys:
                 print("  %-26s %4d" % (k[1], tally[k]))
     print("nodesuite: %d passed, %d failed" % (passed, failed))
