@@ -186,9 +186,8 @@ static int const_input(InferCtx *c, const ArNode *n, int j, ArTensor **t,
 		return AR_OK;
 	/* An empty input has all its values, none. */
 	if ((!(*t)->data && ar_numel(*t) != 0) ||
-	    ((*t)->dtype != AR_DT_FLOAT &&
-			    (*t)->dtype != AR_DT_DOUBLE &&
-			    !ar_dtype_is_int((*t)->dtype)))
+	    ((*t)->dtype != AR_DT_FLOAT && (*t)->dtype != AR_DT_DOUBLE &&
+	     !ar_dtype_is_int((*t)->dtype)))
 		return ar_node_fail(c, n, "input %d ('%s') must be a "
 				    "compile-time constant: the output shape "
 				    "depends on its values", j, (*t)->name);
@@ -287,7 +286,7 @@ static void cross_check(InferCtx *c, const ArTensor *t, ArDType before)
 	differ = t->decl_rank != t->rank;
 	for (int i = 0; !differ && i < t->rank; i++)
 		differ = t->decl_dims[i] >= 0 &&
-			 ((t->bounded >> i & 1u) ? t->decl_dims[i] > t->dims[i] :
+			 (AR_BOUNDED(t, i) ? t->decl_dims[i] > t->dims[i] :
 			  t->decl_dims[i] != t->dims[i]);
 	if (!differ)
 		return;
@@ -364,9 +363,8 @@ static void view_cap(InferCtx *c, const ArNode *n, const ArOpDef *d,
 		     ArTensor *t)
 {
 	const ArTensor *x = ar_in(c, n, 0);
-	if (t->bounded && d->alias == AR_ALIAS_VIEW && x && t == ar_out(c, n, 0)
-	    && x->bytes >= 0 && t->bytes > x->bytes &&
-	    ar_dtype_size(x->dtype) == ar_dtype_size(t->dtype))
+	if (t->bounded && d->alias == AR_ALIAS_VIEW && x &&
+	    t == ar_out(c, n, 0) && x->bytes >= 0 && t->bytes > x->bytes)
 		t->bytes = x->bytes;
 }
 
