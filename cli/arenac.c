@@ -195,7 +195,8 @@ int main(int argc, char **argv)
 	oom_model = c.model;
 	rc = ar_load_onnx(c.model, &c.load, &g, &err);
 	if (!rc)
-		rc = ar_infer(g, &c.load.diag, &err);
+		rc = ar_infer_bounded(g, &c.load.diag, c.bounds, c.nbounds,
+				      &err);
 	if (!rc && c.fuse)
 		ar_fuse_preact(g);
 	if (!rc && c.train) {

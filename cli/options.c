@@ -91,6 +91,11 @@ static const Option options[] = {
 	 .help = "the whole shape of graph input NAME: 1x3x224x224,\n"
 		 "or scalar for rank 0 (repeatable)"},
 
+	{"bound", 0, CUSTOM, "NAME=N", NOWHERE, .parse = cli_parse_bound,
+	 .flags = ECHO, .section = SHAPES,
+	 .help = "the largest extent of each data-dependent axis\n"
+		 "of tensor NAME (NonZero, NonMaxSuppression, ...);\n"
+		 "NAME=D0xD1x... bounds it axis by axis (repeatable)"},
 	{"align", 0, POW2, "N", TO(plan.align), .flags = ECHO,
 	 .section = PLANNING,
 	 .help = "offset and size alignment, a power of two (16)"},

@@ -10,12 +10,14 @@
 #include <stdbool.h>
 
 #include "checkpoint.h"
+#include "infer.h"
 #include "load.h"
 #include "plan.h"
 
 #define CLI_MAX_OPTIONS 96
 #define CLI_MAX_DIMS 64
 #define CLI_MAX_SHAPES 64
+#define CLI_MAX_BOUNDS 64
 
 /* parse_args's result when the run is already complete (--help). */
 #define CLI_DONE (-1)
@@ -25,6 +27,8 @@ typedef struct Cli {
 	ArLoadOptions load;
 	ArDimBinding dims[CLI_MAX_DIMS];
 	ArInputShape shapes[CLI_MAX_SHAPES];
+	ArBound bounds[CLI_MAX_BOUNDS];   /* --bound */
+	int nbounds;
 	ArPlanOptions plan;
 	ArMemory memories[AR_MAX_TIERS];
 	const char *json, *header, *prefix, *dot, *timeline, *weights;

@@ -47,7 +47,7 @@ void ar_print_summary(FILE *f, const char *model, const ArGraph *g,
 		      const ArPlan *p)
 {
 	char a[32], b[32];
-	int top[5], ntop = 0;
+	int top[5], ntop = 0, nbounded = 0;
 
 	fprintf(f, "%s: %d steps, %d tensors in the arena\n", model, p->nsteps,
 		planned_count(p));
@@ -65,6 +65,12 @@ void ar_print_summary(FILE *f, const char *model, const ArGraph *g,
 	fprintf(f, "  peak         step %d '%s' (%s)\n", p->peak_step,
 		peak_name(g, p), peak_op(g, p));
 	fprintf(f, "  algorithm    %s\n", p->algorithm ? p->algorithm : "none");
+	for (int t = 0; t < g->ntensors; t++)
+		nbounded += p->slots[t].planned && g->tensors[t].bounded;
+	if (nbounded)
+		fprintf(f, "  bounded      %d tensor%s planned for the upper "
+			"bound of its run-time size (--bound)\n", nbounded,
+			nbounded > 1 ? "s, each" : "");
 	for (int r = 0; r < p->nregions; r++) {
 		const ArRegion *x = &p->regions[r];
 		fprintf(f, "  memory %-6s %s of %s bytes%s", x->name,
@@ -99,9 +105,10 @@ void ar_print_summary(FILE *f, const char *model, const ArGraph *g,
 		const ArTensor *t = &g->tensors[top[i]];
 		const ArSlot *s = &p->slots[top[i]];
 		fprintf(f, "    %-24s %12s bytes  %s[%" PRId64 ", %" PRId64
-			")  steps %d-%d\n", t->name, grouped(t->bytes, a),
+			")  steps %d-%d%s\n", t->name, grouped(t->bytes, a),
 			p->nregions ? p->regions[s->region].name : "",
-			s->offset, s->offset + t->bytes, s->first, s->last);
+			s->offset, s->offset + t->bytes, s->first, s->last,
+			t->bounded ? "  (upper bound)" : "");
 	}
 }
 

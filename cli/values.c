@@ -103,6 +103,43 @@ int cli_parse_input_shape(Cli *c, char *arg)
 	return AR_OK;
 }
 
+/* --bound NAME=N or NAME=D0xD1x..., cut apart in place. */
+int cli_parse_bound(Cli *c, char *arg)
+{
+	ArBound *b = &c->bounds[c->nbounds];
+	char *eq = strrchr(arg, '='), *p, *end;
+
+	if (c->nbounds == CLI_MAX_BOUNDS)
+		return cli_usage_error("more than %d --bound options",
+				       CLI_MAX_BOUNDS);
+	if (!eq || eq == arg || !eq[1])
+		return cli_usage_error("--bound wants NAME=N or NAME=D0xD1x..., "
+				       "not '%s'", arg);
+	*eq = 0;
+	b->name = arg;
+	b->rank = 0;
+	for (p = eq + 1;; p = end + 1) {
+		int64_t v;
+		errno = 0;
+		v = strtoll(p, &end, 10);
+		if (errno || end == p || v < 0 || *p == '-' || *p == '+' ||
+		    (*end && *end != 'x') || b->rank == AR_MAX_RANK)
+			return cli_usage_error("--bound wants sizes of at least 0 "
+					       "(N or D0xD1x..., at most %d), "
+					       "not '%s'", AR_MAX_RANK, eq + 1);
+		b->dims[b->rank++] = v;
+		if (!*end)
+			break;
+	}
+	/* One number bounds every data-dependent axis alike. */
+	if (b->rank == 1 && !strchr(eq + 1, 'x')) {
+		b->max = b->dims[0];
+		b->rank = 0;
+	}
+	c->nbounds++;
+	return AR_OK;
+}
+
 /* --memory NAME:SIZE[:BANDWIDTH], cut apart in place. */
 int cli_parse_memory(Cli *c, char *arg)
 {

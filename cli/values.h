@@ -25,6 +25,7 @@ int cli_size_error(const char *opt, const char *what, const char *text,
 int cli_parse_dim(Cli *c, char *arg);
 int cli_parse_input_shape(Cli *c, char *arg);
 int cli_parse_memory(Cli *c, char *arg);
+int cli_parse_bound(Cli *c, char *arg);
 
 /* Edits (insert, delete, replace, swap two neighbours) from a[0..la) to
  * b; 99 for strings of 40 characters or more. */

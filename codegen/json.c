@@ -89,6 +89,19 @@ static void write_steps(FILE *f, const ArGraph *g, const ArPlan *p)
 	fputs("\n  ],\n", f);
 }
 
+/*
+ * A shape; with run_time, a bounded tensor's data-dependent axes are -1
+ * (their bound is in max_shape).
+ */
+static void write_dims(FILE *f, const ArTensor *t, bool run_time)
+{
+	fputc('[', f);
+	for (int d = 0; d < t->rank; d++)
+		fprintf(f, "%s%" PRId64, d ? ", " : "",
+			run_time && (t->bounded >> d & 1u) ? -1 : t->dims[d]);
+	fputc(']', f);
+}
+
 static void write_tensors(FILE *f, const ArGraph *g, const ArPlan *p)
 {
 	fputs("  \"tensors\": [", f);
@@ -99,14 +112,13 @@ static void write_tensors(FILE *f, const ArGraph *g, const ArPlan *p)
 		ar_json_str(f, t->name);
 		fprintf(f, ", \"dtype\": \"%s\", \"shape\": ",
 			ar_dtype_name(t->dtype));
-		if (t->rank < 0) {
+		if (t->rank < 0)
 			fputs("null", f);
-		} else {
-			fputc('[', f);
-			for (int d = 0; d < t->rank; d++)
-				fprintf(f, "%s%" PRId64, d ? ", " : "",
-					t->dims[d]);
-			fputc(']', f);
+		else
+			write_dims(f, t, true);
+		if (t->bounded) {
+			fputs(", \"bounded\": true, \"max_shape\": ", f);
+			write_dims(f, t, false);
 		}
 		if (t->bytes < 0)
 			fputs(", \"bytes\": null", f);

@@ -138,7 +138,7 @@ bool ar_fold_value(InferCtx *c, int t, int64_t limit, int *made, int *nmade)
 bool ar_const_value(ArGraph *g, int t, int **made, int *nmade)
 {
 	ArError scratch;
-	InferCtx c = {g, NULL, &scratch, NULL};
+	InferCtx c = {.g = g, .err = &scratch};
 	*made = ar_xmalloc(((size_t)g->ntensors + 1) * sizeof **made);
 	*nmade = 0;
 	return g->tensors[t].data || ar_fold_value(&c, t, -1, *made, nmade);

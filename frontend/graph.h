@@ -86,6 +86,15 @@ typedef struct ArTensor {
 	 * weights) are known constant by kind alone.
 	 */
 	void *data;
+	/*
+	 * A bounded dynamic shape (XLA's bounded dims): bit i is set when
+	 * axis i's extent is known only at run time (NonZero, a Slice with
+	 * run-time starts, ...).  dims[i] is then its upper bound, which every
+	 * pass plans for, and bytes the bound's size; the run-time tensor is
+	 * dense (row-major in its real dims) from the same offset.  0 for a
+	 * static shape.
+	 */
+	uint32_t bounded;
 	ArExternal *external;       /* bytes outside the model file, or NULL */
 	bool declared;              /* a value_info/output declared a shape */
 	int decl_rank;

@@ -12,6 +12,7 @@
  */
 #include "infer.h"
 
+#include <assert.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -67,13 +68,43 @@ void ar_set_shape(ArTensor *t, ArDType dt, int rank, const int64_t *dims)
 		return;
 	t->dtype = dt;
 	t->rank = rank;
+	t->bounded = 0;
 	for (int i = 0; i < rank; i++)
 		t->dims[i] = dims[i];
 }
 
 void ar_same_as(InferCtx *c, const ArNode *n, int j, const ArTensor *in)
 {
-	ar_set_shape(ar_out(c, n, j), in->dtype, in->rank, in->dims);
+	ArTensor *t = ar_out(c, n, j);
+	ar_set_shape(t, in->dtype, in->rank, in->dims);
+	if (t)
+		t->bounded = in->bounded;
+}
+
+void ar_bound_axis(ArTensor *t, int axis, int64_t max)
+{
+	if (!t)
+		return;
+	assert(axis >= 0 && axis < t->rank);
+	t->bounded |= AR_BIT(axis);
+	t->dims[axis] = max;
+}
+
+void ar_set_bounded(ArTensor *t, uint32_t axes)
+{
+	if (t)
+		t->bounded = axes;
+}
+
+bool ar_runtime_input(InferCtx *c, const ArNode *n, int j)
+{
+	const ArTensor *t = ar_in(c, n, j);
+	if (!t)
+		return false;
+	/* A constant's value is computed when a shape needs it (fold.c). */
+	if (!t->data && ar_is_const(c, n->inputs[j]))
+		ar_fold_value(c, n->inputs[j], AR_FOLD_MAX_ELEMS, NULL, NULL);
+	return !t->data && ar_numel(t) != 0;
 }
 
 int ar_axis(InferCtx *c, const ArNode *n, int64_t axis, int rank, int *out)
@@ -160,9 +191,10 @@ static int const_input(InferCtx *c, const ArNode *n, int j, ArTensor **t,
 		return AR_OK;
 	if (!(*t)->data)
 		ar_fold_value(c, n->inputs[j], AR_FOLD_MAX_ELEMS, NULL, NULL);
-	if (!(*t)->data || ((*t)->dtype != AR_DT_FLOAT &&
-			    (*t)->dtype != AR_DT_DOUBLE &&
-			    !ar_dtype_is_int((*t)->dtype)))
+	/* An empty input has all its values, none. */
+	if ((!(*t)->data && ar_numel(*t) != 0) ||
+	    ((*t)->dtype != AR_DT_FLOAT && (*t)->dtype != AR_DT_DOUBLE &&
+	     !ar_dtype_is_int((*t)->dtype)))
 		return ar_node_fail(c, n, "input %d ('%s') must be a "
 				    "compile-time constant: the output shape "
 				    "depends on its values", j, (*t)->name);
@@ -257,9 +289,12 @@ static void cross_check(InferCtx *c, const ArTensor *t, ArDType before)
 			t->name, ar_dtype_name(before), ar_dtype_name(t->dtype));
 	if (!t->declared)
 		return;
+	/* A declared extent within a bounded axis's bound is consistent. */
 	differ = t->decl_rank != t->rank;
 	for (int i = 0; !differ && i < t->rank; i++)
-		differ = t->decl_dims[i] >= 0 && t->decl_dims[i] != t->dims[i];
+		differ = t->decl_dims[i] >= 0 &&
+			 (AR_BOUNDED(t, i) ? t->decl_dims[i] > t->dims[i] :
+			  t->decl_dims[i] != t->dims[i]);
 	if (!differ)
 		return;
 	fmt_shape(si, sizeof si, t->rank, t->dims);
@@ -326,6 +361,20 @@ static int find_def(InferCtx *c, const ArNode *n, const ArOpDef **d)
 	return AR_OK;
 }
 
+/*
+ * A view shares its input's bytes, so a bounded one never holds more: a
+ * Reshape to a run-time shape has bounds per axis (each at most the
+ * element count) whose product exceeds the input.
+ */
+static void view_cap(InferCtx *c, const ArNode *n, const ArOpDef *d,
+		     ArTensor *t)
+{
+	const ArTensor *x = ar_in(c, n, 0);
+	if (t->bounded && d->alias == AR_ALIAS_VIEW && x &&
+	    t == ar_out(c, n, 0) && x->bytes >= 0 && t->bytes > x->bytes)
+		t->bytes = x->bytes;
+}
+
 static int infer_node(InferCtx *c, int idx)
 {
 	ArNode *n = &c->g->nodes[idx];
@@ -343,13 +392,20 @@ static int infer_node(InferCtx *c, int idx)
 		ArTensor *t = ar_out(c, n, j);
 		before[j] = t ? t->dtype : AR_DT_UNDEFINED;
 	}
-	if ((rc = d->shape(c, n)))
+	if ((rc = d->shape(c, n)) || (rc = ar_settle_bounds(c, n, d)))
 		return rc;
 
+	/* A value whose size is known only at run time is computed then;
+	 * Shape and Size fold whatever their input's values, not its size. */
 	cst = !(d->flags & AR_OP_NOFOLD);
-	for (int j = 0; cst && !(d->flags & AR_OP_SHAPEONLY) &&
-	     j < n->nexplicit; j++)
-		cst = n->inputs[j] < 0 || ar_is_const(c, n->inputs[j]);
+	for (int j = 0; cst && j < n->nexplicit; j++)
+		cst = n->inputs[j] < 0 ||
+		      ((d->flags & AR_OP_SHAPEONLY) ?
+		       !c->g->tensors[n->inputs[j]].bounded :
+		       ar_is_const(c, n->inputs[j]));
+	for (int j = 0; cst && j < n->noutputs; j++)
+		cst = n->outputs[j] < 0 ||
+		      !c->g->tensors[n->outputs[j]].bounded;
 	for (int j = 0; j < n->noutputs; j++) {
 		ArTensor *t = ar_out(c, n, j);
 		if (!t || t->rank < 0)
@@ -360,6 +416,7 @@ static int infer_node(InferCtx *c, int idx)
 					    "size", t->name);
 		if ((rc = ar_tensor_set_bytes(t, c->err)))
 			return rc;
+		view_cap(c, n, d, t);
 		/* Graph outputs stay outputs: the caller must receive them. */
 		if (cst && t->kind == AR_TK_ACTIVATION)
 			t->kind = AR_TK_CONSTANT;
@@ -388,9 +445,10 @@ static int infer_graph(InferCtx *c)
 
 int ar_infer_subgraph(InferCtx *outer, ArGraph *sub)
 {
-	InferCtx c = {sub, outer->diag, outer->err, NULL};
+	InferCtx c = *outer;
 	int rc;
 
+	c.g = sub;
 	c.capconst = ar_xcalloc((size_t)sub->ntensors + 1, sizeof(bool));
 	for (int k = 0; k < sub->ncaptures; k++) {
 		int id = sub->captures[k];
@@ -410,6 +468,7 @@ int ar_infer_subgraph(InferCtx *outer, ArGraph *sub)
 			ar_fold_value(outer, oid, AR_FOLD_MAX_ELEMS, NULL, NULL);
 		o = &outer->g->tensors[oid];
 		ar_set_shape(t, o->dtype, o->rank, o->dims);
+		t->bounded = o->bounded;
 		t->bytes = o->bytes;
 		free(t->data);
 		t->data = NULL;
@@ -424,8 +483,21 @@ int ar_infer_subgraph(InferCtx *outer, ArGraph *sub)
 	return rc;
 }
 
+int ar_infer_bounded(ArGraph *g, const ArDiag *diag, const ArBound *bounds,
+		     int nbounds, ArError *err)
+{
+	InferCtx c = {g, diag, err, NULL, bounds, nbounds, NULL};
+	int rc;
+
+	c.bound_used = ar_xcalloc((size_t)nbounds + 1, sizeof(bool));
+	rc = infer_graph(&c);
+	if (!rc)
+		rc = ar_check_bounds_used(&c);
+	free(c.bound_used);
+	return rc;
+}
+
 int ar_infer(ArGraph *g, const ArDiag *diag, ArError *err)
 {
-	InferCtx c = {g, diag, err, NULL};
-	return infer_graph(&c);
+	return ar_infer_bounded(g, diag, NULL, 0, err);
 }

@@ -24,4 +24,27 @@ int ar_infer(ArGraph *g, const ArDiag *diag, ArError *err);
  */
 bool ar_const_value(ArGraph *g, int t, int **made, int *nmade);
 
+/*
+ * --bound NAME=N or NAME=D0xD1x...: what the user knows of a tensor whose
+ * size depends on values known only at run time.  With rank 0, max is the
+ * largest extent of each of its data-dependent axes; otherwise dims is its
+ * largest shape, axis by axis (static axes must match).
+ */
+typedef struct ArBound {
+	const char *name;
+	int64_t max;
+	int rank;
+	int64_t dims[AR_MAX_RANK];
+} ArBound;
+
+/*
+ * ar_infer with user bounds: a bound tightens the one arenac computes for a
+ * data-dependent axis, or supplies one where none is computable (without,
+ * that is an error naming the tensor, the op and --bound).  A bound naming
+ * no tensor fails with AR_EXIT_USAGE; one naming a tensor of static shape
+ * is ignored with a warning.
+ */
+int ar_infer_bounded(ArGraph *g, const ArDiag *diag, const ArBound *bounds,
+		     int nbounds, ArError *err);
+
 #endif

@@ -224,7 +224,9 @@ static int decode_tensor(Loader *L, const Onnx__TensorProto *tp, ArTensor *t,
 				       ar_fmt_count(a, (int64_t)tp->raw_data.len),
 				       ar_fmt_count(b, t->bytes));
 		t->data = ar_xmalloc((size_t)t->bytes);
-		memcpy(t->data, tp->raw_data.data, (size_t)t->bytes);
+		/* An empty tensor's raw data may be a null pointer. */
+		if (t->bytes)
+			memcpy(t->data, tp->raw_data.data, (size_t)t->bytes);
 		return AR_OK;
 	}
 	switch (t->dtype) {
@@ -580,6 +582,10 @@ static int add_nodes(Loader *L, Scope *s, const Onnx__GraphProto *gp)
 				       autoname, np->op_type, nz(np->domain));
 		n = &g->nodes[ni];
 		n->opset = opset_of(L->model, n->domain);
+		if (n->opset < 1 && ar_default_domain(n->domain))
+			return ar_fail(L->err, AR_EXIT_MODEL, "node '%s' (%s): "
+				       "the model imports no opset of the "
+				       "default ONNX domain", n->name, n->op);
 		if (n->opset < 0)
 			return ar_fail(L->err, AR_EXIT_MODEL, "node '%s' (%s) is "
 				       "in domain '%s', which the model does "
@@ -828,7 +834,6 @@ int ar_load_onnx_buffer(const uint8_t *buf, size_t len,
 	Onnx__ModelProto *m;
 	Loader L = {0};
 	int rc;
-	int64_t opset;
 
 	*out = NULL;
 	L.opt = opt ? opt : &defaults;
@@ -860,12 +865,6 @@ int ar_load_onnx_buffer(const uint8_t *buf, size_t len,
 		ar_warn(&L.opt->diag, "IR version %lld is newer than arenac "
 			"knows (10); reading it as 10",
 			(long long)m->ir_version);
-	opset = opset_of(m, "");
-	if (opset < 1) {
-		rc = ar_fail(err, AR_EXIT_MODEL, "model imports no opset of the "
-			     "default ONNX domain");
-		goto done;
-	}
 	ar_binder_init(&L.bind, L.opt, &L.opt->diag);
 	rc = load_graph(&L, m->graph, NULL, 0, out);
 	if (!rc)

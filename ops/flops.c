@@ -10,6 +10,8 @@
  * are not what it expects falls back to one op per output element.  Sums
  * saturate instead of overflowing.
  */
+#include <string.h>
+
 #include "ops.h"
 
 static int64_t mul_sat(int64_t a, int64_t b)
@@ -139,6 +141,89 @@ int64_t ar_flops_softmax(const ArGraph *g, const ArNode *n)
 int64_t ar_flops_sum(const ArGraph *g, const ArNode *n)
 {
 	return per_output(g, n, n->ninputs > 1 ? n->ninputs - 1 : 1);
+}
+
+/* A softmax over the scores, then a weighted pick per label. */
+int64_t ar_flops_sce_loss(const ArGraph *g, const ArNode *n)
+{
+	return add_sat(mul_sat(3, numel(in(g, n, 0))),
+		       mul_sat(2, numel(in(g, n, 1))));
+}
+
+/* A weighted pick per label, summed. */
+int64_t ar_flops_nll_loss(const ArGraph *g, const ArNode *n)
+{
+	return mul_sat(2, numel(in(g, n, 1)));
+}
+
+/* A multiply-add per tap: 1 (nearest), 2^r (linear), 4^r (cubic) for r
+ * spatial axes; opset 16 names the modes bilinear and bicubic. */
+int64_t ar_flops_gridsample(const ArGraph *g, const ArNode *n)
+{
+	const ArTensor *y = out0(g, n);
+	const char *mode = ar_attr_str(n, "mode", n->opset < 20 ? "bilinear" :
+				       "linear");
+	int64_t per = mode[0] == 'n' ? 1 : strstr(mode, "cubic") ? 4 : 2, taps = 1;
+	for (int i = 2; y && i < y->rank; i++)
+		taps = mul_sat(taps, per);
+	return per_output(g, n, 2 * taps);
+}
+
+/* Each output averages sampling_ratio^2 bilinear samples (4 taps); an
+ * adaptive ratio is counted at its largest, a region the whole map. */
+int64_t ar_flops_roialign(const ArGraph *g, const ArNode *n)
+{
+	const ArTensor *x = in(g, n, 0), *y = out0(g, n);
+	int64_t sr = ar_attr_int(n, "sampling_ratio", 0), samples = sr * sr;
+	if (sr <= 0 && x && y && x->rank == 4 && y->rank == 4 &&
+	    y->dims[2] > 0 && y->dims[3] > 0)
+		samples = mul_sat((x->dims[2] + y->dims[2] - 1) / y->dims[2],
+				  (x->dims[3] + y->dims[3] - 1) / y->dims[3]);
+	return per_output(g, n, mul_sat(8, samples > 0 ? samples : 1));
+}
+
+/* An intersection over union (about 12 ops) for each pair of boxes, per
+ * batch and class. */
+int64_t ar_flops_nms(const ArGraph *g, const ArNode *n)
+{
+	const ArTensor *s = in(g, n, 1);
+	int64_t boxes = s && s->rank == 3 ? s->dims[2] : 0;
+	return mul_sat(mul_sat(6, numel(s)), boxes);
+}
+
+/* LU decomposition: 2/3 M^3 per matrix. */
+int64_t ar_flops_det(const ArGraph *g, const ArNode *n)
+{
+	const ArTensor *x = in(g, n, 0);
+	int64_t m = x && x->rank >= 2 ? x->dims[x->rank - 1] : 1;
+	return mul_sat(numel(out0(g, n)),
+		       mul_sat(mul_sat(m, m), m) / 3 * 2 + 1);
+}
+
+/* An FFT of length len: 5 len log2(len) per transform, so 5 log2(len)
+ * per output value. */
+static int64_t fft(const ArGraph *g, const ArNode *n, int64_t len)
+{
+	int64_t lg = 1;
+	while (lg < 62 && ((int64_t)1 << lg) < len)
+		lg++;
+	return per_output(g, n, 5 * lg);
+}
+
+int64_t ar_flops_dft(const ArGraph *g, const ArNode *n)
+{
+	const ArTensor *x = in(g, n, 0);
+	int64_t axis = n->opset < 20 ? ar_attr_int(n, "axis", 1) : -2;
+	if (x && axis < 0)
+		axis += x->rank;
+	return fft(g, n, x && axis >= 0 && axis < x->rank ? x->dims[axis] : 1);
+}
+
+/* Output [batch, frames, bins, 2]: one transform of about 2 bins. */
+int64_t ar_flops_stft(const ArGraph *g, const ArNode *n)
+{
+	const ArTensor *y = out0(g, n);
+	return fft(g, n, y && y->rank == 4 ? 2 * y->dims[2] : 1);
 }
 
 int64_t ar_node_flops(const ArGraph *g, const ArNode *n)

@@ -21,7 +21,36 @@ typedef struct InferCtx {
 	 * Captures keep kind INPUT for the planner, yet fold like constants.
 	 */
 	bool *capconst;
+	/* --bound options (infer.h), shared with subgraphs; used[k] once
+	 * bound k has been applied. */
+	const struct ArBound *bounds;
+	int nbounds;
+	bool *bound_used;
 } InferCtx;
+
+/*
+ * Bounded dynamic shapes (graph.h's ArTensor.bounded).  A shape function
+ * whose output extent depends on values known only at run time sets the
+ * shape with the axis's upper bound and marks it with ar_bound_axis, or
+ * with AR_NO_BOUND when no bound is computable (the driver then applies
+ * the user's --bound or fails naming it).  Outputs of a node reading a
+ * bounded tensor are bounded on every axis unless the shape function
+ * marks them itself: shape functions are monotone in their input dims, so
+ * evaluated at the bounds they give bounds.
+ */
+#define AR_NO_BOUND (-1)
+void ar_bound_axis(ArTensor *t, int axis, int64_t max);
+/* Sets the data-dependent axes of a shaped output (t may be NULL); bit
+ * i of t's input x is x->bounded >> i & 1. */
+void ar_set_bounded(ArTensor *t, uint32_t axes);
+#define AR_BOUNDED(x, i) ((x)->bounded >> (i) & 1u)
+/* Input j is present but its values are known only at run time. */
+bool ar_runtime_input(InferCtx *c, const ArNode *n, int j);
+/* The driver's part (frontend/bounds.c): after node n's shape function,
+ * propagate bounds to its outputs and apply --bound; then, once the graph
+ * is inferred, check every --bound was used. */
+int ar_settle_bounds(InferCtx *c, const ArNode *n, const ArOpDef *d);
+int ar_check_bounds_used(InferCtx *c);
 
 /* Values computed for a shape that needs them stay below this many
  * elements (frontend/fold.c). */
@@ -165,6 +194,33 @@ int ar_shape_space_to_depth(InferCtx *c, ArNode *n);
 int ar_shape_rnn(InferCtx *c, ArNode *n);
 int ar_shape_if(InferCtx *c, ArNode *n);
 int ar_shape_loop(InferCtx *c, ArNode *n);
+int ar_shape_scan(InferCtx *c, ArNode *n);
+
+int ar_shape_det(InferCtx *c, ArNode *n);
+int ar_shape_col2im(InferCtx *c, ArNode *n);
+int ar_shape_centercroppad(InferCtx *c, ArNode *n);
+int ar_shape_optimizer(InferCtx *c, ArNode *n);
+int ar_shape_loss(InferCtx *c, ArNode *n);
+int ar_shape_gridsample(InferCtx *c, ArNode *n);
+int ar_shape_roialign(InferCtx *c, ArNode *n);
+int ar_shape_maxunpool(InferCtx *c, ArNode *n);
+int ar_shape_gathernd(InferCtx *c, ArNode *n);
+int ar_shape_onehot(InferCtx *c, ArNode *n);
+int ar_shape_tfidf(InferCtx *c, ArNode *n);
+int ar_shape_like(InferCtx *c, ArNode *n);
+int ar_shape_eyelike(InferCtx *c, ArNode *n);
+int ar_shape_random(InferCtx *c, ArNode *n);
+int ar_shape_multinomial(InferCtx *c, ArNode *n);
+int ar_shape_window(InferCtx *c, ArNode *n);
+int ar_shape_melweight(InferCtx *c, ArNode *n);
+int ar_shape_dft(InferCtx *c, ArNode *n);
+int ar_shape_stft(InferCtx *c, ArNode *n);
+
+/* Ops whose output size depends on values (shape_dynamic.c). */
+int ar_shape_nonzero(InferCtx *c, ArNode *n);
+int ar_shape_nms(InferCtx *c, ArNode *n);
+int ar_shape_unique(InferCtx *c, ArNode *n);
+int ar_shape_compress(InferCtx *c, ArNode *n);
 
 /* Helpers the folder shares with the shape functions. */
 void ar_shape_range_of(const ArNode *n, int rank, int *start, int *end);

@@ -85,7 +85,8 @@ typedef int64_t (*ArFlopsFn)(const ArGraph *g, const ArNode *n);
 typedef bool (*ArViewWhen)(const ArGraph *g, const ArNode *n, bool training);
 
 enum {
-	AR_OP_NOFOLD = 1,       /* outputs never constant (control flow) */
+	AR_OP_NOFOLD = 1,       /* outputs never constant (control flow,
+				   random values, optimizer updates) */
 	AR_OP_SHAPEONLY = 2,    /* outputs constant whatever the inputs'
 				   values (Shape, Size) */
 	AR_OP_TRAIN_MASK = 4    /* in a training step, output 1 is a mask the
@@ -154,6 +155,14 @@ int64_t ar_flops_lrn(const ArGraph *g, const ArNode *n);
 int64_t ar_flops_batchnorm(const ArGraph *g, const ArNode *n);
 int64_t ar_flops_softmax(const ArGraph *g, const ArNode *n);
 int64_t ar_flops_sum(const ArGraph *g, const ArNode *n);
+int64_t ar_flops_sce_loss(const ArGraph *g, const ArNode *n);
+int64_t ar_flops_nll_loss(const ArGraph *g, const ArNode *n);
+int64_t ar_flops_gridsample(const ArGraph *g, const ArNode *n);
+int64_t ar_flops_roialign(const ArGraph *g, const ArNode *n);
+int64_t ar_flops_det(const ArGraph *g, const ArNode *n);
+int64_t ar_flops_nms(const ArGraph *g, const ArNode *n);
+int64_t ar_flops_dft(const ArGraph *g, const ArNode *n);
+int64_t ar_flops_stft(const ArGraph *g, const ArNode *n);
 
 /* Dropout is a view only when it does not run in training mode (mode.c). */
 bool ar_dropout_is_view(const ArGraph *g, const ArNode *n, bool training);

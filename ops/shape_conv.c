@@ -1,6 +1,6 @@
 /*
  * shape_conv.c — shapes of sliding-window ops (Conv, ConvTranspose, the
- * pools) and of the matrix products (Gemm, MatMul).
+ * pools, Col2Im) and of the matrix ops (Gemm, MatMul, Det).
  *
  * Conv and the pools share one window computation, so pads, strides,
  * dilations, auto_pad and ceil_mode mean the same thing everywhere.
@@ -312,4 +312,60 @@ int ar_shape_matmul(InferCtx *c, ArNode *n)
 		return ar_node_fail(c, n, "rank above %d", AR_MAX_RANK);
 	ar_set_shape(ar_out(c, n, 0), a->dtype, rank, dims);
 	return AR_OK;
+}
+
+/* Det(X [*, M, M]) -> [*]: one determinant per square matrix. */
+int ar_shape_det(InferCtx *c, ArNode *n)
+{
+	ArTensor *x;
+	int rc = ar_need(c, n, 0, &x);
+	if (rc)
+		return rc;
+	if (x->rank < 2 || x->dims[x->rank - 1] != x->dims[x->rank - 2])
+		return ar_node_fail(c, n, "needs square matrices [*, M, M]");
+	ar_set_shape(ar_out(c, n, 0), x->dtype, x->rank - 2, x->dims);
+	return AR_OK;
+}
+
+/*
+ * Col2Im(input [N, C * prod(block_shape), L], image_shape, block_shape) ->
+ * [N, C, image_shape...]: the blocks summed back into an image.  Sizes
+ * known only at run time: the image without a bound, the channels at most
+ * the input's.
+ */
+int ar_shape_col2im(InferCtx *c, ArNode *n)
+{
+	ArTensor *x;
+	int64_t *img = NULL, *blk = NULL, ni = -1, nb = -1, dims[AR_MAX_RANK];
+	int64_t per = 1;
+	bool rt_img = ar_runtime_input(c, n, 1), rt_blk = ar_runtime_input(c, n, 2);
+	int rc = ar_need(c, n, 0, &x);
+
+	if (rc || (!rt_img && (rc = ar_const_ints(c, n, 1, &img, &ni))) ||
+	    (!rt_blk && (rc = ar_const_ints(c, n, 2, &blk, &nb))))
+		goto out;
+	if (rt_img)
+		ni = ar_numel(ar_in(c, n, 1));
+	if (rt_blk)
+		nb = ar_numel(ar_in(c, n, 2));
+	for (int64_t i = 0; blk && i < nb && per > 0; i++)
+		per = blk[i] > 0 && ar_mul64(per, blk[i], &per) ? per : 0;
+	if (x->rank != 3 || ni < 2 || ni != nb || ni + 2 > AR_MAX_RANK ||
+	    per < 1 || x->dims[1] % per) {
+		rc = ar_node_fail(c, n, "needs input [N, C x block elements, L] "
+				  "and image and block shapes of equal length");
+		goto out;
+	}
+	dims[0] = x->dims[0];
+	dims[1] = x->dims[1] / per;
+	for (int64_t i = 0; i < ni; i++)
+		dims[2 + i] = img ? img[i] : AR_NO_BOUND;
+	ar_set_shape(ar_out(c, n, 0), x->dtype, (int)ni + 2, dims);
+	for (int i = 0; i < (int)ni + 2; i++)
+		if ((i == 1 && rt_blk) || (i >= 2 && rt_img))
+			ar_bound_axis(ar_out(c, n, 0), i, dims[i]);
+out:
+	free(img);
+	free(blk);
+	return rc;
 }

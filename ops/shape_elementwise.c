@@ -70,6 +70,7 @@ int ar_shape_dropout(InferCtx *c, ArNode *n)
 static int broadcast_all(InferCtx *c, ArNode *n, ArDType dt)
 {
 	int64_t dims[AR_MAX_RANK];
+	uint32_t axes = 0;
 	int rank = 0, rc, seen = 0;
 
 	for (int j = 0; j < n->nexplicit; j++) {
@@ -84,7 +85,15 @@ static int broadcast_all(InferCtx *c, ArNode *n, ArDType dt)
 	}
 	if (!seen)
 		return ar_node_fail(c, n, "has no inputs");
+	/* Trailing axes line up: an axis is data-dependent if any input's
+	 * is. */
+	for (int j = 0; j < n->nexplicit; j++) {
+		ArTensor *t = ar_in(c, n, j);
+		if (t)
+			axes |= t->bounded << (rank - t->rank);
+	}
 	ar_set_shape(ar_out(c, n, 0), dt, rank, dims);
+	ar_set_bounded(ar_out(c, n, 0), axes);
 	return AR_OK;
 }
 
@@ -144,5 +153,28 @@ int ar_shape_layernorm(InferCtx *c, ArNode *n)
 		dims[i] = i < axis ? x->dims[i] : 1;
 	ar_set_shape(ar_out(c, n, 1), stash, x->rank, dims);
 	ar_set_shape(ar_out(c, n, 2), stash, x->rank, dims);
+	return AR_OK;
+}
+
+/*
+ * The optimizers of ai.onnx.preview.training (Adagrad, Adam, Momentum):
+ * (R, T, X..., G..., state...) -> (X_new..., state_new...), p tensors per
+ * group; each output has its input's shape, the gradients G excepted.
+ */
+int ar_shape_optimizer(InferCtx *c, ArNode *n)
+{
+	int m = n->nexplicit - 2, k = n->noutputs, p = m - k, rc;
+
+	if (p < 1 || k % p || m % p)
+		return ar_node_fail(c, n, "has %d inputs after R and T and %d "
+				    "outputs: not groups of equal size", m, k);
+	for (int j = 0; j < k; j++) {
+		int group = j / p;
+		ArTensor *x;
+		if ((rc = ar_need(c, n, 2 + (group ? group + 1 : 0) * p + j % p,
+				  &x)))
+			return rc;
+		ar_same_as(c, n, j, x);
+	}
 	return AR_OK;
 }

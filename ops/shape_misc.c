@@ -1,13 +1,15 @@
 /*
  * shape_misc.c — shapes of the recurrent layers (RNN, GRU, LSTM) and of
- * control flow (If, Loop).
+ * control flow (If, Loop, Scan).
  *
  * Control flow is inferred by inferring the body graphs with their
  * captures bound to the enclosing graph.  An If whose condition folds to a
  * constant only infers the branch taken (the other may not even type-check
  * for these shapes); otherwise both branches must agree, because arenac
- * plans one static size per tensor.
+ * plans one static size per tensor.  Bodies get shapes only: the planner
+ * does not plan subgraphs yet (their tensors are listed, not placed).
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "infer_ops.h"
@@ -108,11 +110,47 @@ int ar_shape_if(InferCtx *c, ArNode *n)
 	return AR_OK;
 }
 
+/* Gives body input k of g a shape and its size. */
+static int bind_input(InferCtx *c, ArGraph *g, int k, ArDType dt, int rank,
+		      const int64_t *dims, uint32_t bounded)
+{
+	ArTensor *t = &g->tensors[g->inputs[k]];
+	ar_set_shape(t, dt, rank, dims);
+	t->bounded = bounded;
+	return ar_tensor_set_bytes(t, c->err);
+}
+
+/*
+ * Whether a Loop runs exactly its trip count: its body's condition output
+ * is constant true, or passes on (through views, which keep values) a
+ * condition input that is absent or true.
+ */
+static bool runs_all_trips(InferCtx *c, const ArNode *n, const ArGraph *g)
+{
+	const ArTensor *out = sub_out(g, 0), *cond = ar_in(c, n, 1);
+	int t = g->outputs[0];
+
+	if (out->data && ar_numel(out) == 1)
+		return ar_get_int(out, 0) != 0;
+	while (t != g->inputs[1] && g->tensors[t].producer >= 0) {
+		const ArNode *p = &g->nodes[g->tensors[t].producer];
+		const ArOpDef *d = ar_op_of(p);
+		if (!d || d->alias != AR_ALIAS_VIEW || d->view_when ||
+		    p->nexplicit < 1 || p->inputs[0] < 0)
+			break;
+		t = p->inputs[0];
+	}
+	return t == g->inputs[1] &&
+	       (!cond || (cond->data && ar_numel(cond) == 1 &&
+			  ar_get_int(cond, 0) != 0));
+}
+
 /*
  * Loop(M, cond, v...) -> (v_final..., scan...).  The body reads
  * (iter, cond, v...) and writes (cond, v..., scan...).  Carried values
- * must keep their shape; scan outputs stack one slice per iteration, so
- * they need a constant trip count.
+ * must keep their shape; scan outputs stack one slice per iteration: M of
+ * them for a constant M the condition cannot cut short, at most M when it
+ * can, and without a bound (--bound) when M is known only at run time.
  */
 int ar_shape_loop(InferCtx *c, ArNode *n)
 {
@@ -129,19 +167,16 @@ int ar_shape_loop(InferCtx *c, ArNode *n)
 				    "match the node's");
 	if (m && m->data && ar_numel(m) == 1)
 		trips = ar_get_int(m, 0);
-	ar_set_shape(&g->tensors[g->inputs[0]], AR_DT_INT64, 0, NULL);
-	ar_set_shape(&g->tensors[g->inputs[1]], AR_DT_BOOL, 0, NULL);
+	if ((rc = bind_input(c, g, 0, AR_DT_INT64, 0, NULL, 0)) ||
+	    (rc = bind_input(c, g, 1, AR_DT_BOOL, 0, NULL, 0)))
+		return rc;
 	for (int j = 0; j < ncarried; j++) {
 		ArTensor *v;
-		if ((rc = ar_need(c, n, 2 + j, &v)))
+		if ((rc = ar_need(c, n, 2 + j, &v)) ||
+		    (rc = bind_input(c, g, 2 + j, v->dtype, v->rank, v->dims,
+				     v->bounded)))
 			return rc;
-		ar_set_shape(&g->tensors[g->inputs[2 + j]], v->dtype, v->rank,
-			     v->dims);
 	}
-	for (int j = 0; j < g->ninputs; j++)
-		if ((rc = ar_tensor_set_bytes(&g->tensors[g->inputs[j]],
-					      c->err)))
-			return rc;
 	if ((rc = ar_infer_subgraph(c, g)))
 		return rc;
 	for (int j = 0; j < ncarried; j++) {
@@ -153,15 +188,115 @@ int ar_shape_loop(InferCtx *c, ArNode *n)
 	}
 	for (int k = ncarried; k < n->noutputs; k++) {
 		const ArTensor *s = sub_out(g, 1 + k);
-		if (trips < 0)
-			return ar_node_fail(c, n, "scan output %d needs a "
-					    "compile-time trip count", k);
+		ArTensor *y = ar_out(c, n, k);
 		if (s->rank + 1 > AR_MAX_RANK)
 			return ar_node_fail(c, n, "scan output rank above %d",
 					    AR_MAX_RANK);
-		dims[0] = trips;
+		dims[0] = trips < 0 ? 0 : trips;
 		memcpy(dims + 1, s->dims, (size_t)s->rank * sizeof *dims);
-		ar_set_shape(ar_out(c, n, k), s->dtype, s->rank + 1, dims);
+		ar_set_shape(y, s->dtype, s->rank + 1, dims);
+		if (y)
+			y->bounded = s->bounded << 1;
+		if (trips < 0 || !runs_all_trips(c, n, g))
+			ar_bound_axis(y, 0, trips < 0 ? AR_NO_BOUND : trips);
 	}
 	return AR_OK;
+}
+
+/*
+ * Scan: a loop over slices of its scan inputs along their scan axes, with
+ * state carried between iterations.  Opset 8 has a leading batch axis on
+ * every input and output and an optional sequence_lens first; from 9 the
+ * scan axes and the axes scan outputs stack along are attributes.  The
+ * body reads (state..., slice...) and writes (state..., slice...).
+ */
+int ar_shape_scan(InferCtx *c, ArNode *n)
+{
+	ArGraph *g = body(c, n, "body");
+	int64_t m = ar_attr_int(n, "num_scan_inputs", -1), seq = -1;
+	int64_t *in_ax = NULL, *out_ax = NULL, nin_ax, nout_ax;
+	int64_t dims[AR_MAX_RANK];
+	int v8 = n->opset < 9, first = v8, lead = v8 ? 2 : 1;
+	int nstate = n->nexplicit - first - (int)m, rc = AR_OK;
+	uint32_t seq_bounded = 0;
+
+	if (!g)
+		return c->err->code;
+	if (m < 1 || nstate < 0 || g->ninputs != nstate + m ||
+	    g->noutputs != n->noutputs || g->noutputs < nstate)
+		return ar_node_fail(c, n, "body inputs and outputs do not "
+				    "match num_scan_inputs and the node's");
+	ar_attr_ints(n, "scan_input_axes", &in_ax, &nin_ax);
+	ar_attr_ints(n, "scan_output_axes", &out_ax, &nout_ax);
+	for (int j = 0; !rc && j < nstate; j++) {
+		ArTensor *v;
+		if ((rc = ar_need(c, n, first + j, &v)))
+			break;
+		if (v->rank < v8)
+			rc = ar_node_fail(c, n, "state %d has no batch axis", j);
+		else
+			rc = bind_input(c, g, j, v->dtype, v->rank - v8,
+					v->dims + v8, v->bounded >> v8);
+	}
+	for (int k = 0; !rc && k < m; k++) {
+		ArTensor *x;
+		int axis = 1, r = 0;
+		if ((rc = ar_need(c, n, first + nstate + k, &x)) ||
+		    (!v8 && (rc = ar_axis(c, n, k < nin_ax ? in_ax[k] : 0,
+					  x->rank, &axis))))
+			break;
+		if (x->rank < lead) {
+			rc = ar_node_fail(c, n, "scan input %d has rank %d", k,
+					  x->rank);
+			break;
+		}
+		if (seq >= 0 && x->dims[axis] != seq) {
+			rc = ar_node_fail(c, n, "scan inputs have %lld and %lld "
+					  "iterations", (long long)seq,
+					  (long long)x->dims[axis]);
+			break;
+		}
+		seq = x->dims[axis];
+		seq_bounded |= x->bounded & AR_BIT(axis);
+		for (int i = v8; i < x->rank; i++)
+			if (i != axis)
+				dims[r++] = x->dims[i];
+		rc = bind_input(c, g, nstate + k, x->dtype, r, dims, 0);
+	}
+	if (!rc)
+		rc = ar_infer_subgraph(c, g);
+	for (int j = 0; !rc && j < nstate; j++) {
+		const ArTensor *v = ar_in(c, n, first + j);
+		const ArTensor *o = sub_out(g, j);
+		if (o->rank != v->rank - v8 ||
+		    memcmp(o->dims, v->dims + v8, (size_t)o->rank * sizeof *dims)) {
+			rc = ar_node_fail(c, n, "state %d changes shape in the "
+					  "body", j);
+			break;
+		}
+		ar_set_shape(ar_out(c, n, j), o->dtype, v->rank, v->dims);
+	}
+	for (int k = 0; !rc && k < n->noutputs - nstate; k++) {
+		const ArTensor *s = sub_out(g, nstate + k);
+		ArTensor *y = ar_out(c, n, nstate + k);
+		int axis = 1;
+		if (s->rank + lead > AR_MAX_RANK) {
+			rc = ar_node_fail(c, n, "scan output rank above %d",
+					  AR_MAX_RANK);
+			break;
+		}
+		if (!v8 && (rc = ar_axis(c, n, k < nout_ax ? out_ax[k] : 0,
+					 s->rank + 1, &axis)))
+			break;
+		/* Opset 8: [batch, seq, slice...], the batch from input 1. */
+		dims[0] = v8 ? ar_in(c, n, first + nstate)->dims[0] : 0;
+		for (int i = v8, r = 0; i < s->rank + lead; i++)
+			dims[i] = i == axis ? seq : s->dims[r++];
+		ar_set_shape(y, s->dtype, s->rank + lead, dims);
+		if (seq_bounded)
+			ar_bound_axis(y, axis, seq);
+	}
+	free(in_ax);
+	free(out_ax);
+	return rc;
 }

@@ -27,6 +27,37 @@ static int params(InferCtx *c, const ArNode *n, const char *attr, int64_t since,
 	return ar_const_ints(c, n, j, v, cnt);
 }
 
+/*
+ * The element count of input j, a 1-D parameter known only at run time
+ * (a shape, axes): its length is static unless the input is bounded.
+ */
+static int runtime_len(InferCtx *c, const ArNode *n, int j, int64_t *len)
+{
+	const ArTensor *t = ar_in(c, n, j);
+	if (t->bounded || t->rank > 1)
+		return ar_node_fail(c, n, "input %d ('%s') is known only at "
+				    "run time and so is its length: the output "
+				    "rank is not static", j, t->name);
+	*len = ar_numel(t);
+	if (*len > AR_MAX_RANK)
+		return ar_node_fail(c, n, "input %d ('%s') has %lld values, "
+				    "above the rank limit of %d", j, t->name,
+				    (long long)*len, AR_MAX_RANK);
+	return AR_OK;
+}
+
+/* Output 0 of rank len with every axis data-dependent, at most max. */
+static void all_bounded(InferCtx *c, const ArNode *n, ArDType dt, int rank,
+			int64_t max)
+{
+	int64_t dims[AR_MAX_RANK];
+	for (int i = 0; i < rank; i++)
+		dims[i] = max;
+	ar_set_shape(ar_out(c, n, 0), dt, rank, dims);
+	for (int i = 0; i < rank; i++)
+		ar_bound_axis(ar_out(c, n, 0), i, max);
+}
+
 int ar_shape_constant(InferCtx *c, ArNode *n)
 {
 	const ArAttr *a;
@@ -84,16 +115,22 @@ static int dims_from_input(InferCtx *c, const ArNode *n, int j, int *rank,
 int ar_shape_constantofshape(InferCtx *c, ArNode *n)
 {
 	const ArAttr *a = ar_attr(n, "value");
-	int64_t dims[AR_MAX_RANK];
-	int rank, rc = dims_from_input(c, n, 0, &rank, dims);
-	if (rc)
+	ArDType dt = a && a->t ? a->t->dtype : AR_DT_FLOAT;
+	int64_t dims[AR_MAX_RANK], len;
+	int rank, rc;
+
+	if (ar_runtime_input(c, n, 0)) {
+		if (!(rc = runtime_len(c, n, 0, &len)))
+			all_bounded(c, n, dt, (int)len, AR_NO_BOUND);
+		return rc;
+	}
+	if ((rc = dims_from_input(c, n, 0, &rank, dims)))
 		return rc;
 	for (int i = 0; i < rank; i++)
 		if (dims[i] < 0)
 			return ar_node_fail(c, n, "negative dim %lld in the "
 					    "shape", (long long)dims[i]);
-	ar_set_shape(ar_out(c, n, 0), a && a->t ? a->t->dtype : AR_DT_FLOAT,
-		     rank, dims);
+	ar_set_shape(ar_out(c, n, 0), dt, rank, dims);
 	return AR_OK;
 }
 
@@ -134,15 +171,38 @@ int ar_shape_size(InferCtx *c, ArNode *n)
 	return AR_OK;
 }
 
+/*
+ * A Reshape to a shape known only at run time keeps the element count: a
+ * rank-1 result is exact, each axis of another is at most the count (the
+ * driver caps the view's bytes at its input's).
+ */
+static int reshape_runtime(InferCtx *c, ArNode *n, const ArTensor *x)
+{
+	int64_t len, numel = ar_numel(x);
+	int rc = runtime_len(c, n, 1, &len);
+	if (rc)
+		return rc;
+	if (len == 1 && numel > 0 && !x->bounded)
+		ar_set_shape(ar_out(c, n, 0), x->dtype, 1, &numel);
+	else
+		all_bounded(c, n, x->dtype, (int)len,
+			    numel > 0 ? numel : AR_NO_BOUND);
+	return AR_OK;
+}
+
 int ar_shape_reshape(InferCtx *c, ArNode *n)
 {
 	ArTensor *x;
 	int64_t *v, cnt, dims[AR_MAX_RANK], known = 1, numel;
 	int infer = -1, rc;
 	bool allowzero = ar_attr_int(n, "allowzero", 0) != 0;
+	uint32_t axes = 0;
 
-	if ((rc = ar_need(c, n, 0, &x)) ||
-	    (rc = params(c, n, "shape", 5, 1, &v, &cnt)))
+	if ((rc = ar_need(c, n, 0, &x)))
+		return rc;
+	if (n->opset >= 5 && ar_runtime_input(c, n, 1))
+		return reshape_runtime(c, n, x);
+	if ((rc = params(c, n, "shape", 5, 1, &v, &cnt)))
 		return rc;
 	if (cnt < 0)
 		return ar_node_fail(c, n, "the target shape is missing");
@@ -159,6 +219,7 @@ int ar_shape_reshape(InferCtx *c, ArNode *n)
 						  "rank %d", i, x->rank);
 			else
 				dims[i] = x->dims[i];
+			axes |= i < x->rank ? AR_BOUNDED(x, i) << i : 0;
 		} else if (v[i] == -1) {
 			if (infer >= 0)
 				rc = ar_node_fail(c, n, "target shape has more "
@@ -175,19 +236,23 @@ int ar_shape_reshape(InferCtx *c, ArNode *n)
 	free(v);
 	if (rc)
 		return rc;
+	/* A bounded input has at most numel elements: the -1 dim takes
+	 * the largest whole count. */
 	numel = ar_numel(x);
 	if (infer >= 0) {
-		if (known == 0 || numel % known)
+		if (known == 0 || (numel % known && !x->bounded))
 			return ar_node_fail(c, n, "cannot reshape %lld elements "
 					    "with a -1 dim: the other dims "
 					    "make %lld", (long long)numel,
 					    (long long)known);
 		dims[infer] = numel / known;
-	} else if (known != numel) {
+		axes |= x->bounded ? 1u << infer : 0;
+	} else if (x->bounded ? known > numel : known != numel) {
 		return ar_node_fail(c, n, "cannot reshape %lld elements into "
 				    "%lld", (long long)numel, (long long)known);
 	}
 	ar_set_shape(ar_out(c, n, 0), x->dtype, (int)cnt, dims);
+	ar_set_bounded(ar_out(c, n, 0), axes);
 	return AR_OK;
 }
 
@@ -215,6 +280,7 @@ int ar_shape_transpose(InferCtx *c, ArNode *n)
 	int64_t dims[AR_MAX_RANK];
 	const ArAttr *perm = ar_attr(n, "perm");
 	bool used[AR_MAX_RANK] = {0};
+	uint32_t axes = 0;
 	int rc = ar_need(c, n, 0, &x);
 
 	if (rc)
@@ -229,8 +295,10 @@ int ar_shape_transpose(InferCtx *c, ArNode *n)
 					    "of 0..%d", x->rank - 1);
 		used[p] = true;
 		dims[i] = x->dims[p];
+		axes |= AR_BOUNDED(x, p) << i;
 	}
 	ar_set_shape(ar_out(c, n, 0), x->dtype, x->rank, dims);
+	ar_set_bounded(ar_out(c, n, 0), axes);
 	return AR_OK;
 }
 
@@ -238,10 +306,12 @@ int ar_shape_concat(InferCtx *c, ArNode *n)
 {
 	ArTensor *x;
 	int64_t dims[AR_MAX_RANK];
+	uint32_t axes;
 	int axis, rc = ar_need(c, n, 0, &x);
 
 	if (rc)
 		return rc;
+	axes = x->bounded;
 	if (!ar_attr(n, "axis"))
 		return ar_node_fail(c, n, "attribute 'axis' is missing");
 	if ((rc = ar_axis(c, n, ar_attr_int(n, "axis", 0), x->rank, &axis)))
@@ -264,8 +334,10 @@ int ar_shape_concat(InferCtx *c, ArNode *n)
 						    (long long)x->dims[i]);
 		if (!ar_add64(dims[axis], t->dims[axis], &dims[axis]))
 			return ar_node_fail(c, n, "concatenated dim overflows");
+		axes |= t->bounded;
 	}
 	ar_set_shape(ar_out(c, n, 0), x->dtype, x->rank, dims);
+	ar_set_bounded(ar_out(c, n, 0), axes);
 	return AR_OK;
 }
 
@@ -276,8 +348,17 @@ int ar_shape_split(InferCtx *c, ArNode *n)
 	int axis, rc = ar_need(c, n, 0, &x);
 
 	if (rc || (rc = ar_axis(c, n, ar_attr_int(n, "axis", 0), x->rank,
-				&axis)) ||
-	    (rc = params(c, n, "split", 13, 1, &sizes, &cnt)))
+				&axis)))
+		return rc;
+	/* Sizes known only at run time: each part at most the whole. */
+	if (n->opset >= 13 && ar_runtime_input(c, n, 1)) {
+		for (int j = 0; j < nout; j++) {
+			ar_same_as(c, n, j, x);
+			ar_bound_axis(ar_out(c, n, j), axis, x->dims[axis]);
+		}
+		return AR_OK;
+	}
+	if ((rc = params(c, n, "split", 13, 1, &sizes, &cnt)))
 		return rc;
 	if (cnt < 0) {
 		/* Equal parts; opset 18's num_outputs allows a smaller last. */
@@ -380,17 +461,6 @@ out:
 	return rc;
 }
 
-int ar_shape_slice(InferCtx *c, ArNode *n)
-{
-	ArTensor *x;
-	int64_t first[AR_MAX_RANK], step[AR_MAX_RANK], len[AR_MAX_RANK];
-	int rc = ar_need(c, n, 0, &x);
-	if (rc || (rc = ar_slice_params(c, n, x, first, step, len)))
-		return rc;
-	ar_set_shape(ar_out(c, n, 0), x->dtype, x->rank, len);
-	return AR_OK;
-}
-
 /* Marks normalised axes; fails on duplicates. */
 static int mark_axes(InferCtx *c, const ArNode *n, const int64_t *ax,
 		     int64_t cnt, int rank, bool *mark)
@@ -409,14 +479,105 @@ static int mark_axes(InferCtx *c, const ArNode *n, const int64_t *ax,
 	return AR_OK;
 }
 
+/*
+ * Marks the axes a node names in its axes input j (or attribute before
+ * opset since): all axes when the axes are absent or known only at run
+ * time.
+ */
+static int axes_or_all(InferCtx *c, const ArNode *n, int64_t since, int j,
+		       int rank, bool *mark)
+{
+	int64_t *ax = NULL, cnt = -1;
+	int rc = AR_OK;
+
+	if (n->opset < since || !ar_runtime_input(c, n, j))
+		rc = params(c, n, "axes", since, j, &ax, &cnt);
+	if (!rc && cnt >= 0)
+		rc = mark_axes(c, n, ax, cnt, rank, mark);
+	for (int i = 0; !rc && cnt < 0 && i < rank; i++)
+		mark[i] = true;
+	free(ax);
+	return rc;
+}
+
+/* Starts, ends or steps known only at run time: each sliced axis keeps
+ * at most its extent. */
+static int slice_runtime(InferCtx *c, ArNode *n, const ArTensor *x)
+{
+	bool mark[AR_MAX_RANK];
+	int rc = axes_or_all(c, n, 10, 3, x->rank, mark);
+	if (rc)
+		return rc;
+	ar_same_as(c, n, 0, x);
+	for (int i = 0; i < x->rank; i++)
+		if (mark[i])
+			ar_bound_axis(ar_out(c, n, 0), i, x->dims[i]);
+	return AR_OK;
+}
+
+int ar_shape_slice(InferCtx *c, ArNode *n)
+{
+	ArTensor *x;
+	int64_t first[AR_MAX_RANK], step[AR_MAX_RANK], len[AR_MAX_RANK];
+	int rc = ar_need(c, n, 0, &x);
+	if (rc)
+		return rc;
+	for (int j = 1; n->opset >= 10 && j <= 4; j++)
+		if (ar_runtime_input(c, n, j))
+			return slice_runtime(c, n, x);
+	if ((rc = ar_slice_params(c, n, x, first, step, len)))
+		return rc;
+	ar_set_shape(ar_out(c, n, 0), x->dtype, x->rank, len);
+	ar_set_bounded(ar_out(c, n, 0), x->bounded);
+	return AR_OK;
+}
+
+/* The largest of x's dims [from, to), at least lo. */
+static int64_t max_dim(const ArTensor *x, int from, int to, int64_t lo)
+{
+	for (int i = from < 0 ? 0 : from; i < to && i < x->rank; i++)
+		lo = x->dims[i] > lo ? x->dims[i] : lo;
+	return lo;
+}
+
+/*
+ * Axes input j names k axes known only at run time.  Squeezing (or
+ * reducing without keepdims) drops k of x's axes, so output axis i is one
+ * of x's axes i..i+k; unsqueezing inserts k, so output axis i is 1 or one
+ * of x's axes i-k..i.  Either way it is at most their largest.
+ */
+static int runtime_axes(InferCtx *c, ArNode *n, const ArTensor *x, int j,
+			bool insert)
+{
+	int64_t k;
+	int rank, rc = runtime_len(c, n, j, &k);
+	if (rc)
+		return rc;
+	rank = insert ? x->rank + (int)k : x->rank - (int)k;
+	if (rank < 0 || rank > AR_MAX_RANK)
+		return ar_node_fail(c, n, "%lld axes for rank %d",
+				    (long long)k, x->rank);
+	all_bounded(c, n, x->dtype, rank, 0);
+	for (int i = 0; i < rank; i++)
+		ar_bound_axis(ar_out(c, n, 0), i, insert ?
+			      max_dim(x, i - (int)k, i + 1, 1) :
+			      max_dim(x, i, i + (int)k + 1, 0));
+	return AR_OK;
+}
+
 int ar_shape_squeeze(InferCtx *c, ArNode *n)
 {
 	ArTensor *x;
 	int64_t *ax, cnt, dims[AR_MAX_RANK];
 	bool mark[AR_MAX_RANK];
+	uint32_t axes = 0;
 	int rank = 0, rc = ar_need(c, n, 0, &x);
 
-	if (rc || (rc = params(c, n, "axes", 13, 1, &ax, &cnt)))
+	if (rc)
+		return rc;
+	if (n->opset >= 13 && ar_runtime_input(c, n, 1))
+		return runtime_axes(c, n, x, 1, false);
+	if ((rc = params(c, n, "axes", 13, 1, &ax, &cnt)))
 		return rc;
 	rc = mark_axes(c, n, ax, cnt < 0 ? 0 : cnt, x->rank, mark);
 	free(ax);
@@ -430,9 +591,11 @@ int ar_shape_squeeze(InferCtx *c, ArNode *n)
 						    (long long)x->dims[i]);
 			continue;
 		}
+		axes |= AR_BOUNDED(x, i) << rank;
 		dims[rank++] = x->dims[i];
 	}
 	ar_set_shape(ar_out(c, n, 0), x->dtype, rank, dims);
+	ar_set_bounded(ar_out(c, n, 0), axes);
 	return AR_OK;
 }
 
@@ -441,9 +604,14 @@ int ar_shape_unsqueeze(InferCtx *c, ArNode *n)
 	ArTensor *x;
 	int64_t *ax, cnt, dims[AR_MAX_RANK];
 	bool mark[AR_MAX_RANK];
+	uint32_t axes = 0;
 	int rank, k = 0, rc = ar_need(c, n, 0, &x);
 
-	if (rc || (rc = params(c, n, "axes", 13, 1, &ax, &cnt)))
+	if (rc)
+		return rc;
+	if (n->opset >= 13 && ar_runtime_input(c, n, 1))
+		return runtime_axes(c, n, x, 1, true);
+	if ((rc = params(c, n, "axes", 13, 1, &ax, &cnt)))
 		return rc;
 	if (cnt < 0 || x->rank + cnt > AR_MAX_RANK) {
 		free(ax);
@@ -455,9 +623,12 @@ int ar_shape_unsqueeze(InferCtx *c, ArNode *n)
 	free(ax);
 	if (rc)
 		return rc;
-	for (int i = 0; i < rank; i++)
+	for (int i = 0; i < rank; i++) {
+		axes |= mark[i] ? 0 : AR_BOUNDED(x, k) << i;
 		dims[i] = mark[i] ? 1 : x->dims[k++];
+	}
 	ar_set_shape(ar_out(c, n, 0), x->dtype, rank, dims);
+	ar_set_bounded(ar_out(c, n, 0), axes);
 	return AR_OK;
 }
 
@@ -465,6 +636,7 @@ int ar_shape_gather(InferCtx *c, ArNode *n)
 {
 	ArTensor *x, *idx;
 	int64_t dims[AR_MAX_RANK];
+	uint32_t axes = 0;
 	int axis, rank = 0, rc;
 
 	if ((rc = ar_need(c, n, 0, &x)) || (rc = ar_need(c, n, 1, &idx)) ||
@@ -472,13 +644,18 @@ int ar_shape_gather(InferCtx *c, ArNode *n)
 		return rc;
 	if (x->rank - 1 + idx->rank > AR_MAX_RANK)
 		return ar_node_fail(c, n, "output rank above %d", AR_MAX_RANK);
-	for (int i = 0; i < axis; i++)
-		dims[rank++] = x->dims[i];
-	for (int i = 0; i < idx->rank; i++)
-		dims[rank++] = idx->dims[i];
-	for (int i = axis + 1; i < x->rank; i++)
-		dims[rank++] = x->dims[i];
+	for (int i = 0; i < x->rank; i++) {
+		for (int k = 0; i == axis && k < idx->rank; k++) {
+			axes |= AR_BOUNDED(idx, k) << rank;
+			dims[rank++] = idx->dims[k];
+		}
+		if (i != axis) {
+			axes |= AR_BOUNDED(x, i) << rank;
+			dims[rank++] = x->dims[i];
+		}
+	}
 	ar_set_shape(ar_out(c, n, 0), x->dtype, rank, dims);
+	ar_set_bounded(ar_out(c, n, 0), axes);
 	return AR_OK;
 }
 
@@ -500,6 +677,18 @@ int ar_shape_pad(InferCtx *c, ArNode *n)
 
 	if (rc)
 		return rc;
+	/* Pads known only at run time can grow an axis without limit. */
+	if ((n->opset >= 11 && ar_runtime_input(c, n, 1)) ||
+	    (n->opset >= 18 && ar_runtime_input(c, n, 3))) {
+		bool mark[AR_MAX_RANK];
+		if ((rc = axes_or_all(c, n, 18, 3, x->rank, mark)))
+			return rc;
+		ar_same_as(c, n, 0, x);
+		for (int i = 0; i < x->rank; i++)
+			if (mark[i])
+				ar_bound_axis(ar_out(c, n, 0), i, AR_NO_BOUND);
+		return AR_OK;
+	}
 	if (n->opset < 2)
 		ar_attr_ints(n, "paddings", &pads, &cnt);
 	else if ((rc = params(c, n, "pads", 11, 1, &pads, &cnt)))
@@ -534,17 +723,90 @@ out:
 	return rc;
 }
 
-/* Resize (and Upsample): output dims from sizes or from scales. */
-int ar_shape_resize(InferCtx *c, ArNode *n)
+/*
+ * CenterCropPad(input, shape): the axes (attribute, default all) take the
+ * extents shape gives, cropped or padded about the centre; extents known
+ * only at run time have no bound.
+ */
+int ar_shape_centercroppad(InferCtx *c, ArNode *n)
 {
 	ArTensor *x;
-	double *sc = NULL;
-	int64_t *sz = NULL, nsc = -1, nsz = -1, dims[AR_MAX_RANK];
-	bool up = !strcmp(n->op, "Upsample");
+	int64_t *ax, *v = NULL, nax, cnt, dims[AR_MAX_RANK];
+	bool mark[AR_MAX_RANK], rt = ar_runtime_input(c, n, 1);
+	uint32_t axes;
 	int rc = ar_need(c, n, 0, &x);
 
 	if (rc)
 		return rc;
+	ar_attr_ints(n, "axes", &ax, &nax);
+	if ((rc = mark_axes(c, n, ax, nax < 0 ? 0 : nax, x->rank, mark)) ||
+	    (!rt && (rc = ar_const_ints(c, n, 1, &v, &cnt))))
+		goto out;
+	if (rt)
+		cnt = ar_numel(ar_in(c, n, 1));
+	if (cnt != (nax < 0 ? x->rank : nax)) {
+		rc = ar_node_fail(c, n, "shape has %lld values for %lld axes",
+				  (long long)cnt,
+				  (long long)(nax < 0 ? x->rank : nax));
+		goto out;
+	}
+	memcpy(dims, x->dims, sizeof dims);
+	axes = x->bounded;
+	for (int i = 0, k = 0; i < x->rank; i++) {
+		if (nax >= 0 && !mark[i])
+			continue;
+		dims[i] = v ? v[k++] : AR_NO_BOUND;
+		if (v && dims[i] < 0) {
+			rc = ar_node_fail(c, n, "negative extent %lld",
+					  (long long)dims[i]);
+			goto out;
+		}
+		axes = v ? axes & ~AR_BIT(i) : axes | AR_BIT(i);
+	}
+	ar_set_shape(ar_out(c, n, 0), x->dtype, x->rank, dims);
+	ar_set_bounded(ar_out(c, n, 0), axes);
+out:
+	free(ax);
+	free(v);
+	return rc;
+}
+
+/*
+ * Resize (and Upsample): the resized axes (the axes attribute from opset
+ * 18, else all) from sizes or from scales, floor(dim * scale), as onnx's
+ * shape inference and reference do (the roi of tf_crop_and_resize moves
+ * the sampling window, not the size).  keep_aspect_ratio_policy (18)
+ * scales every resized axis by the smallest (not_larger) or largest
+ * (not_smaller) ratio of sizes to dims, rounding halves up.  Scales or
+ * sizes known only at run time leave the resized axes without a bound.
+ */
+int ar_shape_resize(InferCtx *c, ArNode *n)
+{
+	ArTensor *x;
+	double *sc = NULL, ratio = 0;
+	int64_t *sz = NULL, *ax = NULL, nsc = -1, nsz = -1, nax = -1;
+	int64_t dims[AR_MAX_RANK];
+	bool up = !strcmp(n->op, "Upsample"), mark[AR_MAX_RANK];
+	const char *policy = ar_attr_str(n, "keep_aspect_ratio_policy",
+					 "stretch");
+	int jsc = up || n->opset < 11 ? 1 : 2, rc = ar_need(c, n, 0, &x);
+
+	if (rc)
+		return rc;
+	ar_attr_ints(n, "axes", &ax, &nax);
+	if ((rc = mark_axes(c, n, ax, nax < 0 ? 0 : nax, x->rank, mark)))
+		goto out;
+	for (int i = 0; nax < 0 && i < x->rank; i++)
+		mark[i] = true;
+	memcpy(dims, x->dims, sizeof dims);
+	if ((!(up && n->opset < 9) && ar_runtime_input(c, n, jsc)) ||
+	    (!up && n->opset >= 11 && ar_runtime_input(c, n, 3))) {
+		ar_set_shape(ar_out(c, n, 0), x->dtype, x->rank, dims);
+		for (int i = 0; i < x->rank; i++)
+			if (mark[i])
+				ar_bound_axis(ar_out(c, n, 0), i, AR_NO_BOUND);
+		goto out;
+	}
 	if (up && n->opset < 9) {
 		const ArAttr *a = ar_attr(n, "scales");
 		if (a && a->type == AR_ATTR_FLOATS) {
@@ -553,29 +815,41 @@ int ar_shape_resize(InferCtx *c, ArNode *n)
 			for (int i = 0; i < nsc; i++)
 				sc[i] = a->floats[i];
 		}
-	} else if ((rc = ar_const_floats(c, n, up || n->opset < 11 ? 1 : 2,
-					 &sc, &nsc))) {
-		return rc;
+	} else if ((rc = ar_const_floats(c, n, jsc, &sc, &nsc))) {
+		goto out;
 	}
 	if (!up && n->opset >= 11 && (rc = ar_const_ints(c, n, 3, &sz, &nsz)))
 		goto out;
-	if (ar_attr(n, "axes")) {
-		rc = ar_node_fail(c, n, "the 'axes' attribute is not supported");
+	nax = nax < 0 ? x->rank : nax;
+	if (nsz > 0 ? nsz != nax : nsc != nax) {
+		rc = ar_node_fail(c, n, "needs %lld scales or sizes, one per "
+				  "resized axis", (long long)nax);
 		goto out;
 	}
-	if (nsz > 0 && nsz != x->rank) {
-		rc = ar_node_fail(c, n, "sizes has %lld values for rank %d",
-				  (long long)nsz, x->rank);
-		goto out;
+	if (nsz > 0 && strcmp(policy, "stretch")) {
+		bool larger = !strcmp(policy, "not_smaller");
+		if (!larger && strcmp(policy, "not_larger")) {
+			rc = ar_node_fail(c, n, "unknown keep_aspect_ratio_policy "
+					  "'%s'", policy);
+			goto out;
+		}
+		for (int i = 0, k = 0; i < x->rank; i++) {
+			double r;
+			if (!mark[i])
+				continue;
+			r = x->dims[i] ? (double)sz[k] / (double)x->dims[i] : 0;
+			if (!k++ || (larger ? r > ratio : r < ratio))
+				ratio = r;
+		}
 	}
-	if (nsz <= 0 && nsc != x->rank) {
-		rc = ar_node_fail(c, n, "needs scales with %d values or sizes",
-				  x->rank);
-		goto out;
-	}
-	for (int i = 0; i < x->rank; i++) {
-		double d = nsz > 0 ? (double)sz[i] : floor((double)x->dims[i] *
-							   sc[i]);
+	for (int i = 0, k = 0; i < x->rank; i++) {
+		double d;
+		if (!mark[i])
+			continue;
+		d = nsz <= 0 ? floor((double)x->dims[i] * sc[k]) :
+		    ratio > 0 ? floor(ratio * (double)x->dims[i] + 0.5) :
+		    (double)sz[k];
+		k++;
 		if (!(d >= 0 && d < 9e18)) {
 			rc = ar_node_fail(c, n, "output dim at axis %d is "
 					  "invalid", i);
@@ -587,7 +861,35 @@ int ar_shape_resize(InferCtx *c, ArNode *n)
 out:
 	free(sc);
 	free(sz);
+	free(ax);
 	return rc;
+}
+
+/*
+ * Expand to a shape known only at run time: an axis where x has an extent
+ * other than 1 keeps it (the shape may only say 1 or the same there);
+ * the others can grow without limit.
+ */
+static int expand_runtime(InferCtx *c, ArNode *n, const ArTensor *x)
+{
+	int64_t len, dims[AR_MAX_RANK];
+	int rank, rc = runtime_len(c, n, 1, &len);
+	if (rc)
+		return rc;
+	rank = (int)len > x->rank ? (int)len : x->rank;
+	for (int i = 0; i < rank; i++) {
+		int k = i - (rank - x->rank);
+		dims[i] = k >= 0 ? x->dims[k] : 1;
+	}
+	ar_set_shape(ar_out(c, n, 0), x->dtype, rank, dims);
+	for (int i = 0; i < rank; i++) {
+		int k = i - (rank - x->rank);
+		if (k < 0 || x->dims[k] == 1)
+			ar_bound_axis(ar_out(c, n, 0), i, AR_NO_BOUND);
+		else if (x->bounded & AR_BIT(k))
+			ar_bound_axis(ar_out(c, n, 0), i, x->dims[k]);
+	}
+	return AR_OK;
 }
 
 int ar_shape_expand(InferCtx *c, ArNode *n)
@@ -595,6 +897,8 @@ int ar_shape_expand(InferCtx *c, ArNode *n)
 	ArTensor *x;
 	int64_t dims[AR_MAX_RANK];
 	int rank, rc = ar_need(c, n, 0, &x);
+	if (!rc && ar_runtime_input(c, n, 1))
+		return expand_runtime(c, n, x);
 	if (rc || (rc = dims_from_input(c, n, 1, &rank, dims)) ||
 	    (rc = ar_broadcast2(c, n, x->rank, x->dims, rank, dims, &rank,
 				dims)))
@@ -608,7 +912,17 @@ int ar_shape_tile(InferCtx *c, ArNode *n)
 	ArTensor *x;
 	int64_t *rep, cnt, dims[AR_MAX_RANK];
 	int rc = ar_need(c, n, 0, &x);
-	if (rc || (rc = ar_const_ints(c, n, 1, &rep, &cnt)))
+	if (rc)
+		return rc;
+	/* Repeats known only at run time: empty axes stay empty. */
+	if (n->opset >= 6 && ar_runtime_input(c, n, 1)) {
+		ar_same_as(c, n, 0, x);
+		for (int i = 0; i < x->rank; i++)
+			if (x->dims[i])
+				ar_bound_axis(ar_out(c, n, 0), i, AR_NO_BOUND);
+		return AR_OK;
+	}
+	if ((rc = ar_const_ints(c, n, 1, &rep, &cnt)))
 		return rc;
 	if (cnt != x->rank) {
 		free(rep);
@@ -636,9 +950,9 @@ int ar_shape_range(InferCtx *c, ArNode *n)
 	for (int j = 0; j < 3; j++) {
 		if ((rc = ar_need(c, n, j, &t[j])))
 			return rc;
-		if (!t[j]->data || ar_numel(t[j]) != 1)
+		if (ar_numel(t[j]) != 1)
 			return ar_node_fail(c, n, "input %d ('%s') must be a "
-					    "constant scalar", j, t[j]->name);
+					    "scalar", j, t[j]->name);
 		/* The spec's types: float, double, int16, int32, int64. */
 		if (t[j]->dtype != t[0]->dtype ||
 		    (t[j]->dtype != AR_DT_FLOAT && t[j]->dtype != AR_DT_DOUBLE &&
@@ -649,8 +963,15 @@ int ar_shape_range(InferCtx *c, ArNode *n)
 					    "int32, int64 for all three", j,
 					    t[j]->name,
 					    ar_dtype_name(t[j]->dtype));
-		v[j] = ar_get_float(t[j], 0);
 	}
+	/* Limits known only at run time: any length. */
+	for (int j = 0; j < 3; j++)
+		if (!t[j]->data) {
+			all_bounded(c, n, t[0]->dtype, 1, AR_NO_BOUND);
+			return AR_OK;
+		}
+	for (int j = 0; j < 3; j++)
+		v[j] = ar_get_float(t[j], 0);
 	if (ar_dtype_is_int(t[0]->dtype)) {
 		int64_t s = ar_get_int(t[0], 0), l = ar_get_int(t[1], 0),
 			d = ar_get_int(t[2], 0), span;
@@ -717,12 +1038,24 @@ static void reduced_shape(const ArTensor *x, const bool *mark, bool keep,
 int ar_shape_reduce(InferCtx *c, ArNode *n)
 {
 	ArTensor *x;
-	bool mark[AR_MAX_RANK];
+	bool mark[AR_MAX_RANK], keep = ar_attr_int(n, "keepdims", 1) != 0;
 	int rc = ar_need(c, n, 0, &x);
-	if (rc || (rc = ar_reduce_axes(c, n, x, mark)))
+
+	if (rc)
 		return rc;
-	reduced_shape(x, mark, ar_attr_int(n, "keepdims", 1) != 0, x->dtype,
-		      ar_out(c, n, 0));
+	/* Axes known only at run time: kept, an axis is its dim or 1. */
+	if (n->opset >= reduce_axes_since(n) && ar_runtime_input(c, n, 1)) {
+		if (!keep)
+			return runtime_axes(c, n, x, 1, false);
+		all_bounded(c, n, x->dtype, x->rank, 0);
+		for (int i = 0; i < x->rank; i++)
+			ar_bound_axis(ar_out(c, n, 0), i,
+				      max_dim(x, i, i + 1, 1));
+		return AR_OK;
+	}
+	if ((rc = ar_reduce_axes(c, n, x, mark)))
+		return rc;
+	reduced_shape(x, mark, keep, x->dtype, ar_out(c, n, 0));
 	return AR_OK;
 }
 
@@ -751,6 +1084,15 @@ int ar_shape_topk(InferCtx *c, ArNode *n)
 		return rc;
 	if (n->opset < 10) {
 		k = ar_attr_int(n, "k", -1);
+	} else if (ar_runtime_input(c, n, 1)) {
+		/* k known only at run time: at most the whole axis. */
+		for (int j = 0; j < 2; j++) {
+			ar_same_as(c, n, j, x);
+			ar_bound_axis(ar_out(c, n, j), axis, x->dims[axis]);
+		}
+		if (ar_out(c, n, 1))
+			ar_out(c, n, 1)->dtype = AR_DT_INT64;
+		return AR_OK;
 	} else {
 		if ((rc = ar_const_ints(c, n, 1, &kv, &cnt)))
 			return rc;

@@ -19,7 +19,9 @@
  *   - it has no alias_of yet: a view shares its input's bytes, and a
  *     tensor already placed in another concat cannot sit in two places;
  *   - it appears once among the inputs;
- *   - its slice offset is a multiple of the plan's alignment.
+ *   - its slice offset is a multiple of the plan's alignment;
+ *   - neither it nor the output has a bounded shape: their real extents,
+ *     hence the slices' offsets, are known only at run time.
  *
  * One more condition needs the order, so ar_concat_refine checks it first:
  * a slice that outlives the Concat must not be live together with a view
@@ -72,6 +74,7 @@ static bool elidable(const ArGraph *g, const ArPlan *p, const bool *isout,
 
 	ok = n->noutputs == 1 && y >= 0 && p->slots[y].planned &&
 	     g->tensors[y].bytes > 0 && p->slots[y].inplace_of < 0 &&
+	     !g->tensors[y].bounded &&
 	     slices_contiguous(g, n, y);
 	for (int j = 0; ok && j < n->nexplicit; j++) {
 		int x = n->inputs[j];
@@ -80,6 +83,7 @@ static bool elidable(const ArGraph *g, const ArPlan *p, const bool *isout,
 		     ar_is_step(g, pr) && !isout[x] &&
 		     p->slots[x].alias_of < 0 && p->slots[x].inplace_of < 0 &&
 		     g->tensors[x].dtype == g->tensors[y].dtype &&
+		     !g->tensors[x].bounded &&
 		     off % p->align == 0 &&
 		     ar_add64(off, g->tensors[x].bytes, &off);
 		if (x >= 0)

@@ -4,7 +4,7 @@
 # OPTIONAL packages are test-time oracles only (PyTorch for
 # tests/e2e_torch_oracle.py): tried, never required; their tests skip.
 set -eu
-PKGS="protobuf-c-compiler libprotobuf-c-dev libonnx-dev libgraphviz-dev graphviz libcmocka-dev python3-onnx python3-numpy clang libclang-rt-dev pkg-config"
+PKGS="protobuf-c-compiler libprotobuf-c-dev libonnx-dev libgraphviz-dev graphviz libcmocka-dev python3-onnx python3-numpy clang libclang-rt-dev pkg-config libonnx-testdata"
 OPTIONAL="python3-torch python3-torchvision"
 missing_of() {
 	out=""

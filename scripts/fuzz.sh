@@ -5,7 +5,7 @@
 #   sh scripts/fuzz.sh FUZZER SECONDS
 #
 # The corpus starts from every model the project knows (testdata, the bad
-# catalogue, the shared onnx-small graphs) and grows in FUZZER's folder
+# catalogue, the shared onnx-small graphs, ONNX's node tests) and grows in FUZZER's folder
 # between runs.  Any crash, leak, timeout or out-of-memory stops the run,
 # leaves the input as crash-*/leak-*/timeout-*/oom-* there and fails with
 # exit 1: commit such an input to testdata/bad/ once the bug is fixed.
@@ -31,6 +31,10 @@ if [ -d "${ARENAC_SHARED:-/nonexistent}/models/onnx-small" ]; then
 else
 	echo "fuzz: skipped onnx-small seeds: no shared models"
 fi
+# ONNX's node tests: one small model per op and form (libonnx-testdata).
+for f in /usr/share/libonnx-testdata/data/node/*/model.onnx; do
+	[ -f "$f" ] && cp "$f" "$SEEDS/node_$(basename "$(dirname "$f")").onnx"
+done
 # lenet.onnx (1.7 MB) is the largest seed; mutations may grow past it a bit.
 start=$(date +%s)
 ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1} \

@@ -23,7 +23,9 @@ def changelog_counts(path):
     counts = {}
     for name, body in zip(parts[1::2], parts[2::2]):
         m = re.match(r"(.*)-(\d+)$", name)
-        if not m or "." in m.group(1):
+        # A deprecated version lists no inputs: it is no version to plan.
+        if not m or "." in m.group(1) or \
+                "(deprecated)" in body.split("\n", 1)[0]:
             continue
 
         def count(kind):

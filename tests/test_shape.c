@@ -121,12 +121,16 @@ static void count_warn(void *ctx, const char *msg)
 	snprintf(lastwarn, sizeof lastwarn, "%s", msg);
 }
 
+/* --bound options for the next inference (NULL: none). */
+static const ArBound *bounds;
+static int nbounds;
+
 static int infer(ArGraph *g, ArError *err)
 {
 	ArDiag d = {count_warn, NULL};
 	memset(err, 0, sizeof *err);
 	nwarn = 0;
-	return ar_infer(g, &d, err);
+	return ar_infer_bounded(g, &d, bounds, nbounds, err);
 }
 
 static void ok(ArGraph *g)
@@ -377,11 +381,20 @@ static void test_reshape(void **state)
 	fails(g, "cannot reshape 6 elements into 8");
 	ar_graph_free(g);
 
+	/* A shape known only at run time: each axis at most the 6
+	 * elements, the view no larger than its input. */
 	g = ar_graph_new("runtime");
 	INPUT(g, "x", 2, 3);
 	input(g, "s", AR_DT_INT64, 1, DIMS(2));
+	input(g, "s1", AR_DT_INT64, 1, DIMS(1));
 	node(g, "Reshape", 13, "x,s", "y");
-	fails(g, "input 1 ('s') must be a compile-time constant");
+	node(g, "Reshape", 13, "x,s1", "y1");
+	ok(g);
+	SHAPE(g, "y", 6, 6);
+	assert_int_equal(T(g, "y")->bounded, 3);
+	assert_int_equal(T(g, "y")->bytes, 24);
+	SHAPE(g, "y1", 6);
+	assert_int_equal(T(g, "y1")->bounded, 0);
 	ar_graph_free(g);
 }
 
@@ -675,6 +688,254 @@ static void test_refusals(void **state)
 	ar_graph_free(g);
 }
 
+/* A float initializer of n values. */
+static int floats(ArGraph *g, const char *name, int n, const float *vals)
+{
+	int id = ints(g, name, 0, NULL);
+	ArTensor *t = &g->tensors[id];
+	free(t->data);
+	t->dtype = AR_DT_FLOAT;
+	t->dims[0] = n;
+	assert_int_equal(ar_tensor_set_bytes(t, NULL), AR_OK);
+	t->data = ar_xmalloc((size_t)n * sizeof *vals);
+	memcpy(t->data, vals, (size_t)n * sizeof *vals);
+	return id;
+}
+
+#define FLOATS(g, name, ...) floats(g, name, \
+	(int)(sizeof((float[]){__VA_ARGS__}) / sizeof(float)), \
+	(const float[]){__VA_ARGS__})
+
+/* Outputs whose size depends on values: planned for their bound, exact
+ * where the values are constants. */
+static void test_bounded_sources(void **state)
+{
+	ArGraph *g = ar_graph_new("dyn");
+	int n;
+	(void)state;
+	INPUT(g, "x", 2, 3);
+	input(g, "cond", AR_DT_BOOL, 1, DIMS(3));
+	input(g, "k", AR_DT_INT64, 1, DIMS(1));
+	INTS(g, "c", 0, 3, 0, 1);
+	INTS(g, "keep", 1, 0, 1);
+	INPUT(g, "boxes", 1, 5, 4);
+	INPUT(g, "scores", 1, 2, 5);
+	INTS(g, "m", 3);
+	node(g, "NonZero", 13, "x", "nz");
+	node(g, "NonZero", 13, "c", "nzc");
+	n = node(g, "Compress", 11, "x,cond", "cx");
+	attr_i(g, n, "axis", 1);
+	n = node(g, "Compress", 11, "x,keep", "ck");
+	attr_i(g, n, "axis", -1);
+	node(g, "NonMaxSuppression", 11, "boxes,scores,m", "sel");
+	node(g, "NonMaxSuppression", 11, "boxes,scores", "none");
+	node(g, "Unique", 11, "x", "u,ui,uinv,uc");
+	node(g, "TopK", 11, "x,k", "tv,ti");
+	/* Readers of a bounded tensor: ops that move axes move their
+	 * marks, others are bounded on every axis; Shape is no constant. */
+	node(g, "Relu", 13, "nz", "r");
+	node(g, "Transpose", 13, "nz", "tr");
+	node(g, "Add", 13, "nz,k", "sum");
+	node(g, "Flatten", 13, "nz", "fl");
+	node(g, "Shape", 13, "nz", "sh");
+	ok(g);
+	SHAPE(g, "nz", 2, 6);
+	assert_int_equal(T(g, "nz")->bounded, 2);
+	assert_int_equal(T(g, "nz")->bytes, 2 * 6 * 8);
+	SHAPE(g, "nzc", 1, 2);
+	assert_int_equal(T(g, "nzc")->bounded, 0);
+	SHAPE(g, "cx", 2, 3);
+	assert_int_equal(T(g, "cx")->bounded, 2);
+	SHAPE(g, "ck", 2, 2);
+	assert_int_equal(T(g, "ck")->bounded, 0);
+	SHAPE(g, "sel", 6, 3);
+	assert_int_equal(T(g, "sel")->bounded, 1);
+	SHAPE(g, "none", 0, 3);
+	assert_int_equal(T(g, "none")->bounded, 0);
+	SHAPE(g, "u", 6);
+	assert_int_equal(T(g, "u")->bounded, 1);
+	SHAPE(g, "uinv", 6);
+	assert_int_equal(T(g, "uinv")->bounded, 0);
+	SHAPE(g, "tv", 2, 3);
+	assert_int_equal(T(g, "ti")->bounded, 2);
+	assert_int_equal(T(g, "ti")->dtype, AR_DT_INT64);
+	assert_int_equal(T(g, "r")->bounded, 2);
+	SHAPE(g, "tr", 6, 2);
+	assert_int_equal(T(g, "tr")->bounded, 1);
+	assert_int_equal(T(g, "sum")->bounded, 2);
+	SHAPE(g, "fl", 2, 6);
+	assert_int_equal(T(g, "fl")->bounded, 3);
+	assert_int_equal(T(g, "sh")->kind, AR_TK_ACTIVATION);
+	ar_graph_free(g);
+}
+
+/* NonZero of x [2, 3] (at most 6 entries) and Range of run-time limits
+ * (no bound at all), under the --bound options given. */
+static ArGraph *bound_graph(int nb, const ArBound *b)
+{
+	ArGraph *g = ar_graph_new("bound");
+	INPUT(g, "x", 2, 3);
+	input(g, "s", AR_DT_INT64, 0, NULL);
+	input(g, "l", AR_DT_INT64, 0, NULL);
+	input(g, "d", AR_DT_INT64, 0, NULL);
+	node(g, "NonZero", 13, "x", "nz");
+	node(g, "Range", 11, "s,l,d", "r");
+	bounds = b;
+	nbounds = nb;
+	return g;
+}
+
+static void bound_done(ArGraph *g)
+{
+	bounds = NULL;
+	nbounds = 0;
+	ar_graph_free(g);
+}
+
+static void bound_usage(ArGraph *g, const char *text)
+{
+	ArError err;
+	assert_int_equal(infer(g, &err), AR_EXIT_USAGE);
+	assert_non_null(strstr(err.msg, text));
+	bound_done(g);
+}
+
+/* --bound tightens a computed bound or supplies a missing one. */
+static void test_bounded_options(void **state)
+{
+	ArGraph *g;
+	(void)state;
+
+	g = bound_graph(0, NULL);
+	fails(g, "node 'Range' (Range): output 'r' has a size known only at "
+	      "run time (axis 0) and no bound arenac can compute; give its "
+	      "largest size with --bound r=N");
+	bound_done(g);
+
+	g = bound_graph(2, (const ArBound[]){{"r", 10, 0, {0}},
+					     {"nz", 4, 0, {0}}});
+	ok(g);
+	SHAPE(g, "r", 10);
+	assert_int_equal(T(g, "r")->bounded, 1);
+	SHAPE(g, "nz", 2, 4);
+	assert_int_equal(nwarn, 0);
+	bound_done(g);
+
+	/* A bound looser than the computed one is not taken. */
+	g = bound_graph(2, (const ArBound[]){{"r", 10, 0, {0}},
+					     {"nz", 100, 0, {0}}});
+	ok(g);
+	SHAPE(g, "nz", 2, 6);
+	assert_non_null(strstr(lastwarn, "--bound nz: 100 is above the bound "
+			       "of axis 1 that node 'NonZero' (NonZero) allows "
+			       "(6); using 6"));
+	bound_done(g);
+
+	/* Axis by axis: the static axes must match. */
+	g = bound_graph(2, (const ArBound[]){{"r", 10, 0, {0}},
+					     {"nz", 0, 2, {2, 5}}});
+	ok(g);
+	SHAPE(g, "nz", 2, 5);
+	bound_done(g);
+	bound_usage(bound_graph(2, (const ArBound[]){{"r", 10, 0, {0}},
+						    {"nz", 0, 2, {3, 5}}}),
+		    "--bound nz: axis 0 has the static extent 2, the bound "
+		    "says 3");
+	bound_usage(bound_graph(2, (const ArBound[]){{"r", 10, 0, {0}},
+						    {"nz", 0, 1, {5}}}),
+		    "--bound nz: the tensor has rank 2, the bound gives 1");
+	bound_usage(bound_graph(2, (const ArBound[]){{"r", 10, 0, {0}},
+						    {"nope", 4, 0, {0}}}),
+		    "--bound nope: the model has no tensor 'nope'");
+
+	g = bound_graph(2, (const ArBound[]){{"r", 10, 0, {0}},
+					     {"x", 4, 0, {0}}});
+	ok(g);
+	assert_non_null(strstr(lastwarn, "--bound x: 'x' has a static shape; "
+			       "the bound is not used"));
+	bound_done(g);
+}
+
+/* Resize's opset 18 axes and keep_aspect_ratio_policy, DFT's one-sided
+ * forms and opset 20 axis input: forms the node suite (ONNX 1.12) lacks. */
+static void test_resize_dft_forms(void **state)
+{
+	ArGraph *g = ar_graph_new("forms");
+	int n;
+	(void)state;
+	INPUT(g, "x", 1, 3, 4, 8);
+	FLOATS(g, "sc", 2.0f, 0.5f);
+	INTS(g, "sz", 6, 10);
+	INPUT(g, "sig", 1, 8, 1);
+	INPUT(g, "spec", 1, 5, 2);
+	INTS(g, "ax", 1);
+	n = node(g, "Resize", 19, "x,,sc", "a");
+	ATTR_INTS(g, n, "axes", 2, -1);
+	n = node(g, "Resize", 19, "x,,,sz", "b");
+	ATTR_INTS(g, n, "axes", 2, 3);
+	attr_s(g, n, "keep_aspect_ratio_policy", "not_larger");
+	n = node(g, "Resize", 19, "x,,,sz", "c");
+	ATTR_INTS(g, n, "axes", 2, 3);
+	attr_s(g, n, "keep_aspect_ratio_policy", "not_smaller");
+	n = node(g, "DFT", 17, "sig", "rfft");
+	attr_i(g, n, "onesided", 1);
+	n = node(g, "DFT", 17, "spec", "irfft");
+	attr_i(g, n, "onesided", 1);
+	attr_i(g, n, "inverse", 1);
+	node(g, "DFT", 20, "sig,,ax", "dft20");
+	node(g, "DFT", 20, "spec", "dftlast");
+	ok(g);
+	SHAPE(g, "a", 1, 3, 8, 4);
+	/* 6/4 and 10/8: not_larger scales by 1.25, not_smaller by 1.5. */
+	SHAPE(g, "b", 1, 3, 5, 10);
+	SHAPE(g, "c", 1, 3, 6, 12);
+	SHAPE(g, "rfft", 1, 5, 2);
+	SHAPE(g, "irfft", 1, 8, 1);
+	SHAPE(g, "dft20", 1, 8, 2);
+	SHAPE(g, "dftlast", 1, 5, 2);
+	ar_graph_free(g);
+}
+
+/* Generators, Col2Im and CenterCropPad: ops the node suite (ONNX 1.12)
+ * has no test of. */
+static void test_generators(void **state)
+{
+	ArGraph *g = ar_graph_new("gen");
+	int n;
+	(void)state;
+	INPUT(g, "x", 2, 5);
+	INPUT(g, "cols", 1, 8, 9);
+	INPUT(g, "img", 1, 3, 4, 8);
+	INTS(g, "ishape", 4, 4);
+	INTS(g, "block", 2, 2);
+	INTS(g, "crop", 6, 6);
+	n = node(g, "RandomNormal", 1, "", "rn");
+	ATTR_INTS(g, n, "shape", 2, 3);
+	n = node(g, "RandomUniformLike", 1, "x", "ru");
+	attr_i(g, n, "dtype", AR_DT_DOUBLE);
+	n = node(g, "Multinomial", 7, "x", "mn");
+	attr_i(g, n, "sample_size", 4);
+	n = node(g, "EyeLike", 9, "x", "eye");
+	attr_i(g, n, "dtype", AR_DT_INT32);
+	node(g, "Col2Im", 18, "cols,ishape,block", "im");
+	n = node(g, "CenterCropPad", 18, "img,crop", "cc");
+	ATTR_INTS(g, n, "axes", -2, -1);
+	ok(g);
+	SHAPE(g, "rn", 2, 3);
+	assert_int_equal(T(g, "rn")->dtype, AR_DT_FLOAT);
+	/* Random values are drawn at run time, inputs or none. */
+	assert_int_equal(T(g, "rn")->kind, AR_TK_ACTIVATION);
+	SHAPE(g, "ru", 2, 5);
+	assert_int_equal(T(g, "ru")->dtype, AR_DT_DOUBLE);
+	SHAPE(g, "mn", 2, 4);
+	assert_int_equal(T(g, "mn")->dtype, AR_DT_INT32);
+	SHAPE(g, "eye", 2, 5);
+	assert_int_equal(T(g, "eye")->dtype, AR_DT_INT32);
+	SHAPE(g, "im", 1, 2, 4, 4);
+	SHAPE(g, "cc", 1, 3, 6, 6);
+	ar_graph_free(g);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -694,6 +955,10 @@ int main(void)
 		cmocka_unit_test(test_misc_ops),
 		cmocka_unit_test(test_lazy_constants),
 		cmocka_unit_test(test_refusals),
+		cmocka_unit_test(test_bounded_sources),
+		cmocka_unit_test(test_bounded_options),
+		cmocka_unit_test(test_resize_dft_forms),
+		cmocka_unit_test(test_generators),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
