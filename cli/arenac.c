@@ -33,6 +33,10 @@ static const char usage_text[] =
 "  --dim NAME=VALUE      bind a symbolic input dim (repeatable)\n"
 "  --dim-default VALUE   bind every symbolic dim not bound by --dim\n"
 "  --batch N             set axis 0 of every graph input to N\n"
+"  --max-seq N           KV caches are static buffers of N positions: the\n"
+"                        sequence axis of every attention cache input\n"
+"                        (past_key, past_value, past) is N and the present\n"
+"                        output is written over it in place\n"
 "\n"
 "Planning:\n"
 "  --align N             offset and size alignment, a power of two (16)\n"
@@ -107,13 +111,14 @@ enum {
 	OPT_MAX_MODEL_BYTES, OPT_MAX_NODES, OPT_WEIGHTS, OPT_MEMORY,
 	OPT_WEIGHTS_IN, OPT_ORDER, OPT_NO_VIEWS, OPT_INPLACE, OPT_CONCAT,
 	OPT_TRAIN, OPT_LOSS, OPT_OPTIMIZER, OPT_CHECKPOINT, OPT_BUDGET_SWEEP,
-	OPT_FUSE
+	OPT_FUSE, OPT_MAX_SEQ
 };
 
 static const struct option long_opts[] = {
 	{"dim", required_argument, NULL, OPT_DIM},
 	{"dim-default", required_argument, NULL, OPT_DIM_DEFAULT},
 	{"batch", required_argument, NULL, OPT_BATCH},
+	{"max-seq", required_argument, NULL, OPT_MAX_SEQ},
 	{"align", required_argument, NULL, OPT_ALIGN},
 	{"algo", required_argument, NULL, OPT_ALGO},
 	{"time-limit", required_argument, NULL, OPT_TIME_LIMIT},
@@ -297,6 +302,13 @@ static int parse_args(Cli *c, int argc, char **argv)
 						   "number, not '%s'", optarg);
 			c->load.batch = v;
 			add_option_text(c, "--batch", optarg);
+			break;
+		case OPT_MAX_SEQ:
+			if (!parse_size(optarg, &v) || v == 0)
+				return usage_error("--max-seq wants a positive "
+						   "number, not '%s'", optarg);
+			c->load.max_seq = v;
+			add_option_text(c, "--max-seq", optarg);
 			break;
 		case OPT_ALIGN:
 			if (!parse_size(optarg, &v) || v == 0 || (v & (v - 1)))

@@ -7,9 +7,15 @@
  */
 #include "emit.h"
 #include "checkpoint.h"
+#include "infer_ops.h"
 
 #include <inttypes.h>
+#include <math.h>
 #include <string.h>
+
+/* Quantization parameters longer than this are left to their tensor
+ * (in the weights, or the arena when computed at run time). */
+#define QUANT_VALUES_MAX 4096
 
 void ar_json_str(FILE *f, const char *s)
 {
@@ -76,6 +82,74 @@ static void write_steps(FILE *f, const ArGraph *g, const ArPlan *p)
 	fputs("\n  ],\n", f);
 }
 
+/* Types ar_get_int reads exactly: the integers, packed ones included. */
+static bool int_values(ArDType dt)
+{
+	return ar_dtype_is_int(dt) || dt == AR_DT_INT4 || dt == AR_DT_UINT4 ||
+	       dt == AR_DT_INT2 || dt == AR_DT_UINT2;
+}
+
+/* The values of parameter tensor id as a JSON list, or null when they
+ * are not known at compile time (or too many, or of a type not read:
+ * float8 zero points). */
+static void quant_values(FILE *f, const ArGraph *g, int id)
+{
+	const ArTensor *t = &g->tensors[id];
+	int64_t n = ar_numel(t);
+	bool fl = t->dtype == AR_DT_FLOAT || t->dtype == AR_DT_DOUBLE ||
+		  t->dtype == AR_DT_FLOAT16 || t->dtype == AR_DT_BFLOAT16;
+
+	if (!t->data || n < 0 || n > QUANT_VALUES_MAX ||
+	    (!fl && !int_values(t->dtype))) {
+		fputs("null", f);
+		return;
+	}
+	fputc('[', f);
+	for (int64_t k = 0; k < n; k++) {
+		double v = fl ? ar_get_float(t, k) : 0;
+		fputs(k ? ", " : "", f);
+		if (!fl)
+			fprintf(f, "%" PRId64, ar_get_int(t, k));
+		else if (isfinite(v))
+			fprintf(f, "%.9g", v);
+		else
+			fputs("null", f);
+	}
+	fputc(']', f);
+}
+
+/*
+ * "quant": the tensors holding a quantized tensor's scale and zero point
+ * with their values when known at compile time; an omitted zero point is
+ * zero.  axis null: one scale for the tensor; block_size null: not
+ * blocked.
+ */
+static void write_quant(FILE *f, const ArGraph *g, const ArQuant *q)
+{
+	fputs(", \"quant\": {\"scale_tensor\": ", f);
+	tensor_ref(f, g, q->scale);
+	fputs(", \"scale\": ", f);
+	if (q->scale >= 0)
+		quant_values(f, g, q->scale);
+	else
+		fputs("null", f);
+	fputs(", \"zero_point_tensor\": ", f);
+	tensor_ref(f, g, q->zero_point);
+	fputs(", \"zero_point\": ", f);
+	if (q->zero_point >= 0)
+		quant_values(f, g, q->zero_point);
+	else
+		fputs("[0]", f);
+	if (q->axis >= 0)
+		fprintf(f, ", \"axis\": %d", q->axis);
+	else
+		fputs(", \"axis\": null", f);
+	if (q->block > 0)
+		fprintf(f, ", \"block_size\": %" PRId64 "}", q->block);
+	else
+		fputs(", \"block_size\": null}", f);
+}
+
 static void write_tensors(FILE *f, const ArGraph *g, const ArPlan *p)
 {
 	fputs("  \"tensors\": [", f);
@@ -118,6 +192,8 @@ static void write_tensors(FILE *f, const ArGraph *g, const ArPlan *p)
 				s->alias_offset);
 		fputs(", \"inplace_of\": ", f);
 		tensor_ref(f, g, s->inplace_of);
+		if (t->quant.scale >= 0 || t->quant.zero_point >= 0)
+			write_quant(f, g, &t->quant);
 		fputs("}", f);
 	}
 	fputs("\n  ]", f);

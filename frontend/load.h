@@ -16,6 +16,9 @@ typedef struct ArLoadOptions {
 	int ndims;
 	int64_t dim_default;        /* --dim-default, -1 if not given */
 	int64_t batch;              /* --batch: axis 0 of every input, -1 if not given */
+	/* --max-seq: the sequence axis of every attention op's KV-cache
+	 * input (ops.h ArKvCache), 0 if not given */
+	int64_t max_seq;
 	int64_t max_model_bytes;    /* 0: the built-in default */
 	int max_nodes;              /* 0: the built-in default (also tensors x4) */
 	int max_depth;              /* subgraph nesting, 0: the built-in default */

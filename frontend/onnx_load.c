@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "onnx.pb-c.h"
+#include "ops.h"
 
 /* Name -> tensor id, open addressing; the graph owns the strings. */
 typedef struct {
@@ -160,6 +161,9 @@ static int decode_tensor(Loader *L, const Onnx__TensorProto *tp, ArTensor *t,
 	}
 	numel = ar_numel(t);
 	es = ar_dtype_size(t->dtype);
+	/* Sub-byte types arrive packed, one byte per int32_data entry. */
+	if (es == 0)
+		numel = t->bytes, es = 1;
 	if (tp->has_raw_data) {
 		if ((int64_t)tp->raw_data.len != t->bytes)
 			return ar_fail(L->err, AR_EXIT_MODEL,
@@ -179,6 +183,10 @@ static int decode_tensor(Loader *L, const Onnx__TensorProto *tp, ArTensor *t,
 	case AR_DT_INT32: case AR_DT_INT16: case AR_DT_INT8:
 	case AR_DT_UINT16: case AR_DT_UINT8: case AR_DT_BOOL:
 	case AR_DT_FLOAT16: case AR_DT_BFLOAT16:
+	case AR_DT_FLOAT8E4M3FN: case AR_DT_FLOAT8E4M3FNUZ:
+	case AR_DT_FLOAT8E5M2: case AR_DT_FLOAT8E5M2FNUZ:
+	case AR_DT_FLOAT8E8M0: case AR_DT_UINT4: case AR_DT_INT4:
+	case AR_DT_FLOAT4E2M1: case AR_DT_UINT2: case AR_DT_INT2:
 		src = tp->int32_data, have = tp->n_int32_data, srcsize = 4;
 		break;
 	case AR_DT_INT64:
@@ -244,7 +252,32 @@ static void declare(const Loader *L, ArTensor *t, const Onnx__ValueInfoProto *vi
 		t->decl_dims[i] = bind_dim(L, tt->shape->dim[i], false);
 }
 
-static int load_input(Loader *L, ArTensor *t, const Onnx__ValueInfoProto *vi)
+/*
+ * --max-seq: the sequence axis of graph input `name` where an attention op
+ * of gp reads it as a KV cache (its op table entry says which inputs are
+ * caches), else -1.
+ */
+static int cache_axis(const Loader *L, const Onnx__GraphProto *gp,
+		      const char *name)
+{
+	for (size_t i = 0; i < gp->n_node; i++) {
+		const Onnx__NodeProto *np = gp->node[i];
+		const char *dom = nz(np->domain);
+		const ArOpDef *d = np->op_type ?
+			ar_op_find(dom, np->op_type, opset_of(L->model, dom)) :
+			NULL;
+		for (int k = 0; d && k < d->nkv; k++) {
+			size_t j = (size_t)d->kv[k].in;
+			if (j < np->n_input && !strcmp(nz(np->input[j]), name))
+				return d->kv[k].seq;
+		}
+	}
+	return -1;
+}
+
+/* Shapes a top-level graph input; cache_ax: its KV-cache axis, or -1. */
+static int load_input(Loader *L, ArTensor *t, const Onnx__ValueInfoProto *vi,
+		      int cache_ax)
 {
 	const Onnx__TypeProto__Tensor *tt = tensor_type(vi);
 	if (!tt)
@@ -272,6 +305,19 @@ static int load_input(Loader *L, ArTensor *t, const Onnx__ValueInfoProto *vi)
 		int64_t v = bind_dim(L, d, true);
 		if (i == 0 && L->opt->batch > 0)
 			v = L->opt->batch;
+		if (i == cache_ax) {
+			if (d->value_case ==
+			    ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE &&
+			    v != L->opt->max_seq)
+				return ar_fail(L->err, AR_EXIT_MODEL,
+					       "graph input '%s' has fixed dim "
+					       "%lld at axis %d, its KV cache's "
+					       "sequence axis, which --max-seq "
+					       "%lld contradicts", t->name,
+					       (long long)v, i,
+					       (long long)L->opt->max_seq);
+			v = L->opt->max_seq;
+		}
 		if (v < 0 && d->value_case ==
 			     ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM)
 			return ar_fail(L->err, AR_EXIT_MODEL,
@@ -500,6 +546,7 @@ static int load_graph(Loader *L, const Onnx__GraphProto *gp, Scope *parent,
 	g->parent = parent ? parent->g : NULL;
 	g->opset = opset_of(L->model, "");
 	g->ir_version = L->model->ir_version;
+	g->max_seq = L->opt->max_seq > 0 ? L->opt->max_seq : 0;
 	s.g = g;
 	s.parent = parent;
 	index_init(&s.ix, g, gp->n_initializer + gp->n_input + 2 * gp->n_node);
@@ -529,7 +576,9 @@ static int load_graph(Loader *L, const Onnx__GraphProto *gp, Scope *parent,
 		}
 		g->tensors[id].kind = AR_TK_INPUT;
 		if (depth == 0)
-			rc = load_input(L, &g->tensors[id], gp->input[i]);
+			rc = load_input(L, &g->tensors[id], gp->input[i],
+					L->opt->max_seq > 0 ?
+					cache_axis(L, gp, name) : -1);
 		else
 			declare(L, &g->tensors[id], gp->input[i]);
 		g->inputs[g->ninputs++] = id;
