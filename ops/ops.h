@@ -101,7 +101,10 @@ typedef int64_t (*ArFlopsFn)(const ArGraph *g, const ArNode *n);
 typedef bool (*ArViewWhen)(const ArGraph *g, const ArNode *n, bool training);
 
 enum {
-	AR_OP_NOFOLD = 1,       /* outputs never constant (control flow) */
+	AR_OP_NOFOLD = 1,       /* outputs never constant (control flow;
+				   Q/DQ, so that quantized weights stay
+				   quantized and are dequantized at run
+				   time) */
 	AR_OP_SHAPEONLY = 2,    /* outputs constant whatever the inputs'
 				   values (Shape, Size) */
 	AR_OP_TRAIN_MASK = 4    /* in a training step, output 1 is a mask the

@@ -475,9 +475,11 @@ int ar_shape_matmulnbits(InferCtx *c, ArNode *n)
 				    a->name, (long long)k);
 	blocks = k / bs + (k % bs != 0);
 	blob = bs * bits / 8;
-	if (!ar_mul64(nn, blocks, &want) || !ar_mul64(want, blob, &want) ||
-	    ar_numel(b) != want || b->rank < 1 || b->dims[0] != nn ||
-	    b->dtype != AR_DT_UINT8)
+	/* [N, blocks, blob], or the last two flattened. */
+	if (b->dtype != AR_DT_UINT8 || b->rank < 2 || b->rank > 3 ||
+	    b->dims[0] != nn || b->dims[b->rank - 1] !=
+	    (b->rank == 3 ? blob : blocks * blob) ||
+	    (b->rank == 3 && b->dims[1] != blocks))
 		return ar_node_fail(c, n, "packed weights '%s' must be uint8 "
 				    "[N, ceil(K / block_size), block_size * "
 				    "bits / 8] = [%lld, %lld, %lld]", b->name,
