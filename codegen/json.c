@@ -124,22 +124,24 @@ static void quant_values(FILE *f, const ArGraph *g, int id)
  * zero.  axis null: one scale for the tensor; block_size null: not
  * blocked.
  */
+static void quant_param(FILE *f, const ArGraph *g, const char *key, int id,
+			const char *absent)
+{
+	fprintf(f, "\"%s_tensor\": ", key);
+	tensor_ref(f, g, id);
+	fprintf(f, ", \"%s\": ", key);
+	if (id >= 0)
+		quant_values(f, g, id);
+	else
+		fputs(absent, f);
+}
+
 static void write_quant(FILE *f, const ArGraph *g, const ArQuant *q)
 {
-	fputs(", \"quant\": {\"scale_tensor\": ", f);
-	tensor_ref(f, g, q->scale);
-	fputs(", \"scale\": ", f);
-	if (q->scale >= 0)
-		quant_values(f, g, q->scale);
-	else
-		fputs("null", f);
-	fputs(", \"zero_point_tensor\": ", f);
-	tensor_ref(f, g, q->zero_point);
-	fputs(", \"zero_point\": ", f);
-	if (q->zero_point >= 0)
-		quant_values(f, g, q->zero_point);
-	else
-		fputs("[0]", f);
+	fputs(", \"quant\": {", f);
+	quant_param(f, g, "scale", q->scale, "null");
+	fputs(", ", f);
+	quant_param(f, g, "zero_point", q->zero_point, "[0]");
 	if (q->axis >= 0)
 		fprintf(f, ", \"axis\": %d", q->axis);
 	else

@@ -79,6 +79,7 @@ typedef struct Loader {
 	const Onnx__ModelProto *model;
 	int64_t nnodes_total;       /* across subgraphs, for the node limit */
 	int max_nodes, max_depth;
+	int ncaches;                /* graph inputs --max-seq bound */
 } Loader;
 
 /* One graph being loaded; scopes chain to the enclosing graph's. */
@@ -291,6 +292,7 @@ static int load_input(Loader *L, ArTensor *t, const Onnx__ValueInfoProto *vi,
 			       "graph input '%s' has unknown element type %d",
 			       t->name, tt->has_elem_type ? tt->elem_type : 0);
 	t->dtype = (ArDType)tt->elem_type;
+	L->ncaches += cache_ax >= 0;
 	if (!tt->shape)
 		return ar_fail(L->err, AR_EXIT_MODEL,
 			       "graph input '%s' has no shape; arenac needs "
@@ -814,6 +816,10 @@ int ar_load_onnx_buffer(const uint8_t *buf, size_t len,
 		goto done;
 	}
 	rc = load_graph(&L, m->graph, NULL, 0, out);
+	if (!rc && L.opt->max_seq > 0 && !L.ncaches)
+		ar_warn(&L.opt->diag, "--max-seq %lld: no graph input is an "
+			"attention op's KV cache (past_key, past_value, past)",
+			(long long)L.opt->max_seq);
 	if (rc) {
 		ar_graph_free(*out);
 		*out = NULL;

@@ -151,10 +151,14 @@ int ar_shape_topk(InferCtx *c, ArNode *n);
 int ar_shape_depth_to_space(InferCtx *c, ArNode *n);
 int ar_shape_space_to_depth(InferCtx *c, ArNode *n);
 
-/* The window and product rules with operands passed in (shape_conv.c),
- * for ops whose operands sit at other input positions. */
-int ar_conv_dims(InferCtx *c, const ArNode *n, const ArTensor *x,
-		 const ArTensor *w, int64_t *dims);
+/*
+ * The window and product rules for ops whose operands sit at other input
+ * positions (shape_conv.c): output 0 as Conv (MatMul) of inputs xi and wi
+ * (ai and bi), of type dt (AR_DT_UNDEFINED: the first operand's); the
+ * *_dims forms take the operands themselves and only compute dims.
+ */
+int ar_conv_out(InferCtx *c, ArNode *n, int xi, int wi, ArDType dt);
+int ar_matmul_out(InferCtx *c, ArNode *n, int ai, int bi, ArDType dt);
 int ar_pool_dims(InferCtx *c, const ArNode *n, const ArTensor *x,
 		 int64_t *dims);
 int ar_gemm_dims(InferCtx *c, const ArNode *n, const ArTensor *a,

@@ -72,12 +72,23 @@ static int present_of(InferCtx *c, const ArNode *n, int k,
 	return AR_OK;
 }
 
-/* A cache output without a past: (batch, heads, len, head), type dt. */
-static void fresh_cache(InferCtx *c, const ArNode *n, int k, ArDType dt,
-			int64_t b, int64_t heads, int64_t len, int64_t head)
+/* Without a past, outputs 1 and 2 are caches of len positions:
+ * (batch, heads, len, hk) and (batch, heads, len, hv). */
+static void fresh_caches(InferCtx *c, const ArNode *n, const ArTensor *q,
+			 int64_t heads, int64_t len, int64_t hk, int64_t hv)
 {
-	int64_t dims[4] = {b, heads, len, head};
-	ar_set_shape(ar_out(c, n, k), dt, 4, dims);
+	int64_t dims[4] = {q->dims[0], heads, len, hk};
+	ar_set_shape(ar_out(c, n, 1), q->dtype, 4, dims);
+	dims[3] = hv;
+	ar_set_shape(ar_out(c, n, 2), q->dtype, 4, dims);
+}
+
+/* Output 3, the attention scores: (batch, heads, S, total). */
+static void scores(InferCtx *c, const ArNode *n, const ArTensor *q,
+		   int64_t heads, int64_t total)
+{
+	int64_t dims[4] = {q->dims[0], heads, q->dims[1], total};
+	ar_set_shape(ar_out(c, n, 3), q->dtype, 4, dims);
 }
 
 /*
@@ -89,7 +100,8 @@ static void fresh_cache(InferCtx *c, const ArNode *n, int k, ArDType dt,
 int ar_shape_attention(InferCtx *c, ArNode *n)
 {
 	ArTensor *x, *w, *past = ar_in(c, n, 4);
-	int64_t hid[3], dims[5], heads = ar_attr_int(n, "num_heads", 0), head = 0;
+	int64_t hid[3], dims[5], heads = ar_attr_int(n, "num_heads", 0);
+	int64_t head = 0;
 	int64_t *qkv, nq;
 	int rc;
 
@@ -106,7 +118,8 @@ int ar_shape_attention(InferCtx *c, ArNode *n)
 		return ar_node_fail(c, n, "weights '%s' [%lld, %lld] do not "
 				    "project the input's %lld features onto "
 				    "q, k and v", w->name,
-				    (long long)w->dims[0], (long long)w->dims[1],
+				    (long long)w->dims[0],
+				    (long long)w->dims[1],
 				    (long long)x->dims[2]);
 	dims[0] = x->dims[0], dims[1] = x->dims[1], dims[2] = hid[2];
 	ar_set_shape(ar_out(c, n, 0), x->dtype, 3, dims);
@@ -138,8 +151,9 @@ int ar_shape_mha(InferCtx *c, ArNode *n)
 {
 	ArTensor *q, *k = ar_in(c, n, 1), *v = ar_in(c, n, 2);
 	ArTensor *pk = ar_in(c, n, 6), *pv = ar_in(c, n, 7);
-	int64_t heads = ar_attr_int(n, "num_heads", 0), out[3], len, hk = 0, hv = 0;
-	int64_t total, qk[4];
+	int64_t heads = ar_attr_int(n, "num_heads", 0), out[3], len;
+	int64_t hk = 0, hv = 0;
+	int64_t total;
 	bool share = ar_in(c, n, 8) ||
 		     ar_attr_int(n, "past_present_share_buffer", 0);
 	int rc;
@@ -182,11 +196,9 @@ int ar_shape_mha(InferCtx *c, ArNode *n)
 		total = ar_out(c, n, 1) ? ar_out(c, n, 1)->dims[2] :
 			pk->dims[2] + len;
 	} else {
-		fresh_cache(c, n, 1, q->dtype, q->dims[0], heads, len, hk);
-		fresh_cache(c, n, 2, q->dtype, q->dims[0], heads, len, hv);
+		fresh_caches(c, n, q, heads, len, hk, hv);
 	}
-	qk[0] = q->dims[0], qk[1] = heads, qk[2] = q->dims[1], qk[3] = total;
-	ar_set_shape(ar_out(c, n, 3), q->dtype, 4, qk);
+	scores(c, n, q, heads, total);
 	return AR_OK;
 }
 
@@ -205,7 +217,7 @@ int ar_shape_gqa(InferCtx *c, ArNode *n)
 	ArTensor *pk = ar_in(c, n, 3), *pv = ar_in(c, n, 4);
 	int64_t heads = ar_attr_int(n, "num_heads", 0),
 		kvh = ar_attr_int(n, "kv_num_heads", 0),
-		total = const_scalar(c, n, 6), out[3], len, head = 0, pres, qk[4];
+		total = const_scalar(c, n, 6), out[3], len, head = 0, pres;
 	int rc;
 
 	if ((rc = ar_need(c, n, 0, &q)) || (rc = need_rank(c, n, q, 3)))
@@ -255,11 +267,9 @@ int ar_shape_gqa(InferCtx *c, ArNode *n)
 		       pk->dims[2] + grow;
 	} else {
 		pres = total > 0 ? total : len;
-		fresh_cache(c, n, 1, q->dtype, q->dims[0], kvh, pres, head);
-		fresh_cache(c, n, 2, q->dtype, q->dims[0], kvh, pres, head);
+		fresh_caches(c, n, q, kvh, pres, head, head);
 	}
-	qk[0] = q->dims[0], qk[1] = heads, qk[2] = q->dims[1], qk[3] = pres;
-	ar_set_shape(ar_out(c, n, 3), q->dtype, 4, qk);
+	scores(c, n, q, heads, pres);
 	return AR_OK;
 }
 
@@ -316,8 +326,8 @@ int ar_shape_embedlayernorm(InferCtx *c, ArNode *n)
 					    t->name, (long long)word->dims[1]);
 	}
 	if (pos->dims[1] != word->dims[1])
-		return ar_node_fail(c, n, "position embedding '%s' does not have "
-				    "the word embedding's %lld features",
+		return ar_node_fail(c, n, "position embedding '%s' does not "
+				    "have the word embedding's %lld features",
 				    pos->name, (long long)word->dims[1]);
 	dims[0] = b = ids->dims[0], dims[1] = ids->dims[1];
 	dims[2] = word->dims[1];
@@ -361,7 +371,8 @@ static int fused_operand(InferCtx *c, const ArNode *n, int j,
 	*out = *t;
 	r = t->rank;
 	if (ar_attr_int(n, batch, 0) && r >= 3) {
-		memmove(out->dims, t->dims + 1, (size_t)(r - 2) * sizeof *t->dims);
+		memmove(out->dims, t->dims + 1,
+			(size_t)(r - 2) * sizeof *t->dims);
 		out->dims[r - 2] = t->dims[0];
 	}
 	if (ar_attr_int(n, trans, 0) && r >= 2) {

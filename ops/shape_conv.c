@@ -144,14 +144,15 @@ static int conv_weights(InferCtx *c, const ArNode *n, const ArTensor *x,
 	return AR_OK;
 }
 
-int ar_conv_dims(InferCtx *c, const ArNode *n, const ArTensor *x,
-		 const ArTensor *wt, int64_t *dims)
+int ar_conv_out(InferCtx *c, ArNode *n, int xi, int wi, ArDType dt)
 {
-	int64_t group;
+	ArTensor *x, *wt;
+	int64_t dims[AR_MAX_RANK], group;
 	Window w;
 	int rc;
 
-	if ((rc = check_nchw(c, n, x)) ||
+	if ((rc = ar_need(c, n, xi, &x)) || (rc = ar_need(c, n, wi, &wt)) ||
+	    (rc = check_nchw(c, n, x)) ||
 	    (rc = conv_weights(c, n, x, wt, &group)))
 		return rc;
 	if (wt->dims[1] * group != x->dims[1])
@@ -164,20 +165,13 @@ int ar_conv_dims(InferCtx *c, const ArNode *n, const ArTensor *x,
 		return rc;
 	dims[0] = x->dims[0];
 	dims[1] = wt->dims[0];
+	ar_set_shape(ar_out(c, n, 0), dt ? dt : x->dtype, x->rank, dims);
 	return AR_OK;
 }
 
 int ar_shape_conv(InferCtx *c, ArNode *n)
 {
-	ArTensor *x, *wt;
-	int64_t dims[AR_MAX_RANK];
-	int rc;
-
-	if ((rc = ar_need(c, n, 0, &x)) || (rc = ar_need(c, n, 1, &wt)) ||
-	    (rc = ar_conv_dims(c, n, x, wt, dims)))
-		return rc;
-	ar_set_shape(ar_out(c, n, 0), x->dtype, x->rank, dims);
-	return AR_OK;
+	return ar_conv_out(c, n, 0, 1, AR_DT_UNDEFINED);
 }
 
 int ar_shape_convtranspose(InferCtx *c, ArNode *n)
@@ -344,15 +338,20 @@ int ar_matmul_dims(InferCtx *c, const ArNode *n, const ArTensor *a,
 	return AR_OK;
 }
 
-int ar_shape_matmul(InferCtx *c, ArNode *n)
+int ar_matmul_out(InferCtx *c, ArNode *n, int ai, int bi, ArDType dt)
 {
 	ArTensor *a, *b;
 	int64_t dims[AR_MAX_RANK];
 	int rank, rc;
 
-	if ((rc = ar_need(c, n, 0, &a)) || (rc = ar_need(c, n, 1, &b)) ||
+	if ((rc = ar_need(c, n, ai, &a)) || (rc = ar_need(c, n, bi, &b)) ||
 	    (rc = ar_matmul_dims(c, n, a, b, &rank, dims)))
 		return rc;
-	ar_set_shape(ar_out(c, n, 0), a->dtype, rank, dims);
+	ar_set_shape(ar_out(c, n, 0), dt ? dt : a->dtype, rank, dims);
 	return AR_OK;
+}
+
+int ar_shape_matmul(InferCtx *c, ArNode *n)
+{
+	return ar_matmul_out(c, n, 0, 1, AR_DT_UNDEFINED);
 }

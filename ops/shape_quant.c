@@ -136,8 +136,8 @@ static ArDType zp_type(InferCtx *c, const ArNode *n, int zi, ArDType dflt)
 static int check_type(InferCtx *c, const ArNode *n, int64_t dt)
 {
 	if (dt <= AR_DT_UNDEFINED || dt >= AR_DT_COUNT || dt == AR_DT_STRING)
-		return ar_node_fail(c, n, "names an unknown element type (%lld)",
-				    (long long)dt);
+		return ar_node_fail(c, n, "names an unknown element type "
+				    "(%lld)", (long long)dt);
 	return AR_OK;
 }
 
@@ -200,16 +200,9 @@ int ar_shape_dynamic_quantize(InferCtx *c, ArNode *n)
 /* QLinearConv: x, x_scale, x_zp, w, w_scale, w_zp, y_scale, y_zp, B. */
 int ar_shape_qlinearconv(InferCtx *c, ArNode *n)
 {
-	ArTensor *x, *w;
-	int64_t dims[AR_MAX_RANK];
-	int rc;
+	int rc = ar_conv_out(c, n, 0, 3, zp_type(c, n, 7, AR_DT_UNDEFINED));
 
-	if ((rc = ar_need(c, n, 0, &x)) || (rc = ar_need(c, n, 3, &w)) ||
-	    (rc = ar_conv_dims(c, n, x, w, dims)))
-		return rc;
-	ar_set_shape(ar_out(c, n, 0), zp_type(c, n, 7, x->dtype), x->rank,
-		     dims);
-	if ((rc = operand(c, n, 0, 1, 2, 1)) ||
+	if (rc || (rc = operand(c, n, 0, 1, 2, 1)) ||
 	    (rc = operand(c, n, 3, 4, 5, 0)))
 		return rc;
 	return quantized(c, n, ar_out(c, n, 0), ar_out(c, n, 0), 6, 7, -1, 0);
@@ -231,14 +224,9 @@ static int64_t cols(const ArTensor *b)
 static int matmul_of(InferCtx *c, ArNode *n, int ai, int bi, ArDType dt,
 		     ArTensor **a, ArTensor **b)
 {
-	int64_t dims[AR_MAX_RANK];
-	int rank, rc;
-
-	if ((rc = ar_need(c, n, ai, a)) || (rc = ar_need(c, n, bi, b)) ||
-	    (rc = ar_matmul_dims(c, n, *a, *b, &rank, dims)))
-		return rc;
-	ar_set_shape(ar_out(c, n, 0), dt ? dt : (*a)->dtype, rank, dims);
-	return AR_OK;
+	*a = ar_in(c, n, ai);
+	*b = ar_in(c, n, bi);
+	return ar_matmul_out(c, n, ai, bi, dt);
 }
 
 /* QLinearMatMul: a, a_scale, a_zp, b, b_scale, b_zp, y_scale, y_zp. */
@@ -266,15 +254,8 @@ int ar_shape_matmulinteger(InferCtx *c, ArNode *n)
 /* ConvInteger: x, w, x_zero_point, w_zero_point -> int32. */
 int ar_shape_convinteger(InferCtx *c, ArNode *n)
 {
-	ArTensor *x, *w;
-	int64_t dims[AR_MAX_RANK];
-	int rc;
-
-	if ((rc = ar_need(c, n, 0, &x)) || (rc = ar_need(c, n, 1, &w)) ||
-	    (rc = ar_conv_dims(c, n, x, w, dims)))
-		return rc;
-	ar_set_shape(ar_out(c, n, 0), AR_DT_INT32, x->rank, dims);
-	if ((rc = operand(c, n, 0, -1, 2, 1)))
+	int rc = ar_conv_out(c, n, 0, 1, AR_DT_INT32);
+	if (rc || (rc = operand(c, n, 0, -1, 2, 1)))
 		return rc;
 	return operand(c, n, 1, -1, 3, 0);
 }
@@ -329,8 +310,8 @@ static int qlinear_pool(InferCtx *c, ArNode *n, bool global)
 	if (rc)
 		return rc;
 	if ((r = x->rank) < 3)
-		return ar_node_fail(c, n, "input 0 ('%s') has rank %d; expected "
-				    "[N, C, spatial...]", x->name, r);
+		return ar_node_fail(c, n, "input 0 ('%s') has rank %d; "
+				    "expected [N, C, spatial...]", x->name, r);
 	/* v: x as NCHW. */
 	v = *x;
 	if (last) {
@@ -384,15 +365,16 @@ int ar_shape_qlinearconcat(InferCtx *c, ArNode *n)
 	dims[axis] = 0;
 	for (int j = 2; j < n->nexplicit; j += 3) {
 		ArTensor *x;
+		bool fits;
 		if ((rc = ar_need(c, n, j, &x)))
 			return rc;
-		for (int i = 0; i < first->rank; i++)
-			if (x->rank != first->rank ||
-			    (i != axis && x->dims[i] != first->dims[i]))
-				return ar_node_fail(c, n, "input %d ('%s') does "
-						    "not match '%s' off axis "
-						    "%d", j, x->name,
-						    first->name, axis);
+		fits = x->rank == first->rank;
+		for (int i = 0; fits && i < first->rank; i++)
+			fits = i == axis || x->dims[i] == first->dims[i];
+		if (!fits)
+			return ar_node_fail(c, n, "input %d ('%s') does not "
+					    "match '%s' off axis %d", j,
+					    x->name, first->name, axis);
 		if (!ar_add64(dims[axis], x->dims[axis], &dims[axis]))
 			return ar_node_fail(c, n, "concatenated dim overflows");
 		if ((rc = operand(c, n, j, j + 1, j + 2, -1)))

@@ -43,8 +43,9 @@ void ar_kv_alias(const ArGraph *g, ArPlan *p)
 		const ArOpDef *d = ar_op_of(n);
 		for (int k = 0; d && k < d->nkv; k++) {
 			const ArKvCache *kv = &d->kv[k];
-			int x = kv->in < n->nexplicit ? n->inputs[kv->in] : -1;
-			int y = kv->out < n->noutputs ? n->outputs[kv->out] : -1;
+			int x = kv->in < n->nexplicit ? n->inputs[kv->in] : -1,
+			    y = kv->out < n->noutputs ?
+				n->outputs[kv->out] : -1;
 			if (x < 0 || y < 0 || gr.of[x] < 0 || gr.of[y] < 0 ||
 			    gr.of[x] == gr.of[y] || gr.last[gr.of[x]] != s ||
 			    g->tensors[x].bytes != g->tensors[y].bytes ||

@@ -220,6 +220,17 @@ def gqa():
           "exit %d: %s" % (rc, err.strip()))
 
 
+def no_cache():
+    """--max-seq on a model without KV caches says so."""
+    r = subprocess.run([ARENAC, "--max-seq", "8", "--json", os.devnull,
+                        os.path.join(TD, "quant_cnn_int8.onnx")],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       universal_newlines=True, timeout=300)
+    check("--max-seq without a KV cache warns",
+          r.returncode == 0 and "--max-seq 8: no graph input is an "
+          "attention op's KV cache" in r.stderr, r.stderr.strip())
+
+
 def fixed_past():
     """A fixed past dim that --max-seq contradicts is an error naming both."""
     try:
@@ -249,7 +260,8 @@ def main():
         print("FAIL: %s is not built" % ARENAC)
         return 1
     try:
-        for f in (cnn_int8, int4_blocked, dynamic, gpt2, gqa, fixed_past):
+        for f in (cnn_int8, int4_blocked, dynamic, gpt2, gqa, no_cache,
+                  fixed_past):
             f()
     finally:
         shutil.rmtree(TMP, ignore_errors=True)

@@ -10,25 +10,22 @@
 
 #include "testutil.h"
 
+#include "fixture_plan.h"
 #include "graph.h"
 #include "infer.h"
 
 #define DIMS(...) ((const int64_t[]){__VA_ARGS__})
 #define NDIMS(...) (int)(sizeof((int64_t[]){__VA_ARGS__}) / sizeof(int64_t))
 
-/* A tensor of kind k with a shape now; rank 0 passes dims NULL. */
+/* A tensor of kind k with a shape now; rank 0 passes dims NULL, which
+ * memcpy may not take. */
 static inline int sb_tensor(ArGraph *g, const char *name, ArTensorKind k,
 			    ArDType dt, int rank, const int64_t *dims)
 {
-	int id = ar_graph_add_tensor(g, name);
-	ArTensor *t = &g->tensors[id];
-	t->kind = k;
-	t->dtype = dt;
-	t->rank = rank;
-	if (rank)   /* scalars pass dims NULL, which memcpy may not take */
-		memcpy(t->dims, dims, (size_t)rank * sizeof *dims);
-	assert_int_equal(ar_tensor_set_bytes(t, NULL), AR_OK);
-	return id;
+	static const int64_t none[1];
+	fx_tensor(g, name, k, dt, rank, dims ? dims : none);
+	assert_true(g->tensors[g->ntensors - 1].bytes >= 0);
+	return g->ntensors - 1;
 }
 
 /* Graph inputs get a shape now; node outputs get theirs from ar_infer. */
@@ -109,37 +106,21 @@ static inline int node(ArGraph *g, const char *op, int64_t opset,
 	return node_in(g, "", op, opset, ins, outs);
 }
 
-static inline ArAttr *add_attr(ArGraph *g, int nid, const char *name,
-			       ArAttrType ty)
-{
-	ArNode *n = &g->nodes[nid];
-	ArAttr *a;
-	n->attrs = ar_xrealloc(n->attrs, (size_t)(n->nattrs + 1) * sizeof *a);
-	a = &n->attrs[n->nattrs++];
-	memset(a, 0, sizeof *a);
-	a->name = ar_xstrdup(name);
-	a->type = ty;
-	return a;
-}
-
 static inline void attr_i(ArGraph *g, int nid, const char *name, int64_t v)
 {
-	add_attr(g, nid, name, AR_ATTR_INT)->i = v;
+	fx_attr(&g->nodes[nid], name, AR_ATTR_INT)->i = v;
 }
 
 static inline void attr_s(ArGraph *g, int nid, const char *name,
 			  const char *v)
 {
-	add_attr(g, nid, name, AR_ATTR_STRING)->s = ar_xstrdup(v);
+	fx_attr(&g->nodes[nid], name, AR_ATTR_STRING)->s = ar_xstrdup(v);
 }
 
 static inline void attr_is(ArGraph *g, int nid, const char *name, int n,
 			   const int64_t *v)
 {
-	ArAttr *a = add_attr(g, nid, name, AR_ATTR_INTS);
-	a->nints = n;
-	a->ints = ar_xmalloc((size_t)n * sizeof *v);
-	memcpy(a->ints, v, (size_t)n * sizeof *v);
+	fx_ints(&g->nodes[nid], name, n, v);
 }
 
 #define ATTR_INTS(g, nid, name, ...) attr_is(g, nid, name, \
