@@ -289,7 +289,7 @@ int ar_shape_skiplayernorm(InferCtx *c, ArNode *n)
 	    (rc = ar_broadcast2(c, n, x->rank, x->dims, skip->rank,
 				skip->dims, &rank, dims)))
 		return rc;
-	if (x->rank < 1 || rank != x->rank ||
+	if (x->rank < 1 || gamma->rank < 1 || rank != x->rank ||
 	    memcmp(dims, x->dims, (size_t)rank * sizeof *dims) ||
 	    gamma->dims[gamma->rank - 1] != x->dims[x->rank - 1])
 		return ar_node_fail(c, n, "skip '%s' and gamma '%s' must fit "
@@ -320,7 +320,7 @@ int ar_shape_embedlayernorm(InferCtx *c, ArNode *n)
 		return rc;
 	for (int j = 4; j <= 6; j++) {
 		const ArTensor *t = ar_in(c, n, j);
-		if (t && t->dims[t->rank - 1] != word->dims[1])
+		if (t && (t->rank < 1 || t->dims[t->rank - 1] != word->dims[1]))
 			return ar_node_fail(c, n, "'%s' does not have the word "
 					    "embedding's %lld features",
 					    t->name, (long long)word->dims[1]);

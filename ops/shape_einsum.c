@@ -82,8 +82,11 @@ static int parse(InferCtx *c, const ArNode *n, Einsum *e)
 
 	if (!eq)
 		return ar_node_fail(c, n, "attribute 'equation' is missing");
+	if (strlen(eq) >= sizeof s)
+		return ar_node_fail(c, n, "equation longer than %zu characters",
+				    sizeof s - 1);
 	for (const char *p = eq; *p; p++)
-		if (*p != ' ' && len + 1 < (int)sizeof s)
+		if (*p != ' ')
 			s[len++] = *p;
 	s[len] = 0;
 	arrow = strstr(s, "->");

@@ -8,16 +8,17 @@
  * the cache never moves between tokens.  The op table says which outputs
  * are caches of which inputs (ArOpDef.kv); shape inference gave present
  * past's shape.  Here present becomes inplace_of past when the two have
- * one size and type and past's whole alias group dies at that step, so
+ * one size and type and past's whole alias group dies at that step (and
+ * holds no graph output, which the caller reads after the run), so
  * present takes past's offset and the caller feeds it back as the next
  * step's past without a copy.
  *
  * Unlike the elementwise in-place pass, a graph input may be overwritten
  * and a graph output may take its bytes: the cache is the caller's by
- * design, and the op's contract is to update it.  The link depends on
- * --max-seq alone (without it the sizes differ), not on --inplace.  Runs
- * last among the alias passes: the in-place pass resets inplace links
- * each time it runs.
+ * design, and the op's contract is to update it.  The link follows from
+ * the shapes (a static cache: --max-seq, or the op's own share-buffer
+ * form), not from --inplace.  Runs last among the alias passes: the
+ * in-place pass resets inplace links each time it runs.
  */
 #include "ops.h"
 #include "passes.h"
@@ -48,6 +49,7 @@ void ar_kv_alias(const ArGraph *g, ArPlan *p)
 				n->outputs[kv->out] : -1;
 			if (x < 0 || y < 0 || gr.of[x] < 0 || gr.of[y] < 0 ||
 			    gr.of[x] == gr.of[y] || gr.last[gr.of[x]] != s ||
+			    gr.has_output[gr.of[x]] ||
 			    g->tensors[x].bytes != g->tensors[y].bytes ||
 			    g->tensors[x].dtype != g->tensors[y].dtype ||
 			    p->slots[y].alias_of >= 0 ||

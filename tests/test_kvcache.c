@@ -25,12 +25,16 @@ static void outputs(ArGraph *g, int n, const char *const *names)
 /*
  * One decoder step: q/k/v from a projection of x, GQA with a cache of
  * `past` positions (8 query heads, 2 KV heads of 16), an output
- * projection.  With reread, a later node reads past_key again.
+ * projection.  With reread, a later node reads past_key again; with
+ * last, GQA is the last step and past_key a graph output too.
  */
-static ArGraph *decoder(int64_t past, int64_t max_seq, bool reread)
+static ArGraph *decoder(int64_t past, int64_t max_seq, bool reread,
+			bool last)
 {
 	ArGraph *g = ar_graph_new("decode");
 	const char *outs[] = {"out", "present_key", "present_value", "r"};
+	const char *outs_last[] = {"attn", "present_key", "present_value",
+				   "past_key"};
 	int n;
 
 	g->max_seq = max_seq;
@@ -47,6 +51,11 @@ static ArGraph *decoder(int64_t past, int64_t max_seq, bool reread)
 		    "attn,present_key,present_value");
 	attr_i(g, n, "num_heads", 8);
 	attr_i(g, n, "kv_num_heads", 2);
+	if (last) {
+		outputs(g, 4, outs_last);
+		ok(g);
+		return g;
+	}
 	node(g, "MatMul", 13, "attn,wo", "out");
 	if (reread)
 		node(g, "ReduceSum", 13, "past_key", "r");
@@ -78,7 +87,7 @@ static const ArSlot *slot(ArGraph *g, ArPlan *p, const char *name)
 
 static void test_static_cache_in_place(void **state)
 {
-	ArGraph *g = decoder(64, 64, false);
+	ArGraph *g = decoder(64, 64, false, false);
 	ArPlan *p = plan(g);
 	int64_t cache = 1 * 2 * 64 * 16 * 4;
 	(void)state;
@@ -99,7 +108,7 @@ static void test_static_cache_in_place(void **state)
 
 static void test_growing_cache_apart(void **state)
 {
-	ArGraph *g = decoder(64, 0, false);
+	ArGraph *g = decoder(64, 0, false, false);
 	ArPlan *p = plan(g);
 	(void)state;
 	SHAPE(g, "present_key", 1, 2, 65, 16);
@@ -113,7 +122,20 @@ static void test_growing_cache_apart(void **state)
 /* A past read after the step must survive it: no overwrite. */
 static void test_past_read_later(void **state)
 {
-	ArGraph *g = decoder(64, 64, true);
+	ArGraph *g = decoder(64, 64, true, false);
+	ArPlan *p = plan(g);
+	(void)state;
+	assert_int_equal(slot(g, p, "present_key")->inplace_of, -1);
+	assert_int_equal(slot(g, p, "present_value")->inplace_of,
+			 ar_graph_find(g, "past_value"));
+	ar_plan_free(p);
+	ar_graph_free(g);
+}
+
+/* A past the caller reads back as a graph output is not overwritten. */
+static void test_past_is_output(void **state)
+{
+	ArGraph *g = decoder(64, 64, false, true);
 	ArPlan *p = plan(g);
 	(void)state;
 	assert_int_equal(slot(g, p, "present_key")->inplace_of, -1);
@@ -129,6 +151,7 @@ int main(void)
 		cmocka_unit_test(test_static_cache_in_place),
 		cmocka_unit_test(test_growing_cache_apart),
 		cmocka_unit_test(test_past_read_later),
+		cmocka_unit_test(test_past_is_output),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
