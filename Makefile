@@ -94,7 +94,7 @@ $(RT_LIB): $(RT_OBJS)
 	ar rcs $@ $^
 
 # Unit tests may also check the planner against the reference runtime.
-$(BUILD)/tests/%: tests/%.c $(LIB) $(RT_LIB) tests/testutil.h
+$(BUILD)/tests/%: tests/%.c $(LIB) $(RT_LIB) $(wildcard tests/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -Itests -Iruntime -o $@ $< $(LIB) $(RT_LIB) \
 		$(LDLIBS) -lcmocka

@@ -86,6 +86,12 @@ static const Option options[] = {
 	 .help = "set axis 0 of every graph input to N where it is\n"
 		 "symbolic or 1 (another fixed size stays, with a\n"
 		 "warning)"},
+	{"max-seq", 0, COUNT, "N", TO(load.max_seq), .flags = ECHO,
+	 .section = SHAPES,
+	 .help = "KV caches are static buffers of N positions: the\n"
+		 "sequence axis of every attention cache input\n"
+		 "(past_key, past_value, past) is N and the present\n"
+		 "output is written over it in place"},
 	{"input-shape", 0, CUSTOM, "NAME=DIMS", NOWHERE,
 	 .parse = cli_parse_input_shape, .flags = ECHO, .section = SHAPES,
 	 .help = "the whole shape of graph input NAME: 1x3x224x224,\n"

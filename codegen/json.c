@@ -7,10 +7,16 @@
  */
 #include "emit.h"
 #include "checkpoint.h"
+#include "infer_ops.h"
 
 #include <assert.h>
 #include <inttypes.h>
+#include <math.h>
 #include <string.h>
+
+/* Quantization parameters longer than this are left to their tensor
+ * (in the weights, or the arena when computed at run time). */
+#define QUANT_VALUES_MAX 4096
 
 void ar_json_str(FILE *f, const char *s)
 {
@@ -102,6 +108,76 @@ static void write_dims(FILE *f, const ArTensor *t, bool run_time)
 	fputc(']', f);
 }
 
+/* Types ar_get_int reads exactly: the integers, packed ones included. */
+static bool int_values(ArDType dt)
+{
+	return ar_dtype_is_int(dt) || dt == AR_DT_INT4 || dt == AR_DT_UINT4 ||
+	       dt == AR_DT_INT2 || dt == AR_DT_UINT2;
+}
+
+/* The values of parameter tensor id as a JSON list, or null when they
+ * are not known at compile time (or too many, or of a type not read:
+ * float8 zero points). */
+static void quant_values(FILE *f, const ArGraph *g, int id)
+{
+	const ArTensor *t = &g->tensors[id];
+	int64_t n = ar_numel(t);
+	bool fl = t->dtype == AR_DT_FLOAT || t->dtype == AR_DT_DOUBLE ||
+		  t->dtype == AR_DT_FLOAT16 || t->dtype == AR_DT_BFLOAT16;
+
+	if (!t->data || n < 0 || n > QUANT_VALUES_MAX ||
+	    (!fl && !int_values(t->dtype))) {
+		fputs("null", f);
+		return;
+	}
+	fputc('[', f);
+	for (int64_t k = 0; k < n; k++) {
+		double v = fl ? ar_get_float(t, k) : 0;
+		fputs(k ? ", " : "", f);
+		if (!fl)
+			fprintf(f, "%" PRId64, ar_get_int(t, k));
+		else if (isfinite(v))
+			fprintf(f, "%.9g", v);
+		else
+			fputs("null", f);
+	}
+	fputc(']', f);
+}
+
+/*
+ * "quant": the tensors holding a quantized tensor's scale and zero point
+ * with their values when known at compile time; an omitted zero point is
+ * zero.  axis null: one scale for the tensor; block_size null: not
+ * blocked.
+ */
+static void quant_param(FILE *f, const ArGraph *g, const char *key, int id,
+			const char *absent)
+{
+	fprintf(f, "\"%s_tensor\": ", key);
+	tensor_ref(f, g, id);
+	fprintf(f, ", \"%s\": ", key);
+	if (id >= 0)
+		quant_values(f, g, id);
+	else
+		fputs(absent, f);
+}
+
+static void write_quant(FILE *f, const ArGraph *g, const ArQuant *q)
+{
+	fputs(", \"quant\": {", f);
+	quant_param(f, g, "scale", q->scale, "null");
+	fputs(", ", f);
+	quant_param(f, g, "zero_point", q->zero_point, "[0]");
+	if (q->axis >= 0)
+		fprintf(f, ", \"axis\": %d", q->axis);
+	else
+		fputs(", \"axis\": null", f);
+	if (q->block > 0)
+		fprintf(f, ", \"block_size\": %" PRId64 "}", q->block);
+	else
+		fputs(", \"block_size\": null}", f);
+}
+
 static void write_tensors(FILE *f, const ArGraph *g, const ArPlan *p)
 {
 	fputs("  \"tensors\": [", f);
@@ -145,6 +221,8 @@ static void write_tensors(FILE *f, const ArGraph *g, const ArPlan *p)
 		tensor_ref(f, g, s->inplace_of);
 		if (s->io >= 0)
 			fprintf(f, ", \"io\": %d", s->io);
+		if (t->quant.scale >= 0 || t->quant.zero_point >= 0)
+			write_quant(f, g, &t->quant);
 		fputs("}", f);
 	}
 	fputs("\n  ]", f);

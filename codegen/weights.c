@@ -228,6 +228,16 @@ static int put_value(Writer *w, int t, ArError *err)
 			return ar_fail(err, AR_EXIT_MODEL, "constant '%s': the "
 				       "ConstantOfShape value has no data of "
 				       "its type", x->name);
+		if (es == 0) {
+			/* Packed: the value's bits repeated through a byte. */
+			int bits = ar_dtype_bits(x->dtype);
+			uint8_t v = a && a->t ? *(const uint8_t *)a->t->data &
+					       ((1u << bits) - 1) : 0, b = 0;
+			for (int i = 0; i < 8; i += bits)
+				b |= (uint8_t)(v << i);
+			put_fill(&w->s, &b, 1, x->bytes);
+			return AR_OK;
+		}
 		put_fill(&w->s, a && a->t ? a->t->data : zero, es,
 			 ar_numel(x));
 		return AR_OK;

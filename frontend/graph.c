@@ -92,24 +92,40 @@ bool ar_add64(int64_t a, int64_t b, int64_t *out)
 	return !__builtin_add_overflow(a, b, out);
 }
 
+/* Names as in the JSON report and the header; sizes in bits. */
 static const struct {
 	const char *name;
-	size_t size;
+	int bits;
 } dtypes[AR_DT_COUNT] = {
-	[AR_DT_UNDEFINED] = {"undefined", 0}, [AR_DT_FLOAT] = {"float32", 4},
-	[AR_DT_UINT8] = {"uint8", 1},         [AR_DT_INT8] = {"int8", 1},
-	[AR_DT_UINT16] = {"uint16", 2},       [AR_DT_INT16] = {"int16", 2},
-	[AR_DT_INT32] = {"int32", 4},         [AR_DT_INT64] = {"int64", 8},
-	[AR_DT_STRING] = {"string", 0},       [AR_DT_BOOL] = {"bool", 1},
-	[AR_DT_FLOAT16] = {"float16", 2},     [AR_DT_DOUBLE] = {"float64", 8},
-	[AR_DT_UINT32] = {"uint32", 4},       [AR_DT_UINT64] = {"uint64", 8},
-	[AR_DT_COMPLEX64] = {"complex64", 8}, [AR_DT_COMPLEX128] = {"complex128", 16},
-	[AR_DT_BFLOAT16] = {"bfloat16", 2},
+	[AR_DT_UNDEFINED] = {"undefined", 0},  [AR_DT_FLOAT] = {"float32", 32},
+	[AR_DT_UINT8] = {"uint8", 8},          [AR_DT_INT8] = {"int8", 8},
+	[AR_DT_UINT16] = {"uint16", 16},       [AR_DT_INT16] = {"int16", 16},
+	[AR_DT_INT32] = {"int32", 32},         [AR_DT_INT64] = {"int64", 64},
+	[AR_DT_STRING] = {"string", 0},        [AR_DT_BOOL] = {"bool", 8},
+	[AR_DT_FLOAT16] = {"float16", 16},     [AR_DT_DOUBLE] = {"float64", 64},
+	[AR_DT_UINT32] = {"uint32", 32},       [AR_DT_UINT64] = {"uint64", 64},
+	[AR_DT_COMPLEX64] = {"complex64", 64},
+	[AR_DT_COMPLEX128] = {"complex128", 128},
+	[AR_DT_BFLOAT16] = {"bfloat16", 16},
+	[AR_DT_FLOAT8E4M3FN] = {"float8e4m3fn", 8},
+	[AR_DT_FLOAT8E4M3FNUZ] = {"float8e4m3fnuz", 8},
+	[AR_DT_FLOAT8E5M2] = {"float8e5m2", 8},
+	[AR_DT_FLOAT8E5M2FNUZ] = {"float8e5m2fnuz", 8},
+	[AR_DT_UINT4] = {"uint4", 4},          [AR_DT_INT4] = {"int4", 4},
+	[AR_DT_FLOAT4E2M1] = {"float4e2m1", 4},
+	[AR_DT_FLOAT8E8M0] = {"float8e8m0", 8},
+	[AR_DT_UINT2] = {"uint2", 2},          [AR_DT_INT2] = {"int2", 2},
 };
+
+int ar_dtype_bits(ArDType dt)
+{
+	return (unsigned)dt < AR_DT_COUNT ? dtypes[dt].bits : 0;
+}
 
 size_t ar_dtype_size(ArDType dt)
 {
-	return (unsigned)dt < AR_DT_COUNT ? dtypes[dt].size : 0;
+	int bits = ar_dtype_bits(dt);
+	return bits % 8 ? 0 : (size_t)bits / 8;
 }
 
 const char *ar_dtype_name(ArDType dt)
@@ -146,14 +162,14 @@ int64_t ar_numel(const ArTensor *t)
 
 int ar_tensor_set_bytes(ArTensor *t, ArError *err)
 {
-	size_t es = ar_dtype_size(t->dtype);
+	int bits = ar_dtype_bits(t->dtype);
 	int64_t n, b;
 
 	if (t->dtype == AR_DT_STRING)
 		return ar_fail(err, AR_EXIT_MODEL,
 			       "tensor '%s' is a string tensor, which has no "
 			       "fixed byte size", t->name);
-	if (es == 0)
+	if (bits == 0)
 		return ar_fail(err, AR_EXIT_MODEL,
 			       "tensor '%s' has unknown element type %d",
 			       t->name, (int)t->dtype);
@@ -164,7 +180,15 @@ int ar_tensor_set_bytes(ArTensor *t, ArError *err)
 				       "axis %d", t->name,
 				       (long long)t->dims[i], i);
 	n = ar_numel(t);
-	if (n < 0 || !ar_mul64(n, (int64_t)es, &b) || b > AR_MAX_BYTES)
+	/* Whole bytes per element, or packed: ceil(n * bits / 8), rounded
+	 * once for the tensor (n < 2^62 keeps n * 4 from overflowing). */
+	if (n >= 0 && bits % 8 == 0) {
+		if (!ar_mul64(n, bits / 8, &b))
+			b = -1;
+	} else {
+		b = n < 0 ? -1 : (n / 8) * bits + ((n % 8) * bits + 7) / 8;
+	}
+	if (b < 0 || b > AR_MAX_BYTES)
 		return ar_fail(err, AR_EXIT_MODEL,
 			       "tensor '%s' is too large: its byte size "
 			       "overflows 2^62", t->name);
@@ -259,8 +283,12 @@ void ar_graph_drop(ArGraph *g, const bool *drop_node, const bool *drop_tensor)
 	}
 	g->ntensors = nt;
 	g->nnodes = nn;
-	for (int t = 0; t < nt; t++)
+	for (int t = 0; t < nt; t++) {
+		ArQuant *q = &g->tensors[t].quant;
 		g->tensors[t].producer = remap(nmap, g->tensors[t].producer);
+		q->scale = remap(tmap, q->scale);
+		q->zero_point = remap(tmap, q->zero_point);
+	}
 	for (int i = 0; i < nn; i++) {
 		ArNode *n = &g->nodes[i];
 		for (int j = 0; j < n->ninputs; j++)
@@ -304,6 +332,7 @@ int ar_graph_add_tensor(ArGraph *g, const char *name)
 	t->bytes = -1;
 	t->kind = AR_TK_ACTIVATION;
 	t->producer = -1;
+	t->quant.scale = t->quant.zero_point = t->quant.axis = -1;
 	return g->ntensors++;
 }
 

@@ -41,6 +41,19 @@ typedef enum {
 	AR_DT_COMPLEX64 = 14,
 	AR_DT_COMPLEX128 = 15,
 	AR_DT_BFLOAT16 = 16,
+	/* Newer than Debian's onnx.proto (1.12): the loader reads the codes
+	 * as ints.  Sub-byte types pack their elements into bytes, the first
+	 * in the low bits (two INT4 per byte, four INT2). */
+	AR_DT_FLOAT8E4M3FN = 17,
+	AR_DT_FLOAT8E4M3FNUZ = 18,
+	AR_DT_FLOAT8E5M2 = 19,
+	AR_DT_FLOAT8E5M2FNUZ = 20,
+	AR_DT_UINT4 = 21,
+	AR_DT_INT4 = 22,
+	AR_DT_FLOAT4E2M1 = 23,
+	AR_DT_FLOAT8E8M0 = 24,
+	AR_DT_UINT2 = 25,
+	AR_DT_INT2 = 26,
 	AR_DT_COUNT
 } ArDType;
 
@@ -71,6 +84,21 @@ typedef struct ArExternal {
 	int64_t length;             /* -1 when the model gives none */
 } ArExternal;
 
+/*
+ * What makes a quantized tensor's integers numbers: the tensors holding
+ * its scale and zero point, as the Q/DQ/QLinear node that produces or
+ * reads it names them (ops/shape_quant.c records them during inference).
+ * real = (q - zero_point) * scale, one scale per tensor (axis -1), per
+ * index of one axis, or per block of `block` consecutive elements along
+ * that axis (blocked quantization, opset 21).
+ */
+typedef struct ArQuant {
+	int scale;                  /* tensor id; -1: not quantized */
+	int zero_point;             /* tensor id; -1: omitted (zero) */
+	int axis;                   /* -1: per tensor */
+	int64_t block;              /* elements per scale along axis; 0: none */
+} ArQuant;
+
 typedef struct ArTensor {
 	char *name;
 	ArDType dtype;
@@ -99,6 +127,10 @@ typedef struct ArTensor {
 	bool declared;              /* a value_info/output declared a shape */
 	int decl_rank;
 	int64_t decl_dims[AR_MAX_RANK];
+	/* Scale and zero point when quantized (the first node in topological
+	 * order that names them wins); scale and zero_point -1 otherwise.
+	 * MatMulInteger/ConvInteger name only a zero point. */
+	ArQuant quant;
 } ArTensor;
 
 /* ONNX AttributeProto.AttributeType codes. */
@@ -169,6 +201,12 @@ typedef struct ArGraph {
 	 */
 	int *captures;
 	int ncaptures;
+	/*
+	 * --max-seq: attention KV caches are static buffers of this many
+	 * positions (ORT's past_present_share_buffer), so a present output
+	 * has its past input's shape and may take its bytes; 0 otherwise.
+	 */
+	int64_t max_seq;
 } ArGraph;
 
 /* Errors: a one-line message and an exit code (see cli/arenac.c). */
@@ -197,8 +235,14 @@ typedef struct ArDiag {
 void ar_warn(const ArDiag *d, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
-/* Element size in bytes; 0 for types without a fixed size (STRING). */
+/*
+ * Element size in bytes; 0 for types without a fixed size (STRING) and for
+ * sub-byte types, whose sizes come from ar_dtype_bits and must never be
+ * rounded per element (ar_tensor_set_bytes).
+ */
 size_t ar_dtype_size(ArDType dt);
+/* Element size in bits (4 for INT4, 2 for INT2); 0 for STRING. */
+int ar_dtype_bits(ArDType dt);
 const char *ar_dtype_name(ArDType dt);
 const char *ar_kind_name(ArTensorKind k);
 const char *ar_phase_name(ArPhase p);
@@ -207,7 +251,8 @@ const char *ar_phase_name(ArPhase p);
 int64_t ar_numel(const ArTensor *t);
 
 /*
- * Sets t->bytes from rank, dims and dtype with overflow checks; fails
+ * Sets t->bytes from rank, dims and dtype with overflow checks: packed
+ * sub-byte elements take ceil(numel * bits / 8) bytes.  Fails
  * (AR_EXIT_MODEL) for a negative dim, a string tensor or a size past 2^62.
  */
 int ar_tensor_set_bytes(ArTensor *t, ArError *err);

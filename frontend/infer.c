@@ -154,6 +154,14 @@ int64_t ar_get_int(const ArTensor *t, int64_t k)
 	case AR_DT_INT64: return ((const int64_t *)p)[k];
 	case AR_DT_UINT32: return ((const uint32_t *)p)[k];
 	case AR_DT_UINT64: return (int64_t)((const uint64_t *)p)[k];
+	/* Packed, the first element in the low bits (onnx.proto). */
+	case AR_DT_UINT4: case AR_DT_INT4: case AR_DT_UINT2: case AR_DT_INT2: {
+		int bits = ar_dtype_bits(t->dtype), per = 8 / bits;
+		unsigned v = ((const uint8_t *)p)[k / per] >>
+			     (k % per * bits) & ((1u << bits) - 1);
+		bool sign = t->dtype == AR_DT_INT4 || t->dtype == AR_DT_INT2;
+		return sign && v >> (bits - 1) ? (int64_t)v - (1 << bits) : v;
+	}
 	/* Casting to int saturates rather than invoking undefined behaviour. */
 	case AR_DT_FLOAT: case AR_DT_DOUBLE: {
 		double v = ar_get_float(t, k);
@@ -170,8 +178,25 @@ int64_t ar_get_int(const ArTensor *t, int64_t k)
 	}
 }
 
+/* IEEE half: sign, 5 exponent bits, 10 fraction bits. */
+static double half(uint16_t h)
+{
+	int e = h >> 10 & 0x1f, f = h & 0x3ff;
+	double v = e == 0 ? ldexp(f, -24) : e == 31 ? (f ? NAN : INFINITY) :
+		   ldexp(f + 1024, e - 25);
+	return h >> 15 ? -v : v;
+}
+
 double ar_get_float(const ArTensor *t, int64_t k)
 {
+	if (t->dtype == AR_DT_FLOAT16)
+		return half(((const uint16_t *)t->data)[k]);
+	if (t->dtype == AR_DT_BFLOAT16) {
+		uint32_t u = (uint32_t)((const uint16_t *)t->data)[k] << 16;
+		float f;
+		memcpy(&f, &u, sizeof f);
+		return f;
+	}
 	if (t->dtype == AR_DT_FLOAT)
 		return ((const float *)t->data)[k];
 	if (t->dtype == AR_DT_DOUBLE)

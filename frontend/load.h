@@ -34,6 +34,9 @@ typedef struct ArLoadOptions {
 	int nshapes;
 	int64_t dim_default;        /* --dim-default, -1 if not given */
 	int64_t batch;              /* --batch, -1 if not given */
+	/* --max-seq: the sequence axis of every attention op's KV-cache
+	 * input (ops.h ArKvCache), 0 if not given */
+	int64_t max_seq;
 	int64_t max_model_bytes;    /* 0: the built-in default */
 	int max_nodes;              /* 0: the built-in default (also tensors x4) */
 	int max_depth;              /* subgraph nesting, 0: the built-in default */

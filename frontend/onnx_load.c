@@ -21,6 +21,7 @@
 #include <sys/stat.h>
 
 #include "bind.h"
+#include "ops.h"
 #include "numfmt.h"
 #include "onnx.pb-c.h"
 
@@ -93,6 +94,7 @@ typedef struct Loader {
 	ArBinder bind;
 	ArDeclShape *inputs;        /* the top graph's inputs as declared */
 	int ninputs;
+	int ncaches;                /* graph inputs --max-seq bound */
 } Loader;
 
 /* One graph being loaded; scopes chain to the enclosing graph's. */
@@ -215,6 +217,9 @@ static int decode_tensor(Loader *L, const Onnx__TensorProto *tp, ArTensor *t,
 		return external_ref(L, tp, t, what);
 	numel = ar_numel(t);
 	es = ar_dtype_size(t->dtype);
+	/* Sub-byte types arrive packed, one byte per int32_data entry. */
+	if (es == 0)
+		numel = t->bytes, es = 1;
 	if (tp->has_raw_data) {
 		char a[AR_NUMFMT_LEN], b[AR_NUMFMT_LEN];
 		if ((int64_t)tp->raw_data.len != t->bytes)
@@ -237,6 +242,10 @@ static int decode_tensor(Loader *L, const Onnx__TensorProto *tp, ArTensor *t,
 	case AR_DT_INT32: case AR_DT_INT16: case AR_DT_INT8:
 	case AR_DT_UINT16: case AR_DT_UINT8: case AR_DT_BOOL:
 	case AR_DT_FLOAT16: case AR_DT_BFLOAT16:
+	case AR_DT_FLOAT8E4M3FN: case AR_DT_FLOAT8E4M3FNUZ:
+	case AR_DT_FLOAT8E5M2: case AR_DT_FLOAT8E5M2FNUZ:
+	case AR_DT_FLOAT8E8M0: case AR_DT_UINT4: case AR_DT_INT4:
+	case AR_DT_FLOAT4E2M1: case AR_DT_UINT2: case AR_DT_INT2:
 		src = tp->int32_data, have = tp->n_int32_data, srcsize = 4;
 		break;
 	case AR_DT_INT64:
@@ -302,9 +311,35 @@ static void declare(Loader *L, ArTensor *t, const Onnx__ValueInfoProto *vi)
 	}
 }
 
-/* A top-level graph input's type and declared shape (bound later). */
+/*
+ * --max-seq: the sequence axis of graph input `name` where an attention op
+ * of gp reads it as a KV cache (its op table entry says which inputs are
+ * caches), else -1.
+ */
+static int cache_axis(const Loader *L, const Onnx__GraphProto *gp,
+		      const char *name)
+{
+	for (size_t i = 0; i < gp->n_node; i++) {
+		const Onnx__NodeProto *np = gp->node[i];
+		const char *dom = nz(np->domain);
+		const ArOpDef *d = np->op_type ?
+			ar_op_find(dom, np->op_type, opset_of(L->model, dom)) :
+			NULL;
+		for (int k = 0; d && k < d->nkv; k++) {
+			size_t j = (size_t)d->kv[k].in;
+			if (j < np->n_input && !strcmp(nz(np->input[j]), name))
+				return d->kv[k].seq;
+		}
+	}
+	return -1;
+}
+
+/*
+ * A top-level graph input's type and declared shape (bound later);
+ * cache_ax: its KV-cache axis, which --max-seq fixes, or -1.
+ */
 static int load_input(Loader *L, ArTensor *t, const Onnx__ValueInfoProto *vi,
-		      ArDeclShape *decl)
+		      ArDeclShape *decl, int cache_ax)
 {
 	const Onnx__TypeProto__Tensor *tt = tensor_type(vi);
 	if (!tt)
@@ -329,6 +364,18 @@ static int load_input(Loader *L, ArTensor *t, const Onnx__ValueInfoProto *vi,
 	decl->rank = (int)tt->shape->n_dim;
 	for (int i = 0; i < decl->rank; i++)
 		decl->dims[i] = decl_dim(tt->shape->dim[i]);
+	if (cache_ax < 0 || cache_ax >= decl->rank)
+		return AR_OK;
+	L->ncaches++;
+	if (decl->dims[cache_ax].kind == AR_DIM_FIXED &&
+	    decl->dims[cache_ax].value != L->opt->max_seq)
+		return ar_fail(L->err, AR_EXIT_MODEL, "graph input '%s' has "
+			       "fixed dim %lld at axis %d, its KV cache's "
+			       "sequence axis, which --max-seq %lld "
+			       "contradicts", t->name,
+			       (long long)decl->dims[cache_ax].value, cache_ax,
+			       (long long)L->opt->max_seq);
+	decl->dims[cache_ax] = (ArDeclDim){AR_DIM_FIXED, L->opt->max_seq, NULL};
 	return AR_OK;
 }
 
@@ -557,7 +604,8 @@ static int load_inputs(Loader *L, Scope *s, const Onnx__GraphProto *gp)
 		}
 		L->inputs[L->ninputs].tensor = id;
 		rc = load_input(L, &g->tensors[id], gp->input[i],
-				&L->inputs[L->ninputs++]);
+				&L->inputs[L->ninputs++], L->opt->max_seq > 0 ?
+				cache_axis(L, gp, name) : -1);
 	}
 	if (!rc && g->depth == 0)
 		rc = ar_bind_inputs(&L->bind, g, L->inputs, L->ninputs, L->err);
@@ -746,6 +794,7 @@ static int load_graph(Loader *L, const Onnx__GraphProto *gp, Scope *parent,
 	g->parent = parent ? parent->g : NULL;
 	g->opset = opset_of(L->model, "");
 	g->ir_version = L->model->ir_version;
+	g->max_seq = L->opt->max_seq > 0 ? L->opt->max_seq : 0;
 	s.g = g;
 	s.parent = parent;
 	index_init(&s.ix, g, gp->n_initializer + gp->n_input + 2 * gp->n_node);
@@ -870,6 +919,10 @@ int ar_load_onnx_buffer(const uint8_t *buf, size_t len,
 	if (!rc)
 		rc = ar_binder_check_used(&L.bind, *out, L.inputs, L.ninputs,
 					  err);
+	if (!rc && L.opt->max_seq > 0 && !L.ncaches)
+		ar_warn(&L.opt->diag, "--max-seq %lld: no graph input is an "
+			"attention op's KV cache (past_key, past_value, past)",
+			(long long)L.opt->max_seq);
 	if (rc) {
 		ar_graph_free(*out);
 		*out = NULL;

@@ -63,15 +63,33 @@ int64_t ar_flops_none(const ArGraph *g, const ArNode *n)
 	return 0;
 }
 
-/* Each output element: Cin/group x kernel multiply-adds, plus the bias. */
-int64_t ar_flops_conv(const ArGraph *g, const ArNode *n)
+/* Each output element: Cin/group x kernel multiply-adds, plus the bias;
+ * weights at input wi, the bias (-1: none) at bi. */
+static int64_t conv_flops(const ArGraph *g, const ArNode *n, int wi, int bi)
 {
-	const ArTensor *w = in(g, n, 1);
+	const ArTensor *w = in(g, n, wi);
 	int64_t out = numel(out0(g, n)), f;
 	if (!w || w->rank < 2)
 		return out;
 	f = mul_sat(2, mul_sat(out, dims_from(w, 1)));
-	return in(g, n, 2) ? add_sat(f, out) : f;
+	return bi >= 0 && in(g, n, bi) ? add_sat(f, out) : f;
+}
+
+int64_t ar_flops_conv(const ArGraph *g, const ArNode *n)
+{
+	return conv_flops(g, n, 1, 2);
+}
+
+/* QLinearConv: x, x_scale, x_zp, w (3), ..., B (8). */
+int64_t ar_flops_qlinearconv(const ArGraph *g, const ArNode *n)
+{
+	return conv_flops(g, n, 3, 8);
+}
+
+/* ConvInteger: inputs 2 and 3 are zero points, not a bias. */
+int64_t ar_flops_convinteger(const ArGraph *g, const ArNode *n)
+{
+	return conv_flops(g, n, 1, -1);
 }
 
 /* Each input element scatters into Cout/group x kernel outputs. */
@@ -84,25 +102,95 @@ int64_t ar_flops_convtranspose(const ArGraph *g, const ArNode *n)
 }
 
 /* M x N x K multiply-adds, K = numel(A) / M whichever way A is
- * transposed, plus C. */
-int64_t ar_flops_gemm(const ArGraph *g, const ArNode *n)
+ * transposed, plus C (input ci). */
+static int64_t gemm_flops(const ArGraph *g, const ArNode *n, int ci)
 {
 	const ArTensor *a = in(g, n, 0), *y = out0(g, n);
 	int64_t out = numel(y), f;
 	if (!a || !y || y->rank != 2 || !y->dims[0])
 		return out;
 	f = mul_sat(2, mul_sat(out, numel(a) / y->dims[0]));
-	return in(g, n, 2) ? add_sat(f, out) : f;
+	return in(g, n, ci) ? add_sat(f, out) : f;
 }
 
-/* Each output element: K multiply-adds, K = A's last dim. */
+int64_t ar_flops_gemm(const ArGraph *g, const ArNode *n)
+{
+	return gemm_flops(g, n, 2);
+}
+
+/* QGemm: A, a_scale, a_zp, B, b_scale, b_zp, C (6), ... */
+int64_t ar_flops_qgemm(const ArGraph *g, const ArNode *n)
+{
+	return gemm_flops(g, n, 6);
+}
+
+/* Each output element: K multiply-adds. */
+static int64_t matmul_flops(const ArGraph *g, const ArNode *n, int64_t k)
+{
+	return k < 0 ? numel(out0(g, n)) :
+	       mul_sat(2, mul_sat(numel(out0(g, n)), k));
+}
+
+/* K = A's last dim. */
 int64_t ar_flops_matmul(const ArGraph *g, const ArNode *n)
 {
 	const ArTensor *a = in(g, n, 0);
-	int64_t out = numel(out0(g, n));
-	if (!a || a->rank < 1)
-		return out;
-	return mul_sat(2, mul_sat(out, a->dims[a->rank - 1]));
+	return matmul_flops(g, n, a && a->rank >= 1 ? a->dims[a->rank - 1] :
+					      -1);
+}
+
+/* FusedMatMul: with transA, K is A's second-to-last dim, or its first
+ * when transBatchA moved that one there (shape_contrib.c). */
+int64_t ar_flops_fusedmatmul(const ArGraph *g, const ArNode *n)
+{
+	const ArTensor *a = in(g, n, 0);
+	int r = a ? a->rank : 0;
+	if (r < 2)
+		return ar_flops_matmul(g, n);
+	if (!ar_attr_int(n, "transA", 0))
+		return matmul_flops(g, n, a->dims[r - 1]);
+	return matmul_flops(g, n, ar_attr_int(n, "transBatchA", 0) && r >= 3 ?
+			    a->dims[0] : a->dims[r - 2]);
+}
+
+/* MatMulNBits: K is an attribute (B is packed). */
+int64_t ar_flops_matmulnbits(const ArGraph *g, const ArNode *n)
+{
+	return matmul_flops(g, n, ar_attr_int(n, "K", -1));
+}
+
+/*
+ * The attention core of output 0 (B, S, hidden): each of B x S queries
+ * meets T keys in Q K^T and again in A V, over hidden = heads x head
+ * values each, plus a softmax over the B x heads x S x T scores.  T is
+ * the cache length (present's sequence axis, seq), else S: with a static
+ * cache that is --max-seq, the most a step can attend to.
+ */
+static int64_t attention_core(const ArGraph *g, const ArNode *n, int seq)
+{
+	const ArTensor *y = out0(g, n), *pres = n->noutputs > 1 &&
+		n->outputs[1] >= 0 ? &g->tensors[n->outputs[1]] : NULL;
+	int64_t heads = ar_attr_int(n, "num_heads", 1), t, bs;
+	if (!y || y->rank != 3)
+		return numel(y);
+	t = pres && pres->rank > seq ? pres->dims[seq] : y->dims[1];
+	bs = mul_sat(y->dims[0], y->dims[1]);
+	return add_sat(mul_sat(4, mul_sat(bs, mul_sat(t, y->dims[2]))),
+		       mul_sat(3, mul_sat(bs, mul_sat(t, heads))));
+}
+
+int64_t ar_flops_mha(const ArGraph *g, const ArNode *n)
+{
+	return attention_core(g, n, 2);
+}
+
+/* Attention adds its input projection: input (B, S, in) x (in, q+k+v). */
+int64_t ar_flops_attention(const ArGraph *g, const ArNode *n)
+{
+	const ArTensor *w = in(g, n, 1);
+	int64_t proj = w && w->rank == 2 ?
+		mul_sat(2, mul_sat(numel(in(g, n, 0)), w->dims[1])) : 0;
+	return add_sat(proj, attention_core(g, n, 3));
 }
 
 /* Each output element: its window. */

@@ -191,6 +191,50 @@ int ar_shape_topk(InferCtx *c, ArNode *n);
 int ar_shape_depth_to_space(InferCtx *c, ArNode *n);
 int ar_shape_space_to_depth(InferCtx *c, ArNode *n);
 
+/*
+ * The window and product rules for ops whose operands sit at other input
+ * positions (shape_conv.c): output 0 as Conv (MatMul) of inputs xi and wi
+ * (ai and bi), of type dt (AR_DT_UNDEFINED: the first operand's); the
+ * *_dims forms take the operands themselves and only compute dims.
+ */
+int ar_conv_out(InferCtx *c, ArNode *n, int xi, int wi, ArDType dt);
+int ar_matmul_out(InferCtx *c, ArNode *n, int ai, int bi, ArDType dt);
+int ar_pool_dims(InferCtx *c, const ArNode *n, const ArTensor *x,
+		 int64_t *dims);
+int ar_gemm_dims(InferCtx *c, const ArNode *n, const ArTensor *a,
+		 const ArTensor *b, int64_t *dims);
+int ar_matmul_dims(InferCtx *c, const ArNode *n, const ArTensor *a,
+		   const ArTensor *b, int *rank, int64_t *dims);
+
+/* The quantized ops; they also record ArTensor.quant (shape_quant.c). */
+int ar_shape_quantize(InferCtx *c, ArNode *n);
+int ar_shape_dequantize(InferCtx *c, ArNode *n);
+int ar_shape_dynamic_quantize(InferCtx *c, ArNode *n);
+int ar_shape_qlinearconv(InferCtx *c, ArNode *n);
+int ar_shape_qlinearmatmul(InferCtx *c, ArNode *n);
+int ar_shape_matmulinteger(InferCtx *c, ArNode *n);
+int ar_shape_convinteger(InferCtx *c, ArNode *n);
+int ar_shape_qlinear_binary(InferCtx *c, ArNode *n);
+int ar_shape_qlinear_unary(InferCtx *c, ArNode *n);
+int ar_shape_qlinear_pool(InferCtx *c, ArNode *n);
+int ar_shape_qlinear_globalpool(InferCtx *c, ArNode *n);
+int ar_shape_qlinearconcat(InferCtx *c, ArNode *n);
+int ar_shape_qgemm(InferCtx *c, ArNode *n);
+int ar_shape_dynamic_quantize_matmul(InferCtx *c, ArNode *n);
+int ar_shape_matmul_integer_to_float(InferCtx *c, ArNode *n);
+int ar_shape_matmulnbits(InferCtx *c, ArNode *n);
+
+/* com.microsoft's transformer ops (shape_contrib.c) and Einsum
+ * (shape_einsum.c). */
+int ar_shape_attention(InferCtx *c, ArNode *n);
+int ar_shape_mha(InferCtx *c, ArNode *n);
+int ar_shape_gqa(InferCtx *c, ArNode *n);
+int ar_shape_skiplayernorm(InferCtx *c, ArNode *n);
+int ar_shape_embedlayernorm(InferCtx *c, ArNode *n);
+int ar_shape_bias_split_gelu(InferCtx *c, ArNode *n);
+int ar_shape_fusedmatmul(InferCtx *c, ArNode *n);
+int ar_shape_einsum(InferCtx *c, ArNode *n);
+
 int ar_shape_rnn(InferCtx *c, ArNode *n);
 int ar_shape_if(InferCtx *c, ArNode *n);
 int ar_shape_loop(InferCtx *c, ArNode *n);

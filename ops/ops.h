@@ -17,6 +17,7 @@
  *     no op but an in-place one has in-place inputs; an in-place op names
  *     at least one input, and only inputs it has;
  *   - a gradient rule names only inputs and outputs the op has;
+ *   - a KV cache names an output past 0 and an input the op has;
  *   - an op refused on purpose (refuse) has no shape function.
  */
 #ifndef ARENAC_OPS_H
@@ -48,6 +49,21 @@ typedef enum {
 	AR_ALIAS_INPLACE,
 	AR_ALIAS_CONCAT
 } ArAliasClass;
+
+/*
+ * A KV cache an attention op keeps (ORT's past and present): output `out`
+ * is input `in` with this step's keys or values written in along axis
+ * `seq`, the cache's sequence axis.  With a static cache (--max-seq N:
+ * the loader makes that axis N, the shape function gives the output the
+ * input's shape) the output is written over the input's bytes
+ * (planner/kvcache.c), so decoding does not move the cache between
+ * tokens.  This is besides the op's alias class, which is about output 0.
+ */
+typedef struct ArKvCache {
+	int out, in, seq;
+} ArKvCache;
+
+#define AR_MAX_KV 2
 
 /*
  * What an op's gradient step reads and produces (train/train.c builds the
@@ -86,7 +102,9 @@ typedef bool (*ArViewWhen)(const ArGraph *g, const ArNode *n, bool training);
 
 enum {
 	AR_OP_NOFOLD = 1,       /* outputs never constant (control flow,
-				   random values, optimizer updates) */
+				   random values, optimizer updates; Q/DQ,
+				   so that quantized weights stay quantized
+				   and are dequantized at run time) */
 	AR_OP_SHAPEONLY = 2,    /* outputs constant whatever the inputs'
 				   values (Shape, Size) */
 	AR_OP_TRAIN_MASK = 4    /* in a training step, output 1 is a mask the
@@ -109,6 +127,8 @@ typedef struct ArOpDef {
 	ArAliasClass alias;
 	uint32_t inplace;       /* AR_ALIAS_INPLACE: inputs it may overwrite */
 	ArViewWhen view_when;   /* AR_ALIAS_VIEW: NULL for always */
+	ArKvCache kv[AR_MAX_KV];/* its KV caches, the first nkv of them */
+	int nkv;
 	const ArGradRule *grad; /* NULL: no gradient rule */
 	ArFlopsFn flops;        /* NULL: one op per output element */
 	int prologue;           /* --fuse preact: its AR_PRE_* code, or 0 */
@@ -163,6 +183,18 @@ int64_t ar_flops_det(const ArGraph *g, const ArNode *n);
 int64_t ar_flops_nms(const ArGraph *g, const ArNode *n);
 int64_t ar_flops_dft(const ArGraph *g, const ArNode *n);
 int64_t ar_flops_stft(const ArGraph *g, const ArNode *n);
+/* The quantized and fused variants, with their own operand positions. */
+int64_t ar_flops_qlinearconv(const ArGraph *g, const ArNode *n);
+int64_t ar_flops_convinteger(const ArGraph *g, const ArNode *n);
+int64_t ar_flops_qgemm(const ArGraph *g, const ArNode *n);
+int64_t ar_flops_fusedmatmul(const ArGraph *g, const ArNode *n);
+int64_t ar_flops_matmulnbits(const ArGraph *g, const ArNode *n);
+/* MultiHeadAttention, GroupQueryAttention: the products Q K^T and A V
+ * plus the softmax; Attention adds its input projection. */
+int64_t ar_flops_mha(const ArGraph *g, const ArNode *n);
+int64_t ar_flops_attention(const ArGraph *g, const ArNode *n);
+/* In shape_einsum.c, beside the equation's parser. */
+int64_t ar_flops_einsum(const ArGraph *g, const ArNode *n);
 
 /* Dropout is a view only when it does not run in training mode (mode.c). */
 bool ar_dropout_is_view(const ArGraph *g, const ArNode *n, bool training);

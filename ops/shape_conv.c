@@ -3,7 +3,10 @@
  * pools, Col2Im) and of the matrix ops (Gemm, MatMul, Det).
  *
  * Conv and the pools share one window computation, so pads, strides,
- * dilations, auto_pad and ceil_mode mean the same thing everywhere.
+ * dilations, auto_pad and ceil_mode mean the same thing everywhere.  The
+ * *_dims helpers take their operands as tensors, for the quantized and
+ * fused variants whose operands sit at other input positions
+ * (shape_quant.c, shape_contrib.c).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -112,30 +115,28 @@ static int window_out(InferCtx *c, const ArNode *n, const Window *w,
 }
 
 /* X must be [N, C, spatial...] with at least one spatial axis. */
+static int check_nchw(InferCtx *c, const ArNode *n, const ArTensor *x)
+{
+	if (x->rank < 3)
+		return ar_node_fail(c, n, "input 0 ('%s') has rank %d; expected "
+				    "[N, C, spatial...]", x->name, x->rank);
+	return AR_OK;
+}
+
 static int need_nchw(InferCtx *c, const ArNode *n, ArTensor **x)
 {
 	int rc = ar_need(c, n, 0, x);
-	if (rc)
-		return rc;
-	if ((*x)->rank < 3)
-		return ar_node_fail(c, n, "input 0 ('%s') has rank %d; expected "
-				    "[N, C, spatial...]", (*x)->name,
-				    (*x)->rank);
-	return AR_OK;
+	return rc ? rc : check_nchw(c, n, *x);
 }
 
 /* Checks W against X for Conv and ConvTranspose; returns group. */
 static int conv_weights(InferCtx *c, const ArNode *n, const ArTensor *x,
-			ArTensor **w, int64_t *group)
+			const ArTensor *w, int64_t *group)
 {
-	int rc = ar_need(c, n, 1, w);
-	if (rc)
-		return rc;
 	*group = ar_attr_int(n, "group", 1);
-	if ((*w)->rank != x->rank)
+	if (w->rank != x->rank)
 		return ar_node_fail(c, n, "weights '%s' have rank %d, input "
-				    "has rank %d", (*w)->name, (*w)->rank,
-				    x->rank);
+				    "has rank %d", w->name, w->rank, x->rank);
 	if (*group < 1 || x->dims[1] % *group)
 		return ar_node_fail(c, n, "group %lld does not divide the "
 				    "%lld input channels", (long long)*group,
@@ -143,15 +144,16 @@ static int conv_weights(InferCtx *c, const ArNode *n, const ArTensor *x,
 	return AR_OK;
 }
 
-int ar_shape_conv(InferCtx *c, ArNode *n)
+int ar_conv_out(InferCtx *c, ArNode *n, int xi, int wi, ArDType dt)
 {
 	ArTensor *x, *wt;
 	int64_t dims[AR_MAX_RANK], group;
 	Window w;
 	int rc;
 
-	if ((rc = need_nchw(c, n, &x)) ||
-	    (rc = conv_weights(c, n, x, &wt, &group)))
+	if ((rc = ar_need(c, n, xi, &x)) || (rc = ar_need(c, n, wi, &wt)) ||
+	    (rc = check_nchw(c, n, x)) ||
+	    (rc = conv_weights(c, n, x, wt, &group)))
 		return rc;
 	if (wt->dims[1] * group != x->dims[1])
 		return ar_node_fail(c, n, "input has %lld channels but weights "
@@ -163,8 +165,13 @@ int ar_shape_conv(InferCtx *c, ArNode *n)
 		return rc;
 	dims[0] = x->dims[0];
 	dims[1] = wt->dims[0];
-	ar_set_shape(ar_out(c, n, 0), x->dtype, x->rank, dims);
+	ar_set_shape(ar_out(c, n, 0), dt ? dt : x->dtype, x->rank, dims);
 	return AR_OK;
+}
+
+int ar_shape_conv(InferCtx *c, ArNode *n)
+{
+	return ar_conv_out(c, n, 0, 1, AR_DT_UNDEFINED);
 }
 
 int ar_shape_convtranspose(InferCtx *c, ArNode *n)
@@ -174,8 +181,8 @@ int ar_shape_convtranspose(InferCtx *c, ArNode *n)
 	Window w;
 	int rc, nk;
 
-	if ((rc = need_nchw(c, n, &x)) ||
-	    (rc = conv_weights(c, n, x, &wt, &group)))
+	if ((rc = need_nchw(c, n, &x)) || (rc = ar_need(c, n, 1, &wt)) ||
+	    (rc = conv_weights(c, n, x, wt, &group)))
 		return rc;
 	nk = x->rank - 2;
 	if (wt->dims[0] != x->dims[1])
@@ -222,14 +229,13 @@ int ar_shape_convtranspose(InferCtx *c, ArNode *n)
 	return AR_OK;
 }
 
-int ar_shape_pool(InferCtx *c, ArNode *n)
+int ar_pool_dims(InferCtx *c, const ArNode *n, const ArTensor *x,
+		 int64_t *dims)
 {
-	ArTensor *x;
-	int64_t dims[AR_MAX_RANK];
 	Window w;
 	int rc;
 
-	if ((rc = need_nchw(c, n, &x)))
+	if ((rc = check_nchw(c, n, x)))
 		return rc;
 	if (!ar_attr(n, "kernel_shape"))
 		return ar_node_fail(c, n, "attribute 'kernel_shape' is missing");
@@ -239,6 +245,17 @@ int ar_shape_pool(InferCtx *c, ArNode *n)
 		return rc;
 	dims[0] = x->dims[0];
 	dims[1] = x->dims[1];
+	return AR_OK;
+}
+
+int ar_shape_pool(InferCtx *c, ArNode *n)
+{
+	ArTensor *x;
+	int64_t dims[AR_MAX_RANK];
+	int rc;
+
+	if ((rc = ar_need(c, n, 0, &x)) || (rc = ar_pool_dims(c, n, x, dims)))
+		return rc;
 	ar_set_shape(ar_out(c, n, 0), x->dtype, x->rank, dims);
 	ar_set_shape(ar_out(c, n, 1), AR_DT_INT64, x->rank, dims);
 	return AR_OK;
@@ -257,15 +274,13 @@ int ar_shape_globalpool(InferCtx *c, ArNode *n)
 	return AR_OK;
 }
 
-int ar_shape_gemm(InferCtx *c, ArNode *n)
+int ar_gemm_dims(InferCtx *c, const ArNode *n, const ArTensor *a,
+		 const ArTensor *b, int64_t *dims)
 {
-	ArTensor *a, *b;
-	int64_t dims[2], k1, k2;
-	int rc, ta = ar_attr_int(n, "transA", 0) != 0,
-		tb = ar_attr_int(n, "transB", 0) != 0;
+	int64_t k1, k2;
+	int ta = ar_attr_int(n, "transA", 0) != 0,
+	    tb = ar_attr_int(n, "transB", 0) != 0;
 
-	if ((rc = ar_need(c, n, 0, &a)) || (rc = ar_need(c, n, 1, &b)))
-		return rc;
 	if (a->rank != 2 || b->rank != 2)
 		return ar_node_fail(c, n, "inputs must be matrices (ranks %d "
 				    "and %d)", a->rank, b->rank);
@@ -276,18 +291,28 @@ int ar_shape_gemm(InferCtx *c, ArNode *n)
 	if (k1 != k2)
 		return ar_node_fail(c, n, "inner dims differ: %lld and %lld",
 				    (long long)k1, (long long)k2);
+	return AR_OK;
+}
+
+int ar_shape_gemm(InferCtx *c, ArNode *n)
+{
+	ArTensor *a, *b;
+	int64_t dims[2];
+	int rc;
+
+	if ((rc = ar_need(c, n, 0, &a)) || (rc = ar_need(c, n, 1, &b)) ||
+	    (rc = ar_gemm_dims(c, n, a, b, dims)))
+		return rc;
 	ar_set_shape(ar_out(c, n, 0), a->dtype, 2, dims);
 	return AR_OK;
 }
 
-int ar_shape_matmul(InferCtx *c, ArNode *n)
+int ar_matmul_dims(InferCtx *c, const ArNode *n, const ArTensor *a,
+		   const ArTensor *b, int *rank, int64_t *dims)
 {
-	ArTensor *a, *b;
-	int64_t da[AR_MAX_RANK], db[AR_MAX_RANK], dims[AR_MAX_RANK];
-	int ra, rb, rank, rc;
+	int64_t da[AR_MAX_RANK], db[AR_MAX_RANK];
+	int ra, rb, rc;
 
-	if ((rc = ar_need(c, n, 0, &a)) || (rc = ar_need(c, n, 1, &b)))
-		return rc;
 	if (a->rank < 1 || b->rank < 1)
 		return ar_node_fail(c, n, "inputs must not be scalars");
 	/* numpy: a vector is a row on the left and a column on the right. */
@@ -302,15 +327,14 @@ int ar_shape_matmul(InferCtx *c, ArNode *n)
 		return ar_node_fail(c, n, "inner dims differ: %lld and %lld",
 				    (long long)da[ra - 1],
 				    (long long)db[rb - 2]);
-	if ((rc = ar_broadcast2(c, n, ra - 2, da, rb - 2, db, &rank, dims)))
+	if ((rc = ar_broadcast2(c, n, ra - 2, da, rb - 2, db, rank, dims)))
 		return rc;
 	if (a->rank > 1)
-		dims[rank++] = da[ra - 2];
+		dims[(*rank)++] = da[ra - 2];
 	if (b->rank > 1)
-		dims[rank++] = db[rb - 1];
-	if (rank > AR_MAX_RANK)
+		dims[(*rank)++] = db[rb - 1];
+	if (*rank > AR_MAX_RANK)
 		return ar_node_fail(c, n, "rank above %d", AR_MAX_RANK);
-	ar_set_shape(ar_out(c, n, 0), a->dtype, rank, dims);
 	return AR_OK;
 }
 
@@ -368,4 +392,22 @@ out:
 	free(img);
 	free(blk);
 	return rc;
+}
+
+int ar_matmul_out(InferCtx *c, ArNode *n, int ai, int bi, ArDType dt)
+{
+	ArTensor *a, *b;
+	int64_t dims[AR_MAX_RANK];
+	int rank, rc;
+
+	if ((rc = ar_need(c, n, ai, &a)) || (rc = ar_need(c, n, bi, &b)) ||
+	    (rc = ar_matmul_dims(c, n, a, b, &rank, dims)))
+		return rc;
+	ar_set_shape(ar_out(c, n, 0), dt ? dt : a->dtype, rank, dims);
+	return AR_OK;
+}
+
+int ar_shape_matmul(InferCtx *c, ArNode *n)
+{
+	return ar_matmul_out(c, n, 0, 1, AR_DT_UNDEFINED);
 }

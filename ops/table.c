@@ -25,11 +25,15 @@
 #define PREVIEW(op) .domain = "ai.onnx.preview.training", .name = (op), \
 	.since = 1
 #define FUSED(op) .domain = AR_FUSED_DOMAIN, .name = (op), .since = 1
+#define MS(op) .domain = "com.microsoft", .name = (op), .since = 1
 #define IO(imin, imax, omin, omax) \
 	.in_min = (imin), .in_max = (imax), .out_min = (omin), .out_max = (omax)
 #define VAR AR_VARIADIC
 #define B(j) AR_BIT(j)
 #define ALL AR_ALL_INPUTS
+/* KV caches: {output, input, sequence axis} each (ops.h ArKvCache). */
+#define KV(...) .kv = {__VA_ARGS__}, \
+	.nkv = (int)(sizeof((ArKvCache[]){__VA_ARGS__}) / sizeof(ArKvCache))
 
 static const char SEQUENCES[] =
 	"sequence and optional values are not supported: arenac plans "
@@ -137,6 +141,8 @@ static const ArOpDef table[] = {
 	{ONNX("Conv", 1), IO(2, 3, 1, 1), .shape = ar_shape_conv,
 	 .grad = &G_BILINEAR_BIAS, .flops = ar_flops_conv, .fuse_target = true,
 	 .runtime = true},
+	{ONNX("ConvInteger", 10), IO(2, 4, 1, 1), .shape = ar_shape_convinteger,
+	 .flops = ar_flops_convinteger},
 	{ONNX("ConvTranspose", 1), IO(2, 3, 1, 1),
 	 .shape = ar_shape_convtranspose, .grad = &G_BILINEAR_BIAS,
 	 .flops = ar_flops_convtranspose, .runtime = true},
@@ -149,6 +155,9 @@ static const ArOpDef table[] = {
 	 .flops = ar_flops_dft},
 	{ONNX("DepthToSpace", 1), IO(1, 1, 1, 1),
 	 .shape = ar_shape_depth_to_space},
+	{ONNX("DequantizeLinear", 10), IO(2, 3, 1, 1), .flags = AR_OP_NOFOLD,
+	 .shape = ar_shape_dequantize, .alias = AR_ALIAS_INPLACE,
+	 .inplace = B(0)},
 	{ONNX("Det", 11), IO(1, 1, 1, 1), .shape = ar_shape_det,
 	 .flops = ar_flops_det},
 	{ONNX("Div", 1), IO(2, 2, 1, 1), .shape = ar_shape_broadcast,
@@ -158,6 +167,10 @@ static const ArOpDef table[] = {
 	 .shape = ar_shape_dropout, .fold = ar_fold_copy,
 	 .alias = AR_ALIAS_VIEW, .view_when = ar_dropout_is_view,
 	 .grad = &G_DROPOUT, .runtime = true},
+	{ONNX("DynamicQuantizeLinear", 11), IO(1, 1, 3, 3),
+	 .shape = ar_shape_dynamic_quantize},
+	{ONNX("Einsum", 12), IO(1, VAR, 1, 1), .shape = ar_shape_einsum,
+	 .flops = ar_flops_einsum},
 	{ONNX("Elu", 1), IO(1, 1, 1, 1), .shape = ar_shape_unary,
 	 .alias = AR_ALIAS_INPLACE, .inplace = ALL},
 	{ONNX("Equal", 1), IO(2, 2, 1, 1), .shape = ar_shape_compare,
@@ -239,6 +252,8 @@ static const ArOpDef table[] = {
 	{ONNX("LpPool", 1), IO(1, 1, 1, 1), .shape = ar_shape_pool},
 	{ONNX("MatMul", 1), IO(2, 2, 1, 1), .shape = ar_shape_matmul,
 	 .grad = &G_BILINEAR, .flops = ar_flops_matmul, .runtime = true},
+	{ONNX("MatMulInteger", 10), IO(2, 4, 1, 1),
+	 .shape = ar_shape_matmulinteger, .flops = ar_flops_matmul},
 	{ONNX("Max", 1), IO(1, VAR, 1, 1), .shape = ar_shape_broadcast,
 	 .fold = ar_fold_arith, .fold_arg = AR_E_MAX,
 	 .alias = AR_ALIAS_INPLACE, .inplace = ALL, .runtime = true},
@@ -293,6 +308,13 @@ static const ArOpDef table[] = {
 	{ONNX("Pow", 1), IO(2, 2, 1, 1), .shape = ar_shape_broadcast,
 	 .fold = ar_fold_arith, .fold_arg = AR_E_POW,
 	 .alias = AR_ALIAS_INPLACE, .inplace = ALL},
+	{ONNX("QLinearConv", 10), IO(8, 9, 1, 1), .shape = ar_shape_qlinearconv,
+	 .flops = ar_flops_qlinearconv},
+	{ONNX("QLinearMatMul", 10), IO(8, 8, 1, 1),
+	 .shape = ar_shape_qlinearmatmul, .flops = ar_flops_matmul},
+	{ONNX("QuantizeLinear", 10), IO(2, 3, 1, 1), .flags = AR_OP_NOFOLD,
+	 .shape = ar_shape_quantize,
+	 .alias = AR_ALIAS_INPLACE, .inplace = B(0)},
 	{ONNX("RNN", 1), IO(3, 6, 0, 2), .shape = ar_shape_rnn},
 	{ONNX("RandomNormal", 1), IO(0, 0, 1, 1), .flags = AR_OP_NOFOLD,
 	 .shape = ar_shape_random},
@@ -367,6 +389,9 @@ static const ArOpDef table[] = {
 	{ONNX("Sign", 1), IO(1, 1, 1, 1), .shape = ar_shape_unary,
 	 .fold = ar_fold_arith, .fold_arg = AR_E_SIGN,
 	 .alias = AR_ALIAS_INPLACE, .inplace = ALL},
+	/* ORT registers this in the ONNX domain (and in com.microsoft). */
+	{ONNX("SimplifiedLayerNormalization", 1), IO(2, 2, 1, 2),
+	 .shape = ar_shape_layernorm},
 	{ONNX("Sin", 1), IO(1, 1, 1, 1), .shape = ar_shape_unary,
 	 .alias = AR_ALIAS_INPLACE, .inplace = ALL},
 	{ONNX("Sinh", 1), IO(1, 1, 1, 1), .shape = ar_shape_unary,
@@ -449,6 +474,69 @@ static const ArOpDef table[] = {
 	 .alias = AR_ALIAS_INPLACE, .inplace = ALL},
 	{TRAINING("MomentumUpdate"), IO(3, 3, 1, 1)},
 	{TRAINING("SgdUpdate"), IO(2, 2, 1, 1)},
+	/* ONNX Runtime's contrib ops (its ContribOperators.md and schemas):
+	 * what its quantization and transformer optimizer tools emit. */
+	{MS("Attention"), IO(2, 7, 1, 2), .shape = ar_shape_attention,
+	 KV({1, 4, 3}), .flops = ar_flops_attention},
+	{MS("BiasAdd"), IO(3, 3, 1, 1), .shape = ar_shape_broadcast,
+	 .alias = AR_ALIAS_INPLACE, .inplace = B(0) | B(2)},
+	{MS("BiasGelu"), IO(2, 2, 1, 1), .shape = ar_shape_broadcast,
+	 .alias = AR_ALIAS_INPLACE, .inplace = B(0)},
+	{MS("BiasSplitGelu"), IO(2, 2, 1, 1),
+	 .shape = ar_shape_bias_split_gelu},
+	{MS("DequantizeLinear"), IO(2, 3, 1, 1), .flags = AR_OP_NOFOLD,
+	 .shape = ar_shape_dequantize,
+	 .alias = AR_ALIAS_INPLACE, .inplace = B(0)},
+	{MS("DynamicQuantizeMatMul"), IO(3, 5, 1, 1),
+	 .shape = ar_shape_dynamic_quantize_matmul, .flops = ar_flops_matmul},
+	{MS("EmbedLayerNormalization"), IO(7, 9, 1, 3),
+	 .shape = ar_shape_embedlayernorm},
+	{MS("FastGelu"), IO(1, 2, 1, 1), .shape = ar_shape_unary,
+	 .alias = AR_ALIAS_INPLACE, .inplace = B(0)},
+	{MS("FusedConv"), IO(2, 4, 1, 1), .shape = ar_shape_conv,
+	 .flops = ar_flops_conv},
+	{MS("FusedMatMul"), IO(2, 2, 1, 1), .shape = ar_shape_fusedmatmul,
+	 .flops = ar_flops_fusedmatmul},
+	{MS("Gelu"), IO(1, 1, 1, 1), .shape = ar_shape_unary,
+	 .alias = AR_ALIAS_INPLACE, .inplace = ALL},
+	{MS("GroupQueryAttention"), IO(7, 16, 1, 4), .shape = ar_shape_gqa,
+	 KV({1, 3, 2}, {2, 4, 2}), .flops = ar_flops_mha},
+	{MS("LayerNormalization"), IO(2, 3, 1, 3), .shape = ar_shape_layernorm},
+	{MS("MatMulIntegerToFloat"), IO(4, 7, 1, 1),
+	 .shape = ar_shape_matmul_integer_to_float, .flops = ar_flops_matmul},
+	{MS("MatMulNBits"), IO(3, 6, 1, 1), .shape = ar_shape_matmulnbits,
+	 .flops = ar_flops_matmulnbits},
+	{MS("MultiHeadAttention"), IO(1, 10, 1, 4), .shape = ar_shape_mha,
+	 KV({1, 6, 2}, {2, 7, 2}), .flops = ar_flops_mha},
+	{MS("QGemm"), IO(6, 9, 1, 1), .shape = ar_shape_qgemm,
+	 .flops = ar_flops_qgemm},
+	{MS("QLinearAdd"), IO(7, 8, 1, 1), .shape = ar_shape_qlinear_binary,
+	 .alias = AR_ALIAS_INPLACE, .inplace = B(0) | B(3)},
+	{MS("QLinearAveragePool"), IO(4, 5, 1, 1),
+	 .shape = ar_shape_qlinear_pool, .flops = ar_flops_pool},
+	{MS("QLinearConcat"), IO(5, VAR, 1, 1),
+	 .shape = ar_shape_qlinearconcat},
+	{MS("QLinearGlobalAveragePool"), IO(4, 5, 1, 1),
+	 .shape = ar_shape_qlinear_globalpool, .flops = ar_flops_globalpool},
+	{MS("QLinearLeakyRelu"), IO(4, 5, 1, 1),
+	 .shape = ar_shape_qlinear_unary,
+	 .alias = AR_ALIAS_INPLACE, .inplace = B(0)},
+	{MS("QLinearMul"), IO(7, 8, 1, 1), .shape = ar_shape_qlinear_binary,
+	 .alias = AR_ALIAS_INPLACE, .inplace = B(0) | B(3)},
+	{MS("QLinearSigmoid"), IO(4, 5, 1, 1), .shape = ar_shape_qlinear_unary,
+	 .alias = AR_ALIAS_INPLACE, .inplace = B(0)},
+	{MS("QuantizeLinear"), IO(2, 3, 1, 1), .flags = AR_OP_NOFOLD,
+	 .shape = ar_shape_quantize,
+	 .alias = AR_ALIAS_INPLACE, .inplace = B(0)},
+	{MS("QuickGelu"), IO(1, 1, 1, 1), .shape = ar_shape_unary,
+	 .alias = AR_ALIAS_INPLACE, .inplace = ALL},
+	{MS("RotaryEmbedding"), IO(4, 4, 1, 1), .shape = ar_shape_unary},
+	{MS("SimplifiedLayerNormalization"), IO(2, 2, 1, 2),
+	 .shape = ar_shape_layernorm},
+	{MS("SkipLayerNormalization"), IO(3, 5, 1, 4),
+	 .shape = ar_shape_skiplayernorm},
+	{MS("SkipSimplifiedLayerNormalization"), IO(3, 4, 1, 4),
+	 .shape = ar_shape_skiplayernorm},
 };
 
 #define NTABLE (int)(sizeof table / sizeof table[0])

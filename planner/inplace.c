@@ -45,7 +45,7 @@ static int group(const Inplace *ip, int t)
 static bool same_elements(const ArTensor *a, const ArTensor *b)
 {
 	return a->bytes == b->bytes && ar_numel(a) == ar_numel(b) &&
-	       ar_dtype_size(a->dtype) == ar_dtype_size(b->dtype);
+	       ar_dtype_bits(a->dtype) == ar_dtype_bits(b->dtype);
 }
 
 /*

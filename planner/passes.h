@@ -69,6 +69,9 @@ int64_t ar_live_peak(const ArGraph *g, ArPlan *p, int *peak_step);
 void ar_views(const ArGraph *g, ArPlan *p);          /* views.c */
 void ar_concat_elide(const ArGraph *g, ArPlan *p);   /* concat.c */
 void ar_inplace(const ArGraph *g, ArPlan *p);        /* inplace.c */
+/* kvcache.c: attention caches written over their past input; after the
+ * in-place pass, whose runs reset inplace links. */
+void ar_kv_alias(const ArGraph *g, ArPlan *p);
 /* concat.c: once the order is final, undoes elisions that raise the peak
  * (and leaves the in-place links redone for the result). */
 void ar_concat_refine(const ArGraph *g, const ArPlanOptions *opt, ArPlan *p);

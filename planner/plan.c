@@ -193,6 +193,7 @@ static int plan_links(const ArGraph *g, const ArPlanOptions *opt, ArPlan *p,
 		ar_concat_refine(g, opt, p);
 	else if (opt->inplace == AR_INPLACE_ELEMENTWISE)
 		ar_inplace(g, p);
+	ar_kv_alias(g, p);
 	return AR_OK;
 }
 

@@ -14,6 +14,9 @@ ARENAC = os.environ.get("ARENAC", "build/arenac")
 SHARED = os.environ.get("ARENAC_SHARED") or "../shared"
 CHANGELOG = os.path.join(SHARED, "docs", "onnx-Changelog.md")
 VARIADIC = 2147483647
+# Ops ONNX Runtime registers in the default domain though ONNX has none of
+# that name: the table follows the runtime that emits them.
+ORT_DEFAULT_DOMAIN = {"SimplifiedLayerNormalization"}
 
 
 def changelog_counts(path):
@@ -64,7 +67,7 @@ def main():
     passed = failed = 0
     for row in rows:
         domain, op, ins, outs = row[0], row[1], row[3], row[4]
-        if domain:
+        if domain or op in ORT_DEFAULT_DOMAIN:
             continue
         if op not in onnx:
             print("FAIL %s: not an op of ONNX's default domain" % op)

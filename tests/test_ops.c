@@ -81,6 +81,14 @@ static void test_entries_consistent(void **state)
 			  (g->cross && d->in_max < 2)))
 			fail_entry(d, "a gradient rule naming an input or "
 				   "output the op lacks");
+		if (d->nkv < 0 || d->nkv > AR_MAX_KV)
+			fail_entry(d, "KV cache count out of range");
+		for (int k = 0; k < d->nkv; k++)
+			if (d->kv[k].out < 1 || d->kv[k].out >= d->out_max ||
+			    d->kv[k].in < 0 || d->kv[k].in >= d->in_max ||
+			    d->kv[k].seq < 0 || d->kv[k].seq >= AR_MAX_RANK)
+				fail_entry(d, "a KV cache naming an output or "
+					   "input the op lacks");
 	}
 }
 

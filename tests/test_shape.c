@@ -3,174 +3,7 @@
  * shape function family, opset-dependent forms, folding, and the errors a
  * user sees for models arenac cannot plan.
  */
-#include "testutil.h"
-
-#include "graph.h"
-#include "infer.h"
-
-/* Graph inputs get a shape now; node outputs get theirs from ar_infer. */
-static int input(ArGraph *g, const char *name, ArDType dt, int rank,
-		 const int64_t *dims)
-{
-	int id = ar_graph_add_tensor(g, name);
-	ArTensor *t = &g->tensors[id];
-	t->kind = AR_TK_INPUT;
-	t->dtype = dt;
-	t->rank = rank;
-	if (rank)   /* scalars pass dims NULL, which memcpy may not take */
-		memcpy(t->dims, dims, (size_t)rank * sizeof *dims);
-	assert_int_equal(ar_tensor_set_bytes(t, NULL), AR_OK);
-	g->inputs = realloc(g->inputs, (size_t)(g->ninputs + 1) * sizeof(int));
-	g->inputs[g->ninputs++] = id;
-	return id;
-}
-
-/* A 1-D int64 initializer holding vals. */
-static int ints(ArGraph *g, const char *name, int n, const int64_t *vals)
-{
-	int id = ar_graph_add_tensor(g, name);
-	ArTensor *t = &g->tensors[id];
-	int64_t dim = n;
-	t->kind = AR_TK_WEIGHT;
-	t->dtype = AR_DT_INT64;
-	t->rank = 1;
-	t->dims[0] = dim;
-	assert_int_equal(ar_tensor_set_bytes(t, NULL), AR_OK);
-	t->data = ar_xmalloc((size_t)n * sizeof *vals);
-	memcpy(t->data, vals, (size_t)n * sizeof *vals);
-	return id;
-}
-
-#define DIMS(...) ((const int64_t[]){__VA_ARGS__})
-#define NDIMS(...) (int)(sizeof((int64_t[]){__VA_ARGS__}) / sizeof(int64_t))
-#define INPUT(g, name, ...) input(g, name, AR_DT_FLOAT, NDIMS(__VA_ARGS__), \
-				  DIMS(__VA_ARGS__))
-#define INTS(g, name, ...) ints(g, name, NDIMS(__VA_ARGS__), DIMS(__VA_ARGS__))
-
-/*
- * Adds a node: ins and outs are comma-separated tensor names; an empty
- * input name is an omitted optional input, outputs are new tensors.
- */
-static int node(ArGraph *g, const char *op, int64_t opset, const char *ins,
-		const char *outs)
-{
-	int in[16], out[16], nin = 0, nout = 0, id;
-	char buf[256], *p, *save = NULL;
-
-	id = ar_graph_add_node(g, op, op, "");
-	snprintf(buf, sizeof buf, "%s", ins);
-	for (p = buf; *ins && p; nin++) {
-		char *comma = strchr(p, ',');
-		if (comma)
-			*comma = 0;
-		in[nin] = *p ? ar_graph_find(g, p) : -1;
-		assert_true(!*p || in[nin] >= 0);
-		p = comma ? comma + 1 : NULL;
-	}
-	snprintf(buf, sizeof buf, "%s", outs);
-	for (p = strtok_r(buf, ",", &save); p; p = strtok_r(NULL, ",", &save)) {
-		out[nout] = ar_graph_add_tensor(g, p);
-		g->tensors[out[nout++]].producer = id;
-	}
-	ar_node_set_io(&g->nodes[id], in, nin, out, nout);
-	g->nodes[id].opset = opset;
-	return id;
-}
-
-static ArAttr *add_attr(ArGraph *g, int nid, const char *name, ArAttrType ty)
-{
-	ArNode *n = &g->nodes[nid];
-	ArAttr *a;
-	n->attrs = ar_xrealloc(n->attrs, (size_t)(n->nattrs + 1) * sizeof *a);
-	a = &n->attrs[n->nattrs++];
-	memset(a, 0, sizeof *a);
-	a->name = ar_xstrdup(name);
-	a->type = ty;
-	return a;
-}
-
-static void attr_i(ArGraph *g, int nid, const char *name, int64_t v)
-{
-	add_attr(g, nid, name, AR_ATTR_INT)->i = v;
-}
-
-static void attr_s(ArGraph *g, int nid, const char *name, const char *v)
-{
-	add_attr(g, nid, name, AR_ATTR_STRING)->s = ar_xstrdup(v);
-}
-
-static void attr_is(ArGraph *g, int nid, const char *name, int n,
-		    const int64_t *v)
-{
-	ArAttr *a = add_attr(g, nid, name, AR_ATTR_INTS);
-	a->nints = n;
-	a->ints = ar_xmalloc((size_t)n * sizeof *v);
-	memcpy(a->ints, v, (size_t)n * sizeof *v);
-}
-
-#define ATTR_INTS(g, nid, name, ...) attr_is(g, nid, name, \
-	NDIMS(__VA_ARGS__), DIMS(__VA_ARGS__))
-
-static int nwarn;
-static char lastwarn[512];
-
-static void count_warn(void *ctx, const char *msg)
-{
-	(void)ctx;
-	nwarn++;
-	snprintf(lastwarn, sizeof lastwarn, "%s", msg);
-}
-
-/* --bound options for the next inference (NULL: none). */
-static const ArBound *bounds;
-static int nbounds;
-
-static int infer(ArGraph *g, ArError *err)
-{
-	ArDiag d = {count_warn, NULL};
-	memset(err, 0, sizeof *err);
-	nwarn = 0;
-	return ar_infer_bounded(g, &d, bounds, nbounds, err);
-}
-
-static void ok(ArGraph *g)
-{
-	ArError err;
-	int rc = infer(g, &err);
-	if (rc)
-		print_error("ar_infer: %s\n", err.msg);
-	assert_int_equal(rc, AR_OK);
-}
-
-/* Fails with AR_EXIT_MODEL and a message containing text. */
-static void fails(ArGraph *g, const char *text)
-{
-	ArError err;
-	assert_int_equal(infer(g, &err), AR_EXIT_MODEL);
-	if (!strstr(err.msg, text))
-		print_error("message '%s' lacks '%s'\n", err.msg, text);
-	assert_non_null(strstr(err.msg, text));
-}
-
-static const ArTensor *T(ArGraph *g, const char *name)
-{
-	int id = ar_graph_find(g, name);
-	assert_true(id >= 0);
-	return &g->tensors[id];
-}
-
-static void shape_is(ArGraph *g, const char *name, int rank,
-		     const int64_t *dims)
-{
-	const ArTensor *t = T(g, name);
-	assert_int_equal(t->rank, rank);
-	for (int i = 0; i < rank; i++)
-		assert_int_equal(t->dims[i], dims[i]);
-	assert_true(t->bytes >= 0);
-}
-
-#define SHAPE(g, name, ...) shape_is(g, name, NDIMS(__VA_ARGS__), \
-				     DIMS(__VA_ARGS__))
+#include "shape_build.h"
 
 static void test_lenet_chain(void **state)
 {
@@ -541,7 +374,7 @@ static void test_constant_output(void **state)
 	int n, id;
 	(void)state;
 	n = node(g, "Constant", 13, "", "c");
-	a = add_attr(g, n, "value_ints", AR_ATTR_INTS);
+	a = fx_attr(&g->nodes[n], "value_ints", AR_ATTR_INTS);
 	a->nints = 3;
 	a->ints = ar_xcalloc(3, sizeof(int64_t));
 	id = ar_graph_find(g, "c");
@@ -549,7 +382,7 @@ static void test_constant_output(void **state)
 	g->outputs = ar_xmalloc(sizeof(int));
 	g->outputs[g->noutputs++] = id;
 	n = node(g, "Constant", 13, "", "f");
-	add_attr(g, n, "value_float", AR_ATTR_FLOAT)->f = 2.5f;
+	fx_attr(&g->nodes[n], "value_float", AR_ATTR_FLOAT)->f = 2.5f;
 	ok(g);
 	assert_int_equal(T(g, "c")->kind, AR_TK_OUTPUT);
 	SHAPE(g, "c", 3);
