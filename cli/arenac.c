@@ -17,6 +17,7 @@
 #include "infer.h"
 #include "load.h"
 #include "plan.h"
+#include "planjson.h"
 #include "solve.h"
 #include "summary.h"
 #include "checkpoint.h"
@@ -82,7 +83,19 @@ static const char usage_text[] =
 "  --prefix NAME         identifier prefix in the header (from the file name)\n"
 "  --dot FILE            dataflow graph (.dot, .svg, .png, .pdf)\n"
 "  --dot-weights         show weights and constants in --dot\n"
+"  --dot-expand          draw every step of a large graph (by default a\n"
+"                        graph of over 80 steps has its repeated blocks\n"
+"                        collapsed and its chains of ops folded)\n"
+"  --dot-focus STEP[:RADIUS]\n"
+"                        draw only the steps within RADIUS (3) tensors\n"
+"                        of step STEP, in full\n"
 "  --timeline FILE       memory timeline picture (.svg, .png, .dot)\n"
+"  --timeline-compare REPORT.json\n"
+"                        draw the plan of an earlier --json report below\n"
+"                        this one, on the same scale\n"
+"  --timeline-other BYTES\n"
+"                        draw tensors under BYTES merged into grey bands\n"
+"                        (default: those under two points tall; 0: none)\n"
 "  --weights FILE        weights and constants as one aligned blob: raw\n"
 "                        (.bin) or a C array (.c); offsets in the header\n"
 "  --stats               print planning statistics on stderr\n"
@@ -107,7 +120,8 @@ enum {
 	OPT_MAX_MODEL_BYTES, OPT_MAX_NODES, OPT_WEIGHTS, OPT_MEMORY,
 	OPT_WEIGHTS_IN, OPT_ORDER, OPT_NO_VIEWS, OPT_INPLACE, OPT_CONCAT,
 	OPT_TRAIN, OPT_LOSS, OPT_OPTIMIZER, OPT_CHECKPOINT, OPT_BUDGET_SWEEP,
-	OPT_FUSE
+	OPT_FUSE, OPT_DOT_EXPAND, OPT_DOT_FOCUS, OPT_TIMELINE_COMPARE,
+	OPT_TIMELINE_OTHER
 };
 
 static const struct option long_opts[] = {
@@ -131,6 +145,10 @@ static const struct option long_opts[] = {
 	{"dot", required_argument, NULL, OPT_DOT},
 	{"dot-weights", no_argument, NULL, OPT_DOT_WEIGHTS},
 	{"timeline", required_argument, NULL, OPT_TIMELINE},
+	{"dot-expand", no_argument, NULL, OPT_DOT_EXPAND},
+	{"dot-focus", required_argument, NULL, OPT_DOT_FOCUS},
+	{"timeline-compare", required_argument, NULL, OPT_TIMELINE_COMPARE},
+	{"timeline-other", required_argument, NULL, OPT_TIMELINE_OTHER},
 	{"weights", required_argument, NULL, OPT_WEIGHTS},
 	{"order", required_argument, NULL, OPT_ORDER},
 	{"no-views", no_argument, NULL, OPT_NO_VIEWS},
@@ -155,6 +173,12 @@ typedef struct Cli {
 	ArMemory memories[AR_MAX_TIERS];
 	const char *json, *header, *prefix, *dot, *timeline, *weights;
 	bool dot_weights, stats, selfcheck, quiet;
+	/* Pictures: see ArEmitInfo. */
+	bool dot_expand, dot_focus_set, timeline_other_set;
+	int dot_focus, dot_radius;
+	int64_t timeline_other;
+	const char *compare;
+	ArPlanReport report;
 	bool train, sweep, policy_set, fuse;
 	/* Training options given on the command line, default or not. */
 	const char *train_only;
@@ -382,6 +406,32 @@ static int parse_args(Cli *c, int argc, char **argv)
 		case OPT_DOT_WEIGHTS: c->dot_weights = true; break;
 		case OPT_TIMELINE: c->timeline = optarg; break;
 		case OPT_WEIGHTS: c->weights = optarg; break;
+		case OPT_DOT_EXPAND: c->dot_expand = true; break;
+		case OPT_DOT_FOCUS: {
+			char *colon = strchr(optarg, ':');
+			int64_t r = 3;
+			if (colon)
+				*colon = 0;
+			if (!parse_size(optarg, &v) || v > 100000000 ||
+			    (colon && (!parse_size(colon + 1, &r) || r > 1000)))
+				return usage_error("--dot-focus wants STEP or "
+						   "STEP:RADIUS (step numbers as "
+						   "in the JSON report), not '%s'",
+						   optarg);
+			c->dot_focus_set = true;
+			c->dot_focus = (int)v;
+			c->dot_radius = (int)r;
+			break;
+		}
+		case OPT_TIMELINE_COMPARE: c->compare = optarg; break;
+		case OPT_TIMELINE_OTHER:
+			if (!parse_size(optarg, &v))
+				return usage_error("--timeline-other wants bytes "
+						   "(K, M, G suffixes allowed), "
+						   "not '%s'", optarg);
+			c->timeline_other_set = true;
+			c->timeline_other = v;
+			break;
 		case OPT_ORDER:
 			if (strcmp(optarg, "file") && strcmp(optarg, "memory"))
 				return usage_error("--order wants file or memory, "
@@ -457,6 +507,12 @@ static int parse_args(Cli *c, int argc, char **argv)
 		return usage_error("%s needs --train (so do all of "
 				   "--optimizer, --checkpoint, --loss and "
 				   "--budget-sweep)", c->train_only);
+	if ((c->compare || c->timeline_other_set) && !c->timeline)
+		return usage_error("%s needs --timeline", c->compare ?
+				   "--timeline-compare" : "--timeline-other");
+	if ((c->dot_expand || c->dot_focus_set) && !c->dot)
+		return usage_error("%s needs --dot", c->dot_expand ?
+				   "--dot-expand" : "--dot-focus");
 	if (c->train && c->weights)
 		return usage_error("--weights is not available with "
 				   "--train%s", "");
@@ -494,6 +550,14 @@ static int write_outputs(const Cli *c, const ArGraph *g, const ArPlan *p,
 		.options = c->options,
 		.dot_weights = c->dot_weights,
 		.training = bill,
+		.dot_expand = c->dot_expand,
+		.dot_focus_set = c->dot_focus_set,
+		.dot_focus = c->dot_focus,
+		.dot_radius = c->dot_radius,
+		.timeline_other_set = c->timeline_other_set,
+		.timeline_other = c->timeline_other,
+		.compare = c->compare ? &c->report : NULL,
+		.compare_path = c->compare,
 	};
 	/* Every output is finished before any is published: all or none. */
 	ArOutFile out[5];
@@ -624,6 +688,11 @@ int main(int argc, char **argv)
 		return arenac_solve_main(argc - 1, argv + 1);
 	if ((rc = parse_args(&c, argc, argv)))
 		return rc;
+	/* The other plan first: a wrong file fails before the planning. */
+	if (c.compare && (rc = ar_read_plan_report(c.compare, &c.report, &err))) {
+		fprintf(stderr, "arenac: error: %s\n", err.msg);
+		return rc;
+	}
 	rc = ar_load_onnx(c.model, &c.load, &g, &err);
 	if (!rc)
 		rc = ar_infer(g, &c.load.diag, &err);
@@ -634,6 +703,7 @@ int main(int argc, char **argv)
 			fprintf(stderr, "arenac: error: %s: %s\n", c.model,
 				err.msg);
 		ar_graph_free(g);
+		ar_plan_report_free(&c.report);
 		return rc;
 	}
 	shapes_failed = rc && g;
@@ -654,5 +724,6 @@ int main(int argc, char **argv)
 		batch_hint(&c, g, &err);
 	ar_plan_free(p);
 	ar_graph_free(g);
+	ar_plan_report_free(&c.report);
 	return rc;
 }

@@ -32,7 +32,7 @@ static void tensor_node(Agraph_t *gv, const ArGraph *g, const ArPlan *p,
 {
 	const ArTensor *x = &g->tensors[t];
 	const ArSlot *s = &p->slots[t];
-	char id[32], shape[256], size[32], color[32], where[160];
+	char id[32], shape[256], size[32], where[160];
 	char *name = ar_dot_label(x->name, NAME_MAX_CHARS);
 	Agnode_t *n;
 
@@ -61,9 +61,9 @@ static void tensor_node(Agraph_t *gv, const ArGraph *g, const ArPlan *p,
 		else if (s->inplace_of >= 0)
 			snprintf(where + k, sizeof where - k, " over %s", other);
 		free(other), free(region);
-		ar_gv_color(color, sizeof color, p, t);
 		ar_gv_set(n, "style", "filled");
-		ar_gv_set(n, "fillcolor", "%s", color);
+		ar_gv_set(n, "fillcolor", "%s", ar_gv_kind_fill(ar_gv_kind(g,
+			  ar_gv_training(g, p), t)));
 		if (p->peak_step >= s->first && p->peak_step <= s->last) {
 			ar_gv_set(n, "color", "red");
 			ar_gv_set(n, "penwidth", "2");
