@@ -276,7 +276,7 @@ static bool members(Parser *p, ArJson *v, int depth, bool object)
 static bool value(Parser *p, ArJson *v, int depth)
 {
 	memset(v, 0, sizeof *v);
-	if (depth > AR_JSON_MAX_DEPTH)
+	if (depth >= AR_JSON_MAX_DEPTH)
 		return fail(p, "nested deeper than %d", AR_JSON_MAX_DEPTH);
 	skip_space(p);
 	if (p->at >= p->n)
@@ -302,8 +302,11 @@ static bool value(Parser *p, ArJson *v, int depth)
 		return literal(p, "false");
 	case 'n':
 		return literal(p, "null");
-	default:
+	case '-': case '0': case '1': case '2': case '3': case '4': case '5':
+	case '6': case '7': case '8': case '9':
 		return number(p, v);
+	default:
+		return fail(p, "expected a value");
 	}
 }
 

@@ -33,6 +33,7 @@
 #define MAX_LABELS 60    /* names written on rectangles, per plan */
 #define OTHER_PT 2.0     /* "other" by default: under this many points */
 #define LEGEND_ROW 18.0
+#define LEGEND_W 900.0   /* the legend wraps at the plots' width, or this */
 
 Agnode_t *ar_tl_box(ArTlPage *pg, const char *name, const char *cls,
 		    double x, double y, double w, double h)
@@ -109,66 +110,96 @@ int64_t ar_tl_pow2_step(double min)
 	return s;
 }
 
-/* One legend entry: a swatch (fill, or an outline style) and its words;
- * returns the x where the next one starts. */
-static double entry(ArTlPage *pg, double x, double y, const char *fill,
-		    const char *style, const char *border, const char *words)
+/* A legend entry: a swatch (fill, or an outline style) and its words. */
+typedef struct Entry {
+	const char *fill, *style, *border;
+	char words[96];
+} Entry;
+
+static double entry_width(const Entry *e)
 {
-	Agnode_t *n = ar_tl_box(pg, NULL, "legend", x, y - 5, 14, 10);
-	ar_gv_set(n, "style", "%s", style);
-	if (fill)
-		ar_gv_set(n, "fillcolor", "%s", fill);
-	ar_gv_set(n, "color", "%s", border);
-	ar_gv_set(n, "penwidth", "0.6");
-	ar_tl_text(pg, x + 18, y, words, 10, -1);
-	return x + 18 + strlen(words) * 5.6 + 16;
+	return 18 + strlen(e->words) * 5.6 + 16;
 }
 
-/* Starts a legend row with its heading; returns the x after it. */
-static double row(ArTlPage *pg, double y, const char *heading)
+/*
+ * A legend row: its heading, then its entries, wrapped to lines no wider
+ * than width; the first line's middle at y, the next ones below.  Draws
+ * only when asked; returns how many lines it takes.
+ */
+static int row(ArTlPage *pg, double y, const char *heading, const Entry *e,
+	       int n, double width, bool draw)
 {
-	ar_tl_text(pg, pg->x0, y, heading, 10, -1);
-	return pg->x0 + strlen(heading) * 5.8 + 10;
-}
+	double start = pg->x0 + strlen(heading) * 5.8 + 10, x = start;
+	int lines = 1;
 
-/* What colour, bands, grey and dashes mean, above the blocks; returns
- * the top. */
-static double legend(ArTlPage *pg, double y)
-{
-	char words[96], under[32];
-	double x;
-
-	if (pg->training) {
-		y += LEGEND_ROW;
-		x = row(pg, y, "bands, behind: the training phase");
-		for (int ph = 0; ph < 4; ph++)
-			if (pg->phase_used[ph])
-				x = entry(pg, x, y, ar_gv_phase_fill((ArPhase)ph),
-					  "filled", "#555555",
-					  ar_phase_name((ArPhase)ph));
-		entry(pg, x, y, "#ff000030", "filled,dashed", "red",
-		      "red: the peak step");
+	if (draw)
+		ar_tl_text(pg, pg->x0, y, heading, 10, -1);
+	for (int i = 0; i < n; i++) {
+		if (x > start && x + entry_width(&e[i]) > pg->x0 + width) {
+			x = start;
+			y -= LEGEND_ROW;
+			lines++;
+		}
+		if (draw) {
+			Agnode_t *s = ar_tl_box(pg, NULL, "legend", x, y - 5, 14,
+						10);
+			ar_gv_set(s, "style", "%s", e[i].style);
+			if (e[i].fill)
+				ar_gv_set(s, "fillcolor", "%s", e[i].fill);
+			ar_gv_set(s, "color", "%s", e[i].border);
+			ar_gv_set(s, "penwidth", "0.6");
+			ar_tl_text(pg, x + 18, y, e[i].words, 10, -1);
+		}
+		x += entry_width(&e[i]);
 	}
-	y += LEGEND_ROW;
-	x = row(pg, y, pg->training ? "colour: the phase that made the tensor" :
-		"colour: the kind of op that made the tensor");
+	return lines;
+}
+
+static void add_entry(Entry *e, int *n, const char *fill, const char *style,
+		      const char *border, const char *words)
+{
+	e[*n] = (Entry){fill, style, border, ""};
+	snprintf(e[*n].words, sizeof e[*n].words, "%s", words);
+	(*n)++;
+}
+
+/* What colour, bands, borders and red mean, above the blocks (whose top
+ * is at y), in lines no wider than width. */
+static void legend(ArTlPage *pg, double y, double width)
+{
+	Entry colours[AR_GV_NKINDS + 3], bands[5];
+	int nc = 0, nb = 0, lines;
+	const char *ch = pg->training ? "colour: the phase that made the tensor" :
+			 "colour: the kind of op that made the tensor";
+	const char *bh = "bands, behind: the training phase";
+	char words[96], under[32];
+
 	for (int k = 0; k < AR_GV_NKINDS; k++)
 		if (pg->kind_used[k])
-			x = entry(pg, x, y, ar_gv_kind_fill((ArGvKind)k), "filled",
-				  "#555555", ar_gv_kind_label((ArGvKind)k));
+			add_entry(colours, &nc, ar_gv_kind_fill((ArGvKind)k),
+				  "filled", "#555555",
+				  ar_gv_kind_label((ArGvKind)k));
 	if (pg->other_used) {
 		ar_gv_bytes(under, sizeof under, pg->other_below);
 		snprintf(words, sizeof words, "no border: tensors under %s, "
 			 "merged", under);
-		x = entry(pg, x, y, "#cccccc", "filled", "#cccccc", words);
+		add_entry(colours, &nc, "#cccccc", "filled", "#cccccc", words);
 	}
 	if (pg->alias_used)
-		x = entry(pg, x, y, NULL, "dashed", "#555555",
+		add_entry(colours, &nc, NULL, "dashed", "#555555",
 			  "dashed: shares another tensor's bytes");
-	if (!pg->training)
-		entry(pg, x, y, "#ff000030", "filled,dashed", "red",
-		      "red: the peak step");
-	return y + LEGEND_ROW / 2;
+	for (int ph = 0; ph < 4; ph++)
+		if (pg->phase_used[ph])
+			add_entry(bands, &nb, ar_gv_phase_fill((ArPhase)ph),
+				  "filled", "#555555", ar_phase_name((ArPhase)ph));
+	add_entry(pg->training ? bands : colours, pg->training ? &nb : &nc,
+		  "#ff000030", "filled,dashed", "red", "red: the peak step");
+	lines = row(pg, 0, ch, colours, nc, width, false) +
+		(pg->training ? row(pg, 0, bh, bands, nb, width, false) : 0);
+	y += lines * LEGEND_ROW;
+	y -= row(pg, y, ch, colours, nc, width, true) * LEGEND_ROW;
+	if (pg->training)
+		row(pg, y, bh, bands, nb, width, true);
 }
 
 /* "arena 116 KiB (118,352 B), lower bound ..., peak at step 19, ...". */
@@ -290,7 +321,8 @@ static Agraph_t *build(const ArGraph *g, const ArPlan *p,
 	}
 	free(name);
 	y = ar_tl_block(&pg, g, p, heading, y);
-	legend(&pg, y);
+	/* As wide as the plots, or as the title where they are narrow. */
+	legend(&pg, y, fmax(nsteps * pg.sx, LEGEND_W));
 	ar_gv_set(pg.gv, "label", "%s", title);
 	free(model);
 	return pg.gv;

@@ -386,8 +386,10 @@ static void tensors(Block *b)
 		n++;
 	}
 	qsort(r, (size_t)n, sizeof *r, by_area);
+	/* A name whole, or cut to at least five of its characters. */
 	for (int i = 0; i < n && labels < pg->max_labels; i++)
-		if (font_for(&r[i]) >= 6 && chars_for(&r[i]) >= 4)
+		if (font_for(&r[i]) >= 6 && (chars_for(&r[i]) >= 8 ||
+		    (int)strlen(g->tensors[r[i].t].name) <= chars_for(&r[i])))
 			r[i].label = true, labels++;
 	qsort(r, (size_t)n, sizeof *r, by_tensor);
 	for (int i = 0; i < n; i++)

@@ -1,6 +1,6 @@
 /*
- * picture_util.h — what the picture tests share: a scratch folder, and
- * Graphviz files read back (attributes, shapes by class).
+ * picture_util.h — what the picture tests share: a scratch folder,
+ * Graphviz files read back (attributes, shapes by class), LeNet planned.
  */
 #ifndef ARENAC_PICTURE_UTIL_H
 #define ARENAC_PICTURE_UTIL_H
@@ -10,6 +10,10 @@
 #include <stdbool.h>
 #include <graphviz/cgraph.h>
 #include <graphviz/gvc.h>
+
+#include "infer.h"
+#include "load.h"
+#include "plan.h"
 
 /* Each test program makes its own with mkdtemp before running. */
 static char tmpdir[] = "/tmp/arenac_picXXXXXX";
@@ -64,6 +68,22 @@ static bool starts_with_file(const char *path, const char *magic)
 	n = fread(buf, 1, sizeof buf - 1, f);
 	fclose(f);
 	return n >= strlen(magic) && memcmp(buf, magic, strlen(magic)) == 0;
+}
+
+/* testdata/lenet.onnx at batch 1, planned with the default options. */
+static void plan_lenet(ArGraph **g, ArPlan **p)
+{
+	ArLoadOptions lo = {0};
+	ArPlanOptions po;
+	ArError err = {0};
+
+	lo.dim_default = 1;
+	lo.batch = -1;
+	assert_int_equal(ar_load_onnx("testdata/lenet.onnx", &lo, g, &err),
+			 AR_OK);
+	assert_int_equal(ar_infer(*g, NULL, &err), AR_OK);
+	ar_plan_options_default(&po);
+	assert_int_equal(ar_plan(*g, &po, p, &err), AR_OK);
 }
 
 #endif

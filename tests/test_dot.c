@@ -14,8 +14,6 @@
 #include "gvutil.h"
 #include "fixture_plan.h"
 #include "graph_build.h"
-#include "infer.h"
-#include "load.h"
 
 static Agraph_t *dataflow(const Fixture *fx, bool weights)
 {
@@ -81,8 +79,6 @@ static void test_bad_extension(void **state)
 
 static void test_lenet(void **state)
 {
-	ArLoadOptions lo = {0};
-	ArPlanOptions po;
 	ArEmitInfo info = {.model_path = "testdata/lenet.onnx",
 			   .prefix = "lenet", .options = "",
 			   .dot_weights = false};
@@ -91,13 +87,7 @@ static void test_lenet(void **state)
 	ArPlan *p;
 	Agraph_t *d;
 
-	lo.dim_default = 1;
-	lo.batch = -1;
-	assert_int_equal(ar_load_onnx("testdata/lenet.onnx", &lo, &g, &err),
-			 AR_OK);
-	assert_int_equal(ar_infer(g, NULL, &err), AR_OK);
-	ar_plan_options_default(&po);
-	assert_int_equal(ar_plan(g, &po, &p, &err), AR_OK);
+	plan_lenet(&g, &p);
 
 	assert_int_equal(ar_write_dot(tmp("lenet.svg"), g, p, &info, NULL,
 				      &err), AR_OK);

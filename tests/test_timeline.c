@@ -436,6 +436,7 @@ static void test_json_read(void **state)
 		{"[1, 2,]", "at byte 6"}, {"{\"a\" 1}", "expected ':'"},
 		{"\"abc", "unterminated string"}, {"01", "text after the value"},
 		{"[1] x", "text after the value"}, {"tru", "unexpected text"},
+		{"[}", "expected a value at byte 1"},
 		{"\"a\\qb\"", "bad escape"}, {"\"\\ud800\"", "bad \\u escape"},
 		{"\"a\nb\"", "control character"}, {"-", "bad number"},
 		{"1e", "bad number"}, {"99999999999999999999", "out of range"},
@@ -654,8 +655,6 @@ static void test_compare(void **state)
 
 static void test_lenet(void **state)
 {
-	ArLoadOptions lo = {0};
-	ArPlanOptions po;
 	ArEmitInfo info = {.model_path = "testdata/lenet.onnx",
 			   .prefix = "lenet", .options = ""};
 	ArError err = {0};
@@ -663,13 +662,7 @@ static void test_lenet(void **state)
 	ArPlan *p;
 	Agraph_t *d;
 
-	lo.dim_default = 1;
-	lo.batch = -1;
-	assert_int_equal(ar_load_onnx("testdata/lenet.onnx", &lo, &g, &err),
-			 AR_OK);
-	assert_int_equal(ar_infer(g, NULL, &err), AR_OK);
-	ar_plan_options_default(&po);
-	assert_int_equal(ar_plan(g, &po, &p, &err), AR_OK);
+	plan_lenet(&g, &p);
 	assert_int_equal(ar_write_timeline(tmp("lenet_tl.png"), g, p, &info, NULL,
 					   &err), AR_OK);
 	assert_true(starts_with_file(tmp("lenet_tl.png"), "\x89PNG"));
