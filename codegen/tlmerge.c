@@ -224,7 +224,8 @@ int ar_tl_merge(const ArGraph *g, const ArPlan *p, const bool *pick,
 			m.open[i] = m.next[i];
 		m.nopen = m.nnext;
 	}
-	qsort(m.out, (size_t)m.n, sizeof *m.out, cmp_band);
+	if (m.n)
+		qsort(m.out, (size_t)m.n, sizeof *m.out, cmp_band);
 	walk_free(&w);
 	free(r), free(m.open), free(m.next), free(m.seen);
 	*out = m.out;
