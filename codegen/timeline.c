@@ -251,6 +251,47 @@ static void compare_title(char *buf, size_t n, const char *model,
 			 100.0 * d / b->arena_bytes : 0.0);
 }
 
+/* Scales for plans of up to nsteps steps and amax bytes, two or one to a
+ * page (see the top of the file). */
+static void scales(ArTlPage *pg, int nsteps, int64_t amax, bool two,
+		   const ArEmitInfo *info)
+{
+	pg->x0 = LEFT;
+	pg->sx = fmin(fmax(PLOT_W / (nsteps > 0 ? nsteps : 1), 4), 48);
+	if (nsteps * pg->sx > PLOT_W_MAX)
+		pg->sx = PLOT_W_MAX / nsteps;
+	pg->per = pg->sx >= 1 ? 1 : (int)ceil(1 / pg->sx);
+	pg->sy = amax > 0 ? (two ? PLOT_H2 : PLOT_H) / amax : 0;
+	pg->psy = amax > 0 ? (two ? CHART_H2 : CHART_H) / amax : 0;
+	pg->other_below = info->timeline_other_set ? info->timeline_other :
+			  pg->sy > 0 ? (int64_t)ceil(OTHER_PT / pg->sy) : 0;
+	pg->max_labels = MAX_LABELS;
+}
+
+/* The other plan's block at the bottom, titled; returns where this
+ * plan's block goes. */
+static double other_block(ArTlPage *pg, const ArEmitInfo *info,
+			  const char *model, const ArPlan *p, char *title,
+			  size_t n)
+{
+	const ArPlanReport *cmp = info->compare;
+	char *other = ar_dot_label(ar_gv_basename(info->compare_path ?
+				   info->compare_path : "the report"), 80);
+	char *name = who(other, cmp->options), plan[256], heading[768],
+	     tag[128];
+	double top;
+
+	describe(plan, sizeof plan, cmp->p);
+	snprintf(heading, sizeof heading, "below: %s, %s", name, plan);
+	snprintf(tag, sizeof tag, "(below: %s)", other);
+	pg->tag = tag;
+	top = ar_tl_block(pg, cmp->g, cmp->p, heading, BOTTOM);
+	pg->tag = "(above: this plan)";
+	compare_title(title, n, model, p, other, cmp->p);
+	free(name), free(other);
+	return top + 24;
+}
+
 static Agraph_t *build(const ArGraph *g, const ArPlan *p,
 		       const ArEmitInfo *info)
 {
@@ -260,27 +301,17 @@ static Agraph_t *build(const ArGraph *g, const ArPlan *p,
 	int64_t amax = p->arena_bytes;
 	char *model = ar_dot_label(ar_gv_basename(info->model_path ?
 				   info->model_path : g->name), 80);
-	char title[768], plan[256], heading[768], tag_below[128];
-	char *name;
-	double y;
+	char title[768], plan[256], heading[768];
+	char *name = who(cmp ? "above: this plan" : "this plan", info->options);
+	double y = BOTTOM;
 
 	if (cmp) {
 		nsteps = cmp->p->nsteps > nsteps ? cmp->p->nsteps : nsteps;
 		amax = cmp->p->arena_bytes > amax ? cmp->p->arena_bytes : amax;
 	}
-	pg.x0 = LEFT;
-	pg.sx = fmin(fmax(PLOT_W / (nsteps > 0 ? nsteps : 1), 4), 48);
-	if (nsteps * pg.sx > PLOT_W_MAX)
-		pg.sx = PLOT_W_MAX / nsteps;
-	pg.per = pg.sx >= 1 ? 1 : (int)ceil(1 / pg.sx);
-	pg.sy = amax > 0 ? (cmp ? PLOT_H2 : PLOT_H) / amax : 0;
-	pg.psy = amax > 0 ? (cmp ? CHART_H2 : CHART_H) / amax : 0;
-	pg.other_below = info->timeline_other_set ? info->timeline_other :
-			 pg.sy > 0 ? (int64_t)ceil(OTHER_PT / pg.sy) : 0;
-	pg.max_labels = MAX_LABELS;
+	scales(&pg, nsteps, amax, cmp != NULL, info);
 	pg.training = ar_gv_training(g, p) ||
 		      (cmp && ar_gv_training(cmp->g, cmp->p));
-
 	ar_gv_set(pg.gv, "labelloc", "t");
 	ar_gv_set(pg.gv, "fontname", "Helvetica");
 	ar_gv_set(pg.gv, "fontsize", "16");
@@ -296,35 +327,19 @@ static Agraph_t *build(const ArGraph *g, const ArPlan *p,
 	agattr(pg.gv, AGNODE, "label", "\\N");
 
 	describe(plan, sizeof plan, p);
-	y = BOTTOM;
 	if (cmp) {
-		char *other = ar_dot_label(ar_gv_basename(info->compare_path),
-					   80);
-		name = who(other, cmp->options);
-		describe(plan, sizeof plan, cmp->p);
-		snprintf(heading, sizeof heading, "below: %s, %s", name, plan);
-		snprintf(tag_below, sizeof tag_below, "(below: %s)", other);
-		pg.tag = tag_below;
-		y = ar_tl_block(&pg, cmp->g, cmp->p, heading, y) + 24;
-		pg.tag = "(above: this plan)";
-		free(name);
-		compare_title(title, sizeof title, model, p, other, cmp->p);
-		describe(plan, sizeof plan, p);
-		name = who("above: this plan", info->options);
+		y = other_block(&pg, info, model, p, title, sizeof title);
 		snprintf(heading, sizeof heading, "%s, %s", name, plan);
-		free(other);
 	} else {
 		snprintf(title, sizeof title, "%s: %s", model, plan);
-		name = who("this plan", info->options);
 		snprintf(heading, sizeof heading, "%s", info->options &&
 			 *info->options ? name : "");
 	}
-	free(name);
 	y = ar_tl_block(&pg, g, p, heading, y);
 	/* As wide as the plots, or as the title where they are narrow. */
 	legend(&pg, y, fmax(nsteps * pg.sx, LEGEND_W));
 	ar_gv_set(pg.gv, "label", "%s", title);
-	free(model);
+	free(model), free(name);
 	return pg.gv;
 }
 

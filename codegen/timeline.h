@@ -1,8 +1,9 @@
 /*
  * timeline.h — the parts of the memory timeline picture: timeline.c lays
  * out the page (scales, title, legend, one block per plan), tlpanel.c
- * draws one plan's block (phase bands, tensors, bytes in use, axes) and
- * tlmerge.c gathers the tensors too small to draw into "other" bands.
+ * draws one plan's block (phase bands, tensors, bytes in use, axes),
+ * tlmerge.c gathers the tensors too small to draw into "other" bands and
+ * tlinuse.c measures the bytes in use at each step.
  *
  * A page holds one plan, or two on one scale for --timeline-compare.  A
  * timeline per device or pipeline stage would be one more block per
@@ -61,13 +62,14 @@ double ar_tl_block(ArTlPage *pg, const ArGraph *g, const ArPlan *p,
 		   const char *heading, double y);
 
 /*
- * The "other" bands: the tensors picked (drawn ones only), merged per step into
- * ranges of the arena (ends rounded out to multiples of `snap` bytes, gaps
- * of up to snap closed), and the same range over consecutive steps into
- * one rectangle.  Each tensor counts once in each rectangle it touches.
+ * The "other" bands: the tensors picked (drawn ones only), merged at the
+ * picture's resolution, rows of `snap` bytes by columns of `per` steps:
+ * in each column the runs of rows they live in (gaps of one row closed),
+ * and the same run over consecutive columns as one rectangle.  Each tensor
+ * counts once in each rectangle it touches.
  */
 typedef struct ArTlOther {
-	int first, last;        /* steps, inclusive */
+	int first, last;        /* steps, inclusive: whole columns */
 	int64_t lo, hi;         /* bytes of the pictures' address space */
 	int ntensors;
 	int64_t bytes;          /* their sizes, summed */
@@ -82,6 +84,6 @@ void ar_tl_in_use(const ArGraph *g, const ArPlan *p, int64_t *used);
 bool ar_tl_drawn(const ArGraph *g, const ArPlan *p, int t);
 /* The bands, sorted by first step then offset; returns how many. */
 int ar_tl_merge(const ArGraph *g, const ArPlan *p, const bool *pick,
-		int64_t snap, ArTlOther **out);
+		int64_t snap, int per, ArTlOther **out);
 
 #endif

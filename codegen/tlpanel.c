@@ -417,7 +417,7 @@ static void others(Block *b)
 			pick[t] = ar_tl_drawn(g, b->p, t) &&
 				  g->tensors[t].bytes < pg->other_below &&
 				  (int)ar_gv_kind(g, b->training, t) == kind;
-		n = ar_tl_merge(g, b->p, pick, snap, &o);
+		n = ar_tl_merge(g, b->p, pick, snap, pg->per, &o);
 		for (int i = 0; i < n; i++)
 			other_band(b, &o[i], (ArGvKind)kind, under, title);
 		free(o);

@@ -344,6 +344,12 @@ static void random_plan(unsigned seed, ArGraph **gp, ArPlan *p,
 	*gp = g;
 }
 
+/* Whether tensor t lives in the column of `per` steps starting at s. */
+static bool in_column(const ArSlot *x, int s, int per)
+{
+	return x->first / per <= s / per && s / per <= x->last / per;
+}
+
 static void test_merge(void **state)
 {
 	enum { NT = 120, NS = 40 };
@@ -355,30 +361,34 @@ static void test_merge(void **state)
 		ArTlOther *o;
 		bool pick[NT];
 		int64_t snap = 1 + seed % 7, used[NS];
-		int n, *count = calloc(NT, sizeof *count);
+		int per = 1 + seed % 3, n;
 
 		random_plan(seed, &g, &p, slots, NT, NS);
 		for (int t = 0; t < NT; t++)
 			pick[t] = ar_tl_drawn(g, &p, t) && t % 3 != 0;
-		n = ar_tl_merge(g, &p, pick, snap, &o);
-		for (int s = 0; s < NS; s++) {
-			/* Bands at s: on multiples of snap, apart by more
-			 * than snap (closer ones are one). */
+		n = ar_tl_merge(g, &p, pick, snap, per, &o);
+		for (int s = 0; s < NS; s += per) {
+			/* Bands in a column: whole columns, on multiples of
+			 * snap, apart by more than one row (closer ones are
+			 * one). */
 			for (int i = 0; i < n; i++) {
 				if (s < o[i].first || s > o[i].last)
 					continue;
+				assert_int_equal(o[i].first % per, 0);
+				assert_true(o[i].last == NS - 1 ||
+					    (o[i].last + 1) % per == 0);
 				assert_true(o[i].lo % snap == 0 && o[i].hi % snap == 0);
 				for (int j = 0; j < n; j++)
 					if (j != i && s >= o[j].first &&
 					    s <= o[j].last && o[j].lo >= o[i].lo)
 						assert_true(o[j].lo > o[i].hi + snap);
 			}
-			/* Each picked tensor live at s lies in one band at s;
-			 * each band's ends are some member's rounded ends. */
+			/* Each picked tensor live there lies in one band
+			 * there. */
 			for (int t = 0; t < NT; t++) {
 				int64_t lo, hi;
 				int in = 0;
-				if (!pick[t] || s < slots[t].first || s > slots[t].last)
+				if (!pick[t] || !in_column(&slots[t], s, per))
 					continue;
 				lo = slots[t].offset / snap * snap;
 				hi = (slots[t].offset + g->tensors[t].bytes +
@@ -389,6 +399,8 @@ static void test_merge(void **state)
 				assert_int_equal(in, 1);
 			}
 		}
+		/* Each band's ends are some member's rounded ends; its
+		 * members are the picked tensors it meets. */
 		for (int i = 0; i < n; i++) {
 			bool lo_met = false, hi_met = false;
 			int members = 0;
@@ -396,19 +408,20 @@ static void test_merge(void **state)
 				int64_t lo = slots[t].offset / snap * snap;
 				int64_t hi = (slots[t].offset + g->tensors[t].bytes +
 					      snap - 1) / snap * snap;
-				if (!pick[t] || slots[t].last < o[i].first ||
-				    slots[t].first > o[i].last || lo >= o[i].hi ||
+				bool meets = false;
+				for (int s = o[i].first; s <= o[i].last; s++)
+					meets |= in_column(&slots[t], s, per);
+				if (!pick[t] || !meets || lo >= o[i].hi ||
 				    hi <= o[i].lo)
 					continue;
 				members++;
 				lo_met |= lo == o[i].lo;
 				hi_met |= hi == o[i].hi;
-				count[t]++;
 			}
 			assert_true(lo_met && hi_met);
 			assert_int_equal(members, o[i].ntensors);
 		}
-		/* Bytes in use: the union of padded ranges, cell by cell. */
+		/* Bytes in use: the union of padded ranges, byte by byte. */
 		ar_tl_in_use(g, &p, used);
 		for (int s = 0; s < NS; s++) {
 			static bool cell[9200];
@@ -425,7 +438,7 @@ static void test_merge(void **state)
 				want += cell[b];
 			assert_int_equal(used[s], want);
 		}
-		free(o), free(count);
+		free(o);
 		ar_graph_free(g);
 	}
 }
