@@ -376,6 +376,10 @@ static void box_node(Dot *d, int b)
 		ar_gv_set(n, "style", "rounded,filled");
 		ar_gv_set(n, "fillcolor", "#eeeeee");
 	}
+	if (d->mode == AR_DOT_FOCUS && first == d->info->dot_focus && !has_peak) {
+		ar_gv_set(n, "color", "#1f78b4");
+		ar_gv_set(n, "penwidth", "3");
+	}
 }
 
 static void block_cluster(Dot *d, int k)
@@ -526,13 +530,14 @@ static void title(Dot *d)
 			 "near one, --dot-expand every step)", p->nsteps,
 			 d->v.nboxes);
 	else if (d->mode == AR_DOT_CONDENSED)
-		snprintf(view, sizeof view, "\\n%d steps in %d boxes: %d runs of "
+		snprintf(view, sizeof view, "\\n%d steps in %d boxes: %d run%s of "
 			 "repeated blocks drawn once, chains of ops in one box "
 			 "(--dot-expand draws every step)", p->nsteps,
-			 d->v.nboxes, d->v.nblocks);
+			 d->v.nboxes, d->v.nblocks, d->v.nblocks == 1 ? "" : "s");
 	else if (d->mode == AR_DOT_FOCUS)
-		snprintf(view, sizeof view, "\\nthe %d steps within %d tensors "
-			 "of step %d, of %d", d->v.nboxes, d->info->dot_radius,
+		snprintf(view, sizeof view, "\\nthe %d steps within %d tensor%s "
+			 "of step %d (blue), of %d", d->v.nboxes,
+			 d->info->dot_radius, d->info->dot_radius == 1 ? "" : "s",
 			 d->info->dot_focus, p->nsteps);
 	ar_gv_set(d->gv, "label", "%s: arena %s (%s B), lower bound %s, peak "
 		  "at step %d%s", model, arena, exact, lb, p->peak_step, view);
