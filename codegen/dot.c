@@ -12,8 +12,10 @@
  * thousands of pixels long, so it is condensed (dotfold.c): a run of
  * repeated blocks is drawn once, in a cluster saying how many times it
  * runs, and a chain of ops is one box; the tensors between the same boxes
- * become one node that says how many they are.  --dot-expand draws every
- * step; --dot-focus draws the steps near one step, every one.
+ * become one node that says how many they are.  Where that still leaves
+ * too many boxes, each run of steps of one phase is one box whose label
+ * sums up its blocks and ops.  --dot-expand draws every step; --dot-focus
+ * draws the steps near one step, every one.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -69,7 +71,7 @@ static bool loop_read(const Dot *d, int t, int r)
 /*
  * What tensor t connects in the picture: its maker's box, then its
  * readers' boxes (2 * box, + 1 for a loop read), sorted and unique, then
- * 1 if it is a graph output.  sig has room for nsteps + 3 entries;
+ * 1 if it is a graph output.  sig has room for nreaders + 2 entries;
  * returns the length, 0 when t is not drawn: a weight without
  * --dot-weights, a tensor whose maker and readers are all off the
  * picture, or in a condensed picture one whose readers are all in its
