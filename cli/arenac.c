@@ -60,6 +60,14 @@ static int write_outputs(const Cli *c, ArGraph *g, const ArPlan *p,
 		.options = c->options,
 		.dot_weights = c->dot_weights,
 		.training = bill,
+		.dot_expand = c->dot_expand,
+		.dot_focus_set = c->dot_focus_set,
+		.dot_focus = c->dot_focus,
+		.dot_radius = c->dot_radius,
+		.timeline_other_set = c->timeline_other_set,
+		.timeline_other = c->timeline_other,
+		.compare = c->compare ? &c->report : NULL,
+		.compare_path = c->compare,
 	};
 	/* Every output is finished before any is published: all or none. */
 	ArOutFile out[5];
@@ -193,6 +201,12 @@ int main(int argc, char **argv)
 	if ((rc = cli_parse_args(&c, argc, argv)))
 		return rc == CLI_DONE ? AR_OK : rc;
 	oom_model = c.model;
+	/* The other plan first: a wrong file fails before the planning. */
+	if (c.compare && (rc = ar_read_plan_report(c.compare, &c.report,
+						    &err))) {
+		fprintf(stderr, "arenac: error: %s\n", err.msg);
+		return rc;
+	}
 	rc = ar_load_onnx(c.model, &c.load, &g, &err);
 	if (!rc)
 		rc = ar_infer_bounded(g, &c.load.diag, c.bounds, c.nbounds,
@@ -204,6 +218,7 @@ int main(int argc, char **argv)
 			fprintf(stderr, "arenac: error: %s: %s\n", c.model,
 				err.msg);
 		ar_graph_free(g);
+		ar_plan_report_free(&c.report);
 		return rc;
 	}
 	shapes_failed = rc && g;
@@ -225,5 +240,6 @@ int main(int argc, char **argv)
 		batch_hint(&c, g, &err);
 	ar_plan_free(p);
 	ar_graph_free(g);
+	ar_plan_report_free(&c.report);
 	return rc;
 }

@@ -65,6 +65,8 @@ typedef struct Option {
 	int (*parse)(Cli *c, char *arg);
 	unsigned flags;
 	Section section;
+	const char *needs;          /* another option it is meaningless
+				       without, or NULL */
 	const char *help;           /* '\n' starts a continuation line */
 } Option;
 
@@ -186,11 +188,29 @@ static const Option options[] = {
 	 .help = "identifier prefix in the header (from the file name)"},
 	{"dot", 0, TEXT, "FILE", TO(dot), .flags = OUTPUT, .section = OUTPUTS,
 	 .help = "dataflow graph (.dot, .svg, .png, .pdf)"},
+	{"dot-expand", 0, FLAG, NULL, TO(dot_expand), .value = true,
+	 .section = OUTPUTS, .needs = "dot",
+	 .help = "draw every step of a large graph (by default a\n"
+		 "graph of over 80 steps has its repeated blocks\n"
+		 "collapsed and its chains of ops folded)"},
+	{"dot-focus", 0, CUSTOM, "STEP[:RADIUS]", NOWHERE,
+	 .parse = cli_parse_dot_focus, .section = OUTPUTS, .needs = "dot",
+	 .help = "draw only the steps within RADIUS (3) tensors\n"
+		 "of step STEP, in full"},
 	{"dot-weights", 0, FLAG, NULL, TO(dot_weights), .value = true,
 	 .section = OUTPUTS, .help = "show weights and constants in --dot"},
 	{"timeline", 0, TEXT, "FILE", TO(timeline), .flags = OUTPUT,
 	 .section = OUTPUTS,
 	 .help = "memory timeline picture (.svg, .png, .dot)"},
+	{"timeline-compare", 0, TEXT, "REPORT.json", TO(compare),
+	 .section = OUTPUTS, .needs = "timeline",
+	 .help = "draw the plan of an earlier --json report below\n"
+		 "this one, on the same scale"},
+	{"timeline-other", 0, CUSTOM, "BYTES", NOWHERE,
+	 .parse = cli_parse_timeline_other, .section = OUTPUTS,
+	 .needs = "timeline",
+	 .help = "draw tensors under BYTES merged into grey bands\n"
+		 "(default: those under two points tall; 0: none)"},
 	{"weights", 0, TEXT, "FILE", TO(weights), .flags = OUTPUT,
 	 .section = OUTPUTS,
 	 .help = "weights and constants as one aligned blob: raw\n"
@@ -506,6 +526,12 @@ static int check_combinations(const Cli *c)
 	if (train_only && !c->train)
 		return cli_usage_error("--%s needs --train (so do all of %s)",
 				       train_only->name, list);
+	for (int i = 0; i < NOPTIONS; i++)
+		if (c->given[i] && options[i].needs &&
+		    !c->given[by_name(options[i].needs) - options])
+			return cli_usage_error("--%s needs --%s",
+					       options[i].name,
+					       options[i].needs);
 	if (c->train && c->weights)
 		return cli_usage_error("--weights is not available with "
 				       "--train");

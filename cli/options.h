@@ -11,6 +11,7 @@
 
 #include "checkpoint.h"
 #include "infer.h"
+#include "planjson.h"
 #include "load.h"
 #include "plan.h"
 
@@ -33,6 +34,13 @@ typedef struct Cli {
 	ArMemory memories[AR_MAX_TIERS];
 	const char *json, *header, *prefix, *dot, *timeline, *weights;
 	bool dot_weights, stats, selfcheck, quiet;
+	/* Pictures (see ArEmitInfo): --dot-expand, --dot-focus,
+	 * --timeline-compare (read into report), --timeline-other. */
+	bool dot_expand, dot_focus_set, timeline_other_set;
+	int dot_focus, dot_radius;
+	int64_t timeline_other;
+	const char *compare;
+	ArPlanReport report;
 	bool train, sweep, fuse;
 	ArTrainOptions topt;
 	bool given[CLI_MAX_OPTIONS];    /* by table row */

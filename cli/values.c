@@ -140,6 +140,38 @@ int cli_parse_bound(Cli *c, char *arg)
 	return AR_OK;
 }
 
+/* --dot-focus STEP[:RADIUS], step numbers as in the JSON report. */
+int cli_parse_dot_focus(Cli *c, char *arg)
+{
+	char *colon = strchr(arg, ':');
+	const char *bad;
+	int64_t v, r = 3;
+	if (colon)
+		*colon = 0;
+	if (!cli_parse_size(arg, &v, &bad) || v > 100000000 ||
+	    (colon && (!cli_parse_size(colon + 1, &r, &bad) || r > 1000))) {
+		if (colon)
+			*colon = ':';
+		return cli_usage_error("--dot-focus wants STEP or STEP:RADIUS "
+				       "(step numbers as in the JSON report), "
+				       "not '%s'", arg);
+	}
+	c->dot_focus_set = true;
+	c->dot_focus = (int)v;
+	c->dot_radius = (int)r;
+	return AR_OK;
+}
+
+/* --timeline-other BYTES, 0 allowed (draw every tensor). */
+int cli_parse_timeline_other(Cli *c, char *arg)
+{
+	const char *bad;
+	if (!cli_parse_size(arg, &c->timeline_other, &bad))
+		return cli_size_error("--timeline-other", "bytes", arg, bad);
+	c->timeline_other_set = true;
+	return AR_OK;
+}
+
 /* --memory NAME:SIZE[:BANDWIDTH], cut apart in place. */
 int cli_parse_memory(Cli *c, char *arg)
 {

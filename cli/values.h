@@ -26,6 +26,8 @@ int cli_parse_dim(Cli *c, char *arg);
 int cli_parse_input_shape(Cli *c, char *arg);
 int cli_parse_memory(Cli *c, char *arg);
 int cli_parse_bound(Cli *c, char *arg);
+int cli_parse_dot_focus(Cli *c, char *arg);
+int cli_parse_timeline_other(Cli *c, char *arg);
 
 /* Edits (insert, delete, replace, swap two neighbours) from a[0..la) to
  * b; 99 for strings of 40 characters or more. */

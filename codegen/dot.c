@@ -3,57 +3,140 @@
  *
  * Ops are rounded boxes numbered by step; tensors are smaller boxes
  * between them, labelled with shape, size and their [offset, end) in the
- * arena and filled with their arena region's colour, so the picture reads
- * against the timeline.  The peak step and the tensors live there get a
+ * arena and filled with the colour of what made them, as in the timeline
+ * (a legend says which).  The peak step and the tensors live there get a
  * red border.  Weights and constants sit outside the arena and would
  * double the picture, so they appear only with --dot-weights.
+ *
+ * A graph of more than CONDENSE_ABOVE steps would be a strip tens of
+ * thousands of pixels long, so it is condensed (dotfold.c): a run of
+ * repeated blocks is drawn once, in a cluster saying how many times it
+ * runs, and a chain of ops is one box; the tensors between the same boxes
+ * become one node that says how many they are.  Where that still leaves
+ * too many boxes, each run of steps of one phase is one box whose label
+ * sums up its blocks and ops.  --dot-expand draws every step; --dot-focus
+ * draws the steps near one step, every one.
  */
 #include <stdlib.h>
 #include <string.h>
 
+#include "dotfold.h"
 #include "emit.h"
 #include "gvutil.h"
 #include "sanitize.h"
 
 /* Names longer than this are cut: a 200-op picture must stay readable. */
 #define NAME_MAX_CHARS 28
+#define CONDENSE_ABOVE 80   /* steps */
+#define LINE_CHARS 44       /* a box's list of ops wraps here */
+#define LIST_STEPS 6        /* steps of a scattered box named one by one */
 
-static int shown(const ArGraph *g, const ArPlan *p, const ArEmitInfo *info,
-		 int t)
+typedef struct Dot {
+	Agraph_t *gv;
+	const ArGraph *g;
+	const ArPlan *p;
+	const ArEmitInfo *info;
+	ArDotView v;
+	ArDotMode mode;
+	bool training;
+	const int *step_of;     /* the view's */
+	Agnode_t **boxes;       /* per box */
+	Agraph_t **clusters;    /* per block */
+	Agnode_t **tnode;       /* per tensor: its node, or NULL */
+	bool kind_used[AR_GV_NKINDS];
+} Dot;
+
+static const ArNode *node_at_step(const Dot *d, int s)
 {
-	const ArTensor *x = &g->tensors[t];
-	if (x->kind == AR_TK_WEIGHT || x->kind == AR_TK_CONSTANT)
-		return info->dot_weights;
-	return p->slots[t].planned;
+	return &d->g->nodes[d->p->steps[s]];
 }
 
-static void tensor_node(Agraph_t *gv, const ArGraph *g, const ArPlan *p,
-			int t, Agnode_t **nodes)
+/* The box of tensor t's maker: -1 for none (a graph input, a weight), -2
+ * for a step not drawn. */
+static int maker_box(const Dot *d, int t)
 {
-	const ArTensor *x = &g->tensors[t];
-	const ArSlot *s = &p->slots[t];
-	char id[32], shape[256], size[32], color[32], where[160];
-	char *name = ar_dot_label(x->name, NAME_MAX_CHARS);
-	Agnode_t *n;
+	int n = d->g->tensors[t].producer, s = n >= 0 ? d->step_of[n] : -1;
+	return s < 0 ? -1 : d->v.box[s] < 0 ? -2 : d->v.box[s];
+}
 
-	snprintf(id, sizeof id, "t%d", t);
-	n = nodes[t] = agnode(gv, id, 1);
+/* Whether reader step r of tensor t reads it in a later repeat of the
+ * block that made it: the block's output fed back to its start. */
+static bool loop_read(const Dot *d, int t, int r)
+{
+	int n = d->g->tensors[t].producer, s = n >= 0 ? d->step_of[n] : -1;
+	return s >= 0 && !d->v.segments && d->v.block[s] >= 0 &&
+	       d->v.block[r] == d->v.block[s] && d->v.repeat[r] > d->v.repeat[s];
+}
+
+/*
+ * What tensor t connects in the picture: its maker's box, then its
+ * readers' boxes (2 * box, + 1 for a loop read), sorted and unique, then
+ * 1 if it is a graph output.  sig has room for nreaders + 2 entries;
+ * returns the length, 0 when t is not drawn: a weight without
+ * --dot-weights, a tensor whose maker and readers are all off the
+ * picture, or in a condensed picture one whose readers are all in its
+ * maker's box.
+ */
+static int connects(const Dot *d, int t, const int *readers, int nreaders,
+		    int *sig)
+{
+	const ArTensor *x = &d->g->tensors[t];
+	bool weight = x->kind == AR_TK_WEIGHT || x->kind == AR_TK_CONSTANT;
+	int n = 0, from = maker_box(d, t), drawn = from >= 0, across = 0;
+	int k, e;
+
+	if (weight ? !d->info->dot_weights : !d->p->slots[t].planned)
+		return 0;
+	sig[n++] = from;
+	for (int i = 0; i < nreaders; i++) {
+		int r = readers[i], box = d->v.box[r];
+		if (box < 0)
+			continue;
+		drawn = 1;
+		if (box == from && !loop_read(d, t, r))
+			continue;
+		across = 1;
+		e = 2 * box + loop_read(d, t, r);
+		/* Insertion into the sorted, unique list after sig[0]. */
+		k = n;
+		while (k > 1 && sig[k - 1] > e)
+			k--;
+		if (k > 1 && sig[k - 1] == e)
+			continue;
+		memmove(sig + k + 1, sig + k, (size_t)(n - k) * sizeof *sig);
+		sig[k] = e;
+		n++;
+	}
+	sig[n++] = x->kind == AR_TK_OUTPUT;
+	if (!drawn || (d->mode == AR_DOT_CONDENSED && !across &&
+		       x->kind != AR_TK_OUTPUT && nreaders > 0))
+		return 0;
+	return n;
+}
+
+static void tensor_label(const Dot *d, Agnode_t *n, int t, int count,
+			 int64_t lo, int64_t hi, const char *more)
+{
+	const ArTensor *x = &d->g->tensors[t];
+	const ArSlot *s = &d->p->slots[t];
+	char shape[256], size[32], where[160], sizes[80];
+	char *name = ar_dot_label(x->name, NAME_MAX_CHARS);
+
 	ar_gv_shape(shape, sizeof shape, x);
 	ar_gv_bytes(size, sizeof size, x->bytes > 0 ? x->bytes : 0);
 	if (!s->planned) {
 		snprintf(where, sizeof where, "%s, not in the arena",
 			 ar_kind_name(x->kind));
-		ar_gv_set(n, "style", "dashed");
 	} else {
 		int64_t end = s->offset + (x->bytes > 0 ? x->bytes : 0);
-		char *region = ar_dot_label(p->nregions > 0 ?
-					    p->regions[s->region].name : "", 12);
+		char *region = ar_dot_label(d->p->nregions > 0 ?
+				d->p->regions[s->region].name : "", 12);
 		int k = snprintf(where, sizeof where, "%s%s[%lld, %lld)",
 				 region, *region ? " " : "",
 				 (long long)s->offset, (long long)end);
 		char *other = NULL;
 		if (s->alias_of >= 0 || s->inplace_of >= 0)
-			other = ar_dot_label(g->tensors[s->alias_of >= 0 ?
+			other = ar_dot_label(d->g->tensors[s->alias_of >= 0 ?
 				s->alias_of : s->inplace_of].name, 16);
 		if (s->alias_of >= 0)
 			snprintf(where + k, sizeof where - k, " within %s",
@@ -61,99 +144,457 @@ static void tensor_node(Agraph_t *gv, const ArGraph *g, const ArPlan *p,
 		else if (s->inplace_of >= 0)
 			snprintf(where + k, sizeof where - k, " over %s", other);
 		free(other), free(region);
-		ar_gv_color(color, sizeof color, p, t);
+	}
+	if (count == 1) {
+		ar_gv_set(n, "label", "%s\\n%s %s\\n%s%s", name, shape, size,
+			  where, more);
+	} else {
+		char a[32], b[32];
+		ar_gv_bytes(a, sizeof a, lo);
+		ar_gv_bytes(b, sizeof b, hi);
+		if (lo == hi)
+			snprintf(sizes, sizeof sizes, "%s each", a);
+		else
+			snprintf(sizes, sizeof sizes, "%s to %s", a, b);
+		ar_gv_set(n, "label", "%d tensors, %s\\n%s: %s %s\\n%s%s",
+			  count, sizes, name, shape, size, where, more);
+	}
+	free(name);
+}
+
+/* The block whose cluster holds a tensor node: the one its maker's and
+ * all its readers' boxes are in, or -1 (see connects for sig). */
+static int home_block(const Dot *d, const int *sig, int len)
+{
+	int b = sig[0] >= 0 ? d->v.box_block[sig[0]] : -1;
+	for (int i = 1; i < len - 1 && b >= 0; i++)
+		if (d->v.box_block[sig[i] / 2] != b)
+			return -1;
+	return sig[len - 1] ? -1 : b;
+}
+
+/* One node for the tensors members[0..count) (alike: the same boxes),
+ * in the cluster of block, if any. */
+static void tensor_node(Dot *d, const int *members, int count, int block)
+{
+	int t = members[0];
+	const ArTensor *x = &d->g->tensors[t];
+	const ArSlot *s = &d->p->slots[t];
+	int64_t lo = x->bytes, hi = x->bytes;
+	bool peak = false;
+	char id[32], more[96] = "";
+	Agnode_t *n;
+
+	snprintf(id, sizeof id, "t%d", t);
+	n = agnode(block >= 0 ? d->clusters[block] : d->gv, id, 1);
+	for (int i = 0; i < count; i++) {
+		const ArTensor *y = &d->g->tensors[members[i]];
+		const ArSlot *z = &d->p->slots[members[i]];
+		lo = y->bytes < lo ? y->bytes : lo;
+		hi = y->bytes > hi ? y->bytes : hi;
+		peak |= z->planned && d->p->peak_step >= z->first &&
+			d->p->peak_step <= z->last;
+		d->tnode[members[i]] = n;
+	}
+	if (d->mode == AR_DOT_FOCUS && maker_box(d, t) == -2)
+		snprintf(more, sizeof more, "\\nmade at step %d, not drawn",
+			 d->step_of[x->producer]);
+	tensor_label(d, n, t, count, lo, hi, more);
+	if (!s->planned) {
+		ar_gv_set(n, "style", "dashed");
+	} else {
+		ArGvKind kind = ar_gv_kind(d->g, d->training, t);
 		ar_gv_set(n, "style", "filled");
-		ar_gv_set(n, "fillcolor", "%s", color);
-		if (p->peak_step >= s->first && p->peak_step <= s->last) {
+		ar_gv_set(n, "fillcolor", "%s", ar_gv_kind_fill(kind));
+		d->kind_used[kind] = true;
+		if (peak) {
 			ar_gv_set(n, "color", "red");
 			ar_gv_set(n, "penwidth", "2");
 		}
 	}
 	ar_gv_set(n, "shape", x->kind == AR_TK_INPUT ? "invhouse" :
 		  x->kind == AR_TK_OUTPUT ? "house" : "box");
-	ar_gv_set(n, "label", "%s\\n%s %s\\n%s", name, shape, size, where);
 	ar_gv_set(n, "class", "tensor");
-	free(name);
 }
 
-static void op_node(Agraph_t *gv, const ArGraph *g, const ArPlan *p, int s,
-		    Agnode_t *n)
+/* "BatchNormalization → Relu → Conv", wrapped, into buf. */
+static void op_list(const Dot *d, int b, char *buf, size_t size)
 {
-	const ArNode *x = &g->nodes[p->steps[s]];
-	char *op = ar_dot_label(x->op, NAME_MAX_CHARS);
-	char *name = ar_dot_label(x->name, NAME_MAX_CHARS);
+	size_t k = 0, line = 0;
 
-	ar_gv_set(n, "shape", "box");
-	ar_gv_set(n, "class", "op");
-	if (s == p->peak_step) {
+	buf[0] = '\0';
+	for (int i = d->v.start[b]; i < d->v.start[b + 1] && k + 1 < size;
+	     i++) {
+		char *op = ar_dot_label(node_at_step(d, d->v.steps[i])->op,
+					NAME_MAX_CHARS);
+		size_t len = strlen(op);
+		if (i > d->v.start[b]) {
+			bool wrap = line + len + 5 > LINE_CHARS;
+			k += (size_t)snprintf(buf + k, size - k, "%s",
+					      wrap ? " \xe2\x86\x92\\n" :
+					      " \xe2\x86\x92 ");
+			line = wrap ? 0 : line + 3;
+		}
+		if (k < size)
+			k += (size_t)snprintf(buf + k, size - k, "%s", op);
+		line += len;
+		free(op);
+	}
+	if (k >= size)
+		snprintf(buf + size - 4, 4, "...");
+}
+
+typedef struct OpCount {
+	const char *op;
+	int n;
+} OpCount;
+
+static int by_count(const void *a, const void *b)
+{
+	const OpCount *x = a, *y = b;
+	return x->n != y->n ? y->n - x->n : strcmp(x->op, y->op);
+}
+
+/*
+ * A segment's label: its phase and steps, the repeated blocks in it
+ * (their ops), and the commonest other ops with their counts.
+ */
+static void segment_label(const Dot *d, int b, char *buf, size_t size)
+{
+	const ArDotView *v = &d->v;
+	int first = v->steps[v->start[b]], last = v->steps[v->start[b + 1] - 1];
+	int nops = 0, listed = 0, block = -1;
+	OpCount *ops = ar_xmalloc(((size_t)(last - first) + 2) * sizeof *ops);
+	size_t k;
+
+	k = (size_t)snprintf(buf, size, "%s: steps %d to %d (%d steps)",
+			     ar_phase_name(node_at_step(d, first)->phase), first,
+			     last, last - first + 1);
+	for (int s = first; s <= last; s++) {
+		int i = 0;
+		if (v->block[s] >= 0) {
+			const ArDotBlock *x = &v->blocks[v->block[s]];
+			char list[256];
+			size_t m = 0;
+			if (v->block[s] == block)
+				continue;
+			block = v->block[s];
+			if (++listed > 3)
+				continue;
+			list[0] = '\0';
+			for (int r = 0; r < x->period && r < 5 && m < sizeof list;
+			     r++) {
+				char *op = ar_dot_label(node_at_step(d,
+						x->first + r)->op, NAME_MAX_CHARS);
+				m += (size_t)snprintf(list + m, sizeof list - m,
+					"%s%s", r ? " \xe2\x86\x92 " : "", op);
+				free(op);
+			}
+			if (k < size)
+				k += (size_t)snprintf(buf + k, size - k, "\\n\xc3\x97%d: "
+					"%s%s", x->count, list,
+					x->period > 5 ? " \xe2\x86\x92 ..." : "");
+			continue;
+		}
+		while (i < nops && strcmp(ops[i].op, node_at_step(d, s)->op))
+			i++;
+		if (i == nops)
+			ops[nops++] = (OpCount){node_at_step(d, s)->op, 0};
+		ops[i].n++;
+	}
+	if (listed > 3 && k < size)
+		k += (size_t)snprintf(buf + k, size - k, "\\nand %d more repeated "
+				      "blocks", listed - 3);
+	qsort(ops, (size_t)nops, sizeof *ops, by_count);
+	for (int i = 0; i < nops && i < 4 && k < size; i++) {
+		char *op = ar_dot_label(ops[i].op, NAME_MAX_CHARS);
+		k += (size_t)snprintf(buf + k, size - k, "%s%s \xc3\x97%d",
+				      i ? ", " : "\\n", op, ops[i].n);
+		free(op);
+	}
+	if (nops > 4 && k < size)
+		snprintf(buf + k, size - k, ", ...");
+	free(ops);
+}
+
+static void box_node(Dot *d, int b)
+{
+	const ArDotView *v = &d->v;
+	int first = v->steps[v->start[b]], count = v->start[b + 1] - v->start[b];
+	int last = v->steps[v->start[b + 1] - 1], block = v->box_block[b];
+	int peak = d->p->peak_step;
+	bool has_peak = peak >= 0 && peak < d->p->nsteps && v->box[peak] == b;
+	char id[32], what[1024], where[96], live[64] = "";
+	Agnode_t *n;
+
+	snprintf(id, sizeof id, "s%d", first);
+	/* Made in its block's cluster: Graphviz adds it to the root too. */
+	n = d->boxes[b] = agnode(block >= 0 ? d->clusters[block] : d->gv, id, 1);
+	if (has_peak) {
 		char lb[32];
-		ar_gv_bytes(lb, sizeof lb, p->lower_bound);
+		ar_gv_bytes(lb, sizeof lb, d->p->lower_bound);
+		snprintf(live, sizeof live, "\\nPEAK at step %d: %s live", peak,
+			 lb);
+	}
+	if (v->segments) {
+		segment_label(d, b, what, sizeof what);
+		ar_gv_set(n, "label", "%s%s", what, live);
+	} else if (count == 1) {
+		const ArNode *x = node_at_step(d, first);
+		char *op = ar_dot_label(x->op, NAME_MAX_CHARS);
+		char *name = ar_dot_label(x->name, NAME_MAX_CHARS);
+		/* The peak's own box keeps the words of old: "PEAK: N live". */
+		if (has_peak && peak == first)
+			snprintf(live, sizeof live, "\\nPEAK: %s",
+				 strstr(live, ": ") + 2);
+		ar_gv_set(n, "label", "%d: %s\\n%s%s", first, op, name, live);
+		free(op), free(name);
+	} else {
+		int k = 0;
+		if (last - first + 1 == count) {
+			snprintf(where, sizeof where, "steps %d to %d", first,
+				 last);
+		} else {
+			k = snprintf(where, sizeof where, "steps");
+			for (int i = 0; i < count && i < LIST_STEPS; i++)
+				k += snprintf(where + k, sizeof where - (size_t)k,
+					      "%s %d", i ? "," : "",
+					      v->steps[v->start[b] + i]);
+			if (count > LIST_STEPS)
+				snprintf(where + k, sizeof where - (size_t)k,
+					 ", ... (%d)", count);
+		}
+		op_list(d, b, what, sizeof what);
+		ar_gv_set(n, "label", "%s\\n%s%s", where, what, live);
+	}
+	ar_gv_set(n, "shape", "box");
+	ar_gv_set(n, "class", count == 1 ? "op" : "ops");
+	if (has_peak) {
 		ar_gv_set(n, "style", "rounded,filled,bold");
 		ar_gv_set(n, "fillcolor", "#ffd6d6");
 		ar_gv_set(n, "color", "red");
 		ar_gv_set(n, "penwidth", "3");
-		ar_gv_set(n, "label", "%d: %s\\n%s\\nPEAK: %s live", s, op, name,
-			  lb);
 	} else {
 		ar_gv_set(n, "style", "rounded,filled");
 		ar_gv_set(n, "fillcolor", "#eeeeee");
-		ar_gv_set(n, "label", "%d: %s\\n%s", s, op, name);
 	}
-	free(op), free(name);
+	if (d->mode == AR_DOT_FOCUS && first == d->info->dot_focus && !has_peak) {
+		ar_gv_set(n, "color", "#1f78b4");
+		ar_gv_set(n, "penwidth", "3");
+	}
+}
+
+static void block_cluster(Dot *d, int k)
+{
+	const ArDotBlock *b = &d->v.blocks[k];
+	char name[32];
+	Agraph_t *c;
+
+	snprintf(name, sizeof name, "cluster_b%d", k);
+	c = d->clusters[k] = agsubg(d->gv, name, 1);
+	ar_gv_set(c, "label", "\xc3\x97%d: steps %d to %d, %d repeats of %d "
+		  "step%s (the first drawn)", b->count, b->first,
+		  b->first + b->period * b->count - 1, b->count, b->period,
+		  b->period == 1 ? "" : "s");
+	ar_gv_set(c, "class", "block");
+	ar_gv_set(c, "style", "rounded,dashed");
+	ar_gv_set(c, "color", "#777777");
+	ar_gv_set(c, "labeljust", "l");
+}
+
+static void edge(Dot *d, Agnode_t *tail, Agnode_t *head, bool loop)
+{
+	Agedge_t *e = agedge(d->gv, tail, head, NULL, 0);
+	if (e)
+		return;
+	e = agedge(d->gv, tail, head, NULL, 1);
+	if (loop) {
+		/* The value the next repeat starts from: drawn, but not
+		 * allowed to pull the layout back up. */
+		ar_gv_set(e, "style", "dashed");
+		ar_gv_set(e, "color", "#888888");
+		ar_gv_set(e, "constraint", "false");
+	}
+}
+
+/* The edges of a tensor node from what connects it (see connects). */
+static void edges(Dot *d, Agnode_t *n, const int *sig, int len)
+{
+	if (sig[0] >= 0)
+		edge(d, d->boxes[sig[0]], n, false);
+	for (int i = 1; i < len - 1; i++)
+		edge(d, n, d->boxes[sig[i] / 2], sig[i] % 2);
+}
+
+typedef struct Sig {
+	int t, len;
+	const int *sig;
+} Sig;
+
+static int cmp_sig(const void *a, const void *b)
+{
+	const Sig *x = a, *y = b;
+	for (int i = 0; i < x->len && i < y->len; i++)
+		if (x->sig[i] != y->sig[i])
+			return x->sig[i] < y->sig[i] ? -1 : 1;
+	if (x->len != y->len)
+		return x->len - y->len;
+	return x->t - y->t;
+}
+
+static bool same_sig(const Sig *x, const Sig *y)
+{
+	return x->len == y->len &&
+	       !memcmp(x->sig, y->sig, (size_t)x->len * sizeof *x->sig);
+}
+
+/*
+ * The tensor nodes and their edges.  In a condensed picture the tensors
+ * that connect the same boxes the same way are one node; otherwise each
+ * is its own, in tensor order.
+ */
+static void tensors(Dot *d)
+{
+	const ArGraph *g = d->g;
+	const ArDotView *v = &d->v;
+	int *pool = ar_xmalloc(((size_t)v->rstart[g->ntensors] +
+				3 * (size_t)g->ntensors + 1) * sizeof *pool);
+	int *members = ar_xmalloc(((size_t)g->ntensors + 1) * sizeof *members);
+	Sig *sigs = ar_xmalloc(((size_t)g->ntensors + 1) * sizeof *sigs);
+	int n = 0, used = 0;
+
+	for (int t = 0; t < g->ntensors; t++) {
+		int len = connects(d, t, v->readers + v->rstart[t],
+				   v->rstart[t + 1] - v->rstart[t], pool + used);
+		if (!len)
+			continue;
+		sigs[n++] = (Sig){t, len, pool + used};
+		used += len;
+	}
+	if (d->mode == AR_DOT_CONDENSED)
+		qsort(sigs, (size_t)n, sizeof *sigs, cmp_sig);
+	for (int i = 0, j; i < n; i = j) {
+		int count = 0;
+		for (j = i; j < n && (j == i || (d->mode == AR_DOT_CONDENSED &&
+						  same_sig(&sigs[i], &sigs[j])));
+		     j++)
+			members[count++] = sigs[j].t;
+		tensor_node(d, members, count,
+			    home_block(d, sigs[i].sig, sigs[i].len));
+		edges(d, d->tnode[members[0]], sigs[i].sig, sigs[i].len);
+	}
+	free(pool), free(members), free(sigs);
+}
+
+/* What the fill colours mean, as an HTML-like table node. */
+static void legend(Dot *d)
+{
+	char html[2048];
+	size_t k = 0;
+	Agnode_t *n = agnode(d->gv, "legend", 1);
+	Agsym_t *label = agattr(d->gv, AGNODE, "label", NULL);
+	char *s;
+
+	k += (size_t)snprintf(html + k, sizeof html - k, "<table border=\"0\" "
+			      "cellspacing=\"3\"><tr><td>%s</td>",
+			      d->training ? "colour: the phase that made "
+			      "the tensor" : "colour: the kind of op that made "
+			      "the tensor");
+	for (int i = 0; i < AR_GV_NKINDS && k < sizeof html; i++)
+		if (d->kind_used[i])
+			k += (size_t)snprintf(html + k, sizeof html - k,
+				"<td bgcolor=\"%s\" border=\"1\">%s</td>",
+				ar_gv_kind_fill((ArGvKind)i),
+				ar_gv_kind_label((ArGvKind)i));
+	if (k < sizeof html)
+		snprintf(html + k, sizeof html - k, "<td>red border: live at "
+			 "the peak</td></tr></table>");
+	ar_gv_set(n, "shape", "plaintext");
+	ar_gv_set(n, "class", "legend");
+	s = agstrdup_html(d->gv, html);
+	agxset(n, label, s);
+	agstrfree(d->gv, s);
+}
+
+static void title(Dot *d)
+{
+	const ArPlan *p = d->p;
+	char *model = ar_dot_label(ar_gv_basename(d->info->model_path ?
+				   d->info->model_path : d->g->name), 80);
+	char arena[32], exact[32], lb[32], view[256] = "";
+
+	ar_gv_bytes(arena, sizeof arena, p->arena_bytes);
+	ar_gv_count(exact, sizeof exact, p->arena_bytes);
+	ar_gv_bytes(lb, sizeof lb, p->lower_bound);
+	if (d->mode == AR_DOT_CONDENSED && d->v.segments)
+		snprintf(view, sizeof view, "\\n%d steps in %d segments, runs of "
+			 "steps of one phase (--dot-focus STEP draws the steps "
+			 "near one, --dot-expand every step)", p->nsteps,
+			 d->v.nboxes);
+	else if (d->mode == AR_DOT_CONDENSED)
+		snprintf(view, sizeof view, "\\n%d steps in %d boxes: %d run%s of "
+			 "repeated blocks drawn once, chains of ops in one box "
+			 "(--dot-expand draws every step)", p->nsteps,
+			 d->v.nboxes, d->v.nblocks, d->v.nblocks == 1 ? "" : "s");
+	else if (d->mode == AR_DOT_FOCUS)
+		snprintf(view, sizeof view, "\\nthe %d steps within %d tensor%s "
+			 "of step %d (blue), of %d", d->v.nboxes,
+			 d->info->dot_radius, d->info->dot_radius == 1 ? "" : "s",
+			 d->info->dot_focus, p->nsteps);
+	ar_gv_set(d->gv, "label", "%s: arena %s (%s B), lower bound %s, peak "
+		  "at step %d%s", model, arena, exact, lb, p->peak_step, view);
+	free(model);
 }
 
 static Agraph_t *build(const ArGraph *g, const ArPlan *p,
 		       const ArEmitInfo *info)
 {
-	Agraph_t *gv = agopen("dataflow", Agdirected, NULL);
-	Agnode_t **tn = ar_xcalloc((size_t)g->ntensors + 1, sizeof *tn);
-	char *title = ar_dot_label(info->model_path ? info->model_path :
-				   g->name, 0);
-	char arena[32], lb[32];
+	Dot d = {.gv = agopen("dataflow", Agdirected, NULL), .g = g, .p = p,
+		 .info = info};
 
-	ar_gv_bytes(arena, sizeof arena, p->arena_bytes);
-	ar_gv_bytes(lb, sizeof lb, p->lower_bound);
-	ar_gv_set(gv, "label", "%s: arena %s (%lld B), lower bound %s, peak "
-		  "at step %d", title, arena, (long long)p->arena_bytes, lb,
-		  p->peak_step);
-	ar_gv_set(gv, "labelloc", "t");
-	ar_gv_set(gv, "fontname", "Helvetica");
-	ar_gv_set(gv, "nodesep", "0.2");
-	ar_gv_set(gv, "ranksep", "0.25");
-	agattr(gv, AGNODE, "fontname", "Helvetica");
-	agattr(gv, AGNODE, "fontsize", "10");
-	agattr(gv, AGNODE, "margin", "0.06,0.03");
-	agattr(gv, AGNODE, "height", "0.3");
-	agattr(gv, AGEDGE, "arrowsize", "0.6");
-	free(title);
-
-	for (int t = 0; t < g->ntensors; t++)
-		if (shown(g, p, info, t))
-			tensor_node(gv, g, p, t, tn);
-	for (int s = 0; s < p->nsteps; s++) {
-		const ArNode *x = &g->nodes[p->steps[s]];
-		char id[32];
-		Agnode_t *n;
-
-		snprintf(id, sizeof id, "s%d", s);
-		n = agnode(gv, id, 1);
-		op_node(gv, g, p, s, n);
-		for (int j = 0; j < x->ninputs; j++)
-			if (x->inputs[j] >= 0 && tn[x->inputs[j]])
-				agedge(gv, tn[x->inputs[j]], n, NULL, 1);
-		for (int j = 0; j < x->noutputs; j++)
-			if (x->outputs[j] >= 0 && tn[x->outputs[j]])
-				agedge(gv, n, tn[x->outputs[j]], NULL, 1);
-	}
-	free(tn);
-	return gv;
+	d.mode = info->dot_focus_set ? AR_DOT_FOCUS :
+		 !info->dot_expand && p->nsteps > CONDENSE_ABOVE ?
+		 AR_DOT_CONDENSED : AR_DOT_FULL;
+	d.training = ar_gv_training(g, p);
+	ar_dot_view(g, p, d.mode, info->dot_focus, info->dot_radius, &d.v);
+	d.step_of = d.v.step_of;
+	ar_gv_set(d.gv, "labelloc", "t");
+	ar_gv_set(d.gv, "fontname", "Helvetica");
+	ar_gv_set(d.gv, "nodesep", "0.2");
+	ar_gv_set(d.gv, "ranksep", "0.25");
+	agattr(d.gv, AGNODE, "fontname", "Helvetica");
+	agattr(d.gv, AGNODE, "fontsize", "10");
+	agattr(d.gv, AGNODE, "margin", "0.06,0.03");
+	agattr(d.gv, AGNODE, "height", "0.3");
+	agattr(d.gv, AGEDGE, "arrowsize", "0.6");
+	title(&d);
+	d.boxes = ar_xcalloc((size_t)d.v.nboxes + 1, sizeof *d.boxes);
+	d.clusters = ar_xcalloc((size_t)d.v.nblocks + 1, sizeof *d.clusters);
+	d.tnode = ar_xcalloc((size_t)g->ntensors + 1, sizeof *d.tnode);
+	for (int k = 0; k < d.v.nblocks && !d.v.segments; k++)
+		block_cluster(&d, k);
+	for (int b = 0; b < d.v.nboxes; b++)
+		box_node(&d, b);
+	tensors(&d);
+	legend(&d);
+	free(d.boxes), free(d.clusters), free(d.tnode);
+	ar_dot_view_free(&d.v);
+	return d.gv;
 }
 
 int ar_write_dot(const char *path, const ArGraph *g, const ArPlan *p,
 		 const ArEmitInfo *info, ArOutFile *out, ArError *err)
 {
-	Agraph_t *gv = build(g, p, info);
-	int rc = ar_gv_write(gv, path, "dot", out, err);
+	Agraph_t *gv;
+	int rc;
+
+	if (info->dot_focus_set && (info->dot_focus < 0 ||
+				    info->dot_focus >= p->nsteps))
+		return ar_fail(err, AR_EXIT_USAGE, "%s: --dot-focus %d: the "
+			       "plan has steps 0 to %d", path, info->dot_focus,
+			       p->nsteps - 1);
+	gv = build(g, p, info);
+	rc = ar_gv_write(gv, path, "dot", out, err);
 	agclose(gv);
 	return rc;
 }

@@ -14,12 +14,24 @@
 #include "plan.h"
 
 typedef struct ArEmitInfo {
-	const char *model_path;     /* as given on the command line */
+	const char *model_path;     /* as given (pictures use its base name) */
 	const char *prefix;         /* identifier prefix for the header */
 	const char *options;        /* the options that shaped the plan, one line */
 	bool dot_weights;           /* draw weights and constants in --dot */
 	/* --train: the memory bill, written as the JSON "training" object. */
 	const struct ArTrainBill *training;
+	/* --dot: every step drawn, however large the graph (--dot-expand);
+	 * or only the steps within dot_radius of step dot_focus. */
+	bool dot_expand;
+	bool dot_focus_set;
+	int dot_focus, dot_radius;
+	/* --timeline-other: tensors under this many bytes are drawn merged
+	 * (0: none); when not set, those under two points tall. */
+	bool timeline_other_set;
+	int64_t timeline_other;
+	/* --timeline-compare: another plan drawn below this one. */
+	const struct ArPlanReport *compare;
+	const char *compare_path;
 } ArEmitInfo;
 
 /* Atomic output: a temporary file beside the target, renamed on commit.

@@ -45,9 +45,37 @@ int64_t ar_gv_place(const ArPlan *p, int t);
 /* Where region r starts in that address space. */
 int64_t ar_gv_region_base(const ArPlan *p, int r);
 
-/* The fill colour of arena tensor t: the hue follows its place, so one
- * part of the arena has one colour in both pictures. */
-void ar_gv_color(char *buf, size_t n, const ArPlan *p, int t);
+/* Whether the plan is a training step: some step is not a forward one. */
+bool ar_gv_training(const ArGraph *g, const ArPlan *p);
+
+/*
+ * What a tensor's fill colour says, the same in both pictures: in a
+ * training step, the phase of the step that made it; in an inference
+ * plan, the class of op that made it.  Graph inputs and outputs have
+ * colours of their own in both.  (The place in the arena is the timeline's
+ * y axis already, so colour shows something else.)
+ */
+typedef enum {
+	AR_GV_INPUT, AR_GV_OUTPUT,
+	AR_GV_CONV, AR_GV_NORM, AR_GV_ELEMWISE, AR_GV_POOL, AR_GV_DATA,
+	AR_GV_OTHER,
+	AR_GV_FORWARD, AR_GV_RECOMPUTE, AR_GV_GRADIENT, AR_GV_UPDATE,
+	AR_GV_NKINDS
+} ArGvKind;
+
+ArGvKind ar_gv_kind(const ArGraph *g, bool training, int t);
+/* The legend's words for a kind, and its fill ("#rrggbb"). */
+const char *ar_gv_kind_label(ArGvKind k);
+const char *ar_gv_kind_fill(ArGvKind k);
+/* The background band of a training phase: a pale tint of its kind. */
+const char *ar_gv_phase_fill(ArPhase ph);
+
+/* A path's last component: pictures name the model by its file name, so
+ * they are the same bytes whatever folder arenac ran in. */
+const char *ar_gv_basename(const char *path);
+
+/* "118,352": a count with thousands separators. */
+void ar_gv_count(char *buf, size_t n, int64_t v);
 
 /* "1.5 MiB", "768 B": ar_fmt_size (numfmt.h) into a buffer of n. */
 void ar_gv_bytes(char *buf, size_t n, int64_t bytes);

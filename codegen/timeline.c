@@ -1,54 +1,65 @@
 /*
- * timeline.c — the arena over time: steps on x, offsets on y, one
- * rectangle per tensor, and below it the bytes in use at each step.
+ * timeline.c — the arena over time, as a page: a title, a legend, and one
+ * block per plan (tlpanel.c): this run's plan, and with --timeline-compare
+ * another plan read from its JSON report below it, on the same scales, so
+ * "what did recomputation buy me?" is the difference of two shapes.
  *
  * Every shape is a Graphviz node pinned where it belongs (the nop engine,
  * i.e. "neato -n"), so the picture is an exact drawing of the plan, not a
- * layout Graphviz chose.  Scales adapt to the model: a step is 4 to 48 points wide
- * and the arena is 720 points high, so lenet and densenet121 both fit a
- * screen width or two; names appear only on rectangles they fit in, and
- * every rectangle carries its full description as an SVG tooltip.
+ * layout Graphviz chose.  Scales adapt to the plans and are bounded: a step
+ * is 4 to 48 points wide until the plot reaches 1,800 points, narrower
+ * beyond (several steps then share a hover column); the larger arena is
+ * 720 points high (440 for each of two).  Tensors too small to see merge
+ * into grey "other" bands; names go on the largest rectangles only.
  */
+#include <assert.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "emit.h"
-#include "gvutil.h"
+#include "planjson.h"
 #include "sanitize.h"
+#include "timeline.h"
 
-#define PLOT_H 720.0     /* arena height, points */
-#define PROF_H 140.0     /* live-bytes profile height */
-#define GAP 46.0         /* between the panels: room for tick labels */
-#define LEFT 84.0        /* room for offset labels */
-#define BOTTOM 40.0
+#define PLOT_W 1400.0    /* a plot's width when steps need not be narrow */
+#define PLOT_W_MAX 1800.0
+#define PLOT_H 720.0     /* arena height, one plan */
+#define PLOT_H2 440.0    /* the larger arena's height, two plans */
+#define CHART_H 140.0    /* bytes-in-use height at the larger arena */
+#define CHART_H2 100.0
+#define LEFT 90.0        /* room for offset labels */
+#define BOTTOM 6.0
+#define MAX_LABELS 60    /* names written on rectangles, per plan */
+#define OTHER_PT 2.0     /* "other" by default: under this many points */
+#define LEGEND_ROW 18.0
+#define LEGEND_W 900.0   /* the legend wraps at the plots' width, or this */
 
-typedef struct Frame {
-	Agraph_t *gv;
-	const ArPlan *p;
-	double sx, sy;       /* points per step, per byte */
-	double x0, y0;       /* the arena panel's lower left corner */
-	double py0;          /* the profile panel's bottom */
-	int nshapes;
-} Frame;
-
-/*
- * A pinned box from (x, y) to (x + w, y + h), in points; returns it for
- * styling.  Graphviz keeps node sizes in whole points, so the corners are
- * rounded here, once: boxes that touch in the plan touch in the picture
- * instead of overlapping by a rounding error.  Boxes are drawn in creation
- * order, later ones on top.
- */
-static Agnode_t *pinned(Frame *f, const char *cls, double x, double y,
-			double w, double h)
+Agnode_t *ar_tl_box(ArTlPage *pg, const char *name, const char *cls,
+		    double x, double y, double w, double h)
 {
+	/* Graphviz keeps node sizes in whole points, so the corners are
+	 * rounded here, once: boxes that touch in the plan touch in the
+	 * picture instead of overlapping by a rounding error. */
 	double x0 = round(x), y0 = round(y), x1 = round(x + w),
 	       y1 = round(y + h);
-	char id[32];
+	char id[32], *tagged = NULL;
 	Agnode_t *n;
 
-	snprintf(id, sizeof id, "n%d", f->nshapes++);
-	n = agnode(f->gv, id, 1);
+	if (!name) {
+		snprintf(id, sizeof id, "n%d", pg->nshapes);
+		name = id;
+	} else if (pg->tag) {
+		size_t len = strlen(name) + strlen(pg->tag) + 2;
+		tagged = ar_xmalloc(len);
+		snprintf(tagged, len, "%s\n%s", name, pg->tag);
+		name = tagged;
+	}
+	pg->nshapes++;
+	/* A name met twice would move the first shape: never. */
+	assert(!agnode(pg->gv, (char *)name, 0));
+	n = agnode(pg->gv, (char *)name, 1);
+	free(tagged);
 	ar_gv_set(n, "class", "%s", cls);
 	ar_gv_set(n, "pos", "%.1f,%.1f!", (x0 + x1) / 2, (y0 + y1) / 2);
 	ar_gv_set(n, "width", "%.4f", (x1 - x0) / 72);
@@ -57,18 +68,27 @@ static Agnode_t *pinned(Frame *f, const char *cls, double x, double y,
 	return n;
 }
 
-static Agnode_t *text(Frame *f, double x, double y, const char *s,
-		      double size)
+Agnode_t *ar_tl_text(ArTlPage *pg, double x, double y, const char *s,
+		     double size, int align)
 {
-	Agnode_t *n = pinned(f, "text", x - 40, y - size / 2, 80, size);
+	/* A box larger than the text (Helvetica averages about 0.55 em a
+	 * character, at most 0.95; a line is 1.2 em and 2 points), at least
+	 * as wide as a tick label, the label pushed to the side given ("\l",
+	 * "\r" justify within a fixed size).  Graphviz warns of a label
+	 * larger than its fixed box: never. */
+	double w = fmax(80, strlen(s) * size * 0.75 + 8), h = size * 1.6 + 4;
+	Agnode_t *n = ar_tl_box(pg, NULL, "text", align < 0 ? x : align > 0 ?
+				x - w : x - w / 2, y - h / 2, w, h);
 	ar_gv_set(n, "shape", "plaintext");
-	ar_gv_set(n, "label", "%s", s);
+	ar_gv_set(n, "fixedsize", "true");
+	ar_gv_set(n, "margin", "0");
+	ar_gv_set(n, "label", "%s%s", s, align < 0 ? "\\l" : align > 0 ?
+		  "\\r" : "");
 	ar_gv_set(n, "fontsize", "%.0f", size);
 	return n;
 }
 
-/* 1, 2 or 5 times a power of ten: at least min, for round tick labels. */
-static int64_t nice_step(double min)
+int64_t ar_tl_nice_step(double min)
 {
 	int64_t s = 1;
 	for (;;) {
@@ -82,8 +102,7 @@ static int64_t nice_step(double min)
 	}
 }
 
-/* A power of two at least min: byte ticks land on whole KiB and MiB. */
-static int64_t pow2_step(double min)
+int64_t ar_tl_pow2_step(double min)
 {
 	int64_t s = 1;
 	while (s < min)
@@ -91,229 +110,237 @@ static int64_t pow2_step(double min)
 	return s;
 }
 
-static void axes(Frame *f)
-{
-	const ArPlan *p = f->p;
-	double w = p->nsteps * f->sx, top = f->y0 + PLOT_H;
-	int64_t xs = nice_step(p->nsteps / 16.0);
-	int64_t ys = pow2_step(p->arena_bytes / 8.0);
-	char buf[48];
+/* A legend entry: a swatch (fill, or an outline style) and its words. */
+typedef struct Entry {
+	const char *fill, *style, *border;
+	char words[96];
+} Entry;
 
-	for (int64_t k = 0; k < p->nsteps; k += xs) {
-		double x = f->x0 + (k + 0.5) * f->sx;
-		Agnode_t *n = pinned(f, "grid", x, f->py0, 0.01,
-				  top - f->py0);
-		ar_gv_set(n, "color", "#dddddd");
-		snprintf(buf, sizeof buf, "%lld", (long long)k);
-		text(f, x, f->py0 - 10, buf, 9);
-		text(f, x, f->y0 - 10, buf, 9);
-	}
-	for (int64_t b = 0; b <= p->arena_bytes; b += ys) {
-		double y = f->y0 + b * f->sy;
-		Agnode_t *n = pinned(f, "grid", f->x0, y, w, 0.01);
-		ar_gv_set(n, "color", "#dddddd");
-		ar_gv_bytes(buf, sizeof buf, b);
-		text(f, f->x0 - 44, y, buf, 9);
-	}
-	text(f, f->x0 + w / 2, f->py0 - 26, "step (execution order)", 11);
-	text(f, f->x0 - 30, top + 14, "arena offset", 11);
-	text(f, f->x0 - 30, f->py0 + PROF_H + 12, "bytes in use", 11);
+static double entry_width(const Entry *e)
+{
+	return 18 + strlen(e->words) * 5.6 + 16;
 }
 
-static void tensor_rect(Frame *f, const ArGraph *g, int t)
+/*
+ * A legend row: its heading, then its entries, wrapped to lines no wider
+ * than width; the first line's middle at y, the next ones below.  Draws
+ * only when asked; returns how many lines it takes.
+ */
+static int row(ArTlPage *pg, double y, const char *heading, const Entry *e,
+	       int n, double width, bool draw)
 {
-	const ArTensor *x = &g->tensors[t];
-	const ArSlot *s = &f->p->slots[t];
-	double w = (s->last + 1 - s->first) * f->sx, h = x->bytes * f->sy;
-	char color[32], shape[256], size[32];
-	char *name = ar_dot_label(x->name, 0);
-	Agnode_t *n = pinned(f, "tensor", f->x0 + s->first * f->sx,
-			  f->y0 + ar_gv_place(f->p, t) * f->sy, w, h);
-	/* A line of text is about 1.25 em high and 0.62 em per character;
-	 * show what fits, cut with "...". */
-	double fs = h / 1.3 < 10 ? h / 1.3 : 10;
-	int fit = (int)((w - 4) / (0.62 * fs));
+	double start = pg->x0 + strlen(heading) * 5.8 + 10, x = start;
+	int lines = 1;
 
-	snprintf(color, sizeof color, "t%d", t);
-	ar_gv_set(n, "id", "%s", color);
-	ar_gv_color(color, sizeof color, f->p, t);
-	/* Aliases (views, Concat inputs written in place) lie over the
-	 * tensor whose bytes they share: dashed, so both stay visible. */
-	ar_gv_set(n, "style", s->alias_of >= 0 ? "filled,dashed" : "filled");
-	ar_gv_set(n, "fillcolor", "%s", color);
-	ar_gv_set(n, "color", "#555555");
-	ar_gv_set(n, "penwidth", "0.4");
-	/* Exactly the tensor's bytes and steps, whatever the label. */
-	ar_gv_set(n, "fixedsize", "true");
-	ar_gv_set(n, "margin", "0");
-	ar_gv_shape(shape, sizeof shape, x);
-	ar_gv_bytes(size, sizeof size, x->bytes);
-	ar_gv_set(n, "tooltip", "%s %s %s [%lld, %lld) steps %d-%d", name,
-		  shape, size, (long long)s->offset,
-		  (long long)(s->offset + x->bytes), s->first, s->last);
-	if (fs >= 6 && fit >= 4) {
-		char *cut = ar_dot_label(x->name, fit);
-		/* Left-justified: an in-place successor or an alias drawn
-		 * over this tensor's last column leaves the name readable. */
-		ar_gv_set(n, "label", " %s\\l", cut);
-		ar_gv_set(n, "fontsize", "%.1f", fs);
-		free(cut);
-	}
-	free(name);
-}
-
-static int cmp_range(const void *a, const void *b)
-{
-	const int64_t *x = a, *y = b;
-	return x[0] < y[0] ? -1 : x[0] > y[0];
-}
-
-/* Bytes of the arena covered by tensors live at step s: the union of
- * their padded ranges, so views and in-place pairs count once. */
-static int64_t in_use(const ArGraph *g, const ArPlan *p, int s, int64_t *r)
-{
-	int n = 0;
-	int64_t sum = 0, lo = 0, hi = 0;
-
-	for (int t = 0; t < g->ntensors; t++) {
-		const ArSlot *x = &p->slots[t];
-		if (!x->planned || g->tensors[t].bytes <= 0 || s < x->first ||
-		    s > x->last)
-			continue;
-		r[2 * n] = ar_gv_place(p, t);
-		r[2 * n + 1] = r[2 * n] + ar_plan_padded(p, g->tensors[t].bytes);
-		n++;
-	}
-	qsort(r, (size_t)n, 2 * sizeof *r, cmp_range);
+	if (draw)
+		ar_tl_text(pg, pg->x0, y, heading, 10, -1);
 	for (int i = 0; i < n; i++) {
-		if (i == 0 || r[2 * i] > hi) {
-			sum += hi - lo;
-			lo = r[2 * i];
-			hi = r[2 * i + 1];
-		} else if (r[2 * i + 1] > hi) {
-			hi = r[2 * i + 1];
+		if (x > start && x + entry_width(&e[i]) > pg->x0 + width) {
+			x = start;
+			y -= LEGEND_ROW;
+			lines++;
 		}
+		if (draw) {
+			Agnode_t *s = ar_tl_box(pg, NULL, "legend", x, y - 5, 14,
+						10);
+			ar_gv_set(s, "style", "%s", e[i].style);
+			if (e[i].fill)
+				ar_gv_set(s, "fillcolor", "%s", e[i].fill);
+			ar_gv_set(s, "color", "%s", e[i].border);
+			ar_gv_set(s, "penwidth", "0.6");
+			ar_tl_text(pg, x + 18, y, e[i].words, 10, -1);
+		}
+		x += entry_width(&e[i]);
 	}
-	return sum + hi - lo;
+	return lines;
 }
 
-static void profile(Frame *f, const ArGraph *g)
+static void add_entry(Entry *e, int *n, const char *fill, const char *style,
+		      const char *border, const char *words)
 {
-	const ArPlan *p = f->p;
-	int64_t *r = ar_xmalloc(((size_t)g->ntensors + 1) * 2 * sizeof *r);
-	double scale = p->arena_bytes > 0 ? PROF_H / p->arena_bytes : 0;
-	Agnode_t *n = pinned(f, "frame", f->x0, f->py0, p->nsteps * f->sx,
-			  PROF_H);
-	char buf[96], lb[32];
+	e[*n] = (Entry){fill, style, border, ""};
+	snprintf(e[*n].words, sizeof e[*n].words, "%s", words);
+	(*n)++;
+}
 
-	ar_gv_set(n, "style", "dashed");
-	ar_gv_set(n, "color", "#999999");
-	for (int s = 0; s < p->nsteps; s++) {
-		int64_t used = in_use(g, p, s, r);
-		n = pinned(f, s == p->peak_step ? "peak-bar" : "bar",
-			f->x0 + s * f->sx, f->py0, f->sx, used * scale);
-		ar_gv_set(n, "style", "filled");
-		ar_gv_set(n, "penwidth", "0");
-		ar_gv_set(n, "fillcolor", s == p->peak_step ? "red" : "#7a9cc6");
-		ar_gv_set(n, "tooltip", "step %d: %lld bytes in use", s,
-			  (long long)used);
+/* What colour, bands, borders and red mean, above the blocks (whose top
+ * is at y), in lines no wider than width. */
+static void legend(ArTlPage *pg, double y, double width)
+{
+	Entry colours[AR_GV_NKINDS + 3], bands[5];
+	int nc = 0, nb = 0, lines;
+	const char *ch = pg->training ? "colour: the phase that made the tensor" :
+			 "colour: the kind of op that made the tensor";
+	const char *bh = "bands, behind: the training phase";
+	char words[96], under[32];
+
+	for (int k = 0; k < AR_GV_NKINDS; k++)
+		if (pg->kind_used[k])
+			add_entry(colours, &nc, ar_gv_kind_fill((ArGvKind)k),
+				  "filled", "#555555",
+				  ar_gv_kind_label((ArGvKind)k));
+	if (pg->other_used) {
+		ar_gv_bytes(under, sizeof under, pg->other_below);
+		snprintf(words, sizeof words, "no border: tensors under %s, "
+			 "merged", under);
+		add_entry(colours, &nc, "#cccccc", "filled", "#cccccc", words);
 	}
+	if (pg->alias_used)
+		add_entry(colours, &nc, NULL, "dashed", "#555555",
+			  "dashed: shares another tensor's bytes");
+	for (int ph = 0; ph < 4; ph++)
+		if (pg->phase_used[ph])
+			add_entry(bands, &nb, ar_gv_phase_fill((ArPhase)ph),
+				  "filled", "#555555", ar_phase_name((ArPhase)ph));
+	add_entry(pg->training ? bands : colours, pg->training ? &nb : &nc,
+		  "#ff000030", "filled,dashed", "red", "red: the peak step");
+	lines = row(pg, 0, ch, colours, nc, width, false) +
+		(pg->training ? row(pg, 0, bh, bands, nb, width, false) : 0);
+	y += lines * LEGEND_ROW;
+	y -= row(pg, y, ch, colours, nc, width, true) * LEGEND_ROW;
+	if (pg->training)
+		row(pg, y, bh, bands, nb, width, true);
+}
+
+/* "arena 116 KiB (118,352 B), lower bound ..., peak at step 19, ...". */
+static void describe(char *buf, size_t n, const ArPlan *p)
+{
+	char arena[32], exact[32], lb[32];
+
+	ar_gv_bytes(arena, sizeof arena, p->arena_bytes);
+	ar_gv_count(exact, sizeof exact, p->arena_bytes);
 	ar_gv_bytes(lb, sizeof lb, p->lower_bound);
-	snprintf(buf, sizeof buf, "peak %s at step %d", lb, p->peak_step);
-	n = text(f, f->x0 + (p->peak_step + 0.5) * f->sx,
-		 f->py0 + PROF_H + 8, buf, 10);
-	ar_gv_set(n, "fontcolor", "red");
-	free(r);
+	snprintf(buf, n, "arena %s (%s B), lower bound %s (%.1f%%), peak at "
+		 "step %d, %s%s", arena, exact, lb, p->arena_bytes ?
+		 100.0 * p->lower_bound / p->arena_bytes : 100.0, p->peak_step,
+		 p->algorithm ? p->algorithm : "none",
+		 p->optimal ? ", optimal" : "");
 }
 
-/* Memory tiers: each region's arena stacked on the one before, a solid
- * line between them and the memory's name at its right. */
-static void regions(Frame *f)
+/* A plan's name and options, for a heading: "this plan (--train)". */
+static char *who(const char *name, const char *options)
 {
-	const ArPlan *p = f->p;
-	double w = p->nsteps * f->sx;
+	char *n = ar_dot_label(name, 80), *o = ar_dot_label(options ?
+							     options : "", 160);
+	size_t len = strlen(n) + strlen(o) + 8;
+	char *s = ar_xmalloc(len);
+	snprintf(s, len, *o ? "%s (%s)" : "%s%s", n, o);
+	free(n), free(o);
+	return s;
+}
 
-	for (int r = 0; r < p->nregions; r++) {
-		double y = f->y0 + ar_gv_region_base(p, r) * f->sy;
-		double h = ar_plan_region_bytes(p, r) * f->sy;
-		char *name = ar_dot_label(p->regions[r].name, 16);
-		Agnode_t *n;
+/* The title of a comparison: both arenas and the difference. */
+static void compare_title(char *buf, size_t n, const char *model,
+			  const ArPlan *a, const char *bname, const ArPlan *b)
+{
+	char as[32], ae[32], bs[32], be[32], ds[32];
+	int64_t d = a->arena_bytes - b->arena_bytes;
 
-		if (r > 0) {
-			n = pinned(f, "region", f->x0, y, w, 0.01);
-			ar_gv_set(n, "color", "#333333");
-			ar_gv_set(n, "penwidth", "1.5");
-		}
-		n = text(f, f->x0 + w + 44, y + h / 2, name, 11);
-		ar_gv_set(n, "class", "region-name");
-		free(name);
-	}
+	ar_gv_bytes(as, sizeof as, a->arena_bytes);
+	ar_gv_count(ae, sizeof ae, a->arena_bytes);
+	ar_gv_bytes(bs, sizeof bs, b->arena_bytes);
+	ar_gv_count(be, sizeof be, b->arena_bytes);
+	ar_gv_bytes(ds, sizeof ds, d < 0 ? -d : d);
+	if (d == 0)
+		snprintf(buf, n, "%s: arena %s (%s B) in this plan and in %s, "
+			 "the same", model, as, ae, bname);
+	else
+		snprintf(buf, n, "%s: arena %s (%s B) in this plan, %s (%s B) in "
+			 "%s: %s %s (%+.1f%%)", model, as, ae, bs, be, bname, ds,
+			 d < 0 ? "less" : "more", b->arena_bytes ?
+			 100.0 * d / b->arena_bytes : 0.0);
+}
+
+/* Scales for plans of up to nsteps steps and amax bytes, two or one to a
+ * page (see the top of the file). */
+static void scales(ArTlPage *pg, int nsteps, int64_t amax, bool two,
+		   const ArEmitInfo *info)
+{
+	pg->x0 = LEFT;
+	pg->sx = fmin(fmax(PLOT_W / (nsteps > 0 ? nsteps : 1), 4), 48);
+	if (nsteps * pg->sx > PLOT_W_MAX)
+		pg->sx = PLOT_W_MAX / nsteps;
+	pg->per = pg->sx >= 1 ? 1 : (int)ceil(1 / pg->sx);
+	pg->sy = amax > 0 ? (two ? PLOT_H2 : PLOT_H) / amax : 0;
+	pg->psy = amax > 0 ? (two ? CHART_H2 : CHART_H) / amax : 0;
+	pg->other_below = info->timeline_other_set ? info->timeline_other :
+			  pg->sy > 0 ? (int64_t)ceil(OTHER_PT / pg->sy) : 0;
+	pg->max_labels = MAX_LABELS;
+}
+
+/* The other plan's block at the bottom, titled; returns where this
+ * plan's block goes. */
+static double other_block(ArTlPage *pg, const ArEmitInfo *info,
+			  const char *model, const ArPlan *p, char *title,
+			  size_t n)
+{
+	const ArPlanReport *cmp = info->compare;
+	char *other = ar_dot_label(ar_gv_basename(info->compare_path ?
+				   info->compare_path : "the report"), 80);
+	char *name = who(other, cmp->options), plan[256], heading[768],
+	     tag[128];
+	double top;
+
+	describe(plan, sizeof plan, cmp->p);
+	snprintf(heading, sizeof heading, "below: %s, %s", name, plan);
+	snprintf(tag, sizeof tag, "(below: %s)", other);
+	pg->tag = tag;
+	top = ar_tl_block(pg, cmp->g, cmp->p, heading, BOTTOM);
+	pg->tag = "(above: this plan)";
+	compare_title(title, n, model, p, other, cmp->p);
+	free(name), free(other);
+	return top + 24;
 }
 
 static Agraph_t *build(const ArGraph *g, const ArPlan *p,
 		       const ArEmitInfo *info)
 {
-	Frame f = {agopen("timeline", Agundirected, NULL), p, 0, 0, 0, 0, 0,
-		   0};
-	double spw = 1400.0 / (p->nsteps > 0 ? p->nsteps : 1);
-	char *title = ar_dot_label(info->model_path ? info->model_path :
-				   g->name, 0);
-	char arena[32], lb[32];
-	Agnode_t *n;
+	const ArPlanReport *cmp = info->compare;
+	ArTlPage pg = {.gv = agopen("timeline", Agundirected, NULL)};
+	int nsteps = p->nsteps;
+	int64_t amax = p->arena_bytes;
+	char *model = ar_dot_label(ar_gv_basename(info->model_path ?
+				   info->model_path : g->name), 80);
+	char title[768], plan[256], heading[768];
+	char *name = who(cmp ? "above: this plan" : "this plan", info->options);
+	double y = BOTTOM;
 
-	f.sx = spw < 4 ? 4 : spw > 48 ? 48 : spw;
-	f.sy = p->arena_bytes > 0 ? PLOT_H / p->arena_bytes : 0;
-	f.x0 = LEFT;
-	f.py0 = BOTTOM;
-	f.y0 = BOTTOM + PROF_H + GAP;
-	ar_gv_bytes(arena, sizeof arena, p->arena_bytes);
-	ar_gv_bytes(lb, sizeof lb, p->lower_bound);
-	ar_gv_set(f.gv, "label", "%s: arena %s (%lld B), lower bound %s "
-		  "(%.1f%%), peak at step %d, %s%s\\ncolour: arena region "
-		  "(as in --dot); red: the peak step", title, arena,
-		  (long long)p->arena_bytes, lb, p->arena_bytes ?
-		  100.0 * p->lower_bound / p->arena_bytes : 100.0,
-		  p->peak_step, p->algorithm ? p->algorithm : "",
-		  p->optimal ? ", optimal" : "");
-	free(title);
-	ar_gv_set(f.gv, "labelloc", "t");
-	ar_gv_set(f.gv, "fontname", "Helvetica");
-	ar_gv_set(f.gv, "bgcolor", "white");
-	ar_gv_set(f.gv, "layout", "nop");
-	ar_gv_set(f.gv, "pad", "0.2");
-	agattr(f.gv, AGNODE, "shape", "box");
+	if (cmp) {
+		nsteps = cmp->p->nsteps > nsteps ? cmp->p->nsteps : nsteps;
+		amax = cmp->p->arena_bytes > amax ? cmp->p->arena_bytes : amax;
+	}
+	scales(&pg, nsteps, amax, cmp != NULL, info);
+	pg.training = ar_gv_training(g, p) ||
+		      (cmp && ar_gv_training(cmp->g, cmp->p));
+	ar_gv_set(pg.gv, "labelloc", "t");
+	ar_gv_set(pg.gv, "fontname", "Helvetica");
+	ar_gv_set(pg.gv, "fontsize", "16");
+	ar_gv_set(pg.gv, "bgcolor", "white");
+	ar_gv_set(pg.gv, "layout", "nop");
+	ar_gv_set(pg.gv, "pad", "0.2");
+	agattr(pg.gv, AGNODE, "shape", "box");
 	/* "shape": a label may overflow its box (the tick texts) without a
 	 * warning.  The label default stays Graphviz's own, so the empty
-	 * labels that pinned() sets survive a round trip through DOT. */
-	agattr(f.gv, AGNODE, "fixedsize", "shape");
-	agattr(f.gv, AGNODE, "fontname", "Helvetica");
-	agattr(f.gv, AGNODE, "label", "\\N");
+	 * labels that ar_tl_box sets survive a round trip through DOT. */
+	agattr(pg.gv, AGNODE, "fixedsize", "shape");
+	agattr(pg.gv, AGNODE, "fontname", "Helvetica");
+	agattr(pg.gv, AGNODE, "label", "\\N");
 
-	axes(&f);
-	n = pinned(&f, "frame", f.x0, f.y0, p->nsteps * f.sx, PLOT_H);
-	ar_gv_set(n, "color", "#999999");
-	for (int t = 0; t < g->ntensors; t++)
-		if (p->slots[t].planned && g->tensors[t].bytes > 0)
-			tensor_rect(&f, g, t);
-	if (p->peak_step >= 0 && p->peak_step < p->nsteps) {
-		n = pinned(&f, "peak", f.x0 + p->peak_step * f.sx, f.y0, f.sx,
-			PLOT_H);
-		ar_gv_set(n, "style", "filled,dashed");
-		ar_gv_set(n, "fillcolor", "#ff000030");
-		ar_gv_set(n, "color", "red");
+	describe(plan, sizeof plan, p);
+	if (cmp) {
+		y = other_block(&pg, info, model, p, title, sizeof title);
+		snprintf(heading, sizeof heading, "%s, %s", name, plan);
+	} else {
+		snprintf(title, sizeof title, "%s: %s", model, plan);
+		snprintf(heading, sizeof heading, "%s", info->options &&
+			 *info->options ? name : "");
 	}
-	if (p->lower_bound < p->arena_bytes) {
-		n = pinned(&f, "bound", f.x0, f.y0 + p->lower_bound * f.sy,
-			p->nsteps * f.sx, 0.01);
-		ar_gv_set(n, "style", "dashed");
-		ar_gv_set(n, "color", "red");
-		n = text(&f, f.x0 + p->nsteps * f.sx + 44,
-			 f.y0 + p->lower_bound * f.sy, "lower bound", 9);
-		ar_gv_set(n, "fontcolor", "red");
-	}
-	regions(&f);
-	profile(&f, g);
-	return f.gv;
+	y = ar_tl_block(&pg, g, p, heading, y);
+	/* As wide as the plots, or as the title where they are narrow. */
+	legend(&pg, y, fmax(nsteps * pg.sx, LEGEND_W));
+	ar_gv_set(pg.gv, "label", "%s", title);
+	free(model), free(name);
+	return pg.gv;
 }
 
 int ar_write_timeline(const char *path, const ArGraph *g, const ArPlan *p,

@@ -1,7 +1,9 @@
 #!/bin/sh
 # e2e_determinism.sh — the same model and options give byte-identical
-# header, JSON and DOT files: run to run, and under another locale (German
-# decimal commas), time zone, working folder and environment.  A firmware
+# header, JSON, DOT and timeline (SVG, laid out) files: run to run, and
+# under another locale (German decimal commas), time zone, working folder
+# and environment.  A comparison timeline (--timeline-compare) reads a
+# report copied beside the model.  A firmware
 # build that regenerates its header must see no diff unless the model or
 # the options changed.
 ARENAC=${ARENAC:-build/arenac}
@@ -23,12 +25,12 @@ else
 	de="LC_ALL=C.UTF-8"
 fi
 
-# run DIR ENV...: plans model.onnx in DIR, writing its three outputs there.
+# run DIR ENV...: plans model.onnx in DIR, writing its four outputs there.
 run() {
 	dir=$1
 	shift
 	(cd "$dir" && env "$@" "$ARENAC" -q $opts --json out.json -o out.h \
-		--dot out.dot model.onnx)
+		--dot out.dot --timeline out.svg model.onnx)
 }
 
 # MODEL OPTIONS...
@@ -40,13 +42,14 @@ check() {
 	mkdir -p "$tmp/a" "$tmp/b/deeper/folder" "$tmp/c"
 	for d in a b/deeper/folder c; do
 		cp "$model" "$tmp/$d/model.onnx"
+		cp "$tmp/other.json" "$tmp/$d/other.json"
 	done
 	ok=true
 	run "$tmp/a" LC_ALL=C TZ=UTC || ok=false
 	run "$tmp/b/deeper/folder" $de TZ=Pacific/Chatham LANG=de_DE.UTF-8 \
 		ARENAC_NOISE=1 || ok=false
 	run "$tmp/c" LC_ALL=C TZ=UTC || ok=false
-	for f in out.json out.h out.dot; do
+	for f in out.json out.h out.dot out.svg; do
 		for d in b/deeper/folder c; do
 			if ! cmp -s "$tmp/a/$f" "$tmp/$d/$f"; then
 				ok=false
@@ -56,7 +59,7 @@ check() {
 		done
 	done
 	if $ok && [ -s "$tmp/a/out.h" ] && [ -s "$tmp/a/out.json" ] &&
-	   [ -s "$tmp/a/out.dot" ]; then
+	   [ -s "$tmp/a/out.dot" ] && [ -s "$tmp/a/out.svg" ]; then
 		pass=$((pass + 1))
 	else
 		fail=$((fail + 1))
@@ -64,7 +67,10 @@ check() {
 	fi
 }
 
+"$ARENAC" -q --train --dim N=1 --order file --json "$tmp/other.json" \
+	testdata/lenet.onnx
 check testdata/lenet.onnx --dim N=1
+check testdata/lenet.onnx --train --dim N=1 --timeline-compare other.json
 check testdata/lenet.onnx --dim N=8 --align 64 --algo exact
 check testdata/shape_windows9.onnx
 if [ -n "${ARENAC_SHARED:-}" ] && [ -d "$ARENAC_SHARED/models" ]; then

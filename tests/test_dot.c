@@ -1,56 +1,19 @@
 /*
- * test_dot.c — the Graphviz pictures, read back and checked by structure:
- * the dataflow graph's nodes, edges and labels, and the timeline after a
- * real layout (rectangles where the plan puts them, inside the canvas,
- * apart when their tensors are live together), for the hand-made plan
- * and for lenet through the whole pipeline.
+ * test_dot.c — the dataflow picture, read back and checked by structure:
+ * nodes, edges and labels for the hand-made plan and for lenet through the
+ * whole pipeline; the condensed view of a stack of repeated blocks (which
+ * steps share a box, the cluster, tensors drawn once for all repeats) and
+ * the view around one step.
  */
-#include "testutil.h"
+#include "picture_util.h"
 
-#include <math.h>
 #include <unistd.h>
-#include <graphviz/cgraph.h>
-#include <graphviz/gvc.h>
 
+#include "dotfold.h"
 #include "emit.h"
 #include "gvutil.h"
 #include "fixture_plan.h"
-#include "infer.h"
-#include "load.h"
-
-static char tmpdir[] = "/tmp/arenac_dotXXXXXX";
-
-static const char *tmp(const char *name)
-{
-	static char buf[256];
-	snprintf(buf, sizeof buf, "%s/%s", tmpdir, name);
-	return buf;
-}
-
-static Agraph_t *read_dot(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	Agraph_t *g;
-	assert_non_null(f);
-	g = agread(f, NULL);
-	fclose(f);
-	assert_non_null(g);
-	return g;
-}
-
-static const char *attr(void *obj, const char *name)
-{
-	char *v = agget(obj, (char *)name);
-	return v ? v : "";
-}
-
-static int count_class(Agraph_t *g, const char *cls)
-{
-	int n = 0;
-	for (Agnode_t *v = agfstnode(g); v; v = agnxtnode(g, v))
-		n += strcmp(attr(v, "class"), cls) == 0;
-	return n;
-}
+#include "graph_build.h"
 
 static Agraph_t *dataflow(const Fixture *fx, bool weights)
 {
@@ -99,124 +62,6 @@ static void test_dataflow(void **state)
 	fixture_free(&fx);
 }
 
-typedef struct Rect {
-	double x0, y0, x1, y1;
-} Rect;
-
-static Rect rect_of(Agnode_t *v)
-{
-	double x, y, w = atof(attr(v, "width")) * 72,
-		     h = atof(attr(v, "height")) * 72;
-	assert_int_equal(sscanf(attr(v, "pos"), "%lf,%lf", &x, &y), 2);
-	return (Rect){x - w / 2, y - h / 2, x + w / 2, y + h / 2};
-}
-
-/* The timeline of a plan, laid out by Graphviz and read back as DOT. */
-static Agraph_t *timeline(const ArGraph *ag, const ArPlan *p)
-{
-	ArEmitInfo info = {.model_path = "fx.onnx", .prefix = "m",
-			   .options = "", .dot_weights = false};
-	ArError err = {0};
-	GVC_t *gvc = ar_gv_context();
-	Agraph_t *g, *out;
-	char *text;
-	unsigned len;
-
-	assert_int_equal(ar_write_timeline(tmp("tl.dot"), ag, p, &info, NULL,
-					   &err), AR_OK);
-	g = read_dot(tmp("tl.dot"));
-	assert_string_equal(attr(g, "layout"), "nop");
-	assert_int_equal(gvLayout(gvc, g, "nop"), 0);
-	assert_int_equal(gvRenderData(gvc, g, "dot", &text, &len), 0);
-	out = agmemread(text);
-	assert_non_null(out);
-	gvFreeRenderData(text);
-	gvFreeLayout(gvc, g);
-	agclose(g);
-	return out;
-}
-
-/* Tensors sharing bytes by design: their alias_of/inplace_of chains meet. */
-static int root(const ArPlan *p, int t)
-{
-	while (p->slots[t].alias_of >= 0 || p->slots[t].inplace_of >= 0)
-		t = p->slots[t].alias_of >= 0 ? p->slots[t].alias_of :
-		    p->slots[t].inplace_of;
-	return t;
-}
-
-static bool linked(const ArPlan *p, int a, int b)
-{
-	return root(p, a) == root(p, b);
-}
-
-/* Rectangles inside the canvas, co-live ones apart; returns how many. */
-static int check_rects(Agraph_t *g, const ArPlan *p)
-{
-	Rect bb, *r = calloc((size_t)p->ntensors, sizeof *r);
-	bool *seen = calloc((size_t)p->ntensors, sizeof *seen);
-	int n = 0;
-	const double eps = 0.02;   /* points: DOT keeps two decimals */
-
-	assert_int_equal(sscanf(attr(g, "bb"), "%lf,%lf,%lf,%lf", &bb.x0,
-				&bb.y0, &bb.x1, &bb.y1), 4);
-	for (Agnode_t *v = agfstnode(g); v; v = agnxtnode(g, v)) {
-		int t;
-		if (strcmp(attr(v, "class"), "tensor") != 0)
-			continue;
-		assert_int_equal(sscanf(attr(v, "id"), "t%d", &t), 1);
-		r[t] = rect_of(v);
-		seen[t] = true;
-		n++;
-		assert_true(r[t].x0 >= bb.x0 - eps && r[t].x1 <= bb.x1 + eps);
-		assert_true(r[t].y0 >= bb.y0 - eps && r[t].y1 <= bb.y1 + eps);
-	}
-	for (int a = 0; a < p->ntensors; a++)
-		for (int b = a + 1; b < p->ntensors && seen[a]; b++) {
-			const ArSlot *sa = &p->slots[a], *sb = &p->slots[b];
-			if (!seen[b] || sa->last < sb->first ||
-			    sb->last < sa->first || linked(p, a, b))
-				continue;
-			assert_true(r[a].y1 <= r[b].y0 + eps ||
-				    r[b].y1 <= r[a].y0 + eps);
-		}
-	free(r), free(seen);
-	return n;
-}
-
-static void test_timeline(void **state)
-{
-	Fixture fx;
-	Agraph_t *g;
-	Rect peak = {0}, c1 = {0}, x = {0};
-	int npeak = 0;
-
-	fixture_init(&fx);
-	g = timeline(fx.g, &fx.p);
-	/* The seven arena tensors, the view v1 included. */
-	assert_int_equal(check_rects(g, &fx.p), 7);
-	for (Agnode_t *v = agfstnode(g); v; v = agnxtnode(g, v)) {
-		if (!strcmp(attr(v, "class"), "peak"))
-			peak = rect_of(v), npeak++;
-		if (!strcmp(attr(v, "id"), "t4"))
-			c1 = rect_of(v);
-		if (!strcmp(attr(v, "id"), "t0"))
-			x = rect_of(v);
-	}
-	assert_int_equal(npeak, 1);
-	assert_int_equal(count_class(g, "peak-bar"), 1);
-	assert_int_equal(count_class(g, "bar"), 4);
-	/* Step 0 is the peak: its band spans c1's first column, and c1
-	 * (steps 0-1, 1024 B) is twice as wide and 4/3 as high as in:0
-	 * (step 0, 768 B), right above it. */
-	assert_true(fabs(peak.x0 - c1.x0) < 0.05);
-	assert_true(fabs((c1.x1 - c1.x0) - 2 * (x.x1 - x.x0)) < 0.05);
-	assert_true(fabs((c1.y1 - c1.y0) / (x.y1 - x.y0) - 1024.0 / 768) < 0.01);
-	assert_true(fabs(c1.y0 - x.y1) < 0.05);  /* rounded alike */
-	agclose(g);
-	fixture_free(&fx);
-}
-
 static void test_bad_extension(void **state)
 {
 	ArEmitInfo info = {.model_path = "fx.onnx", .prefix = "m",
@@ -232,22 +77,8 @@ static void test_bad_extension(void **state)
 	fixture_free(&fx);
 }
 
-static bool starts_with_file(const char *path, const char *magic)
-{
-	char buf[16] = {0};
-	FILE *f = fopen(path, "rb");
-	size_t n;
-	if (!f)
-		return false;
-	n = fread(buf, 1, sizeof buf - 1, f);
-	fclose(f);
-	return n >= strlen(magic) && memcmp(buf, magic, strlen(magic)) == 0;
-}
-
 static void test_lenet(void **state)
 {
-	ArLoadOptions lo = {0};
-	ArPlanOptions po;
 	ArEmitInfo info = {.model_path = "testdata/lenet.onnx",
 			   .prefix = "lenet", .options = "",
 			   .dot_weights = false};
@@ -256,20 +87,11 @@ static void test_lenet(void **state)
 	ArPlan *p;
 	Agraph_t *d;
 
-	lo.dim_default = 1;
-	lo.batch = -1;
-	assert_int_equal(ar_load_onnx("testdata/lenet.onnx", &lo, &g, &err),
-			 AR_OK);
-	assert_int_equal(ar_infer(g, NULL, &err), AR_OK);
-	ar_plan_options_default(&po);
-	assert_int_equal(ar_plan(g, &po, &p, &err), AR_OK);
+	plan_lenet(&g, &p);
 
 	assert_int_equal(ar_write_dot(tmp("lenet.svg"), g, p, &info, NULL,
 				      &err), AR_OK);
 	assert_true(starts_with_file(tmp("lenet.svg"), "<?xml"));
-	assert_int_equal(ar_write_timeline(tmp("lenet_tl.png"), g, p, &info, NULL,
-					   &err), AR_OK);
-	assert_true(starts_with_file(tmp("lenet_tl.png"), "\x89PNG"));
 
 	assert_int_equal(ar_write_dot(tmp("lenet.dot"), g, p, &info, NULL,
 				      &err), AR_OK);
@@ -278,30 +100,186 @@ static void test_lenet(void **state)
 	assert_non_null(strstr(attr(agnode(d, "t9", 0), "label"),
 			       "float32[1,1,28,28]"));
 	agclose(d);
-	d = timeline(g, p);
-	assert_true(check_rects(d, p) > 5);
-	assert_int_equal(count_class(d, "peak-bar"), 1);
-	agclose(d);
 	ar_plan_free(p);
 	ar_graph_free(g);
 }
 
-static int cleanup(void **state)
+/*
+ * A stem Relu, then count repeats of MatMul -> Relu -> Add (a residual
+ * block), then a final Relu: 3 * count + 2 steps, planned in file order.
+ */
+static void residual_stack(int count, ArGraph **gp, ArPlan **pp)
 {
-	char cmd[300];
-	snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
-	return system(cmd);
+	ArGraph *g = ar_graph_new("stack");
+	ArPlanOptions po;
+	ArError err = {0};
+	int x = gb_tensor(g, "x", AR_TK_INPUT, 1, 16, 0, 0), y;
+	int h = gb_tensor(g, "h0", AR_TK_ACTIVATION, 1, 16, 0, 0);
+	char name[32];
+
+	gb_node(g, "Relu", (int[]){x}, 1, h);
+	for (int i = 0; i < count; i++) {
+		int w, m, r, o;
+		snprintf(name, sizeof name, "w%d", i);
+		w = gb_tensor(g, name, AR_TK_WEIGHT, 16, 16, 0, 0);
+		snprintf(name, sizeof name, "m%d", i);
+		m = gb_tensor(g, name, AR_TK_ACTIVATION, 1, 16, 0, 0);
+		snprintf(name, sizeof name, "r%d", i);
+		r = gb_tensor(g, name, AR_TK_ACTIVATION, 1, 16, 0, 0);
+		snprintf(name, sizeof name, "h%d", i + 1);
+		o = gb_tensor(g, name, AR_TK_ACTIVATION, 1, 16, 0, 0);
+		gb_node(g, "MatMul", (int[]){h, w}, 2, m);
+		gb_node(g, "Relu", (int[]){m}, 1, r);
+		gb_node(g, "Add", (int[]){r, h}, 2, o);
+		h = o;
+	}
+	y = gb_tensor(g, "y", AR_TK_OUTPUT, 1, 16, 0, 0);
+	gb_node(g, "Relu", (int[]){h}, 1, y);
+	gb_io(g, &x, 1, &y, 1);
+	ar_plan_options_default(&po);
+	po.order = AR_ORDER_FILE;
+	assert_int_equal(ar_plan(g, &po, pp, &err), AR_OK);
+	assert_int_equal((*pp)->nsteps, 3 * count + 2);
+	*gp = g;
+}
+
+static void test_fold(void **state)
+{
+	ArGraph *g;
+	ArPlan *p;
+	ArDotView v;
+	int last;
+
+	residual_stack(5, &g, &p);
+	last = p->nsteps - 1;
+	ar_dot_view(g, p, AR_DOT_CONDENSED, 0, 0, &v);
+	/* One block: the 5 repeats from step 1; the stem's output is read
+	 * twice and the first repeat reads it as the others read the repeat
+	 * before. */
+	assert_int_equal(v.nblocks, 1);
+	assert_int_equal(v.blocks[0].first, 1);
+	assert_int_equal(v.blocks[0].period, 3);
+	assert_int_equal(v.blocks[0].count, 5);
+	assert_false(v.segments);
+	/* Boxes: the stem, MatMul -> Relu (a chain), Add, the last Relu. */
+	assert_int_equal(v.nboxes, 4);
+	assert_int_not_equal(v.box[0], v.box[1]);
+	assert_int_equal(v.box[1], v.box[2]);
+	assert_int_not_equal(v.box[2], v.box[3]);
+	for (int k = 1; k < 5; k++) {
+		assert_int_equal(v.box[1 + 3 * k], v.box[1]);
+		assert_int_equal(v.box[3 + 3 * k], v.box[3]);
+		assert_int_equal(v.repeat[1 + 3 * k], k);
+	}
+	assert_int_equal(v.box_block[v.box[1]], 0);
+	assert_int_equal(v.box_block[v.box[last]], -1);
+	assert_int_equal(v.start[v.box[1] + 1] - v.start[v.box[1]], 2);
+	assert_int_equal(v.steps[v.start[v.box[1]]], 1);
+	assert_int_equal(v.steps[v.start[v.box[1]] + 1], 2);
+	ar_dot_view_free(&v);
+
+	/* Around the first Add (step 3), one tensor away: what made its
+	 * inputs (steps 0 and 2) and what reads its output (4 and 6). */
+	ar_dot_view(g, p, AR_DOT_FOCUS, 3, 1, &v);
+	assert_int_equal(v.nboxes, 5);
+	for (int s = 0; s < p->nsteps; s++)
+		assert_int_equal(v.box[s] >= 0, s == 0 || s == 2 || s == 3 ||
+				 s == 4 || s == 6);
+	ar_dot_view_free(&v);
+
+	ar_dot_view(g, p, AR_DOT_FULL, 0, 0, &v);
+	assert_int_equal(v.nboxes, p->nsteps);
+	assert_int_equal(v.nblocks, 0);
+	ar_dot_view_free(&v);
+	ar_plan_free(p);
+	ar_graph_free(g);
+}
+
+static int count_label(Agraph_t *g, const char *cls, const char *text)
+{
+	int n = 0;
+	for (Agnode_t *v = agfstnode(g); v; v = agnxtnode(g, v))
+		n += !strcmp(attr(v, "class"), cls) &&
+		     strstr(attr(v, "label"), text) != NULL;
+	return n;
+}
+
+static void test_condensed(void **state)
+{
+	ArEmitInfo info = {.model_path = "some/folder/stack.onnx", .options = ""};
+	ArError err = {0};
+	ArGraph *g;
+	ArPlan *p;
+	Agraph_t *d, *c;
+
+	/* 92 steps: over the size drawn in full. */
+	residual_stack(30, &g, &p);
+	assert_int_equal(ar_write_dot(tmp("stack.dot"), g, p, &info, NULL, &err),
+			 AR_OK);
+	d = read_dot(tmp("stack.dot"));
+	assert_non_null(strstr(attr(d, "label"), "stack.onnx: arena"));
+	assert_null(strstr(attr(d, "label"), "folder"));
+	assert_non_null(strstr(attr(d, "label"), "92 steps in 4 boxes"));
+	c = agsubg(d, "cluster_b0", 0);
+	assert_non_null(c);
+	assert_non_null(strstr(attr(c, "label"), "30: steps 1 to 90, 30 repeats "
+			       "of 3 steps"));
+	/* Its two boxes, the r tensors and the h tensors fed back. */
+	assert_int_equal(agnnodes(c), 4);
+	assert_int_equal(count_class(d, "op"), 3);
+	assert_int_equal(count_label(d, "ops", "MatMul \xe2\x86\x92 Relu"), 1);
+	/* x, h0, the 30 r, h1..h29 fed back, h30 and y: the m tensors stay
+	 * inside their box. */
+	assert_int_equal(count_class(d, "tensor"), 6);
+	assert_int_equal(count_label(d, "tensor", "30 tensors, 64 B each"), 1);
+	assert_int_equal(count_label(d, "tensor", "29 tensors, 64 B each"), 1);
+	assert_int_equal(count_label(d, "tensor", "h30\\n"), 1);
+	assert_int_equal(count_label(d, "legend", ""), 1);
+	agclose(d);
+
+	/* --dot-expand: every step. */
+	info.dot_expand = true;
+	assert_int_equal(ar_write_dot(tmp("stack.dot"), g, p, &info, NULL, &err),
+			 AR_OK);
+	d = read_dot(tmp("stack.dot"));
+	assert_int_equal(count_class(d, "op"), 92);
+	assert_null(agsubg(d, "cluster_b0", 0));
+	agclose(d);
+
+	/* --dot-focus 3:1, and a step the plan does not have. */
+	info.dot_expand = false;
+	info.dot_focus_set = true;
+	info.dot_focus = 3;
+	info.dot_radius = 1;
+	assert_int_equal(ar_write_dot(tmp("stack.dot"), g, p, &info, NULL, &err),
+			 AR_OK);
+	d = read_dot(tmp("stack.dot"));
+	assert_int_equal(count_class(d, "op"), 5);
+	assert_non_null(strstr(attr(d, "label"), "the 5 steps within 1 tensor "
+			       "of step 3 (blue), of 92"));
+	assert_string_equal(attr(agnode(d, "s3", 0), "color"), "#1f78b4");
+	assert_non_null(agnode(d, "s6", 0));
+	assert_null(agnode(d, "s7", 0));
+	agclose(d);
+	info.dot_focus = 92;
+	assert_int_equal(ar_write_dot(tmp("stack.dot"), g, p, &info, NULL, &err),
+			 AR_EXIT_USAGE);
+	assert_non_null(strstr(err.msg, "--dot-focus 92: the plan has steps 0 "
+			       "to 91"));
+	ar_plan_free(p);
+	ar_graph_free(g);
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_dataflow),
-		cmocka_unit_test(test_timeline),
 		cmocka_unit_test(test_bad_extension),
 		cmocka_unit_test(test_lenet),
+		cmocka_unit_test(test_fold),
+		cmocka_unit_test(test_condensed),
 	};
 	if (!mkdtemp(tmpdir))
 		return 1;
-	return cmocka_run_group_tests(tests, NULL, cleanup);
+	return cmocka_run_group_tests(tests, NULL, remove_tmpdir);
 }
