@@ -89,6 +89,7 @@ void hdr_write_macros(const Hdr *h)
 		{"NUM_INPUTS", h->g->ninputs, ""},
 		{"NUM_OUTPUTS", h->g->noutputs, ""},
 		{"NUM_ATTRS", h->nattrs, ""},
+		{"NUM_QUANTS", hdr_num_quants(h->g), ""},
 		{"IO_SEPARATE", p->io_separate, ""},
 	};
 

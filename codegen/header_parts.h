@@ -47,6 +47,7 @@ void hdr_write_macros(const Hdr *h);                /* header_macros.c */
 void hdr_write_types(const Hdr *h);                 /* header_types.c */
 const char *hdr_attr_type_name(ArAttrType t);       /* header_types.c */
 void hdr_write_tables(const Hdr *h);                /* header_tables.c */
+int hdr_num_quants(const ArGraph *g);               /* header_tables.c */
 void hdr_write_arena(const Hdr *h);                 /* header_arena.c */
 
 /* header_attrs.c: attribute values, pooled per type. */

@@ -21,7 +21,8 @@ static void write_externs(const Hdr *h)
 		 "extern const int32_t @_inputs[$_NUM_INPUTS + 1];\n"
 		 "extern const int32_t @_outputs[$_NUM_OUTPUTS + 1];\n"
 		 "extern const @_attr @_attrs[$_NUM_ATTRS + 1];\n"
-		 "extern const @_step @_steps[$_NUM_STEPS + 1];\n");
+		 "extern const @_step @_steps[$_NUM_STEPS + 1];\n"
+		 "extern const @_quant @_quants[$_NUM_QUANTS + 1];\n");
 	if (h->nreg)
 		hdr_tmpl(h, "extern const @_region @_regions[$_NUM_REGIONS];\n");
 	hdr_tmpl(h, "/* Defined by the C file of arenac --weights FILE.c. */\n"
@@ -29,10 +30,38 @@ static void write_externs(const Hdr *h)
 		 "$_WEIGHTS_SIZE : 1];\n\n");
 }
 
+static bool quantized(const ArTensor *t)
+{
+	return t->quant.scale >= 0 || t->quant.zero_point >= 0;
+}
+
+int hdr_num_quants(const ArGraph *g)
+{
+	int n = 0;
+	for (int i = 0; i < g->ntensors; i++)
+		n += quantized(&g->tensors[i]);
+	return n;
+}
+
+/* One entry per quantized tensor, in tensor order. */
+static void write_quants(const Hdr *h)
+{
+	const ArGraph *g = h->g;
+	hdr_tmpl(h, "const @_quant @_quants[$_NUM_QUANTS + 1] = {\n");
+	for (int i = 0; i < g->ntensors; i++) {
+		const ArQuant *q = &g->tensors[i].quant;
+		if (quantized(&g->tensors[i]))
+			fprintf(h->f, "\t{%d, %d, %d, %lldu},\n", q->scale,
+				q->zero_point, q->axis,
+				(long long)(q->block > 0 ? q->block : 0));
+	}
+	fputs("\t{-1, -1, -1, 0u}\n};\n\n", h->f);
+}
+
 static void write_tensors(const Hdr *h)
 {
 	const ArGraph *g = h->g;
-	int k = 0, at = 0;
+	int k = 0, at = 0, nq = 0;
 	int64_t *woff = ar_xmalloc(((size_t)g->ntensors + 1) * sizeof *woff);
 
 	ar_weights_layout(g, h->p, woff);
@@ -73,17 +102,21 @@ static void write_tensors(const Hdr *h)
 			fprintf(h->f, "%lldu, ", (long long)woff[i]);
 		else
 			fprintf(h->f, "%s_NOT_IN_ARENA, ", h->up);
-		fprintf(h->f, "%lldu, %d, %s_NO_QUANT},\n",
-			(long long)(t->rank >= 0 ? ar_numel(t) : 0), s->io,
-			h->up);
+		fprintf(h->f, "%lldu, %d, ",
+			(long long)(t->rank >= 0 ? ar_numel(t) : 0), s->io);
+		if (quantized(t))
+			fprintf(h->f, "%d, ", nq++);
+		else
+			fprintf(h->f, "%s_NO_QUANT, ", h->up);
+		fprintf(h->f, "0x%xu},\n", (unsigned)t->bounded);
 		at += t->rank > 0 ? t->rank : 0;
 	}
 	hdr_tmpl(h, h->nreg ? "\t{0, $_DT_UNDEFINED, 0, 0, @_dims, 0u, "
 		 "$_NOT_IN_ARENA, 0, -1, -1, -1, 0u, -1, $_NOT_IN_ARENA, 0u, "
-		 "-1, $_NO_QUANT}\n};\n\n" :
+		 "-1, $_NO_QUANT, 0u}\n};\n\n" :
 		 "\t{0, $_DT_UNDEFINED, 0, 0, @_dims, 0u, $_NOT_IN_ARENA, "
-		 "-1, -1, -1, 0u, -1, $_NOT_IN_ARENA, 0u, -1, $_NO_QUANT}\n"
-		 "};\n\n");
+		 "-1, -1, -1, 0u, -1, $_NOT_IN_ARENA, 0u, -1, $_NO_QUANT, 0u}"
+		 "\n};\n\n");
 	free(woff);
 }
 
@@ -147,6 +180,7 @@ void hdr_write_tables(const Hdr *h)
 	write_externs(h);
 	hdr_tmpl(h, "#ifdef $_DEFINE_TABLES\n");
 	write_tensors(h);
+	write_quants(h);
 	write_ids(h, "inputs", h->g->inputs, h->g->ninputs);
 	write_ids(h, "outputs", h->g->outputs, h->g->noutputs);
 	fputc('\n', h->f);

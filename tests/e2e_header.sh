@@ -34,7 +34,10 @@ lenet_io testdata/lenet.onnx --dim N=1 --io separate
 lenet_train testdata/lenet.onnx --train --batch 2 --optimizer momentum
 lenet_tiers testdata/lenet.onnx --dim N=1 --memory sram:16K --memory dram:8M
 lenet_tiers_io testdata/lenet.onnx --dim N=1 --memory sram:16K --memory dram:8M --io separate
-lenet_weights_in testdata/lenet.onnx --dim N=1 --memory sram:16K:50G --memory dram:8M:2G --weights-in dram"
+lenet_weights_in testdata/lenet.onnx --dim N=1 --memory sram:16K:50G --memory dram:8M:2G --weights-in dram
+quant_cnn_int8 testdata/quant_cnn_int8.onnx --dim-default 1
+quant_int4_blocked testdata/quant_int4_blocked.onnx --dim-default 1
+nms_postprocess testdata/nms_postprocess.onnx --dim-default 1"
 if [ -d "$SHARED/models" ]; then
 	m=light_squeezenet
 	[ -f "$SHARED/models/$m.onnx" ] && cases="$cases
@@ -114,7 +117,9 @@ got = [l for l in open(sys.argv[2]).read().splitlines()
        if not l.startswith("attr ")]
 dtypes = ["undefined", "float32", "uint8", "int8", "uint16", "int16",
           "int32", "int64", "string", "bool", "float16", "float64", "uint32",
-          "uint64", "complex64", "complex128", "bfloat16"]
+          "uint64", "complex64", "complex128", "bfloat16", "float8e4m3fn",
+          "float8e4m3fnuz", "float8e5m2", "float8e5m2fnuz", "uint4", "int4",
+          "float4e2m1", "float8e8m0", "uint2", "int2"]
 kinds = ["input", "output", "activation", "weight", "constant"]
 ts = rep["tensors"]
 index = {t["name"]: i for i, t in enumerate(ts)}
@@ -136,17 +141,26 @@ for i, t in enumerate(ts):
     if regions:
         where += " " + ("-" if t["offset"] is None else
                         str(rindex[t["region"]]))
+    # A bounded tensor's table holds its bounds, -1 in the JSON's shape.
+    bounded = 0
+    if t.get("bounded"):
+        bounded = sum(1 << a for a, d in enumerate(shape) if d == -1)
+        shape = t["max_shape"]
     numel = 0
     if shape is not None:
         numel = 1
         for d in shape:
             numel *= d
-    want.append("tensor %d %s %d %d %d %s %d %s %d %d %d %d %d %d %d" % (
+    q = t.get("quant")
+    quant = "-" if q is None else "%d,%d,%d,%d" % (
+        ix(q["scale_tensor"]), ix(q["zero_point_tensor"]),
+        nn(q["axis"], -1), nn(q["block_size"], 0))
+    want.append("tensor %d %s %d %d %d %s %d %s %d %d %d %d %d %d %d %d %s" % (
         i, hx(t["name"]), dtypes.index(t["dtype"]), kinds.index(t["kind"]),
         -1 if shape is None else len(shape), ids(shape), nn(t["bytes"], 0),
         where, nn(t["first_step"], -1), nn(t["last_step"], -1),
         ix(t["alias_of"]), t.get("alias_offset", 0), ix(t["inplace_of"]),
-        numel, t.get("io", -1)))
+        numel, t.get("io", -1), bounded, quant))
 # --io separate: each input and output the arena would hold is in a
 # buffer of the caller's instead, inputs first (an output that is also an
 # input keeps the input's).

@@ -239,7 +239,8 @@ static int check_access(void)
 			       (unsigned long)n);
 			return 1;
 		}
-		if (x->quant != U(_NO_QUANT) ||
+		if ((x->quant != U(_NO_QUANT) &&
+		     (x->quant < 0 || x->quant >= U(_NUM_QUANTS))) ||
 		    (x->io >= 0 && (x->offset != U(_NOT_IN_ARENA) ||
 				    !U(_IO_SEPARATE)))) {
 			printf("error: tensor %d's io or quant column\n", t);
@@ -345,10 +346,19 @@ int main(void)
 		else
 			printf(" %d", t->region);
 #endif
-		printf(" %ld %ld %ld %lu %ld %lu %ld\n", (long)t->first,
+		printf(" %ld %ld %ld %lu %ld %lu %ld %lu", (long)t->first,
 		       (long)t->last, (long)t->alias_of,
 		       (unsigned long)t->alias_offset, (long)t->inplace_of,
-		       (unsigned long)t->numel, (long)t->io);
+		       (unsigned long)t->numel, (long)t->io,
+		       (unsigned long)t->bounded);
+		if (t->quant == U(_NO_QUANT))
+			printf(" -\n");
+		else
+			printf(" %ld,%ld,%ld,%lu\n",
+			       (long)L(_quants)[t->quant].scale,
+			       (long)L(_quants)[t->quant].zero_point,
+			       (long)L(_quants)[t->quant].axis,
+			       (unsigned long)L(_quants)[t->quant].block);
 	}
 	printf("io %d", (int)U(_IO_SEPARATE));
 	ints(L(_inputs), U(_NUM_INPUTS));

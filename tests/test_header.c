@@ -56,6 +56,7 @@ static void test_macros(void **state)
 	assert_non_null(strstr(h, "#define M_NUM_TENSORS 11\n"));
 	assert_non_null(strstr(h, "#define M_NUM_STEPS 5\n"));
 	assert_non_null(strstr(h, "#define M_NUM_ATTRS 7\n"
+			       "#define M_NUM_QUANTS 0\n"
 			       "#define M_IO_SEPARATE 0\n"));
 	assert_non_null(strstr(h, "#define M_INPUT_in_0_NUMEL 192u\n"));
 	/* The tables: declared for every file, defined for one. */
@@ -76,7 +77,7 @@ static void test_macros(void **state)
 	assert_non_null(strstr(h, "/* 4 */ {\"c1\", M_DT_FLOAT32, "
 			       "M_KIND_ACTIVATION, 4, m_dims + 11, 1024u, "
 			       "816u, 0, 1, -1, 0u, -1, M_NOT_IN_ARENA, 256u, "
-			       "-1, M_NO_QUANT},\n"));
+			       "-1, M_NO_QUANT, 0x0u},\n"));
 	assert_non_null(strstr(h, "/* 2 */ {\"Reshape\", \"\", \"flatten\", 2, "
 			       "m_step_io + 6, 2, m_step_io + 8, 1, m_attrs + 4, "
 			       "0, 1, 1, M_PHASE_FORWARD},\n"));
@@ -197,9 +198,15 @@ static char *expected_lines(const Fixture *fx)
 			fprintf(f, " %d", s->region);
 		else if (p->nregions)
 			fputs(" -", f);
-		fprintf(f, " %d %d %d %lld %d %lld %d\n", s->first, s->last,
+		fprintf(f, " %d %d %d %lld %d %lld %d %u", s->first, s->last,
 			s->alias_of, (long long)s->alias_offset, s->inplace_of,
-			(long long)ar_numel(t), s->io);
+			(long long)ar_numel(t), s->io, (unsigned)t->bounded);
+		if (t->quant.scale >= 0 || t->quant.zero_point >= 0)
+			fprintf(f, " %d,%d,%d,%lld\n", t->quant.scale,
+				t->quant.zero_point, t->quant.axis,
+				(long long)t->quant.block);
+		else
+			fputs(" -\n", f);
 	}
 	fprintf(f, "io %d", p->io_separate);
 	ids(f, g->inputs, g->ninputs);
@@ -515,7 +522,7 @@ static void test_io_separate(void **state)
 	assert_non_null(strstr(h, "/* 1 */ {\"in/0\", M_DT_FLOAT32, "
 			       "M_KIND_INPUT, 2, m_dims + 4, 40u, "
 			       "M_NOT_IN_ARENA, -1, -1, -1, 0u, -1, "
-			       "M_NOT_IN_ARENA, 10u, 1, M_NO_QUANT},\n"));
+			       "M_NOT_IN_ARENA, 10u, 1, M_NO_QUANT, 0x0u},\n"));
 	assert_comments_sealed(h);
 	free(h);
 	build_and_read_back(&fx, "return (int)(M_ARENA_SIZE + M_OUTPUT_y_IO);",
