@@ -69,19 +69,6 @@ void rt_pool2d(rt_pool_kind k, const rt_conv *p, const int64_t *pads_end,
 	}
 }
 
-void rt_global_avgpool(const float *x, const rt_shape *xs, float *y)
-{
-	int64_t NC = xs->d[0] * xs->d[1], hw = 1;
-	for (int i = 2; i < xs->rank; i++)
-		hw *= xs->d[i];
-	for (int64_t c = 0; c < NC; c++) {
-		double sum = 0;
-		for (int64_t i = 0; i < hw; i++)
-			sum += x[c * hw + i];
-		y[c] = (float)(sum / (double)hw);
-	}
-}
-
 /* y = x / (bias + alpha / size * sum of squares over nearby channels)^beta */
 void rt_lrn(int64_t size, float alpha, float beta, float bias,
 	    const float *x, const rt_shape *xs, float *y)

@@ -10,8 +10,10 @@ in the text format tests/rt_cases.c reads:
     opset N                     the op's opset
     attr NAME i V | f V | s TEXT | ints N V... | floats N V...
     tensor ROLE TYPE RANK DIMS...   ROLE: in (arena), w (weights blob),
-    VALUES...                       none (omitted), out (expected output);
-                                    TYPE: f (float32) or i (int64)
+    VALUES...                       none (omitted), out (an expected
+                                    output, after the inputs); TYPE: f32
+                                    f64 f16 i64 i32 i16 i8 u8 u16 u32 u64
+                                    bool (float16 as its bit patterns)
 
 The references are written independently of the C kernels (numpy slicing,
 np.pad, np.repeat, einsum), in float64, rounded to float32 at the end.
@@ -28,23 +30,33 @@ def rand(*shape):
     return rng.standard_normal(shape).astype(np.float32)
 
 
+TYPES = {np.dtype(np.float32): "f32", np.dtype(np.float64): "f64",
+         np.dtype(np.float16): "f16", np.dtype(np.int64): "i64",
+         np.dtype(np.int32): "i32", np.dtype(np.int16): "i16",
+         np.dtype(np.int8): "i8", np.dtype(np.uint8): "u8",
+         np.dtype(np.uint16): "u16", np.dtype(np.uint32): "u32",
+         np.dtype(np.uint64): "u64", np.dtype(np.bool_): "bool"}
+
+
 def put_tensor(role, a):
     if a is None:
-        out.write("tensor none f 0\n\n")
+        out.write("tensor none f32 0\n\n")
         return
     a = np.asarray(a)
-    kind = "i" if a.dtype.kind in "iu" else "f"
-    out.write("tensor %s %s %d %s\n" % (role, kind, a.ndim,
+    out.write("tensor %s %s %d %s\n" % (role, TYPES[a.dtype], a.ndim,
                                         " ".join(str(d) for d in a.shape)))
-    if kind == "i":
+    if a.dtype == np.float16:
+        a = a.view(np.uint16)
+    if a.dtype.kind in "iub":
         out.write(" ".join(str(int(v)) for v in a.ravel()) + "\n")
     else:
-        out.write(" ".join(repr(float(v)) for v in
-                           a.astype(np.float32).ravel()) + "\n")
+        out.write(" ".join(repr(float(v)) for v in a.ravel()) + "\n")
 
 
-def case(name, op, inputs, y, attrs=(), inplace=False, opset=13):
-    """inputs: list of (role, array or None)."""
+def case(name, op, inputs, y, attrs=(), inplace=False, opset=13,
+         keep=False):
+    """inputs: list of (role, array or None); y: the expected output or a
+    list of them, float64 ones written as float32 unless keep."""
     out.write("case %s %s %s\nopset %d\n" % (name, op,
                                               "ok" if inplace else "refused",
                                               opset))
@@ -63,7 +75,11 @@ def case(name, op, inputs, y, attrs=(), inplace=False, opset=13):
                 repr(float(e)) for e in v)))
     for role, a in inputs:
         put_tensor(role, a)
-    put_tensor("out", np.asarray(y, dtype=np.float64).astype(np.float32))
+    for a in (y if isinstance(y, list) else [y]):
+        a = np.asarray(a)
+        if a.dtype == np.float64 and not keep:
+            a = a.astype(np.float32)
+        put_tensor("out", a)
 
 
 def conv_ref(x, w, b, group, pads, strides, dil):
@@ -165,7 +181,7 @@ def main():
           np.sqrt(var.astype(np.float64).reshape(1, 4, 1, 1) + 1e-3) *
           sc.reshape(1, 4, 1, 1) + bi.reshape(1, 4, 1, 1))
     pre = np.maximum(bn * k + c0, 0.0)
-    case("preact_bn_mul_add_relu", "PreactConv",
+    case("preact_bn_mul_add_relu", "arenac.PreactConv",
          [("in", x), ("w", w), ("w", b), ("w", sc), ("w", bi), ("w", mu),
           ("w", var), ("w", k), ("w", c0)],
          conv_ref(pre, w, b, 2, (1, 1, 1, 1), (2, 1), (1, 1)),
@@ -175,7 +191,7 @@ def main():
     # Relu first, then an affine map: the stages split at the Relu.
     w = rand(3, 4, 2, 3)
     pre = np.maximum(x64, 0.0) * k + c0
-    case("preact_relu_mul_add_nobias", "PreactConv",
+    case("preact_relu_mul_add_nobias", "arenac.PreactConv",
          [("in", x), ("w", w), ("none", None), ("w", k), ("w", c0)],
          conv_ref(pre, w, None, 1, (0, 1, 1, 2), (1, 1), (1, 1)),
          [("kernel_shape", [2, 3]), ("pads", [0, 1, 1, 2]),
