@@ -105,25 +105,26 @@ static int64_t zero_point(const rt_qin *q, int64_t i)
 	return q->zp ? rt_get_i(q->zdt, q->zp, q->nzp == 1 ? 0 : i) : 0;
 }
 
-/* Writes the integer sum s of output element i (row r, channel ch). */
 void rt_requant_store(const rt_requant *rq, int64_t s, int64_t r,
 		      int64_t ch, rt_arr *y, int64_t i)
 {
-	float scale, v;
-	int64_t lo, hi, q;
+	float scale;
+	double v;
+	int64_t lo, hi;
 
 	if (!rq) {
 		rt_set_i(y->dt, y->p, i, (int32_t)(uint32_t)s);
 		return;
 	}
-	/* In float, as onnxruntime computes the output scale. */
+	/* The multiplier in float32, the product in double, as the spec's
+	 * reference implementation computes them. */
 	scale = rq->sa[rq->na == 1 ? 0 : r] * rq->sb[rq->nb == 1 ? 0 : ch] /
 		rq->sy;
-	v = rintf((float)s * scale);
+	v = nearbyint((double)s * (double)scale) + (double)rq->zy;
 	lo = y->dt == ART_DT_INT8 ? -128 : 0;
 	hi = y->dt == ART_DT_INT8 ? 127 : 255;
-	q = (int64_t)fmaxf(fminf(v, 1e9f), -1e9f) + rq->zy;
-	rt_set_i(y->dt, y->p, i, q < lo ? lo : q > hi ? hi : q);
+	rt_set_i(y->dt, y->p, i, !(v >= (double)lo) ? lo :
+		 v > (double)hi ? hi : (int64_t)v);
 }
 
 void rt_matmul_int(const rt_qin *a, const rt_shape *as, const rt_qin *b,

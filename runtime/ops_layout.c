@@ -392,8 +392,10 @@ int op_gather(Ctx *c)
 		return -1;
 	if (idx.dt != ART_DT_INT64 && idx.dt != ART_DT_INT32)
 		return ctx_fail(c, "indices must be int32 or int64");
-	if (elements && idx.s.rank != x.s.rank)
-		return ctx_fail(c, "indices must have the data's rank");
+	if (elements && (idx.s.rank != x.s.rank ||
+			 rt_numel(&idx.s) != rt_numel(&y.s)))
+		return ctx_fail(c, "indices must have the data's rank and the "
+				"output's shape");
 	n = rt_numel(&idx.s);
 	d = x.s.d[axis];
 	for (int64_t i = 0; i < n; i++) {

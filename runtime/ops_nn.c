@@ -158,6 +158,17 @@ int op_conv(Ctx *c)
 	ctx_as_2d(&xs), ctx_as_2d(&ys);
 	if (xs.d[1] % p.group || ys.d[1] % p.group)
 		return ctx_fail(c, "channels are not a multiple of group");
+	/*
+	 * A column (width 1, kernel width 1: Magika's sequence conv) has
+	 * the bytes of a row, and the kernel's tiles run along rows.
+	 */
+	if (!transposed && xs.d[3] == 1 && ys.d[3] == 1 && p.kw == 1 &&
+	    p.pw == 0) {
+		xs.d[3] = xs.d[2], xs.d[2] = 1;
+		ys.d[3] = ys.d[2], ys.d[2] = 1;
+		p.kw = p.kh, p.sw = p.sh, p.dw = p.dh, p.pw = p.ph;
+		p.kh = p.sh = p.dh = 1, p.ph = 0;
+	}
 	if (!strcmp(c->s->op, "PreactConv")) {
 		if (preact(c, (int)xs.d[1], &pre))
 			return -1;

@@ -16,49 +16,45 @@ static int is_8bit(int dt)
 	return dt == ART_DT_INT8 || dt == ART_DT_UINT8;
 }
 
-/* Scales (input js) and zero points (input jz, optional) of x along
- * axis: one value, or one per index of axis. */
-static int qparam(Ctx *c, int js, int jz, const rt_arr *x, int axis,
-		  rt_qparam *q)
+/*
+ * Scales (input js) and zero points (input jz, optional) of x: one value
+ * (axis unused), or one per index of the axis attribute (default 1).
+ */
+static int qparam(Ctx *c, int js, int jz, const rt_arr *x, rt_qparam *q)
 {
 	rt_arr s, z;
+	int axis;
 	if (ctx_arg(c, js, 1, &s) || ctx_arg(c, jz, 0, &z))
 		return -1;
 	if (s.dt != ART_DT_FLOAT)
 		return ctx_fail(c, "scales must be float32");
+	if (ctx_attr_int(c, "block_size", 0))
+		return ctx_fail(c, "blocked quantization is not supported");
 	q->scale = s.p;
 	q->n = rt_numel(&s.s);
 	q->zp = z.p;
 	q->zdt = z.dt;
 	q->inner = 1;
-	for (int i = axis + 1; i < x->s.rank; i++)
-		q->inner *= x->s.d[i];
-	if (q->n != 1 && (s.s.rank != 1 || x->s.rank == 0 ||
-			  q->n != x->s.d[axis]))
-		return ctx_fail(c, "%lld scales: neither one nor one per index "
-				"of axis %d", (long long)q->n, axis);
 	if (z.p && rt_numel(&z.s) != q->n)
 		return ctx_fail(c, "zero points and scales differ in number");
+	if (q->n == 1)
+		return 0;
+	if (ctx_axis(c, ctx_attr_int(c, "axis", 1), x->s.rank, &axis))
+		return -1;
+	for (int i = axis + 1; i < x->s.rank; i++)
+		q->inner *= x->s.d[i];
+	if (s.s.rank != 1 || q->n != x->s.d[axis])
+		return ctx_fail(c, "%lld scales: neither one nor one per index "
+				"of axis %d", (long long)q->n, axis);
 	return 0;
-}
-
-/* The axis attribute (default 1); 0 for a scalar x. */
-static int quant_axis(Ctx *c, const rt_arr *x, int *axis)
-{
-	*axis = 0;
-	if (ctx_attr_int(c, "block_size", 0))
-		return ctx_fail(c, "blocked quantization is not supported");
-	return x->s.rank ? ctx_axis(c, ctx_attr_int(c, "axis", 1), x->s.rank,
-				    axis) : 0;
 }
 
 int op_quantize(Ctx *c)
 {
 	rt_arr x, y;
 	rt_qparam q;
-	int axis;
 	if (ctx_arg(c, 0, 1, &x) || ctx_res(c, 0, &y) ||
-	    quant_axis(c, &x, &axis) || qparam(c, 1, 2, &x, axis, &q))
+	    qparam(c, 1, 2, &x, &q))
 		return -1;
 	if ((x.dt != ART_DT_FLOAT && x.dt != ART_DT_INT32) ||
 	    (!is_8bit(y.dt) && y.dt != ART_DT_INT16 && y.dt != ART_DT_UINT16))
@@ -74,9 +70,8 @@ int op_dequantize(Ctx *c)
 	float *y;
 	rt_shape ys;
 	rt_qparam q;
-	int axis;
 	if (ctx_arg(c, 0, 1, &x) || ctx_fout(c, 0, &y, &ys) ||
-	    quant_axis(c, &x, &axis) || qparam(c, 1, 2, &x, axis, &q))
+	    qparam(c, 1, 2, &x, &q))
 		return -1;
 	if (!is_8bit(x.dt) && x.dt != ART_DT_INT32 && x.dt != ART_DT_INT16 &&
 	    x.dt != ART_DT_UINT16)

@@ -100,7 +100,8 @@ static const struct {
 	int dtype, size, is_float;
 } types[] = {
 	{"f32", ART_DT_FLOAT, 4, 1}, {"f64", ART_DT_DOUBLE, 8, 1},
-	{"f16", ART_DT_FLOAT16, 2, 1}, {"i64", ART_DT_INT64, 8, 0},
+	{"f16", ART_DT_FLOAT16, 2, 1}, {"bf16", ART_DT_BFLOAT16, 2, 1},
+	{"i64", ART_DT_INT64, 8, 0},
 	{"i32", ART_DT_INT32, 4, 0}, {"i16", ART_DT_INT16, 2, 0},
 	{"i8", ART_DT_INT8, 1, 0}, {"u8", ART_DT_UINT8, 1, 0},
 	{"u16", ART_DT_UINT16, 2, 0}, {"u32", ART_DT_UINT32, 4, 0},
@@ -117,9 +118,9 @@ static int type_of(int dtype)
 }
 
 /*
- * Reads element i of a tensor of type k: floats in decimal, float16 as
- * its bit pattern (numpy's rounding, not the runtime's), integers and
- * bools as integers.
+ * Reads element i of a tensor of type k: floats in decimal, float16 and
+ * bfloat16 as bit patterns (rounded by the generator, not the runtime),
+ * integers and bools as integers.
  */
 static int store(int k, void *p, int64_t i, FILE *f)
 {
