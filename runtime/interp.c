@@ -50,6 +50,9 @@ static const struct {
 	{"", "Hardmax", op_softmax, IP_YES},
 	{"", "Gemm", op_gemm, IP_NO},
 	{"", "MatMul", op_matmul, IP_NO},
+	{"", "RNN", op_rnn, IP_NO},
+	{"", "GRU", op_rnn, IP_NO},
+	{"", "LSTM", op_rnn, IP_NO},
 	/* elementwise (ops_elementwise.c) */
 	{"", "Relu", op_unary, IP_YES},
 	{"", "Sigmoid", op_unary, IP_YES},

@@ -5,8 +5,9 @@
  * tensors and checking the plan is the op layer's business (ops.h).  Each
  * kernel says in a comment whether its output may be its input (in
  * place), because the interpreter refuses an in-place step whose kernel
- * cannot do it.  Kernels never allocate and need no workspace: every
- * intermediate value lives in a local variable.
+ * cannot do it.  Kernels never allocate; all but the recurrent layers
+ * need no workspace either (every intermediate value lives in a local
+ * variable), and those take theirs from the caller.
  */
 #ifndef ARENAC_RT_KERNELS_H
 #define ARENAC_RT_KERNELS_H
@@ -65,13 +66,16 @@ typedef enum {
 	RT_ACOS, RT_ATAN, RT_SINH, RT_COSH, RT_ASINH, RT_ACOSH, RT_ATANH,
 	RT_FLOOR, RT_CEIL, RT_ROUND, RT_SIGN, RT_SOFTPLUS, RT_SOFTSIGN,
 	RT_ELU, RT_SELU, RT_CELU, RT_THRESHOLDEDRELU, RT_SHRINK, RT_MISH,
-	RT_ISNAN, RT_ISINF, RT_NOT, RT_COPY
+	RT_ISNAN, RT_ISINF, RT_NOT, RT_COPY, RT_AFFINE, RT_SCALEDTANH
 } rt_unary;
 /* a, b: the op's parameters (Clip: min, max; HardSigmoid: alpha, beta;
  * Selu: alpha, gamma; Shrink: bias, lambd; IsInf: detect_negative,
- * detect_positive; Gelu: a = 1 for the tanh form). */
+ * detect_positive; Gelu: a = 1 for the tanh form; Affine: a x + b;
+ * ScaledTanh: a tanh(b x)). */
 void rt_unary_apply(rt_unary op, double a, double b, const rt_arr *x,
 		    rt_arr *y);
+/* The same for one value. */
+double rt_unary_value(rt_unary op, double a, double b, double v);
 /* Whether op is defined on integers (else only float types reach it). */
 int rt_unary_int(rt_unary op);
 
@@ -115,6 +119,14 @@ void rt_mvn(const float *x, const rt_shape *xs, unsigned axes, float *y);
 void rt_batchnorm(const float *x, const rt_shape *xs, const float *scale,
 		  const float *bias, const float *mean, const float *var,
 		  float eps, float *y);
+/* BatchNormalization in training mode: normalised with the batch's mean
+ * and (population) variance per channel; the running statistics (may be
+ * NULL) = input ones * momentum + the batch's * (1 - momentum). */
+void rt_batchnorm_train(const float *x, const rt_shape *xs,
+			const float *scale, const float *bias,
+			const float *mean, const float *var, float eps,
+			float momentum, float *y, float *run_mean,
+			float *run_var);
 /* Per (n, c) over the spatial dims; scale and bias per channel. */
 void rt_instancenorm(const float *x, const rt_shape *xs, const float *scale,
 		     const float *bias, float eps, float *y);
@@ -204,10 +216,12 @@ void rt_conv2d_int(const rt_conv *p, const rt_qin *x, const rt_shape *xs,
 
 typedef enum { RT_POOL_MAX, RT_POOL_AVG, RT_POOL_AVG_PAD } rt_pool_kind;
 /* Windows past the input are clipped; RT_POOL_AVG_PAD divides by the
- * window's part inside the padded input (count_include_pad). */
+ * window's part inside the padded input (count_include_pad).  Max pools
+ * write where each maximum is into indices (may be NULL), counted in the
+ * flattened input, row-major or (col_major) columns first. */
 void rt_pool2d(rt_pool_kind k, const rt_conv *p, const int64_t *pads_end,
 	       const float *x, const rt_shape *xs, float *y,
-	       const rt_shape *ys);
+	       const rt_shape *ys, int64_t *indices, int col_major);
 void rt_lrn(int64_t size, float alpha, float beta, float bias,
 	    const float *x, const rt_shape *xs, float *y);
 
@@ -275,6 +289,33 @@ void rt_trilu(const rt_arr *x, int64_t k, int upper, rt_arr *y);
 void rt_gather(const rt_arr *x, int axis, const rt_arr *idx, rt_arr *y);
 void rt_gather_elements(const rt_arr *x, int axis, const rt_arr *idx,
 			rt_arr *y);
+
+/* ---- recurrent layers (kernels_rnn.c) ---- */
+
+typedef enum { RT_RNN_CELL, RT_GRU_CELL, RT_LSTM_CELL } rt_rnn_kind;
+/*
+ * One RNN, GRU or LSTM layer as ONNX defines it: x [seq, batch, input]
+ * (layout 1: [batch, seq, input]); w, r, b, p (peepholes), h0, c0 per
+ * direction as in the spec; y [seq, dirs, batch, hidden] (layout 1:
+ * [batch, seq, dirs, hidden]), yh and yc [dirs, batch, hidden] (layout
+ * 1: [batch, dirs, hidden]); optional pointers NULL.  act[d][k] with its
+ * alpha and beta is activation k (f, g, h) of direction d.
+ */
+typedef struct rt_rnn {
+	rt_rnn_kind kind;
+	int64_t seq, batch, input, hidden;
+	int dirs, reverse, layout, linear_before_reset;
+	float clip;                 /* 0: none */
+	const float *x, *w, *r, *b, *p, *h0, *c0;
+	const void *seq_lens;       /* int32 per batch element, or NULL */
+	int seq_lens_dt;
+	float *y, *yh, *yc;
+	rt_unary act[2][3];
+	double alpha[2][3], beta[2][3];
+} rt_rnn;
+/* work: (3 + 2) x hidden floats for GRU, (4 + 2) for LSTM, 3 for RNN,
+ * none of them an operand.  The outputs must not be inputs. */
+void rt_rnn_apply(const rt_rnn *p, float *work);
 
 /* ---- resize (kernels_resize.c) ---- */
 

@@ -23,7 +23,7 @@ static double softplus(double v)
 	return v > 0 ? v + log1p(exp(-v)) : log1p(exp(v));
 }
 
-static double funary(rt_unary op, double a, double b, double v)
+double rt_unary_value(rt_unary op, double a, double b, double v)
 {
 	switch (op) {
 	case RT_RELU: return v > 0 ? v : 0;
@@ -73,6 +73,8 @@ static double funary(rt_unary op, double a, double b, double v)
 	case RT_ISINF:
 		return isinf(v) && ((v > 0 && b != 0) || (v < 0 && a != 0));
 	case RT_NOT: return v == 0;
+	case RT_AFFINE: return a * v + b;
+	case RT_SCALEDTANH: return a * tanh(b * v);
 	case RT_COPY: return v;
 	}
 	return v;
@@ -108,11 +110,11 @@ void rt_unary_apply(rt_unary op, double a, double b, const rt_arr *x,
 		const float *xp = x->p;
 		float *yp = y->p;
 		for (int64_t i = 0; i < n; i++)
-			yp[i] = (float)funary(op, a, b, xp[i]);
+			yp[i] = (float)rt_unary_value(op, a, b, xp[i]);
 	} else if (rt_is_float(x->dt)) {
 		for (int64_t i = 0; i < n; i++)
 			rt_set_f(y->dt, y->p, i,
-				 funary(op, a, b, rt_get_f(x->dt, x->p, i)));
+				 rt_unary_value(op, a, b, rt_get_f(x->dt, x->p, i)));
 	} else {
 		for (int64_t i = 0; i < n; i++)
 			rt_set_i(y->dt, y->p, i,

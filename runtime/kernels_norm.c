@@ -29,6 +29,45 @@ void rt_batchnorm(const float *x, const rt_shape *xs, const float *scale,
 	}
 }
 
+void rt_batchnorm_train(const float *x, const rt_shape *xs,
+			const float *scale, const float *bias,
+			const float *mean, const float *var, float eps,
+			float momentum, float *y, float *run_mean,
+			float *run_var)
+{
+	int64_t N = xs->d[0], C = xs->rank > 1 ? xs->d[1] : 1, hw = 1;
+	for (int i = 2; i < xs->rank; i++)
+		hw *= xs->d[i];
+	/* One channel at a time: its statistics, then its outputs. */
+	for (int64_t c = 0; c < C; c++) {
+		double s = 0, v = 0, m, inv;
+		int64_t cnt = N * hw;
+		for (int64_t n = 0; n < N; n++)
+			for (int64_t i = 0; i < hw; i++)
+				s += x[(n * C + c) * hw + i];
+		m = cnt ? s / (double)cnt : 0;
+		for (int64_t n = 0; n < N; n++)
+			for (int64_t i = 0; i < hw; i++) {
+				double d = x[(n * C + c) * hw + i] - m;
+				v += d * d;
+			}
+		v = cnt ? v / (double)cnt : 0;
+		inv = 1 / sqrt(v + eps);
+		for (int64_t n = 0; n < N; n++)
+			for (int64_t i = 0; i < hw; i++) {
+				int64_t k = (n * C + c) * hw + i;
+				y[k] = (float)((x[k] - m) * inv * scale[c] +
+					       bias[c]);
+			}
+		if (run_mean)
+			run_mean[c] = (float)(mean[c] * momentum +
+					      m * (1 - momentum));
+		if (run_var)
+			run_var[c] = (float)(var[c] * momentum +
+					     v * (1 - momentum));
+	}
+}
+
 /* Mean and 1 / sqrt(variance + eps) of n values (population variance). */
 static void moments(const float *x, int64_t n, float eps, double *mean,
 		    double *inv_std)

@@ -22,25 +22,28 @@ typedef struct Taps {
 	double w[4];
 } Taps;
 
-/* The source coordinate of output coordinate o along axis. */
-static double source(const rt_resize *r, int axis, int64_t o, int64_t in,
-		     int64_t out)
+/*
+ * The source coordinate of output coordinate o along axis.  The resized
+ * length is the scale times the input length, fractional when the scale
+ * was given, as the spec's reference implementation has it.
+ */
+static double source(const rt_resize *r, int axis, int64_t o, int64_t in)
 {
-	double s = r->scale[axis], x = (double)o;
+	double s = r->scale[axis], x = (double)o, out = s * (double)in;
 	double a = r->roi[axis], b = r->roi[ART_MAX_RANK + axis];
 
 	switch (r->coord) {
 	case RT_COORD_ASYMMETRIC:
 		return x / s;
 	case RT_COORD_ALIGN_CORNERS:
-		return out == 1 ? 0 : x * (double)(in - 1) / (double)(out - 1);
+		return out == 1 ? 0 : x * (double)(in - 1) / (out - 1);
 	case RT_COORD_PYTORCH_HALF_PIXEL:
 		return out > 1 ? (x + 0.5) / s - 0.5 : 0;
 	case RT_COORD_TF_HALF_PIXEL_FOR_NN:
 		return (x + 0.5) / s;
 	case RT_COORD_TF_CROP_AND_RESIZE:
 		return out > 1 ? a * (double)(in - 1) + x * (b - a) *
-				 (double)(in - 1) / (double)(out - 1) :
+				 (double)(in - 1) / (out - 1) :
 			0.5 * (a + b) * (double)(in - 1);
 	case RT_COORD_HALF_PIXEL:
 		break;
@@ -73,9 +76,9 @@ static void cubic(double A, double t, double *w)
 /* Axis taps of output coordinate o; 0 when tf_crop_and_resize falls
  * outside the input (the extrapolation value). */
 static int taps(const rt_resize *r, int axis, int64_t o, int64_t in,
-		int64_t out, Taps *t)
+		Taps *t)
 {
-	double x = source(r, axis, o, in, out), w[4], sum = 0;
+	double x = source(r, axis, o, in), w[4], sum = 0;
 	/* t in (0, 1]: an exact position counts as the right end. */
 	double frac = x == floor(x) ? 1 : x - floor(x);
 	int n = r->mode == RT_RESIZE_LINEAR ? 2 : 4;
@@ -127,7 +130,7 @@ void rt_resize_apply(const rt_resize *r, const float *x, const rt_shape *xs,
 		double v = 0;
 
 		for (int i = 0; i < rank && inside; i++)
-			inside = taps(r, i, idx[i], xs->d[i], ys->d[i], &t[i]);
+			inside = taps(r, i, idx[i], xs->d[i], &t[i]);
 		/* Every combination of one tap per axis. */
 		while (inside) {
 			double w = 1;

@@ -76,6 +76,9 @@ int op_softmax(Ctx *c);
 int op_gemm(Ctx *c);
 int op_matmul(Ctx *c);
 
+/* ops_rnn.c */
+int op_rnn(Ctx *c);
+
 /* ops_elementwise.c */
 int op_unary(Ctx *c);
 int op_binary(Ctx *c);

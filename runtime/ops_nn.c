@@ -193,24 +193,32 @@ int op_pool(Ctx *c)
 			    ctx_attr_int(c, "count_include_pad", 0) ?
 			    RT_POOL_AVG_PAD : RT_POOL_AVG;
 
-	if (ctx_fin(c, 0, 1, &x, &xs) || ctx_fout(c, 0, &y, &ys))
+	rt_arr idx;
+	int order = (int)ctx_attr_int(c, "storage_order", 0);
+
+	idx.p = NULL;
+	if (ctx_fin(c, 0, 1, &x, &xs) || ctx_fout(c, 0, &y, &ys) ||
+	    (max && ctx_out(c, 1) >= 0 &&
+	     ctx_tensor(c, ctx_out(c, 1))->rank >= 0 && ctx_res(c, 1, &idx)))
 		return -1;
-	if (ctx_out(c, 1) >= 0)
-		return ctx_fail(c, "MaxPool's Indices output is not supported");
+	if (idx.p && (idx.dt != ART_DT_INT64 ||
+		      rt_numel(&idx.s) != rt_numel(&ys)))
+		return ctx_fail(c, "Indices must be int64 of the output's "
+				"shape");
 	if (xs.rank < 3 || xs.rank > 4)
 		return ctx_fail(c, "only 1-D and 2-D pooling is supported");
 	if (exact_ints(c, "kernel_shape", k + (xs.rank == 3), xs.rank - 2,
 		       &got))
 		return -1;
-	if (!got || ctx_attr_int(c, "storage_order", 0))
-		return ctx_fail(c, "needs kernel_shape and row-major storage");
+	if (!got)
+		return ctx_fail(c, "needs kernel_shape");
 	if (ctx_conv_geometry(c, &xs, &ys, k, 0, &p, pads_end))
 		return -1;
 	ctx_as_2d(&xs), ctx_as_2d(&ys);
 	if (!max && (p.dh != 1 || p.dw != 1))
 		return ctx_fail(c, "dilated average pooling is not supported");
 	p.group = 1;
-	rt_pool2d(kind, &p, pads_end, x, &xs, y, &ys);
+	rt_pool2d(kind, &p, pads_end, x, &xs, y, &ys, idx.p, order == 1);
 	return 0;
 }
 
@@ -243,6 +251,8 @@ int op_lrn(Ctx *c)
 	return 0;
 }
 
+static int optional_out(Ctx *c, int j, float **p);
+
 /* Input j holds one value per channel of x. */
 static int per_channel(Ctx *c, int j, const rt_shape *xs, const float **p)
 {
@@ -257,20 +267,26 @@ static int per_channel(Ctx *c, int j, const rt_shape *xs, const float **p)
 int op_batchnorm(Ctx *c)
 {
 	const float *x, *sc, *bi, *mean, *var;
-	float *y;
+	float *y, *rm, *rv, *saved_mean, *saved_var;
 	rt_shape xs, ys;
+	float eps = (float)ctx_attr_num(c, "epsilon", 1e-5);
 	if (ctx_fin(c, 0, 1, &x, &xs) || per_channel(c, 1, &xs, &sc) ||
 	    per_channel(c, 2, &xs, &bi) || per_channel(c, 3, &xs, &mean) ||
-	    per_channel(c, 4, &xs, &var) || ctx_fout(c, 0, &y, &ys))
+	    per_channel(c, 4, &xs, &var) || ctx_fout(c, 0, &y, &ys) ||
+	    optional_out(c, 1, &rm) || optional_out(c, 2, &rv) ||
+	    optional_out(c, 3, &saved_mean) || optional_out(c, 4, &saved_var))
 		return -1;
-	for (int j = 1; j < c->s->noutputs; j++)
-		if (ctx_out(c, j) >= 0 && ctx_tensor(c, ctx_out(c, j))->rank >= 0)
-			return ctx_fail(c, "training-mode outputs are not "
-					"supported");
-	if (ctx_attr_int(c, "training_mode", 0))
-		return ctx_fail(c, "training mode is not supported");
-	rt_batchnorm(x, &xs, sc, bi, mean, var,
-		     (float)ctx_attr_num(c, "epsilon", 1e-5), y);
+	if (saved_mean || saved_var)
+		return ctx_fail(c, "the saved mean and variance outputs (opset "
+				"< 14) are not supported");
+	/* Training: training_mode from opset 14, the running statistics
+	 * as outputs before. */
+	if (ctx_attr_int(c, "training_mode", 0) || rm || rv)
+		rt_batchnorm_train(x, &xs, sc, bi, mean, var, eps,
+				   (float)ctx_attr_num(c, "momentum", 0.9), y,
+				   rm, rv);
+	else
+		rt_batchnorm(x, &xs, sc, bi, mean, var, eps, y);
 	return 0;
 }
 

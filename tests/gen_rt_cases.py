@@ -4,9 +4,10 @@
 Writes, on stdout, small random cases with numpy-computed expected outputs
 in the text format tests/rt_cases.c reads:
 
-    case NAME OP INPLACE        INPLACE: ok (elementwise: must also run with
-                                the output on input 0) or refused (an
-                                in-place plan must be an error)
+    case NAME OP INPLACE        OP: [DOMAIN.]OP; INPLACE: ok (elementwise:
+                                must also run with the output on input 0),
+                                refused (an in-place plan must be an
+                                error) or untested
     opset N                     the op's opset
     attr NAME i V | f V | s TEXT | ints N V... | floats N V...
     tensor ROLE TYPE RANK DIMS...   ROLE: in (arena), w (weights blob),
@@ -76,11 +77,14 @@ def put_tensor(role, a):
 def case(name, op, inputs, y, attrs=(), inplace=False, opset=13,
          keep=False):
     """inputs: list of (role, array or None); y: the expected output or a
-    list of them, float64 ones written as float32 unless keep."""
-    out.write("case %s %s %s\nopset %d\n" % (name, op,
-                                              "ok" if inplace else "refused",
-                                              opset))
+    list of them, float64 ones written as float32 unless keep; inplace
+    True, False or None (untested)."""
+    out.write("case %s %s %s\nopset %d\n" % (
+        name, op, {True: "ok", False: "refused", None: "untested"}[inplace],
+        opset))
     for k, v in attrs:
+        if isinstance(v, bytes):
+            v = v.decode()
         if isinstance(v, str):
             out.write("attr %s s %s\n" % (k, v))
         elif isinstance(v, float):
@@ -776,16 +780,17 @@ def resize_1d(data, scale, out_len, mode, coord, nearest, a, exclude, roi,
     the n positions nearest the source coordinate, edge-padded."""
     n_in = len(data)
     res = []
+    length = scale * n_in       # fractional when a scale was given
     for x in range(out_len):
         if coord == "asymmetric":
             xo = x / scale
         elif coord == "pytorch_half_pixel":
-            xo = (x + 0.5) / scale - 0.5 if out_len > 1 else 0.0
+            xo = (x + 0.5) / scale - 0.5 if length > 1 else 0.0
         elif coord == "align_corners":
-            xo = 0.0 if out_len == 1 else x * (n_in - 1) / (out_len - 1)
+            xo = 0.0 if length == 1 else x * (n_in - 1) / (length - 1)
         elif coord == "tf_crop_and_resize":
             xo = (roi[0] * (n_in - 1) + x * (roi[1] - roi[0]) * (n_in - 1) /
-                  (out_len - 1) if out_len > 1 else
+                  (length - 1) if length > 1 else
                   0.5 * (roi[0] + roi[1]) * (n_in - 1))
         else:
             xo = (x + 0.5) / scale - 0.5
@@ -968,11 +973,12 @@ def quant_cases():
          [("pads", [1, 0, 1, 1])], opset=10)
 
 
-main()
-elementwise_cases()
-reduce_cases()
-norm_cases()
-matmul_cases()
-layout_cases()
-resize_cases()
-quant_cases()
+if __name__ == "__main__":
+    main()
+    elementwise_cases()
+    reduce_cases()
+    norm_cases()
+    matmul_cases()
+    layout_cases()
+    resize_cases()
+    quant_cases()

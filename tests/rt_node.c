@@ -4,6 +4,7 @@
  *
  *   cc -DNODE_MODELS='"node_models.h"' rt_node.c libarenac_rt.a -lm
  *   rt_node < MANIFEST
+ *   rt_node --ops           the runtime's kernel table, DOMAIN OP a line
  *
  * node_models.h includes every header with its own prefix, binds each
  * with ARENAC_RT_BIND and lists the bound models in node_models[].  The
@@ -152,12 +153,18 @@ done:
 	free(arena);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	static Io in[MAXIO], out[MAXIO];
 	char word[16], wpath[1024];
 	int k = -1, nin = 0, nout = 0, runs = 0;
+	const char *op, *domain;
 
+	if (argc > 1 && !strcmp(argv[1], "--ops")) {
+		for (int i = 0; (op = art_kernel_op(i, &domain)); i++)
+			printf("%s %s\n", *domain ? domain : "-", op);
+		return 0;
+	}
 	while (scanf("%15s", word) == 1) {
 		if (!strcmp(word, "run")) {
 			nin = nout = 0;
