@@ -233,7 +233,8 @@ def attr_fits(v):
         return True
     return isinstance(v, list) and len(v) <= 8 and (
         all(isinstance(e, int) for e in v) or
-        all(isinstance(e, float) for e in v))
+        all(isinstance(e, float) for e in v) or
+        all(isinstance(e, bytes) and attr_fits(e) for e in v))
 
 
 def one_step(tmp, refused, ops):

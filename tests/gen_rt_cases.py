@@ -9,7 +9,8 @@ in the text format tests/rt_cases.c reads:
                                 refused (an in-place plan must be an
                                 error) or untested
     opset N                     the op's opset
-    attr NAME i V | f V | s TEXT | ints N V... | floats N V...
+    attr NAME i V | f V | s TEXT | ints N V... | floats N V... |
+         strs N TEXT...
     tensor ROLE TYPE RANK DIMS...   ROLE: in (arena), w (weights blob),
     VALUES...                       none (omitted), out (an expected
                                     output, after the inputs); TYPE: f32
@@ -91,6 +92,9 @@ def case(name, op, inputs, y, attrs=(), inplace=False, opset=13,
             out.write("attr %s f %r\n" % (k, v))
         elif isinstance(v, int):
             out.write("attr %s i %d\n" % (k, v))
+        elif v and all(isinstance(e, (str, bytes)) for e in v):
+            out.write("attr %s strs %d %s\n" % (k, len(v), " ".join(
+                e.decode() if isinstance(e, bytes) else e for e in v)))
         elif all(isinstance(e, int) for e in v):
             out.write("attr %s ints %d %s\n" % (k, len(v),
                                                 " ".join(map(str, v))))
@@ -973,6 +977,138 @@ def quant_cases():
          [("pads", [1, 0, 1, 1])], opset=10)
 
 
+def sigmoid(v):
+    return 1 / (1 + np.exp(-v))
+
+
+def rnn_ref(kind, x, w, r, b, h0, c0, p, lens, dirs, acts, clip=None,
+            lbr=0):
+    """RNN / GRU / LSTM in float64 straight from the spec's equations,
+    one direction and one batch element at a time; returns Y, Y_h, Y_c."""
+    seq, batch, _ = x.shape
+    hid = r.shape[-1]
+    y = np.zeros((seq, dirs, batch, hid))
+    yh, yc = np.zeros((dirs, batch, hid)), np.zeros((dirs, batch, hid))
+
+    def f(k, v):
+        if clip is not None:
+            v = np.clip(v, -clip, clip)
+        return acts[k](v)
+    for d in range(dirs):
+        for bi in range(batch):
+            n = seq if lens is None else int(lens[bi])
+            h = h0[d, bi].astype(np.float64) if h0 is not None else \
+                np.zeros(hid)
+            c = c0[d, bi].astype(np.float64) if c0 is not None else \
+                np.zeros(hid)
+            steps = range(n - 1, -1, -1) if d == 1 else range(n)
+            wb = b[d, :b.shape[1] // 2] if b is not None else 0
+            rb = b[d, b.shape[1] // 2:] if b is not None else 0
+            for t in steps:
+                xt = x[t, bi].astype(np.float64)
+                gx = w[d] @ xt + wb
+                if kind == "RNN":
+                    h = f(0, gx + r[d] @ h + rb)
+                elif kind == "GRU":
+                    gh = r[d] @ h + rb
+                    z = f(0, gx[:hid] + gh[:hid])
+                    rr = f(0, gx[hid:2 * hid] + gh[hid:2 * hid])
+                    rbh = rb[2 * hid:] if b is not None else 0
+                    if lbr:
+                        hh = f(1, gx[2 * hid:] + rr * gh[2 * hid:])
+                    else:
+                        hh = f(1, gx[2 * hid:] + r[d][2 * hid:] @ (rr * h) +
+                               rbh)
+                    h = (1 - z) * hh + z * h
+                else:
+                    g = gx + r[d] @ h + rb
+                    pi, po, pf = (p[d, :hid], p[d, hid:2 * hid],
+                                  p[d, 2 * hid:]) if p is not None else (
+                        0, 0, 0)
+                    i = f(0, g[:hid] + pi * c)
+                    fg = f(0, g[2 * hid:3 * hid] + pf * c)
+                    c = fg * c + i * f(1, g[3 * hid:])
+                    o = f(0, g[hid:2 * hid] + po * c)
+                    h = o * f(2, c)
+                y[t, d, bi] = h
+            yh[d, bi], yc[d, bi] = h, c
+    return y, yh, yc
+
+
+def rnn_cases():
+    """LSTM bidirectional with peepholes, clip, sequence lengths, initial
+    states; GRU reverse with linear_before_reset; RNN with Relu in the
+    batch-first layout."""
+    seq, batch, inp, hid = 4, 3, 5, 6
+    x = rand(seq, batch, inp)
+    lens = np.array([4, 2, 3], np.int32)
+    w, r = rand(2, 4 * hid, inp) * 0.5, rand(2, 4 * hid, hid) * 0.5
+    b, p = rand(2, 8 * hid) * 0.5, rand(2, 3 * hid) * 0.5
+    h0, c0 = rand(2, batch, hid), rand(2, batch, hid)
+    y, yh, yc = rnn_ref("LSTM", x, w, r, b, h0, c0, p, lens, 2,
+                        [sigmoid, np.tanh, np.tanh], clip=2.0)
+    case("lstm_bidirectional_peepholes", "LSTM",
+         [("in", x), ("w", w), ("w", r), ("w", b), ("w", lens), ("w", h0),
+          ("w", c0), ("w", p)], [y, yh, yc],
+         [("hidden_size", hid), ("direction", "bidirectional"),
+          ("clip", 2.0)], opset=14)
+    w, r, b = rand(1, 3 * hid, inp), rand(1, 3 * hid, hid), rand(1, 6 * hid)
+    y, yh, _ = rnn_ref("GRU", x[::-1], w, r, b, None, None, None, None, 1,
+                       [sigmoid, np.tanh], lbr=1)
+    case("gru_reverse_linear_before_reset", "GRU",
+         [("in", x), ("w", w), ("w", r), ("w", b)], [y[::-1], yh],
+         [("hidden_size", hid), ("direction", "reverse"),
+          ("linear_before_reset", 1)], opset=14)
+    y, yh, _ = rnn_ref("GRU", x, w, r, b, None, None, None, None, 1,
+                       [sigmoid, np.tanh])
+    case("gru_default", "GRU", [("in", x), ("w", w), ("w", r), ("w", b)],
+         [y, yh], [("hidden_size", hid)], opset=14)
+    w, r = rand(1, hid, inp), rand(1, hid, hid) * 0.5
+    y, yh, _ = rnn_ref("RNN", x, w, r, None, None, None, None, None, 1,
+                       [lambda v: np.maximum(v, 0)])
+    case("rnn_relu_batch_first", "RNN",
+         [("in", x.transpose(1, 0, 2).copy()), ("w", w), ("w", r)],
+         [y.transpose(2, 0, 1, 3), yh.transpose(1, 0, 2)],
+         [("hidden_size", hid), ("activations", ["Relu"]), ("layout", 1)],
+         opset=14)
+
+
+def pool_and_batchnorm_cases():
+    """MaxPool's Indices (both storage orders); BatchNormalization in
+    training mode with its running statistics."""
+    x = rand(1, 2, 5, 4)
+    xp = np.pad(x.astype(np.float64), ((0, 0), (0, 0), (1, 1), (1, 1)),
+                constant_values=-np.inf)
+    y = np.zeros((1, 2, 3, 2))
+    ir, ic = np.zeros(y.shape, np.int64), np.zeros(y.shape, np.int64)
+    for ch in range(2):
+        for i in range(3):
+            for j in range(2):
+                win = xp[0, ch, 2 * i:2 * i + 3, 2 * j:2 * j + 3]
+                a, b = np.unravel_index(np.argmax(win), win.shape)
+                h, w = 2 * i + a - 1, 2 * j + b - 1
+                y[0, ch, i, j] = win[a, b]
+                ir[0, ch, i, j] = ch * 20 + h * 4 + w
+                ic[0, ch, i, j] = ch * 20 + w * 5 + h
+    for name, order, idx in [("maxpool_indices", 0, ir),
+                             ("maxpool_indices_column_major", 1, ic)]:
+        case(name, "MaxPool", [("in", x)], [y, idx],
+             [("kernel_shape", [3, 3]), ("pads", [1, 1, 1, 1]),
+              ("strides", [2, 2]), ("storage_order", order)], opset=12)
+    xb = rand(2, 3, 4)
+    sc, bi, mu, var = rand(3), rand(3), rand(3), np.abs(rand(3)) + 0.5
+    v = xb.astype(np.float64)
+    m = v.mean(axis=(0, 2))
+    s2 = v.var(axis=(0, 2))
+    yb = (v - m.reshape(1, 3, 1)) / np.sqrt(s2.reshape(1, 3, 1) + 1e-3) * \
+        sc.reshape(1, 3, 1) + bi.reshape(1, 3, 1)
+    case("batchnorm_training", "BatchNormalization",
+         [("in", xb), ("w", sc), ("w", bi), ("w", mu), ("w", var)],
+         [yb, mu * 0.8 + m * 0.2, var * 0.8 + s2 * 0.2],
+         [("epsilon", 1e-3), ("momentum", 0.8), ("training_mode", 1)],
+         inplace=True, opset=15)
+
+
 if __name__ == "__main__":
     main()
     elementwise_cases()
@@ -982,3 +1118,5 @@ if __name__ == "__main__":
     layout_cases()
     resize_cases()
     quant_cases()
+    rnn_cases()
+    pool_and_batchnorm_cases()

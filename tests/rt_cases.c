@@ -32,8 +32,8 @@ typedef struct Case {
 	const char *domain, *opname;    /* op is DOMAIN.OP or OP */
 	int opset;
 	art_attr attrs[MAXA];
-	char anames[MAXA][32], astr[MAXA][32];
-	const char *aptr[MAXA];
+	char anames[MAXA][32], astr[MAXA][8][32];
+	const char *aptr[MAXA][8];
 	int64_t aints[MAXA][8];
 	float afloats[MAXA][8];
 	int nattrs;
@@ -59,8 +59,9 @@ static int read_attr(FILE *f, Case *c)
 	a->name = c->anames[k];
 	a->ints = c->aints[k];
 	a->floats = c->afloats[k];
-	a->strings = &c->aptr[k];
-	c->aptr[k] = c->astr[k];
+	a->strings = c->aptr[k];
+	for (int i = 0; i < 8; i++)
+		c->aptr[k][i] = c->astr[k][i];
 	if (!strcmp(type, "i")) {
 		long long v;
 		a->type = ART_ATTR_INT, a->count = 1;
@@ -73,8 +74,17 @@ static int read_attr(FILE *f, Case *c)
 			return -1;
 	} else if (!strcmp(type, "s")) {
 		a->type = ART_ATTR_STRING, a->count = 1;
-		if (fscanf(f, "%31s", c->astr[k]) != 1)
+		if (fscanf(f, "%31s", c->astr[k][0]) != 1)
 			return -1;
+	} else if (!strcmp(type, "strs")) {
+		int n;
+		a->type = ART_ATTR_STRINGS;
+		if (fscanf(f, "%d", &n) != 1 || n < 0 || n > 8)
+			return -1;
+		a->count = n;
+		for (int i = 0; i < n; i++)
+			if (fscanf(f, "%31s", c->astr[k][i]) != 1)
+				return -1;
 	} else {
 		int n;
 		a->type = !strcmp(type, "ints") ? ART_ATTR_INTS : ART_ATTR_FLOATS;
