@@ -128,6 +128,25 @@ static double fmod_py(double a, double b)
 	return r != 0 && (r < 0) != (b < 0) ? r + b : r;
 }
 
+/*
+ * The bool-valued ops (logic and comparisons), the same in both domains,
+ * from how the operands compare (none of lt, eq, gt for a NaN) and
+ * whether each is true (nonzero).
+ */
+static int logic(rt_binary op, int lt, int eq, int gt, int at, int bt)
+{
+	switch (op) {
+	case RT_AND: return at && bt;
+	case RT_OR: return at || bt;
+	case RT_XOR: return at != bt;
+	case RT_EQUAL: return eq;
+	case RT_LESS: return lt;
+	case RT_LESS_EQUAL: return lt || eq;
+	case RT_GREATER: return gt;
+	default: return gt || eq;           /* RT_GREATER_EQUAL */
+	}
+}
+
 static double fbinary(rt_binary op, double a, double b)
 {
 	switch (op) {
@@ -140,16 +159,10 @@ static double fbinary(rt_binary op, double a, double b)
 	case RT_POW: return pow(a, b);
 	case RT_MOD: return fmod_py(a, b);
 	case RT_FMOD: return fmod(a, b);
-	case RT_AND: return a != 0 && b != 0;
-	case RT_OR: return a != 0 || b != 0;
-	case RT_XOR: return (a != 0) != (b != 0);
-	case RT_EQUAL: return a == b;
-	case RT_LESS: return a < b;
-	case RT_LESS_EQUAL: return a <= b;
-	case RT_GREATER: return a > b;
-	case RT_GREATER_EQUAL: return a >= b;
 	case RT_PRELU: return a < 0 ? a * b : a;
 	case RT_SHIFT_LEFT: case RT_SHIFT_RIGHT: break;  /* integers only */
+	default:
+		return logic(op, a < b, a == b, a > b, a != 0, b != 0);
 	}
 	return a;
 }
@@ -185,19 +198,12 @@ static int64_t ibinary(rt_binary op, int64_t a, int64_t b)
 	case RT_MAX: return a > b ? a : b;
 	case RT_MIN: return a < b ? a : b;
 	case RT_POW: return ipow(a, b);
-	case RT_AND: return a != 0 && b != 0;
-	case RT_OR: return a != 0 || b != 0;
-	case RT_XOR: return (a != 0) != (b != 0);
-	case RT_EQUAL: return a == b;
-	case RT_LESS: return a < b;
-	case RT_LESS_EQUAL: return a <= b;
-	case RT_GREATER: return a > b;
-	case RT_GREATER_EQUAL: return a >= b;
 	case RT_PRELU: return a < 0 ? (int64_t)(ua * ub) : a;
 	case RT_SHIFT_LEFT: return ub >= 64 ? 0 : (int64_t)(ua << ub);
 	case RT_SHIFT_RIGHT: return ub >= 64 ? 0 : (int64_t)(ua >> ub);
+	default:
+		return logic(op, a < b, a == b, a > b, a != 0, b != 0);
 	}
-	return a;
 }
 
 typedef struct Binary {

@@ -50,6 +50,8 @@ CC = os.environ.get("CC", "cc")
 DATA = os.environ.get("NODE_DATA",
                       "/usr/share/libonnx-testdata/data/node")
 RT_LIB = os.path.join(BUILD, "libarenac_rt.a")
+PB_OBJS = [os.path.join(BUILD, "obj", "tests", "pbread.o"),
+           os.path.join(BUILD, "obj", "gen", "onnx.pb-c.o")]
 
 # Variants the kernels refuse on purpose, by the start of their message:
 # a test stopped by one of these is not run, with this reason; any other
@@ -105,8 +107,9 @@ def main():
               "libonnx-testdata)" % DATA)
         print("e2e_node_runtime: 0 passed, 0 failed")
         return 0
-    if not os.path.exists(RT_LIB) or not os.path.exists(ARENAC):
-        print("skipped: %s or %s not built" % (ARENAC, RT_LIB))
+    if not all(os.path.exists(f) for f in [RT_LIB, ARENAC] + PB_OBJS):
+        print("skipped: %s, %s or %s not built" % (ARENAC, RT_LIB,
+                                                   PB_OBJS[0]))
         print("e2e_node_runtime: 0 passed, 0 failed")
         return 0
     tmp = tempfile.mkdtemp(prefix="arenac_node_")
@@ -141,10 +144,11 @@ def build_runner(tmp, planned):
         f.write(",\n".join("\t%s_rt_model" % p for _, p in planned))
         f.write("\n};\n")
     exe = os.path.join(tmp, "rt_node")
-    cmd = CC.split() + ["-std=c11", "-O0", "-D_POSIX_C_SOURCE=200809L",
-                        "-Iruntime", "-I" + tmp,
-                        '-DNODE_MODELS="node_models.h"', "-o", exe,
-                        "tests/rt_node.c", RT_LIB, "-lm"]
+    cmd = (CC.split() +
+           ["-std=c11", "-O0", "-D_POSIX_C_SOURCE=200809L", "-Iruntime",
+            "-Itests", "-I" + tmp, '-DNODE_MODELS="node_models.h"', "-o",
+            exe, "tests/rt_node.c"] + PB_OBJS +
+           [RT_LIB, "-lprotobuf-c", "-lm"])
     r = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
     if r.returncode:
         print("FAIL building the runner:", r.stderr[-2000:])

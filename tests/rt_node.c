@@ -2,7 +2,8 @@
  * rt_node.c — runs many generated headers in the reference runtime, as
  * the ONNX node suite test (e2e_node_runtime.py) drives it.
  *
- *   cc -DNODE_MODELS='"node_models.h"' rt_node.c libarenac_rt.a -lm
+ *   cc -DNODE_MODELS='"node_models.h"' rt_node.c pbread.o onnx.pb-c.o \
+ *      libarenac_rt.a -lprotobuf-c -lm
  *   rt_node < MANIFEST
  *   rt_node --ops           the runtime's kernel table, DOMAIN OP a line
  *
@@ -26,6 +27,7 @@
 #include <string.h>
 
 #include "arenac_rt.h"
+#include "pbread.h"             /* pb_slurp */
 
 #include NODE_MODELS
 
@@ -44,28 +46,6 @@ static int find(const art_model *m, const char *name)
 	return -1;
 }
 
-static void *slurp(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	uint8_t *buf = NULL;
-	long n;
-
-	*len = 0;
-	if (!f)
-		return NULL;
-	if (!fseek(f, 0, SEEK_END) && (n = ftell(f)) >= 0 &&
-	    !fseek(f, 0, SEEK_SET)) {
-		buf = aligned_alloc(64, ((size_t)n + 64) / 64 * 64);
-		if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
-			free(buf);
-			buf = NULL;
-		}
-		*len = (size_t)n;
-	}
-	fclose(f);
-	return buf;
-}
-
 /* The first op without a kernel among the steps that compute, or NULL. */
 static const char *missing_kernel(const art_model *m)
 {
@@ -81,7 +61,7 @@ static void run(int k, const char *wpath, const Io *in, int nin,
 		const Io *out, int nout, uint64_t seed)
 {
 	const art_model *m;
-	size_t wlen, alen;
+	size_t wlen = 0, alen;
 	uint8_t *w = NULL, *arena = NULL;
 	art_error err;
 	const char *op;
@@ -95,7 +75,7 @@ static void run(int k, const char *wpath, const Io *in, int nin,
 		printf("nokernel %d %s\n", k, op);
 		return;
 	}
-	w = slurp(wpath, &wlen);
+	w = pb_slurp(wpath, &wlen);
 	alen = (size_t)(m->arena_size + 64) / 64 * 64;
 	arena = aligned_alloc(64, alen);
 	if (!arena || (!w && m->weights_size)) {
@@ -108,11 +88,11 @@ static void run(int k, const char *wpath, const Io *in, int nin,
 	}
 	for (int j = 0; j < nin; j++) {
 		int t = find(m, in[j].name);
-		size_t len;
+		size_t len = 0;
 		uint8_t *v;
 		if (t < 0 || m->tensors[t].offset == ART_NOT_IN_ARENA)
 			continue;       /* an input no step reads */
-		v = slurp(in[j].path, &len);
+		v = pb_slurp(in[j].path, &len);
 		if (!v || len != m->tensors[t].bytes) {
 			printf("error %d input %s: %zu bytes, the plan has %u\n",
 			       k, in[j].name, len, m->tensors[t].bytes);
