@@ -2,14 +2,14 @@
  * rt_node.c — runs many generated headers in the reference runtime, as
  * the ONNX node suite test (e2e_node_runtime.py) drives it.
  *
- *   cc -DNODE_MODELS='"node_models.h"' rt_node.c pbread.o onnx.pb-c.o \
- *      libarenac_rt.a -lprotobuf-c -lm
+ *   cc rt_node.c node_models.o pbread.o onnx.pb-c.o libarenac_rt.a \
+ *      -lprotobuf-c -lm
  *   rt_node < MANIFEST
  *   rt_node --ops           the runtime's kernel table, DOMAIN OP a line
  *
- * node_models.h includes every header with its own prefix, binds each
- * with ARENAC_RT_BIND and lists the bound models in node_models[].  The
- * manifest (on stdin) holds one block per run:
+ * node_models.o (generated) includes every header with its own prefix,
+ * binds each with ARENAC_RT_BIND and lists the bound models in
+ * node_models[].  The manifest (on stdin) holds one block per run:
  *
  *   run K WEIGHTS.bin         model K of node_models, its weights blob
  *   in NAME FILE              raw elements of graph input NAME
@@ -29,9 +29,8 @@
 #include "arenac_rt.h"
 #include "pbread.h"             /* pb_slurp */
 
-#include NODE_MODELS
-
-#define NMODELS (int)(sizeof node_models / sizeof node_models[0])
+extern const art_model *(*const node_models[])(void);
+extern const int node_nmodels;
 #define MAXIO 32
 
 typedef struct Io {
@@ -66,7 +65,7 @@ static void run(int k, const char *wpath, const Io *in, int nin,
 	art_error err;
 	const char *op;
 
-	if (k < 0 || k >= NMODELS) {
+	if (k < 0 || k >= node_nmodels) {
 		printf("error %d no such model\n", k);
 		return;
 	}
