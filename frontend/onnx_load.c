@@ -168,7 +168,10 @@ static int decode_tensor(Loader *L, const Onnx__TensorProto *tp, ArTensor *t,
 				       tp->raw_data.len,
 				       (long long)t->bytes);
 		t->data = ar_xmalloc((size_t)t->bytes);
-		memcpy(t->data, tp->raw_data.data, (size_t)t->bytes);
+		/* An empty tensor's raw data may be NULL (YOLOX's Resize roi):
+		 * memcpy from NULL is undefined even for 0 bytes. */
+		if (t->bytes)
+			memcpy(t->data, tp->raw_data.data, (size_t)t->bytes);
 		return AR_OK;
 	}
 	switch (t->dtype) {
