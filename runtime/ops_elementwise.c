@@ -134,7 +134,8 @@ int op_binary(Ctx *c)
 	if (n < 1 || n > 64 || ctx_res(c, 0, &y))
 		return ctx_fail(c, "wants 1 to 64 operands and an output");
 	for (int j = 0; n > 2 && j < n; j++)
-		if (ctx_in(c, j) == ctx_tensor(c, ctx_out(c, 0))->inplace_of)
+		if (ctx_in(c, j) >= 0 &&
+		    ctx_in(c, j) == ctx_tensor(c, ctx_out(c, 0))->inplace_of)
 			first = j;
 	order[0] = first;
 	for (int j = 0, k = 1; j < n; j++)

@@ -6,8 +6,8 @@ in the text format tests/rt_cases.c reads:
 
     case NAME OP INPLACE        OP: [DOMAIN.]OP; INPLACE: ok (elementwise:
                                 must also run with the output on input 0),
-                                refused (an in-place plan must be an
-                                error) or untested
+                                ok:K (on input K), refused (an in-place
+                                plan must be an error) or untested
     opset N                     the op's opset
     attr NAME i V | f V | s TEXT | ints N V... | floats N V... |
          strs N TEXT...
@@ -79,10 +79,10 @@ def case(name, op, inputs, y, attrs=(), inplace=False, opset=13,
          keep=False):
     """inputs: list of (role, array or None); y: the expected output or a
     list of them, float64 ones written as float32 unless keep; inplace
-    True, False or None (untested)."""
-    out.write("case %s %s %s\nopset %d\n" % (
-        name, op, {True: "ok", False: "refused", None: "untested"}[inplace],
-        opset))
+    True, False, None (untested) or K (in place over input K works)."""
+    mode = {True: "ok", False: "refused", None: "untested"}.get(
+        inplace, "ok:%s" % inplace)
+    out.write("case %s %s %s\nopset %d\n" % (name, op, mode, opset))
     for k, v in attrs:
         if isinstance(v, bytes):
             v = v.decode()
@@ -296,6 +296,12 @@ def main():
     s1, s2, s3 = rand(2, 3, 4, 5), rand(2, 3, 4, 5), rand(4, 1)
     case("sum3", "Sum", [("in", s1), ("in", s2), ("in", s3)],
          s1.astype(np.float64) + s2 + s3, inplace=True)
+    # In place over a later operand: the fold starts there.
+    case("max3_in_place_over_last", "Max", [("in", s3), ("in", s2),
+                                            ("in", s1)],
+         np.maximum(np.maximum(s3, s2), s1), inplace=2)
+    case("sub_in_place_over_b", "Sub", [("in", s3), ("in", s1)],
+         s3.astype(np.float64) - s1, inplace=1)
     case("mul_bcast_in_arena", "Mul", [("in", a), ("in", c)],
          a.astype(np.float64) * c, inplace=True)
     sc, bi, mu, var = rand(3), rand(3), rand(3), np.abs(rand(3)) + 0.5

@@ -5,15 +5,15 @@
  *   rt_cases CASES.txt
  *
  * Element types: floats compared within a tolerance, integers and bools
- * exactly.  A case may have several
- * outputs (the "out" tensors, last). *
+ * exactly.  A case may have several outputs (the "out" tensors, last).
  * Every case runs with each tensor in its own place, its output bytes
- * poisoned with NaNs (all-ones bytes) first.  A case marked "ok" runs again with the output
- * planned in place over input 0 and must give the same values; one marked
- * "refused" must then fail (when the sizes allow such a plan at all), since
- * an in-place plan for a kernel that cannot do it is an error, never a
- * silent copy; one marked "untested" runs only once.  Prints one line per
- * failure and "N passed, N failed".
+ * poisoned with NaNs (all-ones bytes) first.  A case marked "ok" runs
+ * again with output 0 planned in place over input 0 ("ok:K": input K)
+ * and must give the same values; one marked "refused" must then fail
+ * (when the sizes allow such a plan at all), since an in-place plan for a
+ * kernel that cannot do it is an error, never a silent copy; one marked
+ * "untested" runs only once.  Prints one line per failure and "N passed,
+ * N failed".
  */
 #include <math.h>
 #include <stdio.h>
@@ -283,10 +283,10 @@ static int compare(const art_tensor *y, const void *got, const void *want,
 
 /*
  * Lays the case out (arena or weights by role), runs it, compares the
- * outputs; in_place plans output 0 over input 0.  0 ok, 1 wrong values,
- * -1 the runtime refused (err says why).
+ * outputs; over >= 0 plans output 0 in place over that input.  0 ok, 1
+ * wrong values, -1 the runtime refused (err says why).
  */
-static int run_case(Case *c, int in_place, art_error *err)
+static int run_case(Case *c, int over_input, art_error *err)
 {
 	int32_t ins[MAXT], outs[MAXT];
 	art_step step = {0};
@@ -310,9 +310,10 @@ static int run_case(Case *c, int in_place, art_error *err)
 	}
 	for (int i = o; i < c->nt; i++) {
 		art_tensor *y = &c->t[i];
-		int over = in_place && i == o;
-		y->inplace_of = over ? 0 : -1;
-		y->offset = over ? c->t[0].offset : place(&aat, y->bytes);
+		int over = over_input >= 0 && i == o;
+		y->inplace_of = over ? over_input : -1;
+		y->offset = over ? c->t[over_input].offset :
+			    place(&aat, y->bytes);
 		if (!over)
 			memset(arena + y->offset, 0xff, y->bytes);   /* NaNs */
 		outs[nout++] = i;
@@ -353,15 +354,18 @@ int main(int argc, char **argv)
 	}
 	while ((rc = read_case(f, &c)) == 0) {
 		art_error err;
-		int ok = run_case(&c, 0, &err) == 0, in_place_ok = 1;
+		int ok = run_case(&c, -1, &err) == 0, in_place_ok = 1;
 		const char *why = ok ? "" : err.msg;
+		/* "ok:K": in place over input K rather than input 0 */
+		int k = !strncmp(c.inplace, "ok:", 3) ? atoi(c.inplace + 3) : 0;
 
 		/* In place only where a planner could put it: same bytes. */
-		if (ok && strcmp(c.inplace, "untested") && c.t[0].rank >= 0 &&
-		    !strcmp(c.role[0], "in") &&
-		    c.t[0].bytes == c.t[first_output(&c)].bytes) {
-			int r = run_case(&c, 1, &err);
-			if (!strcmp(c.inplace, "ok"))
+		if (ok && strcmp(c.inplace, "untested") &&
+		    k < first_output(&c) && c.t[k].rank >= 0 &&
+		    !strcmp(c.role[k], "in") &&
+		    c.t[k].bytes == c.t[first_output(&c)].bytes) {
+			int r = run_case(&c, k, &err);
+			if (!strncmp(c.inplace, "ok", 2))
 				in_place_ok = r == 0;
 			else
 				in_place_ok = r == -1 && strstr(err.msg,
