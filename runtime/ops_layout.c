@@ -135,20 +135,30 @@ int op_split(Ctx *c)
 		sizes[k] = x.s.d[axis] - k * chunk < chunk ?
 			   x.s.d[axis] - k * chunk : chunk;
 	}
-	around(&x.s, axis, &outer, &inner);
 	for (int k = 0; k < n; k++) {
+		if (sizes[k] < 0 || sizes[k] > x.s.d[axis] - at)
+			return ctx_fail(c, "split sizes do not add up to %lld",
+					(long long)x.s.d[axis]);
+		at += sizes[k];
+	}
+	if (at != x.s.d[axis])
+		return ctx_fail(c, "split sizes do not add up to %lld",
+				(long long)x.s.d[axis]);
+	at = 0;
+	around(&x.s, axis, &outer, &inner);
+	for (int k = 0; k < n; at += sizes[k++]) {
 		rt_arr y;
-		if (ctx_out(c, k) < 0)
+		/* an output nobody reads keeps its place in the split */
+		if (ctx_out(c, k) < 0 || ctx_tensor(c, ctx_out(c, k))->rank < 0)
 			continue;
 		if (ctx_res(c, k, &y))
 			return -1;
 		if (y.dt != x.dt || y.s.rank != x.s.rank ||
-		    y.s.d[axis] != sizes[k] || at + sizes[k] > x.s.d[axis])
+		    y.s.d[axis] != sizes[k])
 			return ctx_fail(c, "output %d is not a %lld-long part",
 					k, (long long)sizes[k]);
 		rt_copy_slab(x.p, x.s.d[axis], at, y.p, sizes[k], 0, sizes[k],
 			     outer, inner, art_dtype_size(x.dt));
-		at += sizes[k];
 	}
 	return 0;
 }
