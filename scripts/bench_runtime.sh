@@ -32,7 +32,7 @@ row() {
 		"$model"
 	$CC -std=c11 -O0 -D_POSIX_C_SOURCE=200809L -Iruntime -Itests \
 		-I"$BUILD/gen" -I"$tmp" -DARENAC_HEADER='"m.h"' -DLO=m -DUP=M \
-		-DM_DEFINE_ARENA -o "$tmp/rt" tests/rt_run.c \
+		-DM_DEFINE_ARENA -DM_DEFINE_TABLES -o "$tmp/rt" tests/rt_run.c \
 		"$BUILD/obj/tests/pbread.o" "$BUILD/obj/gen/onnx.pb-c.o" \
 		"$BUILD/libarenac_rt.a" -lprotobuf-c -lm
 	# Matching is the tests' business (e2e_runtime.sh): figures only.

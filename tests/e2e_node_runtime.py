@@ -146,8 +146,8 @@ def build_runner(tmp, planned):
     with open(os.path.join(tmp, "node_models.c"), "w") as f:
         f.write('#include "arenac_rt.h"\n')
         for _, p in planned:
-            f.write('#include "%s.h"\nARENAC_RT_BIND(%s, %s)\n' %
-                    (p, p, p.upper()))
+            f.write('#define %s_DEFINE_TABLES\n#include "%s.h"\n'
+                    'ARENAC_RT_BIND(%s, %s)\n' % (p.upper(), p, p, p.upper()))
         f.write("const art_model *(*const node_models[])(void) = {\n")
         f.write(",\n".join("\t%s_rt_model" % p for _, p in planned))
         f.write("\n};\nconst int node_nmodels = %d;\n" % len(planned))
