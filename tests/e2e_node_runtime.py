@@ -10,17 +10,20 @@ with the expected ones: floats within rtol 1e-3, atol 1e-5 (NaN matches
 NaN), integers and bools exactly.
 
 Counted: planned (arenac made a plan), run (the runtime has a kernel for
-every op and ran every data set), matched, mismatched.  The single-node
-tests arenac refuses (its shape inference lacks their op or variant)
-whose op has a kernel run too, as one-step plans through tests/rt_cases.c
-(their first data set, tolerance 1e-5 + 1e-4 |expected|), so the kernels
-are checked before the planner reaches them.  A test not run is
-listed with why: an op with no kernel, a kernel that refuses the test's
-variant for a reason in KERNEL_LIMITS, or test data that contradicts the
-model's declared input shape.  A mismatch, or a runtime error not in
-KERNEL_LIMITS, is a failure, except the tests in KNOWN_DIFFERENCES (one:
-bfloat16 rounding), whose mismatch is reported and expected.  Tests arenac refuses are not
-this test's business (e2e shape tests count those).
+every op and ran every data set), matched, mismatched.  A planned test not
+run is listed with why: an op with no kernel, a kernel that refuses the
+test's variant for a reason in KERNEL_LIMITS, a plan with bounded
+(data-dependent) shapes, which the runtime does not track, or test data
+that contradict the model's declared input shape.  A mismatch, or a
+runtime error not in KERNEL_LIMITS, is a failure, except the tests in
+KNOWN_DIFFERENCES (one: bfloat16 rounding), whose mismatch is reported
+and expected.
+
+Tests arenac refuses are the planner's business, but the single-node ones
+among them (and among the bounded ones) whose op has a kernel run as
+one-step plans through tests/rt_cases.c (first data set, tolerance 1e-5 +
+1e-4 |expected|), so the kernels are checked before the planner reaches
+them; a failure there fails the test too.
 
 Environment: ARENAC, BUILD, CC, NODE_DATA (default the Debian package's
 folder).  Ends with "e2e_node_runtime: N passed, N failed".
@@ -121,21 +124,30 @@ def main():
 
 
 def plan_one(tmp, name, p):
+    """'planned', 'bounded' (a plan with data-dependent shapes planned
+    for their upper bound) or 'refused'."""
+    js = os.path.join(tmp, p + ".json")
     r = subprocess.run([ARENAC, "-q", "--prefix", p, "-o",
                         os.path.join(tmp, p + ".h"), "--weights",
-                        os.path.join(tmp, p + ".bin"),
+                        os.path.join(tmp, p + ".bin"), "--json", js,
                         os.path.join(DATA, name, "model.onnx")],
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    return r.returncode == 0
+    if r.returncode:
+        return "refused"
+    with open(js) as f:
+        return "bounded" if '"bounded": true' in f.read() else "planned"
 
 
 def plan_all(tmp, tests):
-    """arenac on every test (two at a time); the planned ones as (name,
-    prefix) pairs, in the suite's order."""
+    """arenac on every test (two at a time): the planned ones as (name,
+    prefix) pairs in the suite's order, and the names of those whose plan
+    has bounded shapes (the runtime runs static shapes only)."""
     with concurrent.futures.ThreadPoolExecutor(2) as pool:
-        ok = list(pool.map(lambda k: plan_one(tmp, tests[k], "n%d" % k),
-                           range(len(tests))))
-    return [(t, "n%d" % k) for k, t in enumerate(tests) if ok[k]]
+        got = list(pool.map(lambda k: plan_one(tmp, tests[k], "n%d" % k),
+                            range(len(tests))))
+    return ([(t, "n%d" % k) for k, t in enumerate(tests)
+             if got[k] == "planned"],
+            [t for k, t in enumerate(tests) if got[k] == "bounded"])
 
 
 def build_runner(tmp, planned):
@@ -314,7 +326,7 @@ def one_step(tmp, refused, ops):
 
 def run_suite(tmp):
     tests = sorted(os.listdir(DATA))
-    planned = plan_all(tmp, tests)
+    planned, bounded = plan_all(tmp, tests)
     exe = build_runner(tmp, planned)
     if not exe:
         print("e2e_node_runtime: 0 passed, 1 failed")
@@ -336,6 +348,9 @@ def run_suite(tmp):
 
     # Per test: the worst outcome over its data sets.
     outcome = {name: ("unfit", why) for name, why in unfit.items()}
+    for name in bounded:
+        outcome[name] = ("unfit", "bounded shapes (the runtime runs static "
+                                  "shapes only)")
     for line, (name, want) in zip(lines, runs):
         kind, rest = line.split(" ", 1)
         rest = rest.split(" ", 1)[1] if " " in rest else ""
@@ -366,7 +381,7 @@ def run_suite(tmp):
     ran = sum(counts[k] for k in ("match", "known", "mismatch", "error"))
     print("node tests: %d in the suite, %d planned by arenac, %d run, "
           "%d matched, %d mismatched (%d of them known), %d runtime errors"
-          % (len(tests), len(planned), ran, counts["match"],
+          % (len(tests), len(planned) + len(bounded), ran, counts["match"],
              counts["mismatch"] + counts["known"], counts["known"],
              counts["error"]))
     print("not run: %d (%s)" % (
@@ -375,7 +390,8 @@ def run_suite(tmp):
             why.items(), key=lambda kv: (-kv[1], kv[0])))))
     for f in fails1:
         print("  FAIL (one step) %s" % f)
-    print("refused by arenac, single node, op with a kernel: %d run as "
+    print("refused by arenac or bounded, single node, op with a kernel: "
+          "%d run as "
           "one-step plans, %d matched, %d failed; %d do not fit the "
           "one-step harness" % (matched1 + len(fails1), matched1,
                                 len(fails1), unfit1))
