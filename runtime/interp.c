@@ -53,6 +53,8 @@ static const struct {
 	{"", "RNN", op_rnn, IP_NO},
 	{"", "GRU", op_rnn, IP_NO},
 	{"", "LSTM", op_rnn, IP_NO},
+	{"", "NegativeLogLikelihoodLoss", op_loss, IP_NO},
+	{"", "SoftmaxCrossEntropyLoss", op_loss, IP_NO},
 	/* elementwise (ops_elementwise.c) */
 	{"", "Relu", op_unary, IP_YES},
 	{"", "Sigmoid", op_unary, IP_YES},

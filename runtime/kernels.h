@@ -290,6 +290,21 @@ void rt_gather(const rt_arr *x, int axis, const rt_arr *idx, rt_arr *y);
 void rt_gather_elements(const rt_arr *x, int axis, const rt_arr *idx,
 			rt_arr *y);
 
+/* ---- losses (kernels_loss.c) ---- */
+
+typedef enum { RT_LOSS_NONE, RT_LOSS_SUM, RT_LOSS_MEAN } rt_loss_reduction;
+/*
+ * Negative log-likelihood of x [N, C, D] (D: the trailing dims' product),
+ * log-probabilities, or with from_scores raw scores whose log-softmax
+ * along C is taken, at target [N, D] (int32 or int64, checked in [0, C)
+ * unless *ignore), weighted by w [C] (NULL: 1); a target equal to *ignore
+ * (NULL: none) counts 0 with weight 0.  y: [N, D] for RT_LOSS_NONE, else
+ * one value (mean: the weighted sum over the sum of the weights).
+ */
+void rt_nll_loss(const float *x, int64_t N, int64_t C, int64_t D,
+		 const rt_arr *target, const float *w, const int64_t *ignore,
+		 rt_loss_reduction red, int from_scores, float *y);
+
 /* ---- recurrent layers (kernels_rnn.c) ---- */
 
 typedef enum { RT_RNN_CELL, RT_GRU_CELL, RT_LSTM_CELL } rt_rnn_kind;

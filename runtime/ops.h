@@ -76,6 +76,9 @@ int op_softmax(Ctx *c);
 int op_gemm(Ctx *c);
 int op_matmul(Ctx *c);
 
+/* ops_loss.c */
+int op_loss(Ctx *c);
+
 /* ops_rnn.c */
 int op_rnn(Ctx *c);
 

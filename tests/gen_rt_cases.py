@@ -1115,6 +1115,33 @@ def pool_and_batchnorm_cases():
          inplace=True, opset=15)
 
 
+def loss_cases():
+    """NegativeLogLikelihoodLoss and SoftmaxCrossEntropyLoss with class
+    weights, a negative ignore_index and each reduction."""
+    x, w = rand(3, 4, 2, 2), np.abs(rand(4)) + 0.1
+    t = rng.integers(0, 4, (3, 2, 2))
+    t[0, 1, 0] = -1
+    lp = x.astype(np.float64) - x.max(axis=1, keepdims=True)
+    lp = lp - np.log(np.exp(lp).sum(axis=1, keepdims=True))
+    tc = np.where(t < 0, 0, t)
+    wt = np.where(t < 0, 0, w[tc])
+    picked = np.take_along_axis(lp, tc[:, None], axis=1)[:, 0]
+    loss = -picked * wt
+    case("sce_weights_ignore_mean", "SoftmaxCrossEntropyLoss",
+         [("in", x), ("w", t), ("w", w)], [loss.sum() / wt.sum(), lp],
+         [("ignore_index", -1)])
+    xl = lp.astype(np.float32)
+    picked = np.take_along_axis(xl.astype(np.float64), tc[:, None],
+                                axis=1)[:, 0]
+    case("nll_none_ignore", "NegativeLogLikelihoodLoss",
+         [("in", xl), ("w", t.astype(np.int32))],
+         np.where(t < 0, 0, -picked), [("reduction", "none"),
+                                        ("ignore_index", -1)])
+    case("nll_sum_weights", "NegativeLogLikelihoodLoss",
+         [("in", xl), ("w", tc), ("w", w)],
+         -(picked * w[tc]).sum(), [("reduction", "sum")])
+
+
 if __name__ == "__main__":
     main()
     elementwise_cases()
@@ -1126,3 +1153,4 @@ if __name__ == "__main__":
     quant_cases()
     rnn_cases()
     pool_and_batchnorm_cases()
+    loss_cases()
