@@ -154,6 +154,11 @@ static const struct {
 	{"", "Trilu", op_trilu, IP_YES},
 	{"", "Gather", op_gather, IP_NO},
 	{"", "GatherElements", op_gather, IP_NO},
+	{"", "GatherND", op_gather_nd, IP_NO},
+	{"", "ScatterElements", op_scatter, IP_NO},
+	{"", "Scatter", op_scatter, IP_NO},
+	{"", "ScatterND", op_scatter, IP_NO},
+	{"", "ReverseSequence", op_reverse_sequence, IP_NO},
 	{"", "Resize", op_resize, IP_NO},
 	{"", "Upsample", op_resize, IP_NO},
 	/* values (ops_values.c) */
@@ -161,6 +166,7 @@ static const struct {
 	{"", "Shape", op_shape, IP_NO},
 	{"", "Size", op_shape, IP_NO},
 	{"", "Range", op_range, IP_NO},
+	{"", "EyeLike", op_eyelike, IP_NO},
 	/* quantized (ops_quant.c) */
 	{"", "QuantizeLinear", op_quantize, IP_YES},
 	{"", "DequantizeLinear", op_dequantize, IP_YES},

@@ -43,6 +43,8 @@ void rt_set_i(int dt, void *p, int64_t i, int64_t v);
 void rt_cast(const rt_arr *x, rt_arr *y);
 /* y[i] = start + i * delta in y's type (start, delta: its first value). */
 void rt_range(const rt_arr *start, const rt_arr *delta, rt_arr *y);
+/* The 2-D y: ones where column - row == k, zeros elsewhere (EyeLike). */
+void rt_eye(int64_t k, rt_arr *y);
 
 /* ---- broadcasting (kernels_broadcast.c) ---- */
 
@@ -87,6 +89,9 @@ typedef enum {
 /* Numpy broadcasting of a and b into y's shape. */
 void rt_binary_apply(rt_binary op, const rt_arr *a, const rt_arr *b,
 		     rt_arr *y);
+/* One value, in the float or the integer domain. */
+double rt_binary_fvalue(rt_binary op, double a, double b);
+int64_t rt_binary_ivalue(rt_binary op, int64_t a, int64_t b);
 /* out = cond ? x : y, broadcast; out may be x or y. */
 void rt_where(const rt_arr *cond, const rt_arr *x, const rt_arr *y,
 	      rt_arr *out);
@@ -279,6 +284,10 @@ void rt_pad(rt_pad_mode mode, const int64_t *pads, const void *value,
 /* y[i...] = x[start + i * step, ...] per axis; y must not be x. */
 void rt_slice(const rt_arr *x, const int64_t *start, const int64_t *step,
 	      rt_arr *y);
+/* Reverses the first lens[b] steps along the time axis of every batch
+ * element b (axes 0 and 1, either way round); y must not be x. */
+void rt_reverse_sequence(const rt_arr *x, int time_axis, const rt_arr *lens,
+			 rt_arr *y);
 /* y[i...] = x[i mod x's dim, ...] per axis (Tile). */
 void rt_tile(const rt_arr *x, rt_arr *y);
 /* Keeps the upper (j - i >= k) or lower (j - i <= k) triangle of each
@@ -331,6 +340,24 @@ typedef struct rt_rnn {
 /* work: (3 + 2) x hidden floats for GRU, (4 + 2) for LSTM, 3 for RNN,
  * none of them an operand.  The outputs must not be inputs. */
 void rt_rnn_apply(const rt_rnn *p, float *work);
+
+/* ---- scatter and n-d gather (kernels_scatter.c) ---- */
+
+/*
+ * y already holds the data; each update lands on its element, replacing
+ * it (red < 0) or combined with it by red (RT_ADD, RT_MUL, RT_MAX,
+ * RT_MIN).  Indices are checked by the caller; negative ones count from
+ * the end.
+ */
+/* ScatterElements: updates and indices share a shape; the index replaces
+ * the coordinate along axis. */
+void rt_scatter_elements(rt_arr *y, int axis, const rt_arr *idx,
+			 const rt_arr *upd, int red);
+/* ScatterND: indices [..., k] address slices of y's trailing dims. */
+void rt_scatter_nd(rt_arr *y, const rt_arr *idx, const rt_arr *upd, int red);
+/* GatherND with batch_dims leading batch axes. */
+void rt_gather_nd(const rt_arr *x, const rt_arr *idx, int batch_dims,
+		  rt_arr *y);
 
 /* ---- resize (kernels_resize.c) ---- */
 

@@ -1,7 +1,7 @@
 /*
  * kernels_dtype.c — element types: sizes, and reading or writing one
- * element of any numeric ONNX type as a double or an int64; Cast and
- * Range, the two kernels that are nothing but that.
+ * element of any numeric ONNX type as a double or an int64; Cast, Range
+ * and EyeLike, the kernels that are nothing but that.
  *
  * Kernels that serve every type compute in one of two domains: double for
  * the float types (float16, bfloat16, float, double) and int64 for the
@@ -221,4 +221,12 @@ void rt_range(const rt_arr *start, const rt_arr *delta, rt_arr *y)
 		for (int64_t i = 0; i < n; i++)
 			rt_set_i(y->dt, y->p, i, (int64_t)(s + (uint64_t)i * d));
 	}
+}
+
+void rt_eye(int64_t k, rt_arr *y)
+{
+	int64_t rows = y->s.d[0], cols = y->s.d[1];
+	for (int64_t i = 0; i < rows; i++)
+		for (int64_t j = 0; j < cols; j++)
+			rt_set_i(y->dt, y->p, i * cols + j, j - i == k);
 }

@@ -147,7 +147,7 @@ static int logic(rt_binary op, int lt, int eq, int gt, int at, int bt)
 	}
 }
 
-static double fbinary(rt_binary op, double a, double b)
+double rt_binary_fvalue(rt_binary op, double a, double b)
 {
 	switch (op) {
 	case RT_ADD: return a + b;
@@ -180,7 +180,7 @@ static int64_t ipow(int64_t a, int64_t e)
 
 /* Wrapping arithmetic (through uint64, never signed overflow); division
  * by zero gives 0, which the spec leaves undefined. */
-static int64_t ibinary(rt_binary op, int64_t a, int64_t b)
+int64_t rt_binary_ivalue(rt_binary op, int64_t a, int64_t b)
 {
 	uint64_t ua = (uint64_t)a, ub = (uint64_t)b;
 	switch (op) {
@@ -218,13 +218,13 @@ static void binary_row_f32(const Binary *c, const float *a, int64_t sa,
 {
 	if (sa && sb) {
 		for (int64_t i = 0; i < n; i++)
-			y[i] = (float)fbinary(c->op, a[i], b[i]);
+			y[i] = (float)rt_binary_fvalue(c->op, a[i], b[i]);
 	} else if (sa) {
 		for (int64_t i = 0; i < n; i++)
-			y[i] = (float)fbinary(c->op, a[i], b[0]);
+			y[i] = (float)rt_binary_fvalue(c->op, a[i], b[0]);
 	} else {
 		for (int64_t i = 0; i < n; i++)
-			y[i] = (float)fbinary(c->op, a[0], b[i * sb]);
+			y[i] = (float)rt_binary_fvalue(c->op, a[0], b[i * sb]);
 	}
 }
 
@@ -238,12 +238,12 @@ static void binary_row(void *ctx, char *const *p, const int64_t *st,
 			       (const float *)p[2], st[2], (float *)p[0], n);
 	} else if (c->in_float) {
 		for (int64_t i = 0; i < n; i++)
-			rt_set_f(c->ydt, p[0], i, fbinary(c->op,
+			rt_set_f(c->ydt, p[0], i, rt_binary_fvalue(c->op,
 				 rt_get_f(c->adt, p[1], i * st[1]),
 				 rt_get_f(c->bdt, p[2], i * st[2])));
 	} else {
 		for (int64_t i = 0; i < n; i++)
-			rt_set_i(c->ydt, p[0], i, ibinary(c->op,
+			rt_set_i(c->ydt, p[0], i, rt_binary_ivalue(c->op,
 				 rt_get_i(c->adt, p[1], i * st[1]),
 				 rt_get_i(c->bdt, p[2], i * st[2])));
 	}

@@ -1,7 +1,7 @@
 /*
  * kernels_layout.c — kernels that move elements without arithmetic, for
  * every element type: concat / split slabs, transpose, slice, tile, pad,
- * trilu.
+ * trilu, reverse sequence.
  *
  * Transpose and Slice are one algorithm: each output element reads x at
  * an affine function of its index (a strided view of x), walked with an
@@ -198,5 +198,26 @@ void rt_trilu(const rt_arr *x, int64_t k, int upper, rt_arr *y)
 				(const char *)x->p + e * (int64_t)es, es);
 		else
 			memset((char *)y->p + e * (int64_t)es, 0, es);
+	}
+}
+
+void rt_reverse_sequence(const rt_arr *x, int time_axis, const rt_arr *lens,
+			 rt_arr *y)
+{
+	int64_t T = x->s.d[time_axis], B = x->s.d[1 - time_axis], inner = 1;
+	size_t es = art_dtype_size(y->dt);
+	for (int i = 2; i < x->s.rank; i++)
+		inner *= x->s.d[i];
+	for (int64_t b = 0; b < B; b++) {
+		int64_t n = rt_get_i(lens->dt, lens->p, b);
+		for (int64_t t = 0; t < T; t++) {
+			int64_t from = t < n ? n - 1 - t : t;
+			/* element strides: [T, B, ...] or [B, T, ...] */
+			int64_t yo = time_axis ? b * T + t : t * B + b;
+			int64_t xo = time_axis ? b * T + from : from * B + b;
+			memcpy((char *)y->p + (size_t)(yo * inner) * es,
+			       (const char *)x->p + (size_t)(xo * inner) * es,
+			       (size_t)inner * es);
+		}
 	}
 }

@@ -233,3 +233,19 @@ int ctx_float_only(Ctx *c)
 	}
 	return 0;
 }
+
+int ctx_indices(Ctx *c, const rt_arr *idx, int64_t period,
+		const int64_t *dims)
+{
+	int64_t n = rt_numel(&idx->s);
+	if (idx->dt != ART_DT_INT64 && idx->dt != ART_DT_INT32)
+		return ctx_fail(c, "indices must be int32 or int64");
+	for (int64_t i = 0; i < n; i++) {
+		int64_t v = rt_get_i(idx->dt, idx->p, i), d = dims[i % period];
+		if (v < -d || v >= d)
+			return ctx_fail(c, "index %lld is out of range for an "
+					"axis of %lld", (long long)v,
+					(long long)d);
+	}
+	return 0;
+}

@@ -54,6 +54,10 @@ int ctx_ints(Ctx *c, int j, int64_t *v, int max, int *n);
 int ctx_scalar(Ctx *c, int j, double dflt, double *v);
 /* axis in [-rank, rank) made non-negative. */
 int ctx_axis(Ctx *c, int64_t axis, int rank, int *out);
+/* Fails unless idx is int32 or int64 with each value i in [-d, d) for
+ * d = dims[i mod period] (period 1: one axis; k: k-tuples). */
+int ctx_indices(Ctx *c, const rt_arr *idx, int64_t period,
+		const int64_t *dims);
 /* Fails unless every tensor of the step is float32. */
 int ctx_float_only(Ctx *c);
 
@@ -107,8 +111,14 @@ int op_trilu(Ctx *c);
 int op_gather(Ctx *c);
 int op_resize(Ctx *c);
 
+/* ops_scatter.c */
+int op_scatter(Ctx *c);
+int op_gather_nd(Ctx *c);
+int op_reverse_sequence(Ctx *c);
+
 /* ops_values.c */
 int op_constant(Ctx *c);
+int op_eyelike(Ctx *c);
 int op_shape(Ctx *c);
 int op_range(Ctx *c);
 

@@ -395,26 +395,16 @@ int op_gather(Ctx *c)
 {
 	rt_arr x, idx, y;
 	int axis, elements = !strcmp(c->s->op, "GatherElements");
-	int64_t n, d;
 
 	if (same_type_io(c, &x, &y) || ctx_arg(c, 1, 1, &idx) ||
 	    ctx_axis(c, ctx_attr_int(c, "axis", 0), x.s.rank, &axis))
 		return -1;
-	if (idx.dt != ART_DT_INT64 && idx.dt != ART_DT_INT32)
-		return ctx_fail(c, "indices must be int32 or int64");
 	if (elements && (idx.s.rank != x.s.rank ||
 			 rt_numel(&idx.s) != rt_numel(&y.s)))
 		return ctx_fail(c, "indices must have the data's rank and the "
 				"output's shape");
-	n = rt_numel(&idx.s);
-	d = x.s.d[axis];
-	for (int64_t i = 0; i < n; i++) {
-		int64_t v = rt_get_i(idx.dt, idx.p, i);
-		if (v < -d || v >= d)
-			return ctx_fail(c, "index %lld is out of range for an "
-					"axis of %lld", (long long)v,
-					(long long)d);
-	}
+	if (ctx_indices(c, &idx, 1, &x.s.d[axis]))
+		return -1;
 	if (elements)
 		rt_gather_elements(&x, axis, &idx, &y);
 	else

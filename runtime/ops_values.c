@@ -1,6 +1,7 @@
 /*
  * ops_values.c — ops whose outputs do not depend on their inputs'
- * values: Constant, Shape, Size, and Range (from its scalar inputs).
+ * values: Constant, Shape, Size, EyeLike, and Range (from its scalar
+ * inputs).
  *
  * arenac folds all of these when it can; they reach the runtime when
  * their output is a graph output, or (Range) when an input is computed.
@@ -90,5 +91,17 @@ int op_range(Ctx *c)
 		return ctx_fail(c, "the range has %g values, the plan's output "
 				"%lld", n > 0 ? n : 0, (long long)rt_numel(&y.s));
 	rt_range(&start, &delta, &y);
+	return 0;
+}
+
+/* EyeLike: the plan's output type is the dtype attribute's or x's. */
+int op_eyelike(Ctx *c)
+{
+	rt_arr y;
+	if (ctx_res(c, 0, &y))
+		return -1;
+	if (y.s.rank != 2)
+		return ctx_fail(c, "EyeLike makes 2-D tensors");
+	rt_eye(ctx_attr_int(c, "k", 0), &y);
 	return 0;
 }

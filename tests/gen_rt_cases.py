@@ -1142,6 +1142,49 @@ def loss_cases():
          -(picked * w[tc]).sum(), [("reduction", "sum")])
 
 
+def scatter_cases():
+    """ScatterElements with a reduction and negative indices, ScatterND
+    on slices, GatherND with batch dims, EyeLike off the diagonal,
+    ReverseSequence both ways round."""
+    x = rand(3, 4)
+    idx = np.array([[1, -1], [0, 0], [2, 3]])
+    upd = rand(3, 2)
+    y = x.astype(np.float64).copy()
+    for i in range(3):
+        for j in range(2):
+            y[i, idx[i, j] % 4] += upd[i, j]
+    case("scatterelements_add_axis1", "ScatterElements",
+         [("in", x), ("w", idx), ("w", upd)], y,
+         [("axis", 1), ("reduction", "add")], opset=16)
+    d = ints(4, 3, 2)
+    ind = np.array([[2], [-4]])
+    u = ints(2, 3, 2)
+    yn = d.copy()
+    yn[2], yn[0] = u[0], u[1]
+    case("scatternd_slices", "ScatterND", [("in", d), ("w", ind), ("w", u)],
+         yn)
+    g = rand(2, 3, 4)
+    gi = np.array([[[1, 3], [0, -1]], [[2, 0], [1, 1]]], np.int32)
+    gy = np.array([[g[b, gi[b, t, 0], gi[b, t, 1]] for t in range(2)]
+                   for b in range(2)])
+    case("gathernd_batch_dims", "GatherND", [("in", g), ("w", gi)], gy,
+         [("batch_dims", 1)])
+    case("eyelike_k", "EyeLike", [("in", rand(3, 5))],
+         np.eye(3, 5, k=-1, dtype=np.int32), [("k", -1), ("dtype", 6)])
+    r = ints(5, 3, 2)
+    lens = np.array([5, 1, 3])
+    ry = r.copy()
+    for b in range(3):
+        ry[:lens[b], b] = r[:lens[b], b][::-1]
+    case("reversesequence_time_first", "ReverseSequence",
+         [("in", r), ("w", lens)], ry, [("time_axis", 0),
+                                         ("batch_axis", 1)], opset=10)
+    rb = r.transpose(1, 0, 2).copy()
+    case("reversesequence_batch_first", "ReverseSequence",
+         [("in", rb), ("w", lens)], ry.transpose(1, 0, 2),
+         [("time_axis", 1), ("batch_axis", 0)], opset=10)
+
+
 if __name__ == "__main__":
     main()
     elementwise_cases()
@@ -1154,3 +1197,4 @@ if __name__ == "__main__":
     rnn_cases()
     pool_and_batchnorm_cases()
     loss_cases()
+    scatter_cases()
