@@ -4,7 +4,10 @@
  * The runtime exists to prove a plan by running it: it takes the tables of
  * a header that arenac generated, the weights blob that `arenac --weights`
  * wrote, and one arena the caller provides, and runs the step table with
- * plain float32 kernels.  Every tensor lives where the plan put it; views,
+ * plain C kernels (every numeric element type for elementwise, reduction
+ * and data-movement ops; float32 for convolutions, normalisations and
+ * matrix products; int8 / uint8 for the quantized ops; the list is
+ * art_has_kernel's).  Every tensor lives where the plan put it; views,
  * in-place outputs and elided concats are honoured exactly, so a wrong
  * offset shows up as a wrong number.  The runtime never allocates.
  *
