@@ -136,6 +136,7 @@ test: $(ARENAC) $(TEST_BINS) $(RT_DEPS)
 # Just the reference runtime's end-to-end tests.
 test-runtime: $(ARENAC) $(RT_DEPS)
 	@BUILD=$(BUILD) PYTHON=$(PYTHON) CC="$(CC) $(SANFLAGS)" sh tests/e2e_runtime.sh
+	@BUILD=$(BUILD) CC="$(CC) $(SANFLAGS)" $(PYTHON) tests/e2e_node_runtime.py
 
 check: deps
 	@$(MAKE) --no-print-directory test

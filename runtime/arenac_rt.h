@@ -4,7 +4,10 @@
  * The runtime exists to prove a plan by running it: it takes the tables of
  * a header that arenac generated, the weights blob that `arenac --weights`
  * wrote, and one arena the caller provides, and runs the step table with
- * plain float32 kernels.  Every tensor lives where the plan put it; views,
+ * plain C kernels (every numeric element type for elementwise, reduction
+ * and data-movement ops; float32 for convolutions, normalisations and
+ * matrix products; int8 / uint8 for the quantized ops; the list is
+ * art_has_kernel's).  Every tensor lives where the plan put it; views,
  * in-place outputs and elided concats are honoured exactly, so a wrong
  * offset shows up as a wrong number.  The runtime never allocates.
  *
@@ -23,14 +26,21 @@
 #define ART_NOT_IN_ARENA 0xFFFFFFFFu
 #define ART_MAX_RANK 8
 
-/* Codes as in the generated header (ONNX numbering). */
-enum { ART_DT_FLOAT = 1, ART_DT_INT32 = 6, ART_DT_INT64 = 7 };
+/* Element types, numbered as in the generated header (ONNX numbering). */
+enum {
+	ART_DT_FLOAT = 1, ART_DT_UINT8 = 2, ART_DT_INT8 = 3, ART_DT_UINT16 = 4,
+	ART_DT_INT16 = 5, ART_DT_INT32 = 6, ART_DT_INT64 = 7,
+	ART_DT_STRING = 8, ART_DT_BOOL = 9, ART_DT_FLOAT16 = 10,
+	ART_DT_DOUBLE = 11, ART_DT_UINT32 = 12, ART_DT_UINT64 = 13,
+	ART_DT_BFLOAT16 = 16
+};
 enum {
 	ART_KIND_INPUT, ART_KIND_OUTPUT, ART_KIND_ACTIVATION, ART_KIND_WEIGHT,
 	ART_KIND_CONSTANT
 };
 enum { ART_ATTR_FLOAT = 1, ART_ATTR_INT = 2, ART_ATTR_STRING = 3,
-       ART_ATTR_TENSOR = 4, ART_ATTR_FLOATS = 6, ART_ATTR_INTS = 7 };
+       ART_ATTR_TENSOR = 4, ART_ATTR_FLOATS = 6, ART_ATTR_INTS = 7,
+       ART_ATTR_STRINGS = 8 };
 
 typedef struct art_tensor {
 	const char *name;
@@ -56,6 +66,7 @@ typedef struct art_attr {
 
 typedef struct art_step {
 	const char *op;
+	const char *domain;         /* "" or "ai.onnx" for the default */
 	const char *name;
 	const int32_t *inputs;
 	int ninputs;
@@ -98,8 +109,16 @@ int art_run_io(const art_model *m, void *arena, size_t arena_bytes,
 	       const void *weights, size_t weights_bytes, void *const *io,
 	       art_error *err);
 
-/* The ops art_run knows, one name per call, NULL past the last. */
-const char *art_op_name(int i);
+/*
+ * The kernel table: 1 when art_run has a kernel for op in domain ("" and
+ * "ai.onnx" both name the default domain), else 0.  art_kernel_op walks
+ * the table: entry i's op and domain, NULL past the last.
+ */
+int art_has_kernel(const char *domain, const char *op);
+const char *art_kernel_op(int i, const char **domain);
+
+/* Bytes of one element of an ONNX dtype the kernels handle, else 0. */
+size_t art_dtype_size(int dtype);
 
 /*
  * Copies one generated header's tables (prefix lo, macro prefix UP) into
@@ -139,7 +158,7 @@ static const art_model *lo##_rt_model(void) \
 	for (int i = 0; i < UP##_NUM_STEPS; i++) { \
 		const lo##_step *s = &lo##_steps[i]; \
 		art_step *d = &lo##_rt_steps[i]; \
-		d->op = s->op; d->name = s->name; \
+		d->op = s->op; d->domain = s->domain; d->name = s->name; \
 		d->inputs = s->inputs; d->ninputs = s->ninputs; \
 		d->outputs = s->outputs; d->noutputs = s->noutputs; \
 		d->attrs = lo##_rt_attrs + (s->attrs - lo##_attrs); \

@@ -11,19 +11,23 @@
 static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 
-/* One output value of a max pool (dilations honoured). */
+/* One output value of a max pool (dilations honoured) and where in the
+ * plane it is (row-major). */
 static float max_window(const rt_conv *p, const float *xc, int64_t H,
-			int64_t W, int64_t oh, int64_t ow)
+			int64_t W, int64_t oh, int64_t ow, int64_t *at)
 {
 	float v = -INFINITY;
+	*at = 0;
 	for (int64_t i = 0; i < p->kh; i++) {
 		int64_t ih = oh * p->sh - p->ph + i * p->dh;
 		if (ih < 0 || ih >= H)
 			continue;
 		for (int64_t j = 0; j < p->kw; j++) {
 			int64_t iw = ow * p->sw - p->pw + j * p->dw;
-			if (iw >= 0 && iw < W && xc[ih * W + iw] > v)
+			if (iw >= 0 && iw < W && xc[ih * W + iw] > v) {
 				v = xc[ih * W + iw];
+				*at = ih * W + iw;
+			}
 		}
 	}
 	return v;
@@ -52,7 +56,7 @@ static float avg_window(rt_pool_kind k, const rt_conv *p,
 
 void rt_pool2d(rt_pool_kind k, const rt_conv *p, const int64_t *pads_end,
 	       const float *x, const rt_shape *xs, float *y,
-	       const rt_shape *ys)
+	       const rt_shape *ys, int64_t *indices, int col_major)
 {
 	int64_t NC = xs->d[0] * xs->d[1], H = xs->d[2], W = xs->d[3];
 	int64_t OH = ys->d[2], OW = ys->d[3];
@@ -61,24 +65,20 @@ void rt_pool2d(rt_pool_kind k, const rt_conv *p, const int64_t *pads_end,
 		const float *xc = x + c * H * W;
 		float *yc = y + c * OH * OW;
 		for (int64_t oh = 0; oh < OH; oh++)
-			for (int64_t ow = 0; ow < OW; ow++)
-				yc[oh * OW + ow] = k == RT_POOL_MAX ?
-					max_window(p, xc, H, W, oh, ow) :
-					avg_window(k, p, pads_end, xc, H, W,
-						   oh, ow);
-	}
-}
-
-void rt_global_avgpool(const float *x, const rt_shape *xs, float *y)
-{
-	int64_t NC = xs->d[0] * xs->d[1], hw = 1;
-	for (int i = 2; i < xs->rank; i++)
-		hw *= xs->d[i];
-	for (int64_t c = 0; c < NC; c++) {
-		double sum = 0;
-		for (int64_t i = 0; i < hw; i++)
-			sum += x[c * hw + i];
-		y[c] = (float)(sum / (double)hw);
+		for (int64_t ow = 0; ow < OW; ow++) {
+			int64_t o = c * OH * OW + oh * OW + ow, at;
+			if (k != RT_POOL_MAX) {
+				y[o] = avg_window(k, p, pads_end, xc, H, W, oh,
+						  ow);
+				continue;
+			}
+			yc[oh * OW + ow] = max_window(p, xc, H, W, oh, ow, &at);
+			/* Indices count in the flattened input, rows or
+			 * columns first. */
+			if (indices)
+				indices[o] = c * H * W + (col_major ?
+					at % W * H + at / W : at);
+		}
 	}
 }
 

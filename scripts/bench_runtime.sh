@@ -2,11 +2,14 @@
 # bench_runtime.sh — the reference runtime on each shared light_* model:
 # wall time of one inference (mean of 3, random arena), and the arena the
 # plan uses beside the arena of a naive run that gives every tensor its
-# own buffer; last DenseNet-121 again with --fuse preact.  Needs the
-# runtime library (make bench and make test-runtime build it).
+# own buffer; DenseNet-121 again with --fuse preact; the transformer-style
+# Magika and the YOLOX-nano detector on their reference inputs; last the
+# ONNX node suite's counts (tests/e2e_node_runtime.py).  Needs the runtime
+# library (make bench and make test-runtime build it).
 set -eu
 BUILD=${BUILD:-build}
 ARENAC=${ARENAC:-$BUILD/arenac}
+PYTHON=${PYTHON:-/usr/bin/python3}
 CC=${CC:-cc}
 M=${ARENAC_SHARED:-../shared}/models
 if [ ! -f "$BUILD/libarenac_rt.a" ] || [ ! -d "$M" ]; then
@@ -16,10 +19,14 @@ fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 printf "%-22s %10s %14s %14s %7s\n" model "ms/run" "arena" "naive arena" "saved"
-# row LABEL MODEL [ARENAC OPTIONS...]
+# row LABEL MODEL [--input X.pb] [ARENAC OPTIONS...]
 row() {
-	label=$1 model=$2
+	label=$1 model=$2 input=
 	shift 2
+	if [ "${1:-}" = --input ]; then
+		input="--input $2"
+		shift 2
+	fi
 	stem=$(basename "$model" .onnx)
 	"$ARENAC" -q --prefix m -o "$tmp/m.h" --weights "$tmp/m.bin" "$@" \
 		"$model"
@@ -28,7 +35,9 @@ row() {
 		-DM_DEFINE_ARENA -DM_DEFINE_TABLES -o "$tmp/rt" tests/rt_run.c \
 		"$BUILD/obj/tests/pbread.o" "$BUILD/obj/gen/onnx.pb-c.o" \
 		"$BUILD/libarenac_rt.a" -lprotobuf-c -lm
-	"$tmp/rt" --repeat 3 --fill random "$tmp/m.bin" "$M/${stem}_output_0.pb" |
+	# Matching is the tests' business (e2e_runtime.sh): figures only.
+	"$tmp/rt" --repeat 3 --fill random $input "$tmp/m.bin" \
+		"$M/${stem}_output_0.pb" 2>/dev/null |
 		sed -n 's/.*; \([0-9.]*\) ms; arena \([0-9]*\), one buffer per tensor \([0-9]*\)/\1 \2 \3/p' |
 		awk -v m="$label" '{ printf "%-22s %10s %14s %14s %6.1f%%\n", m, $1, $2, $3, 100 * (1 - $2 / $3) }'
 	rm -f "$tmp/m.bin"
@@ -38,3 +47,11 @@ for model in "$M"/light_*.onnx; do
 	row "$(basename "$model" .onnx)" "$model"
 done
 row "densenet121 +fuse" "$M/light_densenet121.onnx" --fuse preact
+row magika_standard_v3_3 "$M/magika_standard_v3_3.onnx" \
+	--input "$M/magika_standard_v3_3_input_0.pb" --dim unk__214=1
+row yolox_nano "$M/yolox_nano.onnx" --input "$M/yolox_nano_input_0.pb"
+
+echo
+echo "ONNX node suite through the runtime (tests/e2e_node_runtime.py):"
+BUILD=$BUILD ARENAC=$ARENAC CC=$CC "$PYTHON" tests/e2e_node_runtime.py |
+	grep -E '^(node tests|not run|skipped)' || true

@@ -39,7 +39,7 @@ if command -v pkg-config >/dev/null; then
 #include <arenac_rt.h>
 int main(void)
 {
-	const char *op = art_op_name(0);
+	const char *dom, *op = art_kernel_op(0, &dom);
 	return op && *op ? 0 : 1;
 }
 EOF

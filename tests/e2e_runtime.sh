@@ -16,6 +16,13 @@
 #   PaddleOCR cls, det      real weights, onnxruntime outputs, rtol 1e-3,
 #                           atol 1e-5; zero and random arena; plain and
 #                           --fuse preact plans
+#   Magika, YOLOX-nano      a transformer-style classifier (int32 input,
+#                           decomposed LayerNorm, tanh GELU, softmax) and
+#                           a detector (SiLU, Resize, Slice, Concat): real
+#                           weights, onnxruntime outputs, rtol 1e-3, atol
+#                           1e-5 (Magika) and 1e-4 (YOLOX, as the models'
+#                           README says); random arena; plain plans too
+#                           (not under the sanitizers)
 #   corrupted plan          one offset of the det header moved onto a live
 #                           tensor: the run must fail
 #
@@ -189,6 +196,31 @@ for stem in "$cls" "$det"; do
 			"${stem}_output_0.pb" --input "${stem}_input_0.pb" \
 			--rtol 1e-3 --atol 1e-5 --fill random
 	fi
+done
+
+echo "Magika and YOLOX-nano (real weights)"
+for spec in "magika_standard_v3_3 1e-5 --dim unk__214=1" \
+	    "yolox_nano 1e-4"; do
+	set -- $spec
+	stem=$1 atol=$2
+	shift 2
+	if [ ! -f "$M/$stem.onnx" ]; then
+		echo "skipped: no $stem.onnx"
+		continue
+	fi
+	if build "$stem" tr "$M/$stem.onnx" "$@"; then
+		check "$stem" tr "$tmp/tr.bin" "$M/${stem}_output_0.pb" \
+			--input "$M/${stem}_input_0.pb" --rtol 1e-3 \
+			--atol "$atol" --fill random
+	fi
+	# Under the sanitizers one plan each is enough (YOLOX takes 15 s).
+	if [ $have_plain = 1 ] && [ -z "${ARENAC_SANITIZE:-}" ] &&
+	   build "$stem plain" tr "$M/$stem.onnx" "$@" $plain_opts; then
+		check "$stem (plain plan)" tr "$tmp/tr.bin" \
+			"$M/${stem}_output_0.pb" --input "$M/${stem}_input_0.pb" \
+			--rtol 1e-3 --atol "$atol" --fill random
+	fi
+	rm -f "$tmp/tr.bin"
 done
 
 echo "corrupted plan (must fail)"

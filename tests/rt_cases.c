@@ -4,19 +4,23 @@
  *
  *   rt_cases CASES.txt
  *
+ * Element types: floats compared within a tolerance, integers and bools
+ * exactly.  A case may have several outputs (the "out" tensors, last).
  * Every case runs with each tensor in its own place, its output bytes
- * poisoned with NaNs first.  A case marked "ok" runs again with the output
- * planned in place over input 0 and must give the same values; one marked
- * "refused" must then fail (when the sizes allow such a plan at all), since
- * an in-place plan for a kernel that cannot do it is an error, never a
- * silent copy.  Prints one line per failure and "N passed, N failed".
+ * poisoned with NaNs (all-ones bytes) first.  A case marked "ok" runs
+ * again with output 0 planned in place over input 0 ("ok:K": input K)
+ * and must give the same values; one marked "refused" must then fail
+ * (when the sizes allow such a plan at all), since an in-place plan for a
+ * kernel that cannot do it is an error, never a silent copy; one marked
+ * "untested" runs only once.  Prints one line per failure and "N passed,
+ * N failed".
  */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "arenac_rt.h"
+#include "kernels.h"             /* rt_get_f reads any element type */
 
 #define MAXT 12
 #define MAXA 16
@@ -24,15 +28,16 @@
 #define ARENA (1 << 20)
 
 typedef struct Case {
-	char name[64], op[32], inplace[16];
+	char name[64], op[48], inplace[16];
+	const char *domain, *opname;    /* op is DOMAIN.OP or OP */
 	int opset;
 	art_attr attrs[MAXA];
-	char anames[MAXA][32], astr[MAXA][32];
-	const char *aptr[MAXA];
+	char anames[MAXA][32], astr[MAXA][8][32];
+	const char *aptr[MAXA][8];
 	int64_t aints[MAXA][8];
 	float afloats[MAXA][8];
 	int nattrs;
-	art_tensor t[MAXT];         /* inputs, then the expected output */
+	art_tensor t[MAXT];         /* inputs, then the expected outputs */
 	int32_t dims[MAXT][ART_MAX_RANK];
 	char role[MAXT][8];
 	void *vals[MAXT];
@@ -54,8 +59,9 @@ static int read_attr(FILE *f, Case *c)
 	a->name = c->anames[k];
 	a->ints = c->aints[k];
 	a->floats = c->afloats[k];
-	a->strings = &c->aptr[k];
-	c->aptr[k] = c->astr[k];
+	a->strings = c->aptr[k];
+	for (int i = 0; i < 8; i++)
+		c->aptr[k][i] = c->astr[k][i];
 	if (!strcmp(type, "i")) {
 		long long v;
 		a->type = ART_ATTR_INT, a->count = 1;
@@ -68,8 +74,17 @@ static int read_attr(FILE *f, Case *c)
 			return -1;
 	} else if (!strcmp(type, "s")) {
 		a->type = ART_ATTR_STRING, a->count = 1;
-		if (fscanf(f, "%31s", c->astr[k]) != 1)
+		if (fscanf(f, "%31s", c->astr[k][0]) != 1)
 			return -1;
+	} else if (!strcmp(type, "strs")) {
+		int n;
+		a->type = ART_ATTR_STRINGS;
+		if (fscanf(f, "%d", &n) != 1 || n < 0 || n > 8)
+			return -1;
+		a->count = n;
+		for (int i = 0; i < n; i++)
+			if (fscanf(f, "%31s", c->astr[k][i]) != 1)
+				return -1;
 	} else {
 		int n;
 		a->type = !strcmp(type, "ints") ? ART_ATTR_INTS : ART_ATTR_FLOATS;
@@ -90,21 +105,77 @@ static int read_attr(FILE *f, Case *c)
 	return 0;
 }
 
+/* Element types by the names the generator writes (ONNX codes). */
+static const struct {
+	const char *name;
+	int dtype, size, is_float;
+} types[] = {
+	{"f32", ART_DT_FLOAT, 4, 1}, {"f64", ART_DT_DOUBLE, 8, 1},
+	{"f16", ART_DT_FLOAT16, 2, 1}, {"bf16", ART_DT_BFLOAT16, 2, 1},
+	{"i64", ART_DT_INT64, 8, 0},
+	{"i32", ART_DT_INT32, 4, 0}, {"i16", ART_DT_INT16, 2, 0},
+	{"i8", ART_DT_INT8, 1, 0}, {"u8", ART_DT_UINT8, 1, 0},
+	{"u16", ART_DT_UINT16, 2, 0}, {"u32", ART_DT_UINT32, 4, 0},
+	{"u64", ART_DT_UINT64, 8, 0}, {"bool", ART_DT_BOOL, 1, 0},
+};
+#define NTYPES (int)(sizeof types / sizeof types[0])
+
+static int type_of(int dtype)
+{
+	int k = 0;
+	while (k < NTYPES && types[k].dtype != dtype)
+		k++;
+	return k;
+}
+
+/*
+ * Reads element i of a tensor of type k: floats in decimal, float16 and
+ * bfloat16 as bit patterns (rounded by the generator, not the runtime),
+ * integers and bools as integers.
+ */
+static int store(int k, void *p, int64_t i, FILE *f)
+{
+	long long v;
+	double d;
+	if (types[k].is_float && types[k].size != 2) {
+		if (fscanf(f, "%lf", &d) != 1)
+			return -1;
+		if (types[k].size == 4)
+			((float *)p)[i] = (float)d;
+		else
+			((double *)p)[i] = d;
+		return 0;
+	}
+	if (fscanf(f, "%lld", &v) != 1)
+		return -1;
+	switch (types[k].size) {
+	case 1: ((uint8_t *)p)[i] = (uint8_t)v; break;
+	case 2: ((uint16_t *)p)[i] = (uint16_t)v; break;
+	case 4: ((uint32_t *)p)[i] = (uint32_t)v; break;
+	default: ((int64_t *)p)[i] = v; break;
+	}
+	return 0;
+}
+
 static int read_tensor(FILE *f, Case *c)
 {
-	int k = c->nt, rank;
+	int k = c->nt, rank, ty = 0;
 	art_tensor *t = &c->t[k];
-	char type[4];
+	char type[8];
 	int64_t n = 1;
 
-	if (k == MAXT || fscanf(f, "%7s %3s %d", c->role[k], type, &rank) != 3 ||
+	if (k == MAXT || fscanf(f, "%7s %7s %d", c->role[k], type, &rank) != 3 ||
 	    rank < 0 || rank > ART_MAX_RANK)
+		return -1;
+	while (ty < NTYPES && strcmp(types[ty].name, type))
+		ty++;
+	if (ty == NTYPES)
 		return -1;
 	memset(t, 0, sizeof *t);
 	t->name = c->role[k];
 	t->rank = rank;
 	t->dims = c->dims[k];
-	t->dtype = type[0] == 'i' ? ART_DT_INT64 : ART_DT_FLOAT;
+	t->dtype = types[ty].dtype;
 	t->alias_of = t->inplace_of = t->io = -1;
 	t->offset = t->weights_offset = ART_NOT_IN_ARENA;
 	for (int i = 0; i < rank; i++) {
@@ -120,18 +191,11 @@ static int read_tensor(FILE *f, Case *c)
 	}
 	if (n > MAXV)
 		return -1;
-	t->bytes = (uint32_t)(n * 4 * (t->dtype == ART_DT_INT64 ? 2 : 1));
+	t->bytes = (uint32_t)(n * types[ty].size);
 	c->vals[k] = malloc(t->bytes + 8);
-	for (int64_t i = 0; i < n; i++) {
-		long long v;
-		if (t->dtype == ART_DT_INT64) {
-			if (fscanf(f, "%lld", &v) != 1)
-				return -1;
-			((int64_t *)c->vals[k])[i] = v;
-		} else if (fscanf(f, "%f", &((float *)c->vals[k])[i]) != 1) {
+	for (int64_t i = 0; i < n; i++)
+		if (store(ty, c->vals[k], i, f))
 			return -1;
-		}
-	}
 	c->nt++;
 	return 0;
 }
@@ -149,9 +213,17 @@ static int read_case(FILE *f, Case *c)
 	memset(c, 0, sizeof *c);
 	if (fscanf(f, "%15s", word) != 1)
 		return 1;
-	if (strcmp(word, "case") || fscanf(f, "%63s %31s %15s", c->name, c->op,
+	if (strcmp(word, "case") || fscanf(f, "%63s %47s %15s", c->name, c->op,
 					   c->inplace) != 3)
 		return -1;
+	c->opname = strrchr(c->op, '.');
+	if (c->opname) {
+		*(char *)c->opname++ = 0;
+		c->domain = c->op;
+	} else {
+		c->opname = c->op;
+		c->domain = "";
+	}
 	for (;;) {
 		long pos = ftell(f);
 		if (fscanf(f, "%15s", word) != 1)
@@ -179,22 +251,50 @@ static uint32_t place(uint32_t *at, uint32_t bytes)
 	return off;
 }
 
+/* The expected outputs are the tensors after the last input. */
+static int first_output(const Case *c)
+{
+	int o = c->nt;
+	while (o > 0 && !strcmp(c->role[o - 1], "out"))
+		o--;
+	return o;
+}
+
+/* Floats within 1e-5 + 1e-4 |want| (NaN matches NaN), the rest exact. */
+static int compare(const art_tensor *y, const void *got, const void *want,
+		   art_error *err)
+{
+	int k = type_of(y->dtype);
+	int64_t n = y->bytes / types[k].size;
+	for (int64_t i = 0; i < n; i++) {
+		double g = rt_get_f(y->dtype, got, i);
+		double w = rt_get_f(y->dtype, want, i);
+		int same = types[k].is_float ?
+			   fabs(g - w) <= 1e-5 + 1e-4 * fabs(w) ||
+			   (g != g && w != w) || g == w : g == w;
+		if (!same) {
+			snprintf(err->msg, sizeof err->msg, "%s value %lld: got "
+				 "%.8g, want %.8g", y->name, (long long)i, g, w);
+			return 1;
+		}
+	}
+	return 0;
+}
+
 /*
  * Lays the case out (arena or weights by role), runs it, compares the
- * output; in_place plans the output over input 0.  0 ok, 1 wrong values,
- * -1 the runtime refused (err says why).
+ * outputs; over >= 0 plans output 0 in place over that input.  0 ok, 1
+ * wrong values, -1 the runtime refused (err says why).
  */
-static int run_case(Case *c, int in_place, art_error *err)
+static int run_case(Case *c, int over_input, art_error *err)
 {
-	int32_t ins[MAXT], outs[1];
+	int32_t ins[MAXT], outs[MAXT];
 	art_step step = {0};
 	art_model m = {0};
 	uint32_t aat = 0, wat = 0;
-	int o = c->nt - 1, nin = 0;
-	art_tensor *y = &c->t[o];
-	const float *got, *want = c->vals[o];
-	int64_t n = y->bytes / 4;
+	int o, nin = 0, nout = 0;
 
+	o = first_output(c);
 	for (int i = 0; i < o; i++) {
 		art_tensor *t = &c->t[i];
 		ins[nin++] = t->rank < 0 ? -1 : i;
@@ -208,17 +308,23 @@ static int run_case(Case *c, int in_place, art_error *err)
 			memcpy(weights + t->weights_offset, c->vals[i], t->bytes);
 		}
 	}
-	y->inplace_of = in_place ? 0 : -1;
-	y->offset = in_place ? c->t[0].offset : place(&aat, y->bytes);
-	if (!in_place)
-		memset(arena + y->offset, 0xff, y->bytes);   /* NaNs */
-	outs[0] = o;
-	step.op = c->op;
+	for (int i = o; i < c->nt; i++) {
+		art_tensor *y = &c->t[i];
+		int over = over_input >= 0 && i == o;
+		y->inplace_of = over ? over_input : -1;
+		y->offset = over ? c->t[over_input].offset :
+			    place(&aat, y->bytes);
+		if (!over)
+			memset(arena + y->offset, 0xff, y->bytes);   /* NaNs */
+		outs[nout++] = i;
+	}
+	step.op = c->opname;
+	step.domain = c->domain;
 	step.name = c->name;
 	step.inputs = ins;
 	step.ninputs = nin;
 	step.outputs = outs;
-	step.noutputs = 1;
+	step.noutputs = nout;
 	step.attrs = c->attrs;
 	step.nattrs = c->nattrs;
 	step.opset = c->opset;
@@ -230,13 +336,9 @@ static int run_case(Case *c, int in_place, art_error *err)
 	m.weights_size = wat;
 	if (art_run(&m, arena, sizeof arena, weights, sizeof weights, err))
 		return -1;
-	got = (const float *)(const void *)(arena + y->offset);
-	for (int64_t i = 0; i < n; i++)
-		if (!(fabsf(got[i] - want[i]) <= 1e-5f + 1e-4f * fabsf(want[i]))) {
-			snprintf(err->msg, sizeof err->msg, "value %lld: got %.8g, "
-				 "want %.8g", (long long)i, got[i], want[i]);
+	for (int i = o; i < c->nt; i++)
+		if (compare(&c->t[i], arena + c->t[i].offset, c->vals[i], err))
 			return 1;
-		}
 	return 0;
 }
 
@@ -252,14 +354,18 @@ int main(int argc, char **argv)
 	}
 	while ((rc = read_case(f, &c)) == 0) {
 		art_error err;
-		int ok = run_case(&c, 0, &err) == 0, in_place_ok = 1;
+		int ok = run_case(&c, -1, &err) == 0, in_place_ok = 1;
 		const char *why = ok ? "" : err.msg;
+		/* "ok:K": in place over input K rather than input 0 */
+		int k = !strncmp(c.inplace, "ok:", 3) ? atoi(c.inplace + 3) : 0;
 
 		/* In place only where a planner could put it: same bytes. */
-		if (ok && c.t[0].rank >= 0 && !strcmp(c.role[0], "in") &&
-		    c.t[0].bytes == c.t[c.nt - 1].bytes) {
-			int r = run_case(&c, 1, &err);
-			if (!strcmp(c.inplace, "ok"))
+		if (ok && strcmp(c.inplace, "untested") &&
+		    k < first_output(&c) && c.t[k].rank >= 0 &&
+		    !strcmp(c.role[k], "in") &&
+		    c.t[k].bytes == c.t[first_output(&c)].bytes) {
+			int r = run_case(&c, k, &err);
+			if (!strncmp(c.inplace, "ok", 2))
 				in_place_ok = r == 0;
 			else
 				in_place_ok = r == -1 && strstr(err.msg,

@@ -4,8 +4,11 @@
  *
  *   cc -DARENAC_HEADER='"m.h"' -DLO=m -DUP=M rt_run.c pbread.c ...
  *   rt_run [options] WEIGHTS.bin [EXPECTED.pb]
- *     --input FILE.pb   the input (default: element i of the only float
- *                       input is i/n, the shared light_* convention)
+ *     --input FILE.pb   a graph input, any element type (repeatable; each
+ *                       goes to the input of its TensorProto's name, else
+ *                       to the inputs in order; default: element i of the
+ *                       only float input is i/n, the shared light_*
+ *                       convention)
  *     --fill random     fill the arena with random bytes first (default
  *                       zeros), so reads of unwritten bytes show up
  *     --rtol R --atol A tolerances (1e-3, 1e-7)
@@ -24,7 +27,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "arenac_rt.h"
+#include "kernels.h"             /* rt_get_f reads any element type */
 #include "pbread.h"
 
 #define CAT_(a, b) a##b
@@ -35,6 +38,8 @@
 #include ARENAC_HEADER
 
 ARENAC_RT_BIND(LO, UP)
+
+#define MAX_INPUTS 16
 
 /* The only float graph input, or -1. */
 static int float_input(void)
@@ -48,6 +53,19 @@ static int float_input(void)
 			found = i;
 		}
 	return found;
+}
+
+/* The graph input called name, else the k-th graph input, else -1. */
+static int input_for(const char *name, int k)
+{
+	for (int i = 0; i < U(_NUM_TENSORS); i++)
+		if (L(_tensors)[i].kind == U(_KIND_INPUT) &&
+		    !strcmp(L(_tensors)[i].name, name))
+			return i;
+	for (int i = 0; i < U(_NUM_TENSORS); i++)
+		if (L(_tensors)[i].kind == U(_KIND_INPUT) && k-- == 0)
+			return i;
+	return -1;
 }
 
 static int first_output(void)
@@ -94,23 +112,64 @@ static int usage(void)
 	return 2;
 }
 
+/* Reads the --input files and finds their graph inputs; 0 or 2. */
+static int read_inputs(const char *const *paths, int n, PbTensor *pin,
+		       int *tensor)
+{
+	char err[512];
+	for (int k = 0; k < n; k++) {
+		int t;
+		if (pb_read_raw(paths[k], &pin[k], err, sizeof err)) {
+			fprintf(stderr, "rt_run: %s\n", err);
+			return 2;
+		}
+		t = tensor[k] = input_for(pin[k].name, k);
+		if (t < 0 || pin[k].dtype != L(_tensors)[t].dtype ||
+		    pin[k].raw_bytes != L(_tensors)[t].bytes) {
+			fprintf(stderr, "rt_run: %s fits no graph input (type "
+				"%d, %zu bytes)\n", paths[k], pin[k].dtype,
+				pin[k].raw_bytes);
+			return 2;
+		}
+	}
+	return 0;
+}
+
+/* Fills the arena (zeros, or random bytes that differ per run r). */
+static void fill_arena(int random, int r)
+{
+	uint64_t s = 0x9e3779b97f4a7c15ull + (uint64_t)r;
+	if (!random) {
+		memset(L(_arena), 0, U(_ARENA_SIZE));
+		return;
+	}
+	for (size_t i = 0; i < U(_ARENA_SIZE); i++) {
+		s ^= s << 13, s ^= s >> 7, s ^= s << 17;
+		L(_arena)[i] = (uint8_t)s;
+	}
+}
+
 int main(int argc, char **argv)
 {
-	const char *input = NULL, *fill = "zero", *wpath = NULL, *expect = NULL;
+	const char *inputs[MAX_INPUTS], *fill = "zero", *wpath = NULL;
+	const char *expect = NULL;
 	double rtol = 1e-3, atol = 1e-7, t0, secs;
-	int print = 0, repeat = 1, in, outt, bad = 0;
+	int print = 0, repeat = 1, nin = 0, in = -1, outt, bad = 0;
+	int tensor[MAX_INPUTS];
+	PbTensor pin[MAX_INPUTS];
 	const uint8_t *weights;
 	size_t wlen = 0;
 	PbTensor ref = {0};
 	char err[512];
 	art_error rerr;
-	const float *y;
+	const void *y;
 	double max_abs = 0, max_rel = 0;
 	int64_t n;
 
 	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--input") && i + 1 < argc)
-			input = argv[++i];
+		if (!strcmp(argv[i], "--input") && i + 1 < argc &&
+		    nin < MAX_INPUTS)
+			inputs[nin++] = argv[++i];
 		else if (!strcmp(argv[i], "--fill") && i + 1 < argc)
 			fill = argv[++i];
 		else if (!strcmp(argv[i], "--rtol") && i + 1 < argc)
@@ -144,43 +203,26 @@ int main(int argc, char **argv)
 #endif
 	if (repeat < 1 || (strcmp(fill, "zero") && strcmp(fill, "random")))
 		return usage();
-	in = float_input();
+	if (read_inputs(inputs, nin, pin, tensor))
+		return 2;
+	if (!nin)
+		in = float_input();
 	outt = first_output();
-	if (in < 0 || outt < 0) {
-		fputs("rt_run: the model needs one float input and an output\n",
-		      stderr);
+	if ((!nin && in < 0) || outt < 0) {
+		fputs("rt_run: the model needs an output, and --input files "
+		      "or one float input\n", stderr);
 		return 2;
 	}
 
 	t0 = now();
 	for (int r = 0; r < repeat; r++) {
-		float *x;
-		if (!strcmp(fill, "random")) {
-			uint64_t s = 0x9e3779b97f4a7c15ull + (uint64_t)r;
-			for (size_t i = 0; i < U(_ARENA_SIZE); i++) {
-				s ^= s << 13, s ^= s >> 7, s ^= s << 17;
-				L(_arena)[i] = (uint8_t)s;
-			}
-		} else {
-			memset(L(_arena), 0, U(_ARENA_SIZE));
-		}
-		x = (float *)(void *)(L(_arena) + L(_tensors)[in].offset);
-		if (input) {
-			PbTensor pin;
-			if (pb_read_float(input, &pin, err, sizeof err)) {
-				fprintf(stderr, "rt_run: %s\n", err);
-				return 2;
-			}
-			if (pin.numel != numel(in)) {
-				fprintf(stderr, "rt_run: %s has %lld values, "
-					"the input wants %lld\n", input,
-					(long long)pin.numel,
-					(long long)numel(in));
-				return 2;
-			}
-			memcpy(x, pin.data, (size_t)pin.numel * sizeof *x);
-			pb_free(&pin);
-		} else {
+		fill_arena(!strcmp(fill, "random"), r);
+		for (int k = 0; k < nin; k++)
+			memcpy(L(_arena) + L(_tensors)[tensor[k]].offset,
+			       pin[k].raw, pin[k].raw_bytes);
+		if (!nin) {
+			float *x = (float *)(void *)(L(_arena) +
+						     L(_tensors)[in].offset);
 			n = numel(in);
 			for (int64_t i = 0; i < n; i++)
 				x[i] = (float)i / (float)n;
@@ -192,39 +234,44 @@ int main(int argc, char **argv)
 		}
 	}
 	secs = (now() - t0) / repeat;
+	for (int k = 0; k < nin; k++)
+		pb_free(&pin[k]);
 
-	y = (const float *)(const void *)(L(_arena) + L(_tensors)[outt].offset);
+	y = L(_arena) + L(_tensors)[outt].offset;
 	n = numel(outt);
 	if (print)
 		for (int64_t i = 0; i < n; i++)
 			printf("%s[%lld] = %.6g\n", L(_tensors)[outt].name,
-			       (long long)i, y[i]);
+			       (long long)i,
+			       rt_get_f(L(_tensors)[outt].dtype, y, i));
 	if (expect) {
-		if (pb_read_float(expect, &ref, err, sizeof err)) {
+		if (pb_read_raw(expect, &ref, err, sizeof err)) {
 			fprintf(stderr, "rt_run: %s\n", err);
 			return 2;
 		}
-		if (ref.numel != n) {
-			fprintf(stderr, "rt_run: %s has %lld values, the output "
-				"%lld\n", expect, (long long)ref.numel,
-				(long long)n);
+		if (ref.numel != n || ref.dtype != L(_tensors)[outt].dtype) {
+			fprintf(stderr, "rt_run: %s has %lld values of type %d, "
+				"the output %lld of type %d\n", expect,
+				(long long)ref.numel, ref.dtype, (long long)n,
+				L(_tensors)[outt].dtype);
 			return 2;
 		}
 		for (int64_t i = 0; i < n; i++) {
-			double d = fabs((double)y[i] - ref.data[i]);
-			double lim = atol + rtol * fabs(ref.data[i]);
+			double g = rt_get_f(ref.dtype, y, i);
+			double w = rt_get_f(ref.dtype, ref.raw, i);
+			double d = fabs(g - w), lim = atol + rtol * fabs(w);
 			if (!(d <= lim)) {
 				if (bad < 3)
 					fprintf(stderr, "  %s[%lld]: got %.8g, "
 						"want %.8g\n",
 						L(_tensors)[outt].name,
-						(long long)i, y[i], ref.data[i]);
+						(long long)i, g, w);
 				bad++;
 			}
 			if (!(d <= max_abs))
 				max_abs = d;
-			if (ref.data[i] != 0 && !(d / fabs(ref.data[i]) <= max_rel))
-				max_rel = d / fabs(ref.data[i]);
+			if (w != 0 && !(d / fabs(w) <= max_rel))
+				max_rel = d / fabs(w);
 		}
 		pb_free(&ref);
 	}

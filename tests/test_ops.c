@@ -97,23 +97,18 @@ static void test_runtime_flags(void **state)
 {
 	int n;
 	const ArOpDef *t = ar_op_table(&n);
-	for (int i = 0; i < n; i++) {
-		bool has = false;
-		for (int k = 0; art_op_name(k); k++)
-			has = has || !strcmp(art_op_name(k), t[i].name);
-		if (has != t[i].runtime)
-			fail_entry(&t[i], has ? "the runtime has a kernel the "
-				   "table does not flag" : "flagged, but the "
-				   "runtime has no kernel");
-	}
-	for (int k = 0; art_op_name(k); k++) {
-		bool listed = false;
-		for (int i = 0; i < n; i++)
-			listed = listed || (t[i].runtime &&
-					    !strcmp(t[i].name, art_op_name(k)));
-		if (!listed)
-			fail_msg("runtime kernel %s has no flagged entry",
-				 art_op_name(k));
+	const char *dom, *op;
+	for (int i = 0; i < n; i++)
+		if (art_has_kernel(t[i].domain ? t[i].domain : "", t[i].name) !=
+		    t[i].runtime)
+			fail_entry(&t[i], t[i].runtime ? "flagged, but the "
+				   "runtime has no kernel" : "the runtime has a "
+				   "kernel the table does not flag");
+	for (int k = 0; (op = art_kernel_op(k, &dom)); k++) {
+		const ArOpDef *d = ar_op_find(dom, op, 0);
+		if (!d || !d->runtime)
+			fail_msg("runtime kernel %s.%s has no flagged entry",
+				 dom, op);
 	}
 }
 

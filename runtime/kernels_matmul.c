@@ -1,0 +1,148 @@
+/*
+ * kernels_matmul.c — Gemm, and MatMul on float32 and on int8 / uint8.
+ *
+ * MatMul follows numpy: a 1-D a is a row, a 1-D b a column (their axis
+ * disappears from the output), and the batch dims before the last two
+ * broadcast.  One function maps an output batch to its a and b matrices,
+ * so the float and the integer product share the broadcasting.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "kernels.h"
+
+void rt_gemm(const float *a, const float *b, const float *c,
+	     const rt_shape *cs, float *y, int64_t m, int64_t n, int64_t k,
+	     int trans_a, int trans_b, float alpha, float beta)
+{
+	for (int64_t i = 0; i < m; i++) {
+		float *yr = y + i * n;
+		if (trans_b) {
+			/* b is [n, k]: a dot product per output. */
+			for (int64_t j = 0; j < n; j++) {
+				float s = 0.0f;
+				for (int64_t l = 0; l < k; l++)
+					s += (trans_a ? a[l * m + i] :
+					      a[i * k + l]) * b[j * k + l];
+				yr[j] = alpha * s;
+			}
+		} else {
+			/* b is [k, n]: rows of b scaled into y's row. */
+			memset(yr, 0, (size_t)n * sizeof *yr);
+			for (int64_t l = 0; l < k; l++) {
+				float av = alpha * (trans_a ? a[l * m + i] :
+						    a[i * k + l]);
+				for (int64_t j = 0; j < n; j++)
+					yr[j] += av * b[l * n + j];
+			}
+		}
+	}
+	if (c) {
+		/* c is unidirectionally broadcast to [m, n]. */
+		int64_t cm = cs->rank == 2 ? cs->d[0] : 1;
+		int64_t cn = cs->rank >= 1 ? cs->d[cs->rank - 1] : 1;
+		for (int64_t i = 0; i < m; i++)
+			for (int64_t j = 0; j < n; j++)
+				y[i * n + j] += beta * c[(cm == 1 ? 0 : i) * cn +
+							(cn == 1 ? 0 : j)];
+	}
+}
+
+/* The product's geometry: m x k times k x n, batches of them. */
+typedef struct Mm {
+	int64_t m, k, n, batches;
+	int br;                     /* batch dims of the output */
+} Mm;
+
+static Mm geometry(const rt_shape *as, const rt_shape *bs, const rt_shape *ys)
+{
+	Mm g;
+	g.m = as->rank >= 2 ? as->d[as->rank - 2] : 1;
+	g.k = as->d[as->rank - 1];
+	g.n = bs->rank >= 2 ? bs->d[bs->rank - 1] : 1;
+	g.br = ys->rank - (as->rank >= 2) - (bs->rank >= 2);
+	if (g.br < 0)
+		g.br = 0;
+	g.batches = 1;
+	for (int i = 0; i < g.br; i++)
+		g.batches *= ys->d[i];
+	return g;
+}
+
+/* Output batch t's matrices in a and b (in matrices), broadcasting. */
+static void batch_of(const Mm *g, const rt_shape *as, const rt_shape *bs,
+		     const rt_shape *ys, int64_t t, int64_t *oa, int64_t *ob)
+{
+	int64_t idx[ART_MAX_RANK];
+	for (int i = g->br - 1; i >= 0; i--)
+		idx[i] = t % ys->d[i], t /= ys->d[i];
+	*oa = *ob = 0;
+	for (int i = 0; i < g->br; i++) {
+		int ia = i - (g->br - (as->rank - 2));
+		int ib = i - (g->br - (bs->rank - 2));
+		if (ia >= 0)
+			*oa = *oa * as->d[ia] + (as->d[ia] == 1 ? 0 : idx[i]);
+		if (ib >= 0)
+			*ob = *ob * bs->d[ib] + (bs->d[ib] == 1 ? 0 : idx[i]);
+	}
+}
+
+void rt_matmul(const float *a, const rt_shape *as, const float *b,
+	       const rt_shape *bs, float *y, const rt_shape *ys)
+{
+	Mm g = geometry(as, bs, ys);
+	for (int64_t t = 0; t < g.batches; t++) {
+		int64_t oa, ob;
+		batch_of(&g, as, bs, ys, t, &oa, &ob);
+		rt_gemm(a + oa * g.m * g.k, b + ob * g.k * g.n, NULL, NULL,
+			y + t * g.m * g.n, g.m, g.n, g.k, 0, 0, 1.0f, 0.0f);
+	}
+}
+
+/* Zero point i of q (one for all when it has one). */
+static int64_t zero_point(const rt_qin *q, int64_t i)
+{
+	return q->zp ? rt_get_i(q->zdt, q->zp, q->nzp == 1 ? 0 : i) : 0;
+}
+
+void rt_requant_store(const rt_requant *rq, int64_t s, int64_t r,
+		      int64_t ch, rt_arr *y, int64_t i)
+{
+	float scale;
+	double v;
+	int64_t lo, hi;
+
+	if (!rq) {
+		rt_set_i(y->dt, y->p, i, (int32_t)(uint32_t)s);
+		return;
+	}
+	/* The multiplier in float32, the product in double, as the spec's
+	 * reference implementation computes them. */
+	scale = rq->sa[rq->na == 1 ? 0 : r] * rq->sb[rq->nb == 1 ? 0 : ch] /
+		rq->sy;
+	v = nearbyint((double)s * (double)scale) + (double)rq->zy;
+	lo = y->dt == ART_DT_INT8 ? -128 : 0;
+	hi = y->dt == ART_DT_INT8 ? 127 : 255;
+	rt_set_i(y->dt, y->p, i, !(v >= (double)lo) ? lo :
+		 v > (double)hi ? hi : (int64_t)v);
+}
+
+void rt_matmul_int(const rt_qin *a, const rt_shape *as, const rt_qin *b,
+		   const rt_shape *bs, const rt_requant *rq, rt_arr *y)
+{
+	Mm g = geometry(as, bs, &y->s);
+	for (int64_t t = 0; t < g.batches; t++) {
+		int64_t oa, ob;
+		batch_of(&g, as, bs, &y->s, t, &oa, &ob);
+		oa *= g.m * g.k, ob *= g.k * g.n;
+		for (int64_t i = 0; i < g.m; i++)
+		for (int64_t j = 0; j < g.n; j++) {
+			int64_t za = zero_point(a, i), zb = zero_point(b, j);
+			int64_t s = 0;
+			for (int64_t l = 0; l < g.k; l++)
+				s += (rt_get_i(a->dt, a->p, oa + i * g.k + l) - za) *
+				     (rt_get_i(b->dt, b->p, ob + l * g.n + j) - zb);
+			rt_requant_store(rq, s, i, j, y, (t * g.m + i) * g.n + j);
+		}
+	}
+}

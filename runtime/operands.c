@@ -1,0 +1,253 @@
+/*
+ * operands.c — what every op function needs from its step: errors,
+ * attributes, and its tensors as typed, shaped pointers.
+ *
+ * The plan's tables were checked against the arena and the weights blob
+ * before the first step ran (interp.c), so a tensor's pointer is always
+ * inside its buffer; what is checked here is what the kernels assume:
+ * element types, counts, axes.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "ops.h"
+
+int ctx_fail(Ctx *c, const char *fmt, ...)
+{
+	va_list ap;
+	int n = 0;
+
+	c->err->step = c->s ? c->si : -1;
+	if (c->s)
+		n = snprintf(c->err->msg, sizeof c->err->msg,
+			     "step %d (%s '%s'): ", c->si, c->s->op,
+			     c->s->name);
+	if (n < 0 || n >= (int)sizeof c->err->msg)
+		n = 0;
+	va_start(ap, fmt);
+	vsnprintf(c->err->msg + n, sizeof c->err->msg - (size_t)n, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+const art_tensor *ctx_tensor(const Ctx *c, int id)
+{
+	return &c->m->tensors[id];
+}
+
+void *ctx_ptr(const Ctx *c, int id)
+{
+	const art_tensor *t = ctx_tensor(c, id);
+	if (t->offset != ART_NOT_IN_ARENA)
+		return c->arena + t->offset;
+	if (t->io >= 0)
+		return c->io[t->io];
+	return (void *)(c->weights + t->weights_offset);
+}
+
+int ctx_in(const Ctx *c, int j)
+{
+	return j < c->s->ninputs ? c->s->inputs[j] : -1;
+}
+
+int ctx_out(const Ctx *c, int j)
+{
+	return j < c->s->noutputs ? c->s->outputs[j] : -1;
+}
+
+int ctx_root(const Ctx *c, int t)
+{
+	for (int hops = 0; hops < c->m->ntensors; hops++) {
+		const art_tensor *x = ctx_tensor(c, t);
+		if (x->alias_of >= 0)
+			t = x->alias_of;
+		else if (x->inplace_of >= 0)
+			t = x->inplace_of;
+		else
+			break;
+	}
+	return t;
+}
+
+/* ---- attributes ---- */
+
+const art_attr *ctx_attr(const Ctx *c, const char *name)
+{
+	for (int i = 0; i < c->s->nattrs; i++)
+		if (!strcmp(c->s->attrs[i].name, name))
+			return &c->s->attrs[i];
+	return NULL;
+}
+
+int64_t ctx_attr_int(const Ctx *c, const char *name, int64_t dflt)
+{
+	const art_attr *a = ctx_attr(c, name);
+	return a && a->type == ART_ATTR_INT ? a->ints[0] : dflt;
+}
+
+double ctx_attr_num(const Ctx *c, const char *name, double dflt)
+{
+	const art_attr *a = ctx_attr(c, name);
+	if (a && a->type == ART_ATTR_FLOAT)
+		return a->floats[0];
+	if (a && a->type == ART_ATTR_INT)
+		return (double)a->ints[0];
+	return dflt;
+}
+
+const char *ctx_attr_str(const Ctx *c, const char *name, const char *dflt)
+{
+	const art_attr *a = ctx_attr(c, name);
+	return a && a->type == ART_ATTR_STRING ? a->strings[0] : dflt;
+}
+
+int ctx_attr_ints(Ctx *c, const char *name, int64_t *v, int max, int *n)
+{
+	const art_attr *a = ctx_attr(c, name);
+	*n = -1;
+	if (!a)
+		return 0;
+	if (a->type != ART_ATTR_INTS || a->count > max)
+		return ctx_fail(c, "attribute %s wants at most %d ints", name,
+				max);
+	memcpy(v, a->ints, (size_t)a->count * sizeof *v);
+	*n = a->count;
+	return 0;
+}
+
+/* ---- operands ---- */
+
+static int typed(Ctx *c, int id, rt_arr *a)
+{
+	const art_tensor *t = ctx_tensor(c, id);
+	if (!art_dtype_size(t->dtype))
+		return ctx_fail(c, "'%s' has element type %d, which the "
+				"kernels do not handle", t->name, t->dtype);
+	a->p = ctx_ptr(c, id);
+	a->dt = t->dtype;
+	a->s.rank = t->rank;
+	for (int i = 0; i < t->rank; i++)
+		a->s.d[i] = t->dims[i];
+	return 0;
+}
+
+int ctx_arg(Ctx *c, int j, int required, rt_arr *a)
+{
+	int id = ctx_in(c, j);
+	a->p = NULL;
+	a->dt = 0;
+	a->s.rank = 0;
+	if (id < 0)
+		return required ? ctx_fail(c, "input %d is missing", j) : 0;
+	return typed(c, id, a);
+}
+
+int ctx_res(Ctx *c, int j, rt_arr *a)
+{
+	int id = ctx_out(c, j);
+	if (id < 0)
+		return ctx_fail(c, "output %d is missing", j);
+	return typed(c, id, a);
+}
+
+int ctx_fin(Ctx *c, int j, int required, const float **p, rt_shape *s)
+{
+	rt_arr a;
+	*p = NULL;
+	if (ctx_arg(c, j, required, &a))
+		return -1;
+	if (a.p && a.dt != ART_DT_FLOAT)
+		return ctx_fail(c, "input '%s' is not float32, the only type "
+				"this kernel computes",
+				ctx_tensor(c, ctx_in(c, j))->name);
+	*p = a.p;
+	if (s)
+		*s = a.s;
+	return 0;
+}
+
+int ctx_fout(Ctx *c, int j, float **p, rt_shape *s)
+{
+	rt_arr a;
+	if (ctx_res(c, j, &a))
+		return -1;
+	if (a.dt != ART_DT_FLOAT)
+		return ctx_fail(c, "output '%s' is not float32",
+				ctx_tensor(c, ctx_out(c, j))->name);
+	*p = a.p;
+	*s = a.s;
+	return 0;
+}
+
+int ctx_ints(Ctx *c, int j, int64_t *v, int max, int *n)
+{
+	rt_arr a;
+	int64_t cnt;
+
+	*n = -1;
+	if (ctx_arg(c, j, 0, &a))
+		return -1;
+	if (!a.p)
+		return 0;
+	if (rt_is_float(a.dt))
+		return ctx_fail(c, "input %d is not an integer tensor", j);
+	cnt = rt_numel(&a.s);
+	if (cnt > max)
+		return ctx_fail(c, "input %d has %lld values, more than %d", j,
+				(long long)cnt, max);
+	for (int64_t i = 0; i < cnt; i++)
+		v[i] = rt_get_i(a.dt, a.p, i);
+	*n = (int)cnt;
+	return 0;
+}
+
+int ctx_scalar(Ctx *c, int j, double dflt, double *v)
+{
+	rt_arr a;
+	if (ctx_arg(c, j, 0, &a))
+		return -1;
+	*v = a.p && rt_numel(&a.s) >= 1 ? rt_get_f(a.dt, a.p, 0) : dflt;
+	return 0;
+}
+
+int ctx_axis(Ctx *c, int64_t axis, int rank, int *out)
+{
+	if (axis < -rank || axis >= rank || (rank == 0 && axis != 0))
+		return ctx_fail(c, "axis %lld is out of range for rank %d",
+				(long long)axis, rank);
+	*out = (int)(axis < 0 ? axis + rank : axis);
+	return 0;
+}
+
+int ctx_float_only(Ctx *c)
+{
+	for (int j = 0; j < c->s->ninputs + c->s->noutputs; j++) {
+		int id = j < c->s->ninputs ? ctx_in(c, j) :
+			 ctx_out(c, j - c->s->ninputs);
+		const art_tensor *t;
+		if (id < 0)
+			continue;
+		t = ctx_tensor(c, id);
+		if (t->rank >= 0 && t->dtype != ART_DT_FLOAT)
+			return ctx_fail(c, "'%s' is not float32, the only type "
+					"this kernel computes", t->name);
+	}
+	return 0;
+}
+
+int ctx_indices(Ctx *c, const rt_arr *idx, int64_t period,
+		const int64_t *dims)
+{
+	int64_t n = rt_numel(&idx->s);
+	if (idx->dt != ART_DT_INT64 && idx->dt != ART_DT_INT32)
+		return ctx_fail(c, "indices must be int32 or int64");
+	for (int64_t i = 0; i < n; i++) {
+		int64_t v = rt_get_i(idx->dt, idx->p, i), d = dims[i % period];
+		if (v < -d || v >= d)
+			return ctx_fail(c, "index %lld is out of range for an "
+					"axis of %lld", (long long)v,
+					(long long)d);
+	}
+	return 0;
+}

@@ -1,0 +1,133 @@
+/*
+ * ops.h — the op layer between the interpreter and the kernels.
+ *
+ * An op function reads one step's attributes and operands, checks what
+ * the kernel relies on (types, ranks, index ranges), and calls kernels.
+ * It returns 0, or -1 after ctx_fail has said what is wrong.  The table
+ * that maps op names to these functions is interp.c's, the one list of
+ * what the runtime can run.
+ */
+#ifndef ARENAC_RT_OPS_H
+#define ARENAC_RT_OPS_H
+
+#include "kernels.h"
+
+typedef struct Ctx {
+	const art_model *m;
+	uint8_t *arena;
+	const uint8_t *weights;
+	void *const *io;            /* the caller's buffers, or NULL */
+	art_error *err;
+	int si;                     /* the step running */
+	const art_step *s;
+} Ctx;
+
+typedef int (*OpFn)(Ctx *c);
+
+int ctx_fail(Ctx *c, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+const art_tensor *ctx_tensor(const Ctx *c, int id);
+void *ctx_ptr(const Ctx *c, int id);
+int ctx_in(const Ctx *c, int j);        /* input j's tensor, -1 if none */
+int ctx_out(const Ctx *c, int j);
+/* The tensor whose buffer id's bytes belong to (views, in place). */
+int ctx_root(const Ctx *c, int id);
+
+const art_attr *ctx_attr(const Ctx *c, const char *name);
+int64_t ctx_attr_int(const Ctx *c, const char *name, int64_t dflt);
+/* A FLOAT or INT attribute as a double. */
+double ctx_attr_num(const Ctx *c, const char *name, double dflt);
+const char *ctx_attr_str(const Ctx *c, const char *name, const char *dflt);
+/* An INTS attribute of at most max values into v; *n = -1 when absent. */
+int ctx_attr_ints(Ctx *c, const char *name, int64_t *v, int max, int *n);
+
+/* Input j of any element type; a->p NULL when an optional one is
+ * omitted (a required one fails). */
+int ctx_arg(Ctx *c, int j, int required, rt_arr *a);
+int ctx_res(Ctx *c, int j, rt_arr *a);  /* output j */
+/* Float32 input / output j. */
+int ctx_fin(Ctx *c, int j, int required, const float **p, rt_shape *s);
+int ctx_fout(Ctx *c, int j, float **p, rt_shape *s);
+/* The values of integer input j, at most max; *n = -1 when omitted. */
+int ctx_ints(Ctx *c, int j, int64_t *v, int max, int *n);
+/* The first value of numeric input j as a double, dflt when omitted. */
+int ctx_scalar(Ctx *c, int j, double dflt, double *v);
+/* axis in [-rank, rank) made non-negative. */
+int ctx_axis(Ctx *c, int64_t axis, int rank, int *out);
+/* Fails unless idx is int32 or int64 with each value i in [-d, d) for
+ * d = dims[i mod period] (period 1: one axis; k: k-tuples). */
+int ctx_indices(Ctx *c, const rt_arr *idx, int64_t period,
+		const int64_t *dims);
+/* Fails unless every tensor of the step is float32. */
+int ctx_float_only(Ctx *c);
+
+/* ops_nn.c; the convolution geometry (leading pads from pads, auto_pad or
+ * output_shape; the trailing ones follow from the plan's output shape)
+ * serves the integer convolutions too, and 1-D runs as 2-D of height 1. */
+int ctx_conv_geometry(Ctx *c, const rt_shape *xs, const rt_shape *ys,
+		      const int64_t *kernel, int transposed, rt_conv *p,
+		      int64_t *pads_end);
+void ctx_as_2d(rt_shape *s);
+int op_conv(Ctx *c);
+int op_pool(Ctx *c);
+int op_global_pool(Ctx *c);
+int op_lrn(Ctx *c);
+int op_batchnorm(Ctx *c);
+int op_instancenorm(Ctx *c);
+int op_layernorm(Ctx *c);
+int op_mvn(Ctx *c);
+int op_softmax(Ctx *c);
+int op_gemm(Ctx *c);
+int op_matmul(Ctx *c);
+
+/* ops_loss.c */
+int op_loss(Ctx *c);
+
+/* ops_rnn.c */
+int op_rnn(Ctx *c);
+
+/* ops_elementwise.c */
+int op_unary(Ctx *c);
+int op_binary(Ctx *c);
+int op_where(Ctx *c);
+int op_cast(Ctx *c);
+
+/* ops_reduce.c */
+int op_reduce(Ctx *c);
+int op_argreduce(Ctx *c);
+int op_cumsum(Ctx *c);
+
+/* ops_layout.c */
+int op_copy(Ctx *c);
+int op_concat(Ctx *c);
+int op_split(Ctx *c);
+int op_transpose(Ctx *c);
+int op_depth_space(Ctx *c);
+int op_slice(Ctx *c);
+int op_pad(Ctx *c);
+int op_expand(Ctx *c);
+int op_tile(Ctx *c);
+int op_trilu(Ctx *c);
+int op_gather(Ctx *c);
+int op_resize(Ctx *c);
+
+/* ops_scatter.c */
+int op_scatter(Ctx *c);
+int op_gather_nd(Ctx *c);
+int op_reverse_sequence(Ctx *c);
+
+/* ops_values.c */
+int op_constant(Ctx *c);
+int op_eyelike(Ctx *c);
+int op_shape(Ctx *c);
+int op_range(Ctx *c);
+
+/* ops_quant.c */
+int op_quantize(Ctx *c);
+int op_dequantize(Ctx *c);
+int op_dynamic_quantize(Ctx *c);
+int op_conv_int(Ctx *c);
+int op_matmul_int(Ctx *c);
+
+#endif
