@@ -43,14 +43,52 @@ static double efficiency(const ArPlan *p)
 	return p->arena_bytes ? 100.0 * p->lower_bound / p->arena_bytes : 100.0;
 }
 
+/* Subgraphs: how many are planned, and any that are not, said. */
+static void print_subgraphs(FILE *f, const ArPlan *p)
+{
+	ArSubCounts c;
+	ar_plan_sub_counts(p, &c);
+	if (!c.total)
+		return;
+	fprintf(f, "  subgraphs    %d: %d planned, each in its step's "
+		"workspace", c.total, c.planned);
+	if (c.never_run)
+		fprintf(f, "; %d never run%s (a constant If condition skips "
+			"them)", c.never_run, c.never_run == 1 ? "s" : "");
+	if (c.unplanned)
+		fprintf(f, "; %d NOT planned (see the warnings)", c.unplanned);
+	fputc('\n', f);
+}
+
+/* The workspace of the peak step, which the peak's bytes include. */
+static void print_peak_workspace(FILE *f, const ArGraph *g, const ArPlan *p)
+{
+	const ArScratch *x = p->nsteps ?
+			     ar_plan_scratch(p, p->steps[p->peak_step]) : NULL;
+	char a[32], name[64];
+	if (!x)
+		return;
+	snprintf(name, sizeof name, "(workspace of %s)",
+		 g->nodes[p->steps[p->peak_step]].name);
+	fprintf(f, "    %-24s %12s bytes  %s[%" PRId64 ", %" PRId64
+		")  step %d\n", name, grouped(x->bytes, a),
+		p->nregions ? p->regions[x->region].name : "", x->offset,
+		x->offset + x->bytes, p->peak_step);
+}
+
 void ar_print_summary(FILE *f, const char *model, const ArGraph *g,
 		      const ArPlan *p)
 {
 	char a[32], b[32];
 	int top[5], ntop = 0;
+	ArSubCounts c;
 
-	fprintf(f, "%s: %d steps, %d tensors in the arena\n", model, p->nsteps,
+	ar_plan_sub_counts(p, &c);
+	fprintf(f, "%s: %d steps, %d tensors in the arena", model, p->nsteps,
 		planned_count(p));
+	if (c.planned)
+		fprintf(f, ", %d more in %d subgraphs", c.tensors, c.planned);
+	fputc('\n', f);
 	fprintf(f, "  arena        %s bytes (%s)\n", grouped(p->arena_bytes, a),
 		human(p->arena_bytes, b));
 	if (p->nregions)        /* tiers: bound and efficiency are per memory */
@@ -65,6 +103,7 @@ void ar_print_summary(FILE *f, const char *model, const ArGraph *g,
 	fprintf(f, "  peak         step %d '%s' (%s)\n", p->peak_step,
 		peak_name(g, p), peak_op(g, p));
 	fprintf(f, "  algorithm    %s\n", p->algorithm ? p->algorithm : "none");
+	print_subgraphs(f, p);
 	for (int r = 0; r < p->nregions; r++) {
 		const ArRegion *x = &p->regions[r];
 		fprintf(f, "  memory %-6s %s of %s bytes%s", x->name,
@@ -93,8 +132,9 @@ void ar_print_summary(FILE *f, const char *model, const ArGraph *g,
 			top[k - 1] = x;
 		}
 	}
-	if (ntop)
+	if (ntop || (p->nsteps && ar_plan_scratch(p, p->steps[p->peak_step])))
 		fputs("  live at the peak:\n", f);
+	print_peak_workspace(f, g, p);
 	for (int i = 0; i < ntop; i++) {
 		const ArTensor *t = &g->tensors[top[i]];
 		const ArSlot *s = &p->slots[top[i]];

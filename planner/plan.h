@@ -190,7 +190,25 @@ typedef struct ArWhere {
 } ArWhere;
 void ar_sub_where(const ArSubPlan *sub, int t, ArWhere *w);
 /* Subgraphs of p and of every plan nested in it, depth first. */
-int ar_plan_count_subs(const ArPlan *p);
+typedef struct ArSubCounts {
+	int total;
+	int planned;
+	int never_run;          /* an If branch its constant condition skips */
+	int unplanned;          /* left out for another reason (warned) */
+	int tensors;            /* tensors in the planned ones' arenas */
+} ArSubCounts;
+void ar_plan_sub_counts(const ArPlan *p, ArSubCounts *c);
+/*
+ * Calls fn for each subgraph of p and of the plans nested in it, depth
+ * first, each before those nested in it, with its id (its place in that
+ * order, the id the JSON report and the header give it) and its parent's
+ * id (-1 for p's own).
+ */
+typedef void (*ArSubVisit)(const ArSubPlan *sp, int id, int parent,
+			   void *ctx);
+void ar_plan_walk_subs(const ArPlan *p, ArSubVisit fn, void *ctx);
+/* In that order, the id of p->subs[k] when p's first subgraph's is first. */
+int ar_plan_sub_id(const ArPlan *p, int first, int k);
 
 
 /* Regions a plan's slots index: 1 for an untiered plan. */

@@ -16,6 +16,7 @@
 
 #include <assert.h>
 #include <stdlib.h>
+#include <string.h>
 
 const ArScratch *ar_plan_scratch(const ArPlan *p, int node)
 {
@@ -93,11 +94,53 @@ void ar_sub_where(const ArSubPlan *sub, int t, ArWhere *w)
 	w->region = !slot->planned ? 0 : s ? s->region : slot->region;
 }
 
-int ar_plan_count_subs(const ArPlan *p)
+static void count(const ArPlan *p, ArSubCounts *c)
 {
-	int n = p->nsubs;
-	for (int k = 0; k < p->nsubs; k++)
+	for (int k = 0; k < p->nsubs; k++) {
+		const ArPlan *q = p->subs[k].plan;
+		c->total++;
+		c->never_run += p->subs[k].never_runs;
+		c->unplanned += !q && !p->subs[k].never_runs;
+		if (!q)
+			continue;
+		c->planned++;
+		for (int t = 0; t < q->ntensors; t++)
+			c->tensors += q->slots[t].planned;
+		count(q, c);
+	}
+}
+
+void ar_plan_sub_counts(const ArPlan *p, ArSubCounts *c)
+{
+	memset(c, 0, sizeof *c);
+	count(p, c);
+}
+
+int ar_plan_sub_id(const ArPlan *p, int first, int k)
+{
+	int id = first;
+	for (int j = 0; j < k; j++) {
+		ArSubCounts c = {0};
+		if (p->subs[j].plan)
+			ar_plan_sub_counts(p->subs[j].plan, &c);
+		id += 1 + c.total;
+	}
+	return id;
+}
+
+static int walk(const ArPlan *p, int next, int parent, ArSubVisit fn,
+		void *ctx)
+{
+	for (int k = 0; k < p->nsubs; k++) {
+		int id = next++;
+		fn(&p->subs[k], id, parent, ctx);
 		if (p->subs[k].plan)
-			n += ar_plan_count_subs(p->subs[k].plan);
-	return n;
+			next = walk(p->subs[k].plan, next, id, fn, ctx);
+	}
+	return next;
+}
+
+void ar_plan_walk_subs(const ArPlan *p, ArSubVisit fn, void *ctx)
+{
+	walk(p, 0, -1, fn, ctx);
 }

@@ -93,6 +93,17 @@ static const char *loop_hazard(const ArGraph *body, const ArNode *n)
 	return NULL;
 }
 
+/* A subgraph that could run left unplanned: said, never silently. */
+static int leave_out(const ArPlanOptions *opt, ArSubPlan *sp,
+		     const ArNode *n, const char *why)
+{
+	sp->why = why;
+	ar_warn(&opt->diag, "subgraph '%s' of node '%s' (%s) is not planned: "
+		"%s; its tensors have no place in the arena", sp->attr,
+		n->name, n->op, why);
+	return AR_OK;
+}
+
 static int plan_one(const ArGraph *g, const ArPlanOptions *opt, ArPlan *p,
 		    int node, const ArAttr *a, ArControl ctl, ArError *err)
 {
@@ -108,18 +119,17 @@ static int plan_one(const ArGraph *g, const ArPlanOptions *opt, ArPlan *p,
 	sp->base = -1;
 	sp->up_g = g;
 	sp->up_p = p;
-	if (ctl == AR_CONTROL_NONE) {
-		sp->why = "its op has no control-flow semantics arenac knows";
-		return AR_OK;
-	}
+	if (ctl == AR_CONTROL_NONE)
+		return leave_out(opt, sp, n, "its op has no control-flow "
+				 "semantics arenac knows");
 	if (ctl == AR_CONTROL_BRANCHES && a->g == untaken(g, n)) {
 		sp->why = "never runs: the If's condition is a compile-time "
 			  "constant that takes the other branch";
 		sp->never_runs = true;
 		return AR_OK;
 	}
-	if (sp->loop && (sp->why = loop_hazard(a->g, n)))
-		return AR_OK;
+	if (sp->loop && loop_hazard(a->g, n))
+		return leave_out(opt, sp, n, loop_hazard(a->g, n));
 	/* Its own arena, within the enclosing plan's workspace. */
 	so.budget = 0;
 	so.memories = NULL;
