@@ -97,7 +97,9 @@ void ar_print_summary(FILE *f, const char *model, const ArGraph *g,
 	else
 		fprintf(f, "  lower bound  %s bytes, efficiency %.1f%%%s\n",
 			grouped(p->lower_bound, a), efficiency(p),
-			p->optimal ? " (proven optimal)" : "");
+			!p->optimal ? "" : p->nsubs ? " (proven optimal, each "
+			"subgraph in a region of its own)" :
+			" (proven optimal)");
 	fprintf(f, "  weights      %s bytes (%s)\n", grouped(p->weights_bytes, a),
 		human(p->weights_bytes, b));
 	fprintf(f, "  peak         step %d '%s' (%s)\n", p->peak_step,

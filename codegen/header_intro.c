@@ -195,6 +195,10 @@ static void write_figures(const Hdr *h)
 	if (h->nreg)
 		fputs(p->optimal ? " * optimal:     yes, each region's arena "
 		      "is minimal" : " * optimal:     not proven", f);
+	else if (h->nsubs && p->optimal)
+		fputs(" * optimal:     yes, no smaller arena exists for these "
+		      "step orders\n *              with each subgraph in a "
+		      "region of its own", f);
 	else
 		fputs(p->optimal ? " * optimal:     yes, no smaller arena "
 		      "exists for this step order" :

@@ -77,8 +77,8 @@ void hdr_write_sub_types(const Hdr *h)
 		 "it; -1: the model graph */\n"
 		 "\tint32_t step;             /* that step, in the parent's "
 		 "steps */\n"
-		 "\tuint8_t kind;             /* $_SUBGRAPH_BRANCH or "
-		 "$_SUBGRAPH_LOOP_BODY */\n"
+		 "\tuint8_t kind;             /* $_SUBGRAPH_BRANCH, or "
+		 "$_SUBGRAPH_LOOP_BODY (Loop, Scan) */\n"
 		 "\tuint8_t planned;          /* 0: no tables; it never runs, "
 		 "or is not planned\n"
 		 "\t                             (the comment at the top says "
@@ -229,6 +229,10 @@ const char *hdr_sub_use(const Hdr *h)
 	       "input 0 and the condition to input 1, run the body's steps, "
 	       "copy its scan outputs (past the carried ones) into the node's "
 	       "at that iteration's slice, then body output j onto body input "
-	       "j + 1, in order (the plan keeps that safe); after the last, "
-	       "copy body inputs 2, 3, ... to the node's outputs.  ";
+	       "j + 1, in order (the plan keeps that safe; nothing to do when "
+	       "the output is that input); after the last, copy body inputs "
+	       "2, 3, ... to the node's outputs.  Scan goes the same way with "
+	       "its states: body inputs and outputs 0 .. states - 1 carry "
+	       "them, output j back onto input j, and its scan inputs' slices "
+	       "are written to the body inputs after them each iteration.  ";
 }

@@ -28,26 +28,35 @@
 #include "ops.h"
 #include "sanitize.h"
 
-/* Tensors in the blob: constants and weights some step reads (its
- * subgraphs' reads included), which are g's own (not outer). */
+/* A weight or constant with bytes, of g's own (not an outer tensor). */
+static bool blob_value(const ArGraph *g, const ArPlan *p, int id)
+{
+	const ArTensor *t;
+	if (id < 0 || (p->outer && p->outer[id] >= 0))
+		return false;
+	t = &g->tensors[id];
+	return (t->kind == AR_TK_WEIGHT || t->kind == AR_TK_CONSTANT) &&
+	       !p->slots[id].planned && t->rank >= 0 && t->bytes > 0 &&
+	       t->dtype != AR_DT_STRING;
+}
+
+/*
+ * Tensors in the blob: constants and weights some step reads (its
+ * subgraphs' reads included), and a subgraph's outputs that are
+ * constants of its own, which the runtime copies into the node's outputs.
+ */
 static bool *blob_members(const ArGraph *g, const ArPlan *p)
 {
 	bool *in = ar_xcalloc((size_t)g->ntensors + 1, sizeof *in);
 	for (int s = 0; s < p->nsteps; s++) {
 		const ArNode *n = &g->nodes[p->steps[s]];
-		for (int j = 0; j < n->ninputs; j++) {
-			int id = n->inputs[j];
-			const ArTensor *t;
-			if (id < 0 || (p->outer && p->outer[id] >= 0))
-				continue;
-			t = &g->tensors[id];
-			if ((t->kind == AR_TK_WEIGHT ||
-			     t->kind == AR_TK_CONSTANT) &&
-			    !p->slots[id].planned && t->rank >= 0 &&
-			    t->bytes > 0 && t->dtype != AR_DT_STRING)
-				in[id] = true;
-		}
+		for (int j = 0; j < n->ninputs; j++)
+			if (blob_value(g, p, n->inputs[j]))
+				in[n->inputs[j]] = true;
 	}
+	for (int j = 0; p->outer && j < g->noutputs; j++)
+		if (blob_value(g, p, g->outputs[j]))
+			in[g->outputs[j]] = true;
 	return in;
 }
 

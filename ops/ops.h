@@ -83,12 +83,15 @@ typedef struct ArGradRule {
  *             (iteration, condition, carried values) and outputs
  *             (condition, carried values, scan slices) are in the region,
  *             and the runtime copies the carried values between
- *             iterations.
+ *             iterations;
+ *   SCAN      the same for Scan, whose body reads (states, scan input
+ *             slices) and writes (states, scan output slices).
  */
 typedef enum {
 	AR_CONTROL_NONE,
 	AR_CONTROL_BRANCHES,
-	AR_CONTROL_LOOP
+	AR_CONTROL_LOOP,
+	AR_CONTROL_SCAN
 } ArControl;
 
 /* Sets dtype, rank and dims of each output of one node (infer_ops.h). */
@@ -181,6 +184,14 @@ int64_t ar_flops_lrn(const ArGraph *g, const ArNode *n);
 int64_t ar_flops_batchnorm(const ArGraph *g, const ArNode *n);
 int64_t ar_flops_softmax(const ArGraph *g, const ArNode *n);
 int64_t ar_flops_sum(const ArGraph *g, const ArNode *n);
+
+/*
+ * A loop body's values between iterations (control.c): the body input
+ * that body output `out` of node n (of control kind c, LOOP or SCAN) is
+ * copied onto after each iteration (its condition, a carried value, a
+ * state), or -1 for one copied out of the body (a scan output's slice).
+ */
+int ar_control_carried(const ArNode *n, ArControl c, int out);
 
 /* Workspace of the reference runtime's recurrent kernels (scratch.c). */
 int64_t ar_scratch_rnn(const ArGraph *g, const ArNode *n);

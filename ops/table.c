@@ -291,6 +291,8 @@ static const ArOpDef table[] = {
 	 .runtime = true},
 	{ONNX("Round", 1), IO(1, 1, 1, 1), .shape = ar_shape_unary,
 	 .alias = AR_ALIAS_INPLACE, .inplace = ALL},
+	{ONNX("Scan", 8), IO(1, VAR, 1, VAR), .flags = AR_OP_NOFOLD,
+	 .control = AR_CONTROL_SCAN},
 	{ONNX("Selu", 1), IO(1, 1, 1, 1), .shape = ar_shape_unary,
 	 .alias = AR_ALIAS_INPLACE, .inplace = ALL},
 	{ONNX("SequenceAt", 1), IO(2, 2, 1, 1), .refuse = SEQUENCES},

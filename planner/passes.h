@@ -72,7 +72,7 @@ int ar_plan_graph(const ArGraph *g, const ArPlanOptions *opt, int *outer,
 /* subplan.c: plans the subgraphs of g's steps into p->subs. */
 int ar_plan_subgraphs(const ArGraph *g, const ArPlanOptions *opt, ArPlan *p,
 		      ArError *err);
-/* scratch.c: each step's workspace size into p->scratch (NULL if none);
+/* workspace.c: each step's workspace size into p->scratch (NULL if none);
  * once the offsets are final, each subgraph's base and region. */
 void ar_plan_workspaces(const ArGraph *g, const ArPlanOptions *opt,
 			ArPlan *p);

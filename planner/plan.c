@@ -6,7 +6,7 @@
  * root).  Offset assignment sees only roots, each live over the union of its
  * members' lifetimes and as large as its furthest member reaches; members
  * take the root's offset plus their alias offset.  A step's workspace (its
- * kernel's scratch, its subgraphs' region: scratch.c) is one more buffer,
+ * kernel's scratch, its subgraphs' region: workspace.c) is one more buffer,
  * live at that step alone.  Subgraphs are planned first, each by this same
  * pipeline (subplan.c), since their sizes make the workspaces.  Every plan
  * goes through the independent verifier before anyone sees it.

@@ -175,7 +175,7 @@ typedef struct ArSubPlan {
 } ArSubPlan;
 
 /*
- * Where tensor t of sub lives: the tensor owning its bytes (t itself, or
+ * (workspace.c) Where tensor t of sub lives: the tensor owning its bytes (t itself, or
  * the enclosing graphs' tensor it stands for, followed outwards) as its
  * graph, plan and subgraph (NULL at the top), and its absolute offset
  * (-1 when not in the arena: a weight, a caller's buffer) and region.
@@ -189,7 +189,9 @@ typedef struct ArWhere {
 	int region;
 } ArWhere;
 void ar_sub_where(const ArSubPlan *sub, int t, ArWhere *w);
-/* Subgraphs of p and of every plan nested in it, depth first. */
+
+/* The rest of workspace.c's answers.  Counts over the subgraphs of p and
+ * of every plan nested in it. */
 typedef struct ArSubCounts {
 	int total;
 	int planned;
@@ -209,7 +211,6 @@ typedef void (*ArSubVisit)(const ArSubPlan *sp, int id, int parent,
 void ar_plan_walk_subs(const ArPlan *p, ArSubVisit fn, void *ctx);
 /* In that order, the id of p->subs[k] when p's first subgraph's is first. */
 int ar_plan_sub_id(const ArPlan *p, int first, int k);
-
 
 /* Regions a plan's slots index: 1 for an untiered plan. */
 int ar_plan_nregions(const ArPlan *p);

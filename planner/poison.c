@@ -13,16 +13,17 @@
  * gets one byte array per region, each tensor living in its region's.
  *
  * A step whose node runs subgraphs runs each of them there, on the same
- * bytes: every branch of an If in turn, a Loop body for two iterations.
- * A subgraph's tensors live at its workspace's base plus their offsets,
- * and those it shares with the enclosing graph (captures, an If branch's
- * outputs) are the enclosing tensors themselves, pattern and all.  Each
- * Loop iteration's values get patterns of their own, and the copies of
- * the carried values between iterations are simulated in the runtime's
- * order (scan slices, then each carried output onto its input), so a
- * value overwritten by an earlier copy, or left over from the previous
- * iteration, shows up too.
+ * bytes: every branch of an If in turn, a loop body (Loop, Scan) for two
+ * iterations.  A subgraph's tensors live at its workspace's base plus
+ * their offsets, and those it shares with the enclosing graph (captures,
+ * an If branch's outputs) are the enclosing tensors themselves, pattern
+ * and all.  Each iteration's values get patterns of their own, and the
+ * copies of the carried values between iterations are simulated in the
+ * runtime's order (scan slices, then each carried output onto its input),
+ * so a value overwritten by an earlier copy, or left over from the
+ * previous iteration, shows up too.
  */
+#include "ops.h"
 #include "passes.h"
 
 #include <stdlib.h>
@@ -136,31 +137,49 @@ static int run_branch(Run *r, const Ctx *c, const ArSubPlan *sp)
 	return rc;
 }
 
-/* A Loop body for two iterations, with the copies between them. */
-static int run_loop(Run *r, const Ctx *c, const ArSubPlan *sp, int ncarried)
+/*
+ * A loop body for two iterations, with the copies between them: scan
+ * slices out, then each carried output onto its input (ops/control.c),
+ * in order; what no output feeds (the iteration number, scan input
+ * slices) is written anew.
+ */
+static int run_loop(Run *r, const Ctx *c, const ArSubPlan *sp, ArControl ctl)
 {
 	const ArGraph *b = sp->g;
+	const ArNode *n = &c->g->nodes[sp->node];
+	bool *fed = ar_xcalloc((size_t)b->ninputs + 1, sizeof *fed);
 	Ctx it = enter(r, c, sp), next;
 	int rc = AR_OK, end = sp->plan->nsteps;
 
+	for (int o = 0; o < b->noutputs; o++) {
+		int d = ar_control_carried(n, ctl, o);
+		if (d >= 0 && d < b->ninputs)
+			fed[d] = true;
+	}
 	for (int i = 0; i < b->ninputs; i++)
 		fill(r, &it, b->inputs[i]);
 	for (int k = 0; k < 2 && !rc; k++, it = next) {
 		rc = run_steps(r, &it);
-		for (int o = ncarried + 1; o < b->noutputs && !rc; o++)
-			rc = check(r, &it, b->outputs[o], end);
+		for (int o = 0; o < b->noutputs && !rc; o++)
+			if (ar_control_carried(n, ctl, o) < 0)
+				rc = check(r, &it, b->outputs[o], end);
 		next = enter(r, c, sp);
-		for (int o = 0; o <= ncarried && o < b->noutputs && !rc; o++) {
+		for (int o = 0; o < b->noutputs && !rc; o++) {
+			int d = ar_control_carried(n, ctl, o);
+			if (d < 0 || d >= b->ninputs)
+				continue;
 			rc = check(r, &it, b->outputs[o], end);
-			if (o + 1 < b->ninputs)
-				fill(r, &next, b->inputs[o + 1]);
+			fill(r, &next, b->inputs[d]);
 		}
-		if (b->ninputs > 0)
-			fill(r, &next, b->inputs[0]);
+		for (int i = 0; i < b->ninputs; i++)
+			if (!fed[i])
+				fill(r, &next, b->inputs[i]);
 	}
 	/* The node's outputs are copied from the last carried inputs. */
-	for (int j = 0; j < ncarried && j + 2 < b->ninputs && !rc; j++)
-		rc = check(r, &it, b->inputs[j + 2], end);
+	for (int i = 0; i < b->ninputs && !rc; i++)
+		if (fed[i])
+			rc = check(r, &it, b->inputs[i], end);
+	free(fed);
 	return rc;
 }
 
@@ -174,9 +193,10 @@ static int run_steps(Run *r, const Ctx *c)
 				rc = check(r, c, n->inputs[j], s);
 		for (int k = 0; k < c->p->nsubs && !rc; k++) {
 			const ArSubPlan *sp = &c->p->subs[k];
+			const ArOpDef *d = ar_op_of(n);
 			if (sp->node != c->p->steps[s] || !sp->plan)
 				continue;
-			rc = sp->loop ? run_loop(r, c, sp, n->nexplicit - 2) :
+			rc = sp->loop ? run_loop(r, c, sp, d->control) :
 			     run_branch(r, c, sp);
 		}
 		for (int j = 0; j < n->noutputs && !rc; j++)

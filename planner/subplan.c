@@ -5,7 +5,7 @@
  * A subgraph runs entirely within its node's step, so its tensors need
  * memory only then: each is planned by the whole pipeline (order,
  * aliasing, offsets) into an arena of its own, and the node's step gets a
- * workspace of that size (scratch.c), placed among the enclosing graph's
+ * workspace of that size (workspace.c), placed among the enclosing graph's
  * tensors like one that lives for that step alone.  An If's branches
  * share the workspace, sized for the larger; a Loop body's is reused by
  * every iteration.  Nested subgraphs are planned the same way, inside out.
@@ -17,10 +17,11 @@
  *     them straight into the node's outputs, which are born at the step
  *     and so lie outside the workspace (a branch output that is a capture
  *     or a constant is copied there by the runtime).
- * A Loop body keeps its inputs (iteration number, condition, carried
- * values) and outputs (condition, carried values, scan slices) in its
- * arena: after an iteration the runtime copies scan slices into the
- * node's outputs and each carried output onto its input, in order.  The
+ * A loop body (Loop, Scan) keeps its inputs (iteration number,
+ * condition, carried values or states, scan input slices) and outputs
+ * (condition, carried values or states, scan slices) in its arena: after
+ * an iteration the runtime copies scan slices into the node's outputs and
+ * each carried output onto its input (ops/control.c), in order.  The
  * body's inputs live to its last step, so those copies never overwrite a
  * value still to be copied; one thing remains that they could: a body
  * output that is itself another carried input (a permutation), which is
@@ -76,20 +77,21 @@ static int *outer_map(const ArGraph *g, const ArNode *n, const ArGraph *sub,
 }
 
 /*
- * A carried output that is another body input: copying the carried
- * values in order could read it after its own copy overwrote it.  The
- * condition (output 0) goes to input 1, carried value j (output 1 + j)
- * to input 2 + j; scan outputs are copied out of the body first.
+ * A carried output that is itself another body input: copying the carried
+ * values in order could read it after its own copy overwrote it.  Which
+ * input each output goes back to is the op's (ops/control.c).
  */
-static const char *loop_hazard(const ArGraph *body, const ArNode *n)
+static const char *loop_hazard(const ArGraph *body, const ArNode *n,
+			       ArControl ctl)
 {
-	int ncarried = n->nexplicit - 2;
-	for (int o = 0; o <= ncarried && o < body->noutputs; o++)
-		for (int i = 0; i < body->ninputs; i++)
-			if (body->outputs[o] == body->inputs[i] && i != o + 1)
+	for (int o = 0; o < body->noutputs; o++) {
+		int d = ar_control_carried(n, ctl, o);
+		for (int i = 0; d >= 0 && i < body->ninputs; i++)
+			if (body->outputs[o] == body->inputs[i] && i != d)
 				return "a carried output of the body is another "
 				       "of its inputs (a permutation), which "
 				       "in-order copies would read overwritten";
+	}
 	return NULL;
 }
 
@@ -115,7 +117,7 @@ static int plan_one(const ArGraph *g, const ArPlanOptions *opt, ArPlan *p,
 	sp->g = a->g;
 	sp->attr = a->name;
 	sp->node = node;
-	sp->loop = ctl == AR_CONTROL_LOOP;
+	sp->loop = ctl == AR_CONTROL_LOOP || ctl == AR_CONTROL_SCAN;
 	sp->base = -1;
 	sp->up_g = g;
 	sp->up_p = p;
@@ -128,8 +130,8 @@ static int plan_one(const ArGraph *g, const ArPlanOptions *opt, ArPlan *p,
 		sp->never_runs = true;
 		return AR_OK;
 	}
-	if (sp->loop && loop_hazard(a->g, n))
-		return leave_out(opt, sp, n, loop_hazard(a->g, n));
+	if (sp->loop && loop_hazard(a->g, n, ctl))
+		return leave_out(opt, sp, n, loop_hazard(a->g, n, ctl));
 	/* Its own arena, within the enclosing plan's workspace. */
 	so.budget = 0;
 	so.memories = NULL;

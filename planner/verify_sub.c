@@ -3,7 +3,7 @@
  * by verify.c for a plan and each plan nested in it.
  *
  * Like the rest of the verifier it shares no code with what it checks
- * (scratch.c, subplan.c): it derives from the graph and the op table what
+ * (workspace.c, subplan.c): it derives from the graph and the op table what
  * must hold and compares.
  *   - Each step's workspace is at least what the step needs (its kernel's
  *     scratch when planned with --scratch kernels; each of its subgraphs'
@@ -17,7 +17,7 @@
  *     graph are exactly its captures (the enclosing tensor of that name)
  *     and, in an If branch, its outputs computed in the branch (the node's
  *     output at that position).
- *   - A Loop body's inputs live to its last step, and no carried output
+ *   - A loop body's inputs live to its last step, and no carried output
  *     is another body input, so in-order copies of the carried values
  *     never overwrite one still to be copied.
  *   - Its plan passes the whole verifier, recursively.
@@ -131,25 +131,28 @@ static int check_outer(const ArGraph *g, const ArSubPlan *sp, ArError *err)
 	return rc;
 }
 
-static int check_loop(const ArGraph *g, const ArSubPlan *sp, ArError *err)
+static int check_loop(const ArGraph *g, const ArSubPlan *sp, ArControl ctl,
+		      ArError *err)
 {
 	const ArGraph *b = sp->g;
 	const ArPlan *bp = sp->plan;
-	int ncarried = g->nodes[sp->node].nexplicit - 2;
+	const ArNode *n = &g->nodes[sp->node];
 
 	if (!bp->carried)
-		return fail_sub(err, g, sp, "a Loop body planned as a branch");
+		return fail_sub(err, g, sp, "a loop body planned as a branch");
 	for (int i = 0; i < b->ninputs; i++) {
 		const ArSlot *x = &bp->slots[b->inputs[i]];
 		if (x->planned && bp->nsteps > 0 && x->last != bp->nsteps - 1)
 			return fail_sub(err, g, sp, "a body input dies before "
 					"the carried values are copied");
 	}
-	for (int o = 0; o <= ncarried && o < b->noutputs; o++)
-		for (int i = 0; i < b->ninputs; i++)
-			if (b->outputs[o] == b->inputs[i] && i != o + 1)
+	for (int o = 0; o < b->noutputs; o++) {
+		int d = ar_control_carried(n, ctl, o);
+		for (int i = 0; d >= 0 && i < b->ninputs; i++)
+			if (b->outputs[o] == b->inputs[i] && i != d)
 				return fail_sub(err, g, sp, "a carried output "
 						"is another body input");
+	}
 	return AR_OK;
 }
 
@@ -169,7 +172,8 @@ static int check_sub(const ArGraph *g, const ArPlan *p, const ArSubPlan *sp,
 	if (!sp->plan)
 		return sp->why ? AR_OK :
 		       fail_sub(err, g, sp, "not planned, and not said why");
-	if (ctl == AR_CONTROL_NONE || sp->loop != (ctl == AR_CONTROL_LOOP))
+	if (ctl == AR_CONTROL_NONE ||
+	    sp->loop != (ctl == AR_CONTROL_LOOP || ctl == AR_CONTROL_SCAN))
 		return fail_sub(err, g, sp, "planned as the wrong kind of "
 				"subgraph for its op");
 	if (sp->base != base + (sc ? sc->offset : 0) ||
@@ -179,7 +183,7 @@ static int check_sub(const ArGraph *g, const ArPlan *p, const ArSubPlan *sp,
 	if (!sp->plan->outer)
 		return fail_sub(err, g, sp, "its plan lacks the outer map");
 	if ((rc = check_outer(g, sp, err)) ||
-	    (sp->loop && (rc = check_loop(g, sp, err))))
+	    (sp->loop && (rc = check_loop(g, sp, ctl, err))))
 		return rc;
 	return ar_verify_at(sp->g, sp->plan, sp->base, sp->region, err);
 }

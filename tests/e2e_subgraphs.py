@@ -431,6 +431,37 @@ def permuted_loop():
           summary)
 
 
+def constant_branch():
+    """An If whose else branch outputs an initializer of its own: the
+    blob holds it, for the runtime to copy into the If's output."""
+    vi = helper.make_tensor_value_info
+    then = helper.make_graph([helper.make_node("Relu", ["x"], ["t"])],
+                             "then", [], [vi("t", TensorProto.FLOAT, [4])])
+    other = helper.make_graph([], "else", [],
+                              [vi("k", TensorProto.FLOAT, [4])],
+                              [helper.make_tensor("k", TensorProto.FLOAT,
+                                                  [4], [1, 2, 3, 4])])
+    g = helper.make_graph(
+        [helper.make_node("If", ["c"], ["y"], name="pick",
+                          then_branch=then, else_branch=other)],
+        "constbranch", [vi("x", TensorProto.FLOAT, [4]),
+                        vi("c", TensorProto.BOOL, [])],
+        [vi("y", TensorProto.FLOAT, [4])])
+    path = os.path.join(TMP, "constbranch.onnx")
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("",
+                                                                    13)])
+    onnx.save(model, path)
+    rep, hdr, blob, r = plan(path, name="constbranch")
+    check("constbranch plans", rep is not None, r.stderr)
+    if rep is None:
+        return
+    check_report("constbranch", rep)
+    lines = walk_header("constbranch", os.path.join(TMP, "constbranch.h"),
+                        "constbranch")
+    check_header("constbranch", rep, lines)
+    check_weights("constbranch", model, rep, lines, blob)
+
+
 def scratch():
     path = os.path.join(ROOT, "testdata", "shape_windows9.onnx")
     on, hon, _, r1 = plan(path, name="win_on")
@@ -469,6 +500,7 @@ def scratch():
 silero()
 loop_if()
 permuted_loop()
+constant_branch()
 scratch()
 print("e2e_subgraphs: %d passed, %d failed" % (passed, failed))
 sys.exit(1 if failed else 0)

@@ -1,6 +1,6 @@
 /*
- * test_subplan.c — If branches and Loop bodies planned as graphs of their
- * own, inside their step's workspace, and kernel scratch: hand-made
+ * test_subplan.c — If branches and Loop and Scan bodies planned as graphs
+ * of their own, inside their step's workspace, and kernel scratch: hand-made
  * graphs with sizes worked out below, the verifier and the poison
  * executor over every subgraph, and plans they must refuse.
  *
@@ -9,6 +9,7 @@
 #include "testutil.h"
 
 #include "graph_build.h"
+#include "ops.h"
 #include "plan.h"
 
 #define V 64                    /* floats per [1,V] tensor: 256 bytes */
@@ -314,6 +315,73 @@ static void test_loop_permutation_unplanned(void **state)
 	ar_graph_free(g);
 }
 
+/*
+ * Scan(a0, b0, xs) -> (a, b, ys), num_scan_inputs 1; the body reads
+ * (a_in, b_in, x) and writes (a_out = Add(a_in, x), b_in passed on, y =
+ * Relu(a_out)), or with permute (b_in, a_out, y): b_in would go back onto
+ * a_in, a permutation.  Body: a_in, b_in, x, a_out and y all live at its
+ * last step: 5 x 256 = 1280.
+ */
+static ArGraph *scan_graph(bool permute)
+{
+	ArGraph *g = ar_graph_new("scang"), *b = subgraph(g, "body");
+	int a0 = gb_tensor(g, "a0", AR_TK_INPUT, 1, V, 0, 0);
+	int b0 = gb_tensor(g, "b0", AR_TK_INPUT, 1, V, 0, 0);
+	int xs = gb_tensor(g, "xs", AR_TK_INPUT, 3, 1, V, 0);
+	int a = gb_tensor(g, "a", AR_TK_OUTPUT, 1, V, 0, 0);
+	int bb = gb_tensor(g, "b", AR_TK_OUTPUT, 1, V, 0, 0);
+	int ys = gb_tensor(g, "ys", AR_TK_OUTPUT, 3, 1, V, 0);
+	int ai = gb_tensor(b, "a_in", AR_TK_INPUT, 1, V, 0, 0);
+	int bi = gb_tensor(b, "b_in", AR_TK_INPUT, 1, V, 0, 0);
+	int x = gb_tensor(b, "x", AR_TK_INPUT, 1, V, 0, 0);
+	int ao = gb_tensor(b, "a_out", AR_TK_OUTPUT, 1, V, 0, 0);
+	int y = gb_tensor(b, "y", AR_TK_OUTPUT, 1, V, 0, 0);
+	int n;
+
+	gb_node(b, "Add", (int[]){ai, x}, 2, ao);
+	gb_node(b, "Relu", &ao, 1, y);
+	gb_io(b, (int[]){ai, bi, x}, 3,
+	      permute ? (int[]){bi, ao, y} : (int[]){ao, bi, y}, 3);
+	n = node_n(g, "Scan", (int[]){a0, b0, xs}, 3, (int[]){a, bb, ys}, 3);
+	gb_int_attr(g, n, "num_scan_inputs", 1);
+	graph_attr(g, n, "body", b);
+	gb_io(g, (int[]){a0, b0, xs}, 3, (int[]){a, bb, ys}, 3);
+	return g;
+}
+
+static void test_scan_body(void **state)
+{
+	ArPlanOptions o;
+	ArPlan *p;
+	const ArSubPlan *b;
+	ArGraph *g = scan_graph(false);
+
+	(void)state;
+	ar_plan_options_default(&o);
+	/* States go back to the inputs they came from; slices go out. */
+	for (int k = 0; k < 3; k++)
+		assert_int_equal(ar_control_carried(&g->nodes[0],
+						    AR_CONTROL_SCAN, k),
+				 k < 2 ? k : -1);
+	p = plan_ok(g, &o);
+	b = sub_named(p, "body");
+	assert_non_null(b->plan);
+	assert_true(b->plan->carried);
+	assert_int_equal(b->plan->arena_bytes, 1280);
+	assert_int_equal(ar_plan_scratch(p, 0)->bytes, 1280);
+	ar_plan_free(p);
+	ar_graph_free(g);
+
+	g = scan_graph(true);
+	o.diag.warn = count_warning;
+	warned = 0;
+	p = plan_ok(g, &o);
+	assert_null(sub_named(p, "body")->plan);
+	assert_int_equal(warned, 1);
+	ar_plan_free(p);
+	ar_graph_free(g);
+}
+
 static void expect_internal(const ArGraph *g, const ArPlan *p,
 			    const char *what)
 {
@@ -440,6 +508,7 @@ int main(void)
 		cmocka_unit_test(test_if_constant_condition),
 		cmocka_unit_test(test_loop_body_reused),
 		cmocka_unit_test(test_loop_permutation_unplanned),
+		cmocka_unit_test(test_scan_body),
 		cmocka_unit_test(test_verifier_and_poison_catch),
 		cmocka_unit_test(test_verifier_loop_inputs_pinned),
 		cmocka_unit_test(test_kernel_scratch),

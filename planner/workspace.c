@@ -1,5 +1,5 @@
 /*
- * scratch.c — each step's workspace: how large it is, and where the
+ * workspace.c — each step's workspace: how large it is, and where the
  * subgraphs that run in it end up.
  *
  * A step's workspace is what its kernel needs besides its operands (with
