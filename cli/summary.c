@@ -152,16 +152,32 @@ void ar_print_summary(FILE *f, const char *model, const ArGraph *g,
  * graph: a training step's graph holds gradients and optimizer state as
  * weights too; those are the bill's) and activations per tier.
  */
-static void print_needs(FILE *f, const ArGraph *wg, const ArPlan *p)
+static void add_weights(const ArGraph *g, int64_t *by)
 {
-	int64_t by[AR_DT_COUNT] = {0};
-	char a[32], b[32], c[32], d[32], e[32];
-	for (int t = 0; t < wg->ntensors; t++) {
-		const ArTensor *x = &wg->tensors[t];
+	for (int t = 0; t < g->ntensors; t++) {
+		const ArTensor *x = &g->tensors[t];
 		if ((x->kind == AR_TK_WEIGHT || x->kind == AR_TK_CONSTANT) &&
 		    x->bytes > 0 && x->dtype < AR_DT_COUNT)
 			ar_add64(by[x->dtype], x->bytes, &by[x->dtype]);
 	}
+}
+
+/* Those of the subgraphs that run count too, as in the plan's figure. */
+static void add_sub_weights(const ArSubPlan *sp, int id, int parent,
+			    void *ctx)
+{
+	(void)id, (void)parent;
+	if (sp->plan)
+		add_weights(sp->g, ctx);
+}
+
+static void print_needs(FILE *f, const ArGraph *wg, const ArPlan *p)
+{
+	int64_t by[AR_DT_COUNT] = {0};
+	char a[32], b[32], c[32], d[32], e[32];
+
+	add_weights(wg, by);
+	ar_plan_walk_subs(p, add_sub_weights, by);
 	for (int k = 0; k < AR_DT_COUNT; k++)
 		if (by[k])
 			fprintf(f, "stats: weights %s %s bytes (%s)\n",
@@ -185,6 +201,30 @@ static void print_needs(FILE *f, const ArGraph *wg, const ArPlan *p)
 			"proven optimal" : "best found");
 }
 
+/* Steps with a workspace, the largest, and the subgraphs behind them. */
+static void print_workspace_stats(FILE *f, const ArGraph *g, const ArPlan *p)
+{
+	ArSubCounts c;
+	int n = 0;
+	int64_t most = 0;
+	char a[32];
+
+	for (int i = 0; i < g->nnodes; i++) {
+		const ArScratch *x = ar_plan_scratch(p, i);
+		n += x != NULL;
+		if (x && x->bytes > most)
+			most = x->bytes;
+	}
+	ar_plan_sub_counts(p, &c);
+	if (n)
+		fprintf(f, "stats: workspaces %d steps, largest %s bytes\n", n,
+			grouped(most, a));
+	if (c.total)
+		fprintf(f, "stats: subgraphs %d, planned %d (%d tensors), never "
+			"run %d, not planned %d\n", c.total, c.planned,
+			c.tensors, c.never_run, c.unplanned);
+}
+
 static void print_plan_stats(FILE *f, const ArGraph *g, const ArPlan *p)
 {
 	char a[32];
@@ -202,6 +242,7 @@ static void print_plan_stats(FILE *f, const ArGraph *g, const ArPlan *p)
 		fprintf(f, "stats: algorithm %s, optimal %s\n", p->algorithm,
 			p->optimal ? "yes" : "no");
 	}
+	print_workspace_stats(f, g, p);
 	fprintf(f, "stats: peak step %d '%s'\n", p->peak_step, peak_name(g, p));
 	fprintf(f, "stats: plan time %.3f ms\n", p->plan_seconds * 1e3);
 }

@@ -86,7 +86,7 @@ static ArGraph *then_branch(ArGraph *g)
 	gb_node(s, "Relu", &x, 1, a);
 	gb_node(s, "Sigmoid", &a, 1, b);
 	gb_node(s, "Add", (int[]){a, b}, 2, y);
-	gb_io(s, NULL, 0, &y, 1);
+	gb_io(s, (int[]){0}, 0, &y, 1);
 	return s;
 }
 
@@ -99,7 +99,7 @@ static ArGraph *else_branch(ArGraph *g)
 	int y = gb_tensor(s, "ye", AR_TK_OUTPUT, 1, V, 0, 0);
 	gb_node(s, "Neg", &x, 1, c);
 	gb_node(s, "Relu", &c, 1, y);
-	gb_io(s, NULL, 0, &y, 1);
+	gb_io(s, (int[]){0}, 0, &y, 1);
 	return s;
 }
 
