@@ -146,6 +146,12 @@ static const Option options[] = {
 	 .choices = "arena|separate", .flags = ECHO, .section = PLANNING,
 	 .help = "graph inputs and outputs in the arena, or in\n"
 		 "buffers the caller owns and passes (arena)"},
+	{"scratch", 0, CHOICE, NULL, TO(plan.kernel_scratch),
+	 .choices = "none|kernels", .flags = ECHO, .section = PLANNING,
+	 .help = "kernels: a step whose reference-runtime kernel\n"
+		 "needs workspace (RNN, GRU, LSTM) gets it in the\n"
+		 "arena, live for that step alone; none: for a\n"
+		 "runtime with workspace of its own (kernels)"},
 	{"memory", 0, CUSTOM, "NAME:SIZE[:BANDWIDTH]", NOWHERE,
 	 .parse = cli_parse_memory, .flags = ECHO, .section = PLANNING,
 	 .help = "a memory tier, fastest first (repeatable): each\n"

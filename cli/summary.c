@@ -43,14 +43,52 @@ static double efficiency(const ArPlan *p)
 	return p->arena_bytes ? 100.0 * p->lower_bound / p->arena_bytes : 100.0;
 }
 
+/* Subgraphs: how many are planned, and any that are not, said. */
+static void print_subgraphs(FILE *f, const ArPlan *p)
+{
+	ArSubCounts c;
+	ar_plan_sub_counts(p, &c);
+	if (!c.total)
+		return;
+	fprintf(f, "  subgraphs    %d: %d planned, each in its step's "
+		"workspace", c.total, c.planned);
+	if (c.never_run)
+		fprintf(f, "; %d never run%s (a constant If condition skips "
+			"them)", c.never_run, c.never_run == 1 ? "s" : "");
+	if (c.unplanned)
+		fprintf(f, "; %d NOT planned (see the warnings)", c.unplanned);
+	fputc('\n', f);
+}
+
+/* The workspace of the peak step, which the peak's bytes include. */
+static void print_peak_workspace(FILE *f, const ArGraph *g, const ArPlan *p)
+{
+	const ArScratch *x = p->nsteps ?
+			     ar_plan_scratch(p, p->steps[p->peak_step]) : NULL;
+	char a[32], name[64];
+	if (!x)
+		return;
+	snprintf(name, sizeof name, "(workspace of %s)",
+		 g->nodes[p->steps[p->peak_step]].name);
+	fprintf(f, "    %-24s %12s bytes  %s[%" PRId64 ", %" PRId64
+		")  step %d\n", name, grouped(x->bytes, a),
+		p->nregions ? p->regions[x->region].name : "", x->offset,
+		x->offset + x->bytes, p->peak_step);
+}
+
 void ar_print_summary(FILE *f, const char *model, const ArGraph *g,
 		      const ArPlan *p)
 {
 	char a[32], b[32];
 	int top[5], ntop = 0, nbounded = 0;
+	ArSubCounts c;
 
-	fprintf(f, "%s: %d steps, %d tensors in the arena\n", model, p->nsteps,
+	ar_plan_sub_counts(p, &c);
+	fprintf(f, "%s: %d steps, %d tensors in the arena", model, p->nsteps,
 		planned_count(p));
+	if (c.planned)
+		fprintf(f, ", %d more in %d subgraphs", c.tensors, c.planned);
+	fputc('\n', f);
 	fprintf(f, "  arena        %s bytes (%s)\n", grouped(p->arena_bytes, a),
 		human(p->arena_bytes, b));
 	if (p->nregions)        /* tiers: bound and efficiency are per memory */
@@ -59,7 +97,9 @@ void ar_print_summary(FILE *f, const char *model, const ArGraph *g,
 	else
 		fprintf(f, "  lower bound  %s bytes, efficiency %.1f%%%s\n",
 			grouped(p->lower_bound, a), efficiency(p),
-			p->optimal ? " (proven optimal)" : "");
+			!p->optimal ? "" : p->nsubs ? " (proven optimal, each "
+			"subgraph in a region of its own)" :
+			" (proven optimal)");
 	fprintf(f, "  weights      %s bytes (%s)\n", grouped(p->weights_bytes, a),
 		human(p->weights_bytes, b));
 	fprintf(f, "  peak         step %d '%s' (%s)\n", p->peak_step,
@@ -71,6 +111,7 @@ void ar_print_summary(FILE *f, const char *model, const ArGraph *g,
 		fprintf(f, "  bounded      %d tensor%s planned for the upper "
 			"bound of its run-time size (--bound)\n", nbounded,
 			nbounded > 1 ? "s, each" : "");
+	print_subgraphs(f, p);
 	for (int r = 0; r < p->nregions; r++) {
 		const ArRegion *x = &p->regions[r];
 		fprintf(f, "  memory %-6s %s of %s bytes%s", x->name,
@@ -99,8 +140,9 @@ void ar_print_summary(FILE *f, const char *model, const ArGraph *g,
 			top[k - 1] = x;
 		}
 	}
-	if (ntop)
+	if (ntop || (p->nsteps && ar_plan_scratch(p, p->steps[p->peak_step])))
 		fputs("  live at the peak:\n", f);
+	print_peak_workspace(f, g, p);
 	for (int i = 0; i < ntop; i++) {
 		const ArTensor *t = &g->tensors[top[i]];
 		const ArSlot *s = &p->slots[top[i]];
@@ -117,16 +159,32 @@ void ar_print_summary(FILE *f, const char *model, const ArGraph *g,
  * graph: a training step's graph holds gradients and optimizer state as
  * weights too; those are the bill's) and activations per tier.
  */
-static void print_needs(FILE *f, const ArGraph *wg, const ArPlan *p)
+static void add_weights(const ArGraph *g, int64_t *by)
 {
-	int64_t by[AR_DT_COUNT] = {0};
-	char a[32], b[32], c[32], d[32], e[32];
-	for (int t = 0; t < wg->ntensors; t++) {
-		const ArTensor *x = &wg->tensors[t];
+	for (int t = 0; t < g->ntensors; t++) {
+		const ArTensor *x = &g->tensors[t];
 		if ((x->kind == AR_TK_WEIGHT || x->kind == AR_TK_CONSTANT) &&
 		    x->bytes > 0 && x->dtype < AR_DT_COUNT)
 			ar_add64(by[x->dtype], x->bytes, &by[x->dtype]);
 	}
+}
+
+/* Those of the subgraphs that run count too, as in the plan's figure. */
+static void add_sub_weights(const ArSubPlan *sp, int id, int parent,
+			    void *ctx)
+{
+	(void)id, (void)parent;
+	if (sp->plan)
+		add_weights(sp->g, ctx);
+}
+
+static void print_needs(FILE *f, const ArGraph *wg, const ArPlan *p)
+{
+	int64_t by[AR_DT_COUNT] = {0};
+	char a[32], b[32], c[32], d[32], e[32];
+
+	add_weights(wg, by);
+	ar_plan_walk_subs(p, add_sub_weights, by);
 	for (int k = 0; k < AR_DT_COUNT; k++)
 		if (by[k])
 			fprintf(f, "stats: weights %s %s bytes (%s)\n",
@@ -150,6 +208,30 @@ static void print_needs(FILE *f, const ArGraph *wg, const ArPlan *p)
 			"proven optimal" : "best found");
 }
 
+/* Steps with a workspace, the largest, and the subgraphs behind them. */
+static void print_workspace_stats(FILE *f, const ArGraph *g, const ArPlan *p)
+{
+	ArSubCounts c;
+	int n = 0;
+	int64_t most = 0;
+	char a[32];
+
+	for (int i = 0; i < g->nnodes; i++) {
+		const ArScratch *x = ar_plan_scratch(p, i);
+		n += x != NULL;
+		if (x && x->bytes > most)
+			most = x->bytes;
+	}
+	ar_plan_sub_counts(p, &c);
+	if (n)
+		fprintf(f, "stats: workspaces %d steps, largest %s bytes\n", n,
+			grouped(most, a));
+	if (c.total)
+		fprintf(f, "stats: subgraphs %d, planned %d (%d tensors), never "
+			"run %d, not planned %d\n", c.total, c.planned,
+			c.tensors, c.never_run, c.unplanned);
+}
+
 static void print_plan_stats(FILE *f, const ArGraph *g, const ArPlan *p)
 {
 	char a[32];
@@ -167,6 +249,7 @@ static void print_plan_stats(FILE *f, const ArGraph *g, const ArPlan *p)
 		fprintf(f, "stats: algorithm %s, optimal %s\n", p->algorithm,
 			p->optimal ? "yes" : "no");
 	}
+	print_workspace_stats(f, g, p);
 	fprintf(f, "stats: peak step %d '%s'\n", p->peak_step, peak_name(g, p));
 	fprintf(f, "stats: plan time %.3f ms\n", p->plan_seconds * 1e3);
 }

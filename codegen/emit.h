@@ -73,6 +73,20 @@ char *ar_header_prefix(const char *prefix);
  * header's weights_offset column comes from here.
  */
 int64_t ar_weights_layout(const ArGraph *g, const ArPlan *p, int64_t *offsets);
+/*
+ * The same over the subgraphs too: off[0] per tensor of g, off[1 + id]
+ * per tensor of subgraph id (ar_plan_walk_subs; NULL when not planned),
+ * a subgraph's outer tensors at the offset of what they stand for; size
+ * is the whole blob's (what ar_weights_layout returns).
+ */
+typedef struct ArWeightsLayout {
+	int n;
+	int64_t **off;
+	int64_t size;
+} ArWeightsLayout;
+void ar_weights_layout_all(const ArGraph *g, const ArPlan *p,
+			   ArWeightsLayout *l);
+void ar_weights_layout_free(ArWeightsLayout *l);
 /* Writes the blob as raw bytes, or with c_text as a C file defining
  * const uint8_t PREFIX_weights[PREFIX_WEIGHTS_SIZE].  Constants whose
  * values the frontend left to compute on demand are computed here, one at

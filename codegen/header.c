@@ -72,7 +72,50 @@ void hdr_dtype(const Hdr *h, ArDType dt)
 
 void hdr_open_pool(const Hdr *h, const char *type, const char *name)
 {
-	fprintf(h->f, "static const %s %s_%s[] = {", type, h->lo, name);
+	fprintf(h->f, "static const %s %s_%s[] = {", type, h->tab, name);
+}
+
+void hdr_open_table(const Hdr *h, const char *type, const char *name,
+		    const char *count_macro, int count)
+{
+	if (h->sub)
+		fprintf(h->f, "static const %s_%s %s_%s[%d] = {\n", h->lo, type,
+			h->tab, name, count + 1);
+	else
+		fprintf(h->f, "const %s_%s %s_%s[%s_%s + 1] = {\n", h->lo, type,
+			h->lo, name, h->up, count_macro);
+}
+
+typedef struct Each {
+	const Hdr *h;
+	void (*fn)(const Hdr *sh, void *ctx);
+	void *ctx;
+} Each;
+
+static void each_sub(const ArSubPlan *sp, int id, int parent, void *ctx)
+{
+	const Each *e = ctx;
+	Hdr sh = *e->h;
+	char tab[300];
+
+	(void)parent;
+	if (!sp->plan)
+		return;
+	snprintf(tab, sizeof tab, "%s_sg%d", e->h->lo, id);
+	sh.g = sp->g;
+	sh.p = sp->plan;
+	sh.sub = sp;
+	sh.sub_id = id;
+	sh.tab = tab;
+	sh.nattrs = hdr_num_attrs(&sh);
+	e->fn(&sh, e->ctx);
+}
+
+void hdr_each_sub(const Hdr *h, void (*fn)(const Hdr *sh, void *ctx),
+		  void *ctx)
+{
+	Each e = {h, fn, ctx};
+	ar_plan_walk_subs(h->top, each_sub, &e);
 }
 
 void hdr_pool_sep(const Hdr *h, int *k)
@@ -107,10 +150,17 @@ int ar_write_header(FILE *f, const ArGraph *g, const ArPlan *p,
 		    const ArEmitInfo *info, ArError *err)
 {
 	char *lo = ar_header_prefix(info->prefix), *up = ar_xstrdup(lo);
-	Hdr h = {f, g, p, info, up, lo, p->nregions, NULL, NULL, 0};
+	ArWeightsLayout wl;
+	ArSubCounts c;
+	Hdr h = {f, g, p, info, up, lo, p->nregions, NULL, NULL, 0, lo, NULL,
+		 -1, p, &wl, false, 0};
 	int rc;
 
 	assert(p->noop || p->nsteps == 0);     /* ar_plan_facts ran */
+	ar_weights_layout_all(g, p, &wl);
+	ar_plan_sub_counts(p, &c);
+	h.nsubs = c.total;
+	h.work = c.total > 0 || hdr_any_scratch(&h);
 	hdr_set_case(up, 1);
 	if (h.nreg)
 		hdr_region_idents(&h);
@@ -134,6 +184,7 @@ int ar_write_header(FILE *f, const ArGraph *g, const ArPlan *p,
 	}
 	ar_strv_free(h.rup, h.nreg);
 	ar_strv_free(h.rlo, h.nreg);
+	ar_weights_layout_free(&wl);
 	free(up), free(lo);
 	return rc;
 }

@@ -182,7 +182,7 @@ void hdr_write_attrs(const Hdr *h)
 	write_number_pool(h, false);
 	write_number_pool(h, true);
 	write_string_pool(h);
-	hdr_tmpl(h, "const @_attr @_attrs[$_NUM_ATTRS + 1] = {\n");
+	hdr_open_table(h, "attr", "attrs", "NUM_ATTRS", h->nattrs);
 	for (int s = 0; s < h->p->nsteps; s++) {
 		const ArNode *n = hdr_step_node(h, s);
 		for (int a = 0; a < n->nattrs; a++) {
@@ -197,18 +197,18 @@ void hdr_write_attrs(const Hdr *h)
 				  AR_DT_UNDEFINED);
 			fprintf(h->f, ", %d, %s_attr_ints + %d, %s_attr_floats "
 				"+ %d, %s_attr_strings + %d},\n", ni + nf + ns,
-				h->lo, pi, h->lo, pf, h->lo, ps);
+				h->tab, pi, h->tab, pf, h->tab, ps);
 			pi += ni;
 			pf += nf;
 			ps += ns;
 		}
 	}
-	hdr_tmpl(h, "\t{0, $_ATTR_UNDEFINED, $_DT_UNDEFINED, 0, @_attr_ints, "
-		 "@_attr_floats, @_attr_strings}\n};\n\n");
+	fprintf(h->f, "\t{0, %s_ATTR_UNDEFINED, %s_DT_UNDEFINED, 0, "
+		"%s_attr_ints, %s_attr_floats, %s_attr_strings}\n};\n\n",
+		h->up, h->up, h->tab, h->tab, h->tab);
 }
 
-/* NAN and HUGE_VALF come from math.h, which most headers can do without. */
-int hdr_needs_math(const Hdr *h)
+static int set_needs_math(const Hdr *h)
 {
 	int64_t iv[MAX_TENSOR_ATTR];
 	float fv[MAX_TENSOR_ATTR];
@@ -224,4 +224,17 @@ int hdr_needs_math(const Hdr *h)
 		}
 	}
 	return 0;
+}
+
+static void sub_needs_math(const Hdr *sh, void *ctx)
+{
+	*(int *)ctx |= set_needs_math(sh);
+}
+
+/* NAN and HUGE_VALF come from math.h, which most headers can do without. */
+int hdr_needs_math(const Hdr *h)
+{
+	int any = set_needs_math(h);
+	hdr_each_sub(h, sub_needs_math, &any);
+	return any;
 }

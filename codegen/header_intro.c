@@ -91,7 +91,7 @@ static void write_use(const Hdr *h)
 	const char *where = h->nreg ? (h->p->io_separate ? "bases, io" :
 				       "bases") :
 			    (h->p->io_separate ? "@_arena, io" : "@_arena");
-	char buf[3000];
+	char buf[5000];
 	size_t n;
 
 	n = (size_t)snprintf(buf, sizeof buf, "\nUse: in exactly one C or C++ "
@@ -117,9 +117,9 @@ static void write_use(const Hdr *h)
 		"Tensor i is at $_TENSOR_PTR(%s, i), typed $_TENSOR_F32(%s, i) "
 		"and so on, while first <= step <= last%s.  The graph's inputs "
 		"are tensors @_inputs[0 .. $_NUM_INPUTS), its outputs "
-		"@_outputs[0 .. $_NUM_OUTPUTS).  ", where, where, h->nreg ?
+		"@_outputs[0 .. $_NUM_OUTPUTS).  %s", where, where, h->nreg ?
 		", where bases[r] is region r's arena (@_arenas or your own)" :
-		"");
+		"", hdr_sub_use(h));
 	if (h->p->io_separate)
 		n += (size_t)snprintf(buf + n, sizeof buf - n, "They are not "
 			"in the arena but in buffers of yours: io[k] for input "
@@ -195,6 +195,10 @@ static void write_figures(const Hdr *h)
 	if (h->nreg)
 		fputs(p->optimal ? " * optimal:     yes, each region's arena "
 		      "is minimal" : " * optimal:     not proven", f);
+	else if (h->nsubs && p->optimal)
+		fputs(" * optimal:     yes, no smaller arena exists for these "
+		      "step orders\n *              with each subgraph in a "
+		      "region of its own", f);
 	else
 		fputs(p->optimal ? " * optimal:     yes, no smaller arena "
 		      "exists for this step order" :
@@ -206,6 +210,7 @@ static void write_figures(const Hdr *h)
 		fputs(p->placement_optimal ? " * placement:   proven least "
 		      "estimated traffic cost\n" : " * placement:   least "
 		      "estimated traffic cost found, not proven\n", f);
+	hdr_write_sub_intro(h);
 }
 
 void hdr_write_intro(const Hdr *h)

@@ -103,12 +103,34 @@ static int check_steps(const Hdr *h, ArError *err)
 	return AR_OK;
 }
 
+typedef struct SubCheck {
+	ArError *err;
+	int rc;
+} SubCheck;
+
+static void check_sub(const Hdr *sh, void *ctx)
+{
+	SubCheck *c = ctx;
+	if (!c->rc)
+		c->rc = check_tensors(sh, c->err);
+	if (!c->rc)
+		c->rc = check_steps(sh, c->err);
+	if (!c->rc && (sh->g->ninputs > UINT16_MAX ||
+		       sh->g->noutputs > UINT16_MAX))
+		c->rc = too_big(c->err, "subgraph", sh->g->name,
+				sh->g->ninputs > sh->g->noutputs ?
+				sh->g->ninputs : sh->g->noutputs,
+				"inputs or outputs", UINT16_MAX);
+}
+
 int hdr_check_limits(const Hdr *h, ArError *err)
 {
-	int rc = check_sizes(h, err);
-	if (!rc)
-		rc = check_tensors(h, err);
-	if (!rc)
-		rc = check_steps(h, err);
-	return rc;
+	SubCheck c = {err, check_sizes(h, err)};
+	if (!c.rc)
+		c.rc = check_tensors(h, err);
+	if (!c.rc)
+		c.rc = check_steps(h, err);
+	if (!c.rc)
+		hdr_each_sub(h, check_sub, &c);
+	return c.rc;
 }

@@ -101,6 +101,7 @@ void hdr_write_macros(const Hdr *h)
 			m[i].v, m[i].suffix);
 	if (h->nreg)
 		hdr_write_region_macros(h);
+	hdr_write_sub_macros(h);
 	hdr_tmpl(h, "#define $_NOT_IN_ARENA 0xFFFFFFFFu\n"
 		 "#define $_NO_QUANT (-1)\n\n");
 	write_io_macros(h, "INPUT", h->g->inputs, h->g->ninputs);

@@ -24,6 +24,18 @@ typedef struct Hdr {
 	int nreg;           /* regions of a tiered plan; 0 without tiers */
 	char **rup, **rlo;  /* region names as macro and identifier parts */
 	int nattrs;         /* attributes of all steps together */
+	/*
+	 * The table set being written: the model graph's (sub NULL, tab =
+	 * lo) or subgraph sub_id's (tab = lo_sgID, g and p its own).  A
+	 * subgraph's tables are static, sized by number, not by macro.
+	 */
+	const char *tab;
+	const ArSubPlan *sub;
+	int sub_id;
+	const ArPlan *top;          /* the model's plan */
+	const ArWeightsLayout *wl;  /* the blob's offsets, every graph's */
+	bool work;          /* steps carry workspace and subgraph columns */
+	int nsubs;          /* subgraphs, nested ones included */
 } Hdr;
 
 /* header.c: writing helpers. */
@@ -41,6 +53,14 @@ void hdr_pool_sep(const Hdr *h, int *k);        /* sixteen values a line */
 const ArNode *hdr_step_node(const Hdr *h, int s);
 void hdr_set_case(char *s, int upper);
 
+/* Opens table name of the current set: "const T @_name[$_COUNT + 1]"
+ * for the model graph's, a static one of count + 1 for a subgraph's. */
+void hdr_open_table(const Hdr *h, const char *type, const char *name,
+		    const char *count_macro, int count);
+/* Calls fn with the Hdr of each planned subgraph's table set. */
+void hdr_each_sub(const Hdr *h, void (*fn)(const Hdr *sh, void *ctx),
+		  void *ctx);
+
 int hdr_check_limits(const Hdr *h, ArError *err);   /* header_limits.c */
 void hdr_write_intro(const Hdr *h);                 /* header_intro.c */
 void hdr_write_macros(const Hdr *h);                /* header_macros.c */
@@ -48,6 +68,17 @@ void hdr_write_types(const Hdr *h);                 /* header_types.c */
 const char *hdr_attr_type_name(ArAttrType t);       /* header_types.c */
 void hdr_write_tables(const Hdr *h);                /* header_tables.c */
 int hdr_num_quants(const ArGraph *g);               /* header_tables.c */
+
+/* header_subgraphs.c: workspaces and subgraphs (h->work, h->nsubs). */
+bool hdr_any_scratch(const Hdr *h);
+void hdr_write_sub_macros(const Hdr *h);
+void hdr_write_step_fields(const Hdr *h);
+void hdr_write_sub_types(const Hdr *h);
+void hdr_write_step_sub_pool(const Hdr *h);
+void hdr_write_step_work(const Hdr *h, int s);
+void hdr_write_subgraphs(const Hdr *h);
+void hdr_write_sub_intro(const Hdr *h);
+const char *hdr_sub_use(const Hdr *h);
 void hdr_write_arena(const Hdr *h);                 /* header_arena.c */
 
 /* header_attrs.c: attribute values, pooled per type. */

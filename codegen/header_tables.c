@@ -8,11 +8,14 @@
  * holds their definitions.  Variable-length parts (dims, step operands,
  * attribute values) sit in static pools next to the definitions, and each
  * table ends with one entry past the last (a null name or op) for code
- * that walks them without the counts.
+ * that walks them without the counts.  Each planned subgraph has tables
+ * of the same types, static, named PREFIX_sgID_* (header_subgraphs.c
+ * lists them); their offsets are absolute, like the model graph's.
  */
 #include <stdlib.h>
 
 #include "header_parts.h"
+#include "sanitize.h"
 
 static void write_externs(const Hdr *h)
 {
@@ -25,9 +28,28 @@ static void write_externs(const Hdr *h)
 		 "extern const @_quant @_quants[$_NUM_QUANTS + 1];\n");
 	if (h->nreg)
 		hdr_tmpl(h, "extern const @_region @_regions[$_NUM_REGIONS];\n");
+	if (h->nsubs)
+		hdr_tmpl(h, "extern const @_subgraph "
+			 "@_subgraphs[$_NUM_SUBGRAPHS + 1];\n");
 	hdr_tmpl(h, "/* Defined by the C file of arenac --weights FILE.c. */\n"
 		 "extern const uint8_t @_weights[$_WEIGHTS_SIZE > 0 ? "
 		 "$_WEIGHTS_SIZE : 1];\n\n");
+}
+
+/* Where tensor i of the current set lives (a subgraph's: resolved). */
+static const ArSlot *place(const Hdr *h, int i, int64_t *offset,
+			   int *region)
+{
+	ArWhere w;
+	if (!h->sub) {
+		*offset = h->p->slots[i].offset;
+		*region = h->p->slots[i].region;
+		return &h->p->slots[i];
+	}
+	ar_sub_where(h->sub, i, &w);
+	*offset = w.offset;
+	*region = w.region;
+	return &w.p->slots[w.t];
 }
 
 static bool quantized(const ArTensor *t)
@@ -43,11 +65,12 @@ int hdr_num_quants(const ArGraph *g)
 	return n;
 }
 
-/* One entry per quantized tensor, in tensor order. */
+/* One entry per quantized tensor of the set, in tensor order (a
+ * subgraph's indices name its own tensors). */
 static void write_quants(const Hdr *h)
 {
 	const ArGraph *g = h->g;
-	hdr_tmpl(h, "const @_quant @_quants[$_NUM_QUANTS + 1] = {\n");
+	hdr_open_table(h, "quant", "quants", "NUM_QUANTS", hdr_num_quants(g));
 	for (int i = 0; i < g->ntensors; i++) {
 		const ArQuant *q = &g->tensors[i].quant;
 		if (quantized(&g->tensors[i]))
@@ -61,10 +84,9 @@ static void write_quants(const Hdr *h)
 static void write_tensors(const Hdr *h)
 {
 	const ArGraph *g = h->g;
+	const int64_t *woff = h->wl->off[h->sub_id + 1];
 	int k = 0, at = 0, nq = 0;
-	int64_t *woff = ar_xmalloc(((size_t)g->ntensors + 1) * sizeof *woff);
 
-	ar_weights_layout(g, h->p, woff);
 	hdr_open_pool(h, "int32_t", "dims");
 	for (int i = 0; i < g->ntensors; i++)
 		for (int d = 0; d < g->tensors[i].rank; d++) {
@@ -74,26 +96,30 @@ static void write_tensors(const Hdr *h)
 	hdr_pool_sep(h, &k);
 	fputs("0\n};\n\n", h->f);
 
-	hdr_tmpl(h, "/* Indexed by tensor id. */\n"
-		 "const @_tensor @_tensors[$_NUM_TENSORS + 1] = {\n");
+	if (!h->sub)
+		hdr_tmpl(h, "/* Indexed by tensor id. */\n");
+	hdr_open_table(h, "tensor", "tensors", "NUM_TENSORS", g->ntensors);
 	for (int i = 0; i < g->ntensors; i++) {
 		const ArTensor *t = &g->tensors[i];
-		const ArSlot *s = &h->p->slots[i];
+		const ArSlot *s = &h->p->slots[i], *o;
+		int64_t offset;
+		int region;
 
+		o = place(h, i, &offset, &region);
 		fprintf(h->f, "\t/* %d */ {", i);
 		hdr_str(h, t->name);
 		fputs(", ", h->f);
 		hdr_dtype(h, t->dtype);
 		fprintf(h->f, ", %s_KIND_", h->up);
 		hdr_upper(h, ar_kind_name(t->kind));
-		fprintf(h->f, ", %d, %s_dims + %d, %lldu, ", t->rank, h->lo, at,
+		fprintf(h->f, ", %d, %s_dims + %d, %lldu, ", t->rank, h->tab, at,
 			(long long)(t->bytes > 0 ? t->bytes : 0));
-		if (s->planned)
-			fprintf(h->f, "%lldu, ", (long long)s->offset);
+		if (o->planned)
+			fprintf(h->f, "%lldu, ", (long long)offset);
 		else
 			fprintf(h->f, "%s_NOT_IN_ARENA, ", h->up);
 		if (h->nreg)
-			fprintf(h->f, "%d, ", s->planned ? s->region : 0);
+			fprintf(h->f, "%d, ", o->planned ? region : 0);
 		fprintf(h->f, "%d, %d, %d, %lldu, %d, ", s->first, s->last,
 			s->alias_of, (long long)(s->alias_of >= 0 ?
 						 s->alias_offset : 0),
@@ -103,7 +129,7 @@ static void write_tensors(const Hdr *h)
 		else
 			fprintf(h->f, "%s_NOT_IN_ARENA, ", h->up);
 		fprintf(h->f, "%lldu, %d, ",
-			(long long)(t->rank >= 0 ? ar_numel(t) : 0), s->io);
+			(long long)(t->rank >= 0 ? ar_numel(t) : 0), o->io);
 		if (quantized(t))
 			fprintf(h->f, "%d, ", nq++);
 		else
@@ -111,20 +137,21 @@ static void write_tensors(const Hdr *h)
 		fprintf(h->f, "0x%xu},\n", (unsigned)t->bounded);
 		at += t->rank > 0 ? t->rank : 0;
 	}
-	hdr_tmpl(h, h->nreg ? "\t{0, $_DT_UNDEFINED, 0, 0, @_dims, 0u, "
-		 "$_NOT_IN_ARENA, 0, -1, -1, -1, 0u, -1, $_NOT_IN_ARENA, 0u, "
-		 "-1, $_NO_QUANT, 0u}\n};\n\n" :
-		 "\t{0, $_DT_UNDEFINED, 0, 0, @_dims, 0u, $_NOT_IN_ARENA, "
-		 "-1, -1, -1, 0u, -1, $_NOT_IN_ARENA, 0u, -1, $_NO_QUANT, 0u}"
-		 "\n};\n\n");
-	free(woff);
+	fprintf(h->f, "\t{0, %s_DT_UNDEFINED, 0, 0, %s_dims, 0u, "
+		"%s_NOT_IN_ARENA, %s-1, -1, -1, 0u, -1, %s_NOT_IN_ARENA, 0u, "
+		"-1, %s_NO_QUANT, 0u}\n};\n\n", h->up, h->tab, h->up,
+		h->nreg ? "0, " : "", h->up, h->up);
 }
 
 /* A list of tensor ids, ending with -1. */
 static void write_ids(const Hdr *h, const char *name, const int *ids, int n)
 {
-	fprintf(h->f, "const int32_t %s_%s[%s_NUM_%s + 1] = {", h->lo, name,
-		h->up, name[0] == 'i' ? "INPUTS" : "OUTPUTS");
+	if (h->sub)
+		fprintf(h->f, "static const int32_t %s_%s[%d] = {", h->tab,
+			name, n + 1);
+	else
+		fprintf(h->f, "const int32_t %s_%s[%s_NUM_%s + 1] = {", h->lo,
+			name, h->up, name[0] == 'i' ? "INPUTS" : "OUTPUTS");
 	for (int i = 0; i < n; i++)
 		fprintf(h->f, "%d, ", ids[i]);
 	fputs("-1};\n", h->f);
@@ -151,8 +178,11 @@ static void write_steps(const Hdr *h)
 	fputs("-1\n};\n\n", h->f);
 
 	hdr_write_attrs(h);
-	hdr_tmpl(h, "/* In execution order. */\n"
-		 "const @_step @_steps[$_NUM_STEPS + 1] = {\n");
+	if (h->work)
+		hdr_write_step_sub_pool(h);
+	if (!h->sub)
+		hdr_tmpl(h, "/* In execution order. */\n");
+	hdr_open_table(h, "step", "steps", "NUM_STEPS", p->nsteps);
 	for (int s = 0; s < p->nsteps; s++) {
 		const ArNode *n = hdr_step_node(h, s);
 		fprintf(h->f, "\t/* %d */ {", s);
@@ -163,29 +193,56 @@ static void write_steps(const Hdr *h)
 		hdr_str(h, n->name);
 		fprintf(h->f, ", %d, %s_step_io + %d, %d, %s_step_io + %d, "
 			"%d, %s_attrs + %d, %d, %d, %lld, %s_PHASE_",
-			p->steps[s], h->lo, io, n->nexplicit, h->lo,
-			io + n->nexplicit, n->noutputs, h->lo, na, n->nattrs,
+			p->steps[s], h->tab, io, n->nexplicit, h->tab,
+			io + n->nexplicit, n->noutputs, h->tab, na, n->nattrs,
 			p->noop[s], (long long)n->opset, h->up);
 		hdr_upper(h, ar_phase_name(n->phase));
+		if (h->work)
+			hdr_write_step_work(h, s);
 		fputs("},\n", h->f);
 		io += n->nexplicit + n->noutputs;
 		na += n->nattrs;
 	}
-	hdr_tmpl(h, "\t{0, 0, 0, -1, @_step_io, 0, @_step_io, 0, @_attrs, 0, "
-		 "0, 0, $_PHASE_FORWARD}\n};\n\n");
+	fprintf(h->f, "\t{0, 0, 0, -1, %s_step_io, 0, %s_step_io, 0, "
+		"%s_attrs, 0, 0, 0, %s_PHASE_FORWARD", h->tab, h->tab, h->tab,
+		h->up);
+	if (h->work)
+		fprintf(h->f, ", %s_NOT_IN_ARENA, 0u,%s %s_step_subgraphs, 0",
+			h->up, h->nreg ? " 0," : "", h->tab);
+	fputs("}\n};\n\n", h->f);
+}
+
+/* One table set: tensors, inputs and outputs, steps. */
+static void write_set(const Hdr *h)
+{
+	write_tensors(h);
+	write_quants(h);
+	write_ids(h, "inputs", h->g->inputs, h->g->ninputs);
+	write_ids(h, "outputs", h->g->outputs, h->g->noutputs);
+	fputc('\n', h->f);
+	if (h->nreg && !h->sub)
+		hdr_write_regions(h);
+	write_steps(h);
+}
+
+static void write_sub_set(const Hdr *sh, void *ctx)
+{
+	(void)ctx;
+	fprintf(sh->f, "/* Subgraph %d: '", sh->sub_id);
+	ar_c_comment(sh->f, sh->sub->attr);
+	fputs("' of step node '", sh->f);
+	ar_c_comment(sh->f, sh->sub->up_g->nodes[sh->sub->node].name);
+	fputs("'. */\n", sh->f);
+	write_set(sh);
 }
 
 void hdr_write_tables(const Hdr *h)
 {
 	write_externs(h);
 	hdr_tmpl(h, "#ifdef $_DEFINE_TABLES\n");
-	write_tensors(h);
-	write_quants(h);
-	write_ids(h, "inputs", h->g->inputs, h->g->ninputs);
-	write_ids(h, "outputs", h->g->outputs, h->g->noutputs);
-	fputc('\n', h->f);
-	if (h->nreg)
-		hdr_write_regions(h);
-	write_steps(h);
+	write_set(h);
+	hdr_each_sub(h, write_sub_set, NULL);
+	if (h->nsubs)
+		hdr_write_subgraphs(h);
 	hdr_tmpl(h, "#endif\n\n");
 }

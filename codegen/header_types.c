@@ -142,8 +142,10 @@ void hdr_write_types(const Hdr *h)
 		 "(views, elided concat) */\n"
 		 "\tint32_t opset;            /* of the op's domain: defaults "
 		 "changed across versions */\n"
-		 "\tuint8_t phase;            /* @_phase */\n"
-		 "} @_step;\n\n");
+		 "\tuint8_t phase;            /* @_phase */\n");
+	hdr_write_step_fields(h);
+	hdr_tmpl(h, "} @_step;\n\n");
+	hdr_write_sub_types(h);
 	if (h->nreg)
 		hdr_tmpl(h, "typedef struct @_region {\n"
 			 "\tconst char *name;         /* as given to --memory */\n"

@@ -56,12 +56,60 @@ static void write_io(FILE *f, const ArGraph *g, const char *what,
 	fputs("],\n", f);
 }
 
-static void write_steps(FILE *f, const ArGraph *g, const ArPlan *p)
+/*
+ * One plan's steps and tensors, the top one's or a subgraph's (sub, its
+ * tensors' offsets absolute), and the id of its first subgraph in the
+ * report's depth-first "subgraphs" list.
+ */
+typedef struct Scope {
+	const ArGraph *g;
+	const ArPlan *p;
+	const ArSubPlan *sub;
+	int first_id;
+	const char *in;             /* indent of the list's entries */
+} Scope;
+
+static int sub_id(const Scope *sc, int k)
 {
-	fputs("  \"steps\": [", f);
+	return ar_plan_sub_id(sc->p, sc->first_id, k);
+}
+
+/* A step's workspace and the subgraphs it runs, when it has them. */
+static void write_step_extras(FILE *f, const Scope *sc, int node)
+{
+	const ArScratch *x = ar_plan_scratch(sc->p, node);
+	bool any = false;
+
+	if (x) {
+		fprintf(f, ", \"scratch_offset\": %" PRId64 ", \"scratch_bytes\""
+			": %" PRId64, (sc->sub ? sc->sub->base : 0) + x->offset,
+			x->bytes);
+		if (sc->p->nregions > 0) {
+			fputs(", \"scratch_region\": ", f);
+			ar_json_str(f, sc->p->regions[x->region].name);
+		}
+	}
+	for (int k = 0; k < sc->p->nsubs; k++) {
+		if (sc->p->subs[k].node != node)
+			continue;
+		fprintf(f, "%s%d", any ? ", " : ", \"subgraphs\": [",
+			sub_id(sc, k));
+		any = true;
+	}
+	if (any)
+		fputs("]", f);
+}
+
+static void write_steps(FILE *f, const Scope *sc)
+{
+	const ArGraph *g = sc->g;
+	const ArPlan *p = sc->p;
+
+	fputs("\"steps\": [", f);
 	for (int s = 0; s < p->nsteps; s++) {
 		const ArNode *n = &g->nodes[p->steps[s]];
-		fprintf(f, "%s\n    {\"index\": %d, \"name\": ", s ? "," : "", s);
+		fprintf(f, "%s\n%s{\"index\": %d, \"name\": ", s ? "," : "",
+			sc->in, s);
 		ar_json_str(f, n->name);
 		fputs(", \"op\": ", f);
 		ar_json_str(f, n->op);
@@ -90,9 +138,10 @@ static void write_steps(FILE *f, const ArGraph *g, const ArPlan *p)
 			}
 			fputs("]", f);
 		}
+		write_step_extras(f, sc, p->steps[s]);
 		fputs("}", f);
 	}
-	fputs("\n  ],\n", f);
+	fprintf(f, "\n%.*s]", (int)strlen(sc->in) - 2, sc->in);
 }
 
 /*
@@ -178,13 +227,46 @@ static void write_quant(FILE *f, const ArGraph *g, const ArQuant *q)
 		fputs(", \"block_size\": null}", f);
 }
 
-static void write_tensors(FILE *f, const ArGraph *g, const ArPlan *p)
+/*
+ * Where tensor i of the scope lives: for a subgraph's, the enclosing
+ * tensor it stands for resolved (ar_sub_where); *here says whether it has
+ * bytes of this plan's own.
+ */
+static const ArSlot *place_of(const Scope *sc, int i, int64_t *offset,
+			      int *region, bool *here)
 {
-	fputs("  \"tensors\": [", f);
+	ArWhere w;
+	*here = sc->p->slots[i].planned;
+	if (!sc->sub) {
+		*offset = sc->p->slots[i].offset;
+		*region = sc->p->slots[i].region;
+		return &sc->p->slots[i];
+	}
+	ar_sub_where(sc->sub, i, &w);
+	*offset = w.offset;
+	*region = w.region;
+	return &w.p->slots[w.t];
+}
+
+static void write_tensors(FILE *f, const Scope *sc)
+{
+	const ArGraph *g = sc->g;
+	const ArPlan *p = sc->p;
+	/* Regions are named by the top plan's list. */
+	const ArPlan *top = p;
+	for (const ArSubPlan *u = sc->sub; u; u = u->up)
+		top = u->up_p;
+
+	fputs("\"tensors\": [", f);
 	for (int i = 0; i < g->ntensors; i++) {
 		const ArTensor *t = &g->tensors[i];
-		const ArSlot *s = &p->slots[i];
-		fprintf(f, "%s\n    {\"name\": ", i ? "," : "");
+		const ArSlot *s = &p->slots[i], *owner;
+		int64_t offset;
+		int region;
+		bool here;
+
+		owner = place_of(sc, i, &offset, &region, &here);
+		fprintf(f, "%s\n%s{\"name\": ", i ? "," : "", sc->in);
 		ar_json_str(f, t->name);
 		fprintf(f, ", \"dtype\": \"%s\", \"shape\": ",
 			ar_dtype_name(t->dtype));
@@ -201,17 +283,19 @@ static void write_tensors(FILE *f, const ArGraph *g, const ArPlan *p)
 		else
 			fprintf(f, ", \"bytes\": %" PRId64, t->bytes);
 		fprintf(f, ", \"kind\": \"%s\"", ar_kind_name(t->kind));
-		if (s->planned && p->nregions > 0) {
+		if (owner->planned && top->nregions > 0) {
 			fputs(", \"region\": ", f);
-			ar_json_str(f, p->regions[s->region].name);
+			ar_json_str(f, top->regions[region].name);
 		}
-		if (s->planned)
-			fprintf(f, ", \"offset\": %" PRId64 ", \"first_step\": "
-				"%d, \"last_step\": %d", s->offset, s->first,
-				s->last);
+		if (owner->planned)
+			fprintf(f, ", \"offset\": %" PRId64, offset);
 		else
-			fputs(", \"offset\": null, \"first_step\": null, "
-			      "\"last_step\": null", f);
+			fputs(", \"offset\": null", f);
+		if (here)
+			fprintf(f, ", \"first_step\": %d, \"last_step\": %d",
+				s->first, s->last);
+		else
+			fputs(", \"first_step\": null, \"last_step\": null", f);
 		fputs(", \"alias_of\": ", f);
 		tensor_ref(f, g, s->alias_of);
 		if (s->alias_of >= 0)
@@ -219,13 +303,17 @@ static void write_tensors(FILE *f, const ArGraph *g, const ArPlan *p)
 				s->alias_offset);
 		fputs(", \"inplace_of\": ", f);
 		tensor_ref(f, g, s->inplace_of);
-		if (s->io >= 0)
-			fprintf(f, ", \"io\": %d", s->io);
+		if (owner->io >= 0)
+			fprintf(f, ", \"io\": %d", owner->io);
 		if (t->quant.scale >= 0 || t->quant.zero_point >= 0)
 			write_quant(f, g, &t->quant);
+		if (p->outer && p->outer[i] >= 0) {
+			fputs(", \"outer\": ", f);
+			tensor_ref(f, sc->sub->up_g, p->outer[i]);
+		}
 		fputs("}", f);
 	}
-	fputs("\n  ]", f);
+	fprintf(f, "\n%.*s]", (int)strlen(sc->in) - 2, sc->in);
 }
 
 /*
@@ -264,27 +352,79 @@ static void write_regions(FILE *f, const ArPlan *p)
 	fputs("\n  ]", f);
 }
 
-/* Subgraph tensors are not planned: say so, with how many there are. */
-static void write_subgraphs(FILE *f, const ArGraph *g)
+/* Graph inputs or outputs of a subgraph, by name. */
+static void write_names(FILE *f, const ArGraph *g, const char *what,
+			const int *ids, int n)
 {
-	bool any = false;
-	for (int i = 0; i < g->nnodes; i++)
-		for (int j = 0; j < g->nodes[i].nattrs; j++) {
-			const ArAttr *a = &g->nodes[i].attrs[j];
-			if (!a->g)
-				continue;
-			fputs(any ? ",\n    {\"node\": " :
-			      ",\n  \"subgraphs\": [\n    {\"node\": ", f);
-			ar_json_str(f, g->nodes[i].name);
-			fputs(", \"attribute\": ", f);
-			ar_json_str(f, a->name);
-			fprintf(f, ", \"nodes\": %d, \"tensors\": %d, "
-				"\"planned\": false}", a->g->nnodes,
-				a->g->ntensors);
-			any = true;
+	fprintf(f, ", \"%s\": [", what);
+	for (int i = 0; i < n; i++) {
+		fputs(i ? ", " : "", f);
+		tensor_ref(f, g, ids[i]);
+	}
+	fputs("]", f);
+}
+
+static int step_of(const ArPlan *p, int node)
+{
+	for (int s = 0; s < p->nsteps; s++)
+		if (p->steps[s] == node)
+			return s;
+	return -1;
+}
+
+/*
+ * The subgraphs of sc's plan and, after each, those nested in it: one
+ * flat list, ids in that order, parent naming the enclosing one.  A
+ * subgraph left unplanned says why ("reason"); a planned one has its
+ * own steps and tensors, its tensors' offsets absolute.
+ */
+static void write_sub_list(FILE *f, const Scope *sc, int parent, bool *any)
+{
+	for (int k = 0; k < sc->p->nsubs; k++) {
+		const ArSubPlan *sp = &sc->p->subs[k];
+		const ArPlan *q = sp->plan;
+		int id = sub_id(sc, k);
+
+		fprintf(f, "%s\n    {\"id\": %d, \"parent\": ",
+			*any ? "," : ",\n  \"subgraphs\": [", id);
+		*any = true;
+		if (parent < 0)
+			fputs("null", f);
+		else
+			fprintf(f, "%d", parent);
+		fputs(", \"node\": ", f);
+		ar_json_str(f, sc->g->nodes[sp->node].name);
+		fprintf(f, ", \"step\": %d, \"attribute\": ",
+			step_of(sc->p, sp->node));
+		ar_json_str(f, sp->attr);
+		fprintf(f, ", \"kind\": \"%s\", \"nodes\": %d, \"planned\": %s",
+			sp->loop ? "loop_body" : "branch", sp->g->nnodes,
+			q ? "true" : "false");
+		if (!q) {
+			fputs(", \"reason\": ", f);
+			ar_json_str(f, sp->why);
+			fputs("}", f);
+			continue;
 		}
-	if (any)
-		fputs("\n  ]", f);
+		fprintf(f, ", \"region_offset\": %" PRId64 ", \"arena_bytes\": %"
+			PRId64 ", \"lower_bound_bytes\": %" PRId64
+			", \"optimal\": %s, \"algorithm\": ", sp->base,
+			q->arena_bytes, q->lower_bound,
+			q->optimal ? "true" : "false");
+		ar_json_str(f, q->algorithm ? q->algorithm : "none");
+		write_names(f, sp->g, "inputs", sp->g->inputs, sp->g->ninputs);
+		write_names(f, sp->g, "outputs", sp->g->outputs,
+			    sp->g->noutputs);
+		{
+			Scope in = {sp->g, q, sp, id + 1, "      "};
+			fputs(",\n     ", f);
+			write_steps(f, &in);
+			fputs(",\n     ", f);
+			write_tensors(f, &in);
+			fputs("}", f);
+			write_sub_list(f, &in, id, any);
+		}
+	}
 }
 
 /* --train: the memory bill; persistent parts are outside the arena. */
@@ -320,6 +460,9 @@ const char *ar_model_name(const ArEmitInfo *info)
 int ar_write_json(FILE *f, const ArGraph *g, const ArPlan *p,
 		  const ArEmitInfo *info)
 {
+	Scope top = {g, p, NULL, 0, "    "};
+	bool any = false;
+
 	assert(p->noop || p->nsteps == 0);     /* ar_plan_facts ran */
 	fputs("{\n  \"model\": ", f);
 	ar_json_str(f, ar_model_name(info));
@@ -340,9 +483,13 @@ int ar_write_json(FILE *f, const ArGraph *g, const ArPlan *p,
 	fputs(",\n", f);
 	write_io(f, g, "inputs", g->inputs, g->ninputs);
 	write_io(f, g, "outputs", g->outputs, g->noutputs);
-	write_steps(f, g, p);
-	write_tensors(f, g, p);
-	write_subgraphs(f, g);
+	fputs("  ", f);
+	write_steps(f, &top);
+	fputs(",\n  ", f);
+	write_tensors(f, &top);
+	write_sub_list(f, &top, -1, &any);
+	if (any)
+		fputs("\n  ]", f);
 	if (info->training)
 		write_training(f, info->training);
 	fputs("\n}\n", f);

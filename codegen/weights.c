@@ -10,6 +10,11 @@
  * memory.  External-data initializers are read here and nowhere else,
  * from where the loader recorded them (ArExternal), beside the model,
  * after checking their location and bounds.
+ *
+ * A model with subgraphs has their weights too: the top graph's section
+ * first (with the enclosing weights its subgraphs read, which its steps
+ * list as captures), then each planned subgraph's own, depth first.  A
+ * subgraph's capture of an enclosing weight is that weight, at its offset.
  */
 #include <assert.h>
 #include <stdio.h>
@@ -23,41 +28,97 @@
 #include "ops.h"
 #include "sanitize.h"
 
-/* Tensors in the blob: constants and weights some step reads. */
+/* A weight or constant with bytes, of g's own (not an outer tensor). */
+static bool blob_value(const ArGraph *g, const ArPlan *p, int id)
+{
+	const ArTensor *t;
+	if (id < 0 || (p->outer && p->outer[id] >= 0))
+		return false;
+	t = &g->tensors[id];
+	return (t->kind == AR_TK_WEIGHT || t->kind == AR_TK_CONSTANT) &&
+	       !p->slots[id].planned && t->rank >= 0 && t->bytes > 0 &&
+	       t->dtype != AR_DT_STRING;
+}
+
+/*
+ * Tensors in the blob: constants and weights some step reads (its
+ * subgraphs' reads included), and a subgraph's outputs that are
+ * constants of its own, which the runtime copies into the node's outputs.
+ */
 static bool *blob_members(const ArGraph *g, const ArPlan *p)
 {
 	bool *in = ar_xcalloc((size_t)g->ntensors + 1, sizeof *in);
 	for (int s = 0; s < p->nsteps; s++) {
 		const ArNode *n = &g->nodes[p->steps[s]];
-		for (int j = 0; j < n->nexplicit; j++) {
-			int id = n->inputs[j];
-			const ArTensor *t;
-			if (id < 0)
-				continue;
-			t = &g->tensors[id];
-			if ((t->kind == AR_TK_WEIGHT ||
-			     t->kind == AR_TK_CONSTANT) &&
-			    !p->slots[id].planned && t->rank >= 0 &&
-			    t->bytes > 0 && t->dtype != AR_DT_STRING)
-				in[id] = true;
-		}
+		for (int j = 0; j < n->ninputs; j++)
+			if (blob_value(g, p, n->inputs[j]))
+				in[n->inputs[j]] = true;
 	}
+	for (int j = 0; p->outer && j < g->noutputs; j++)
+		if (blob_value(g, p, g->outputs[j]))
+			in[g->outputs[j]] = true;
 	return in;
 }
 
-int64_t ar_weights_layout(const ArGraph *g, const ArPlan *p, int64_t *offsets)
+/* One plan's section from at on: offsets of its members; the new end. */
+static int64_t section(const ArGraph *g, const ArPlan *p, int64_t at,
+		       int64_t *offsets)
 {
 	bool *in = blob_members(g, p);
-	int64_t at = 0;
-
 	for (int i = 0; i < g->ntensors; i++) {
-		if (offsets)
-			offsets[i] = in[i] ? at : -1;
+		offsets[i] = in[i] ? at : -1;
 		if (in[i])
 			at += ar_plan_padded(p, g->tensors[i].bytes);
 	}
 	free(in);
 	return at;
+}
+
+static void layout_sub(const ArSubPlan *sp, int id, int parent, void *ctx)
+{
+	ArWeightsLayout *l = ctx;
+	int64_t *off, *up = l->off[parent + 1];
+
+	if (!sp->plan)
+		return;
+	off = l->off[id + 1] = ar_xmalloc(((size_t)sp->g->ntensors + 1) *
+					  sizeof *off);
+	l->size = section(sp->g, sp->plan, l->size, off);
+	for (int t = 0; t < sp->g->ntensors; t++)
+		if (sp->plan->outer[t] >= 0)
+			off[t] = up[sp->plan->outer[t]];
+}
+
+void ar_weights_layout_all(const ArGraph *g, const ArPlan *p,
+			   ArWeightsLayout *l)
+{
+	ArSubCounts c;
+	ar_plan_sub_counts(p, &c);
+	l->n = 1 + c.total;
+	l->off = ar_xcalloc((size_t)l->n, sizeof *l->off);
+	l->off[0] = ar_xmalloc(((size_t)g->ntensors + 1) * sizeof(int64_t));
+	l->size = section(g, p, 0, l->off[0]);
+	ar_plan_walk_subs(p, layout_sub, l);
+}
+
+void ar_weights_layout_free(ArWeightsLayout *l)
+{
+	for (int i = 0; i < l->n; i++)
+		free(l->off[i]);
+	free(l->off);
+}
+
+int64_t ar_weights_layout(const ArGraph *g, const ArPlan *p, int64_t *offsets)
+{
+	ArWeightsLayout l;
+	int64_t size;
+
+	ar_weights_layout_all(g, p, &l);
+	if (offsets)
+		memcpy(offsets, l.off[0], (size_t)g->ntensors * sizeof *offsets);
+	size = l.size;
+	ar_weights_layout_free(&l);
+	return size;
 }
 
 /* Where bytes go: a raw file, or C hex text sixteen bytes to a line. */
@@ -274,33 +335,66 @@ static void put_c_intro(Writer *w, const char *up, const char *lo,
 		(long long)align);
 }
 
+/* The members of one section (offsets past *at are its own), in order. */
+static int put_section(Writer *w, const int64_t *off, int64_t *at,
+		       ArError *err)
+{
+	int rc = AR_OK;
+	for (int i = 0; i < w->g->ntensors && !rc; i++) {
+		if (off[i] < *at)
+			continue;
+		put_zeros(&w->s, off[i] - *at);
+		rc = put_value(w, i, err);
+		*at = off[i] + w->g->tensors[i].bytes;
+	}
+	return rc;
+}
+
+typedef struct Sections {
+	Writer *w;
+	const ArWeightsLayout *l;
+	int64_t at;
+	ArError *err;
+	int rc;
+} Sections;
+
+static void put_sub(const ArSubPlan *sp, int id, int parent, void *ctx)
+{
+	Sections *x = ctx;
+	(void)parent;
+	if (!sp->plan || x->rc)
+		return;
+	x->w->g = sp->g;
+	x->rc = put_section(x->w, x->l->off[id + 1], &x->at, x->err);
+}
+
 int ar_write_weights(FILE *f, bool c_text, ArGraph *g,
 		     const ArPlan *p, const ArEmitInfo *info, ArError *err)
 {
-	int64_t *off = ar_xmalloc(((size_t)g->ntensors + 1) * sizeof *off);
-	int64_t size = ar_weights_layout(g, p, off), at = 0;
+	ArWeightsLayout l;
 	Writer w = {{f, c_text, 0}, g, info};
+	Sections x = {&w, &l, 0, err, AR_OK};
 	char *lo = ar_header_prefix(info->prefix), *up = ar_xstrdup(lo);
-	int rc = AR_OK;
+	int rc;
 
+	ar_weights_layout_all(g, p, &l);
 	for (char *c = up; *c; c++)
 		if (*c >= 'a' && *c <= 'z')
 			*c -= 'a' - 'A';
 	if (c_text)
-		put_c_intro(&w, up, lo, size, p->align);
-	for (int i = 0; i < g->ntensors && !rc; i++) {
-		if (off[i] < 0)
-			continue;
-		put_zeros(&w.s, off[i] - at);
-		rc = put_value(&w, i, err);
-		at = off[i] + g->tensors[i].bytes;
+		put_c_intro(&w, up, lo, l.size, p->align);
+	rc = put_section(&w, l.off[0], &x.at, err);
+	if (!rc) {
+		ar_plan_walk_subs(p, put_sub, &x);
+		rc = x.rc;
 	}
 	if (!rc)
 		/* Padding to the end; C has no empty arrays. */
-		put_zeros(&w.s, size - at + (c_text && size == 0));
+		put_zeros(&w.s, l.size - x.at + (c_text && l.size == 0));
 	if (c_text && !rc)
 		fputs(w.s.col ? "\n};\n" : "};\n", f);
-	free(off), free(lo), free(up);
+	ar_weights_layout_free(&l);
+	free(lo), free(up);
 	if (!rc && ferror(f))
 		rc = ar_fail(err, AR_EXIT_USAGE, "--weights: write failed");
 	return rc;

@@ -18,7 +18,8 @@
  *     at least one input, and only inputs it has;
  *   - a gradient rule names only inputs and outputs the op has;
  *   - a KV cache names an output past 0 and an input the op has;
- *   - an op refused on purpose (refuse) has no shape function.
+ *   - an op refused on purpose (refuse) has no shape function;
+ *   - a control-flow op (control) is never folded and shares no bytes.
  */
 #ifndef ARENAC_OPS_H
 #define ARENAC_OPS_H
@@ -88,6 +89,27 @@ typedef struct ArGradRule {
 /* The domain of the ops a training step adds (gradients, sums, updates). */
 #define AR_TRAIN_DOMAIN "arenac.training"
 
+/*
+ * How a control-flow op runs the graphs in its attributes (the planner's
+ * subplan.c plans each as a graph of its own, in a region of the arena
+ * that lives while the op's step runs):
+ *   BRANCHES  one of them runs, once (If): they share the region, sized
+ *             for the largest, and their outputs are the node's outputs;
+ *   LOOP      the body runs once per iteration (Loop): its inputs
+ *             (iteration, condition, carried values) and outputs
+ *             (condition, carried values, scan slices) are in the region,
+ *             and the runtime copies the carried values between
+ *             iterations;
+ *   SCAN      the same for Scan, whose body reads (states, scan input
+ *             slices) and writes (states, scan output slices).
+ */
+typedef enum {
+	AR_CONTROL_NONE,
+	AR_CONTROL_BRANCHES,
+	AR_CONTROL_LOOP,
+	AR_CONTROL_SCAN
+} ArControl;
+
 /* Sets dtype, rank and dims of each output of one node (infer_ops.h). */
 typedef int (*ArShapeFn)(struct InferCtx *c, ArNode *n);
 /* Computes output j of a node whose inputs are constants with values into
@@ -97,6 +119,9 @@ typedef bool (*ArFoldFn)(struct InferCtx *c, ArNode *n, int j, ArTensor *out,
 			 int arg);
 /* FLOPs of one node from its shapes (flops.c). */
 typedef int64_t (*ArFlopsFn)(const ArGraph *g, const ArNode *n);
+/* Bytes of workspace one node's kernel needs besides its operands
+ * (scratch.c); 0 when it needs none for these shapes. */
+typedef int64_t (*ArScratchFn)(const ArGraph *g, const ArNode *n);
 /* For a view op that is one only sometimes: whether this node is. */
 typedef bool (*ArViewWhen)(const ArGraph *g, const ArNode *n, bool training);
 
@@ -134,6 +159,11 @@ typedef struct ArOpDef {
 	int prologue;           /* --fuse preact: its AR_PRE_* code, or 0 */
 	bool fuse_target;       /* --fuse preact: prologues fold into it */
 	bool runtime;           /* the reference runtime has a kernel */
+	ArControl control;      /* how its subgraphs run; NONE for most */
+	/* The workspace the reference runtime's kernel takes from the plan
+	 * (--scratch kernels): the planner places it like a tensor that lives
+	 * for the node's step alone.  NULL: the kernel needs none. */
+	ArScratchFn scratch;
 } ArOpDef;
 
 /*
@@ -195,6 +225,19 @@ int64_t ar_flops_mha(const ArGraph *g, const ArNode *n);
 int64_t ar_flops_attention(const ArGraph *g, const ArNode *n);
 /* In shape_einsum.c, beside the equation's parser. */
 int64_t ar_flops_einsum(const ArGraph *g, const ArNode *n);
+
+/*
+ * A loop body's values between iterations (control.c): the body input
+ * that body output `out` of node n (of control kind c, LOOP or SCAN) is
+ * copied onto after each iteration (its condition, a carried value, a
+ * state), or -1 for one copied out of the body (a scan output's slice).
+ */
+int ar_control_carried(const ArNode *n, ArControl c, int out);
+
+/* Workspace of the reference runtime's recurrent kernels (scratch.c). */
+int64_t ar_scratch_rnn(const ArGraph *g, const ArNode *n);
+int64_t ar_scratch_gru(const ArGraph *g, const ArNode *n);
+int64_t ar_scratch_lstm(const ArGraph *g, const ArNode *n);
 
 /* Dropout is a view only when it does not run in training mode (mode.c). */
 bool ar_dropout_is_view(const ArGraph *g, const ArNode *n, bool training);

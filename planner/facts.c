@@ -76,10 +76,11 @@ void ar_plan_facts(const ArGraph *g, ArPlan *p)
 		set_io(g, p, g->inputs[k], k);
 	for (int k = 0; k < g->noutputs; k++)
 		set_io(g, p, g->outputs[k], g->ninputs + k);
-	/* Whatever the arena leaves out of its own tensors is the caller's. */
+	/* Whatever the arena leaves out of its own tensors is the caller's,
+	 * or an enclosing graph's. */
 	for (int t = 0; t < p->ntensors; t++)
 		assert(p->slots[t].planned || !ar_in_arena(g, t) ||
-		       p->slots[t].io >= 0);
+		       p->slots[t].io >= 0 || (p->outer && p->outer[t] >= 0));
 	free(p->noop);
 	p->noop = ar_xcalloc((size_t)p->nsteps + 1, sizeof *p->noop);
 	for (int s = 0; s < p->nsteps; s++)

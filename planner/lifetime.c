@@ -7,7 +7,10 @@
  * before running), graph outputs to the last step (the caller reads them
  * after).  An output nobody reads still occupies memory at its producer's
  * step: the kernel writes it.  With --io separate graph inputs and outputs
- * are the caller's buffers and take no arena bytes at all.
+ * are the caller's buffers and take no arena bytes at all, and in a
+ * subgraph's plan neither do the enclosing graph's tensors it stands for
+ * (plan.h's outer).  A Loop body's inputs live to its last step: the
+ * runtime copies the carried values onto them after it.
  */
 #include "passes.h"
 
@@ -21,7 +24,8 @@ int64_t ar_plan_padded(const ArPlan *p, int64_t bytes)
 static bool caller_owned(const ArGraph *g, const ArPlan *p, int t)
 {
 	ArTensorKind k = g->tensors[t].kind;
-	return p->io_separate && (k == AR_TK_INPUT || k == AR_TK_OUTPUT);
+	return (p->io_separate && (k == AR_TK_INPUT || k == AR_TK_OUTPUT)) ||
+	       (p->outer && p->outer[t] >= 0);
 }
 
 void ar_lifetimes(const ArGraph *g, ArPlan *p)
@@ -54,4 +58,7 @@ void ar_lifetimes(const ArGraph *g, ArPlan *p)
 	for (int i = 0; i < g->noutputs; i++)
 		if (p->slots[g->outputs[i]].planned)
 			p->slots[g->outputs[i]].last = last;
+	for (int i = 0; p->carried && i < g->ninputs; i++)
+		if (p->slots[g->inputs[i]].planned)
+			p->slots[g->inputs[i]].last = last;
 }

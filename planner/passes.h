@@ -63,6 +63,31 @@ int ar_plan_links(const ArGraph *g, const ArPlanOptions *opt, ArPlan **out,
 int64_t ar_live_peak(const ArGraph *g, ArPlan *p, int *peak_step);
 
 /*
+ * plan.c: the whole pipeline for one graph, subgraphs first, without the
+ * proof or the budget (ar_plan adds them at the top).  outer (owned by
+ * the plan from here on) and carried are a subgraph's (plan.h).
+ */
+int ar_plan_graph(const ArGraph *g, const ArPlanOptions *opt, int *outer,
+		  bool carried, ArPlan **out, ArError *err);
+/* subplan.c: plans the subgraphs of g's steps into p->subs. */
+int ar_plan_subgraphs(const ArGraph *g, const ArPlanOptions *opt, ArPlan *p,
+		      ArError *err);
+/* workspace.c: each step's workspace size into p->scratch (NULL if none);
+ * once the offsets are final, each subgraph's base and region. */
+void ar_plan_workspaces(const ArGraph *g, const ArPlanOptions *opt,
+			ArPlan *p);
+void ar_plan_place_subs(ArPlan *p);
+/*
+ * verify.c: ar_verify for a plan whose offsets are relative to base (a
+ * subgraph's; 0 at the top) and whose tensors are all in region (-1: each
+ * in its slot's); verify_sub.c: its workspaces and subgraphs.
+ */
+int ar_verify_at(const ArGraph *g, const ArPlan *p, int64_t base, int region,
+		 ArError *err);
+int ar_verify_subs(const ArGraph *g, const ArPlan *p, int64_t base,
+		   int region, ArError *err);
+
+/*
  * The alias passes.  Views and concat elision do not depend on the order
  * and run before scheduling; in-place needs the final lifetimes.
  */

@@ -5,8 +5,11 @@
  * buffer: the buffer of the tensor at the end of their alias chain (the
  * root).  Offset assignment sees only roots, each live over the union of its
  * members' lifetimes and as large as its furthest member reaches; members
- * take the root's offset plus their alias offset.  Every plan goes through
- * the independent verifier before anyone sees it.
+ * take the root's offset plus their alias offset.  A step's workspace (its
+ * kernel's scratch, its subgraphs' region: workspace.c) is one more buffer,
+ * live at that step alone.  Subgraphs are planned first, each by this same
+ * pipeline (subplan.c), since their sizes make the workspaces.  Every plan
+ * goes through the independent verifier before anyone sees it.
  */
 #include "passes.h"
 #include "dsa.h"
@@ -28,6 +31,14 @@ void ar_plan_options_default(ArPlanOptions *o)
 	o->views = true;
 	o->inplace = AR_INPLACE_ELEMENTWISE;
 	o->concat_elide = true;
+	o->kernel_scratch = true;
+}
+
+static void free_subs(ArPlan *p)
+{
+	for (int k = 0; k < p->nsubs; k++)
+		ar_plan_free(p->subs[k].plan);
+	free(p->subs);
 }
 
 void ar_plan_free(ArPlan *p)
@@ -37,6 +48,9 @@ void ar_plan_free(ArPlan *p)
 	free(p->steps);
 	free(p->slots);
 	free(p->noop);
+	free(p->scratch);
+	free(p->outer);
+	free_subs(p);
 	ar_regions_free(p);
 	free(p);
 }
@@ -50,18 +64,32 @@ static double now(void)
 
 /*
  * The offset problem: one buffer per alias group (alias.c), bufs[k] for
- * group k.  Zero-byte tensors get no buffer (offset 0 is always safe).
+ * group k, then one per step with a workspace, in step order; *nb gets
+ * their number.  Zero-byte tensors get no buffer (offset 0 is always
+ * safe).
  */
-static ArBuf *build_buffers(const ArGraph *g, const ArPlan *p, ArGroups *gr)
+static ArBuf *build_buffers(const ArGraph *g, const ArPlan *p, ArGroups *gr,
+			    int *nb)
 {
 	ArBuf *bufs;
 	ar_groups_build(g, p, gr);
-	bufs = ar_xmalloc((size_t)gr->n * sizeof *bufs + 1);
+	bufs = ar_xmalloc(((size_t)gr->n + (size_t)p->nsteps) * sizeof *bufs +
+			  1);
 	for (int k = 0; k < gr->n; k++) {
 		bufs[k].lo = gr->first[k];
 		bufs[k].hi = gr->last[k] + 1;
 		bufs[k].size = gr->size[k];
 		bufs[k].offset = 0;
+	}
+	*nb = gr->n;
+	for (int s = 0; s < p->nsteps; s++) {
+		const ArScratch *sc = ar_plan_scratch(p, p->steps[s]);
+		if (!sc)
+			continue;
+		bufs[*nb].lo = s;
+		bufs[*nb].hi = s + 1;
+		bufs[*nb].size = ar_plan_padded(p, sc->bytes);
+		bufs[(*nb)++].offset = 0;
 	}
 	return bufs;
 }
@@ -69,8 +97,9 @@ static ArBuf *build_buffers(const ArGraph *g, const ArPlan *p, ArGroups *gr)
 int64_t ar_live_peak(const ArGraph *g, ArPlan *p, int *peak_step)
 {
 	ArGroups gr;
-	ArBuf *bufs = build_buffers(g, p, &gr);
-	int64_t at = 0, peak = ar_dsa_lower_bound(bufs, gr.n, &at);
+	int nb;
+	ArBuf *bufs = build_buffers(g, p, &gr, &nb);
+	int64_t at = 0, peak = ar_dsa_lower_bound(bufs, nb, &at);
 	if (peak_step)
 		*peak_step = (int)at;
 	free(bufs);
@@ -91,8 +120,9 @@ static int assign_offsets(const ArGraph *g, const ArPlanOptions *opt,
 			  ArPlan *p, ArError *err)
 {
 	ArGroups gr;
-	ArBuf *bufs = build_buffers(g, p, &gr);
-	int nb = gr.n;
+	int nb, k;
+	ArBuf *bufs = build_buffers(g, p, &gr, &nb);
+	int *region = ar_xcalloc((size_t)nb + 1, sizeof *region);
 	ArDsaResult res;
 	int64_t at = 0;
 	int rc = AR_OK;
@@ -101,7 +131,8 @@ static int assign_offsets(const ArGraph *g, const ArPlanOptions *opt,
 	p->peak_step = (int)at;
 	if (opt->nmemories > 0) {
 		/* Memory tiers: a region per buffer, offsets inside it. */
-		if ((rc = ar_tiers_assign(g, opt, p, bufs, gr.of, nb, err)))
+		if ((rc = ar_tiers_assign(g, opt, p, bufs, gr.of, nb, region,
+					  err)))
 			goto out;
 	} else if (ar_dsa_solve(bufs, nb, opt->algo, 0, opt->time_limit,
 				&res) < 0) {
@@ -117,7 +148,15 @@ static int assign_offsets(const ArGraph *g, const ArPlanOptions *opt,
 		if (p->slots[t].planned)
 			p->slots[t].offset = gr.of[t] < 0 ? 0 :
 				bufs[gr.of[t]].offset + gr.off[t];
+	/* The workspaces, in the order build_buffers listed them. */
+	k = gr.n;
+	for (int s = 0; s < p->nsteps; s++)
+		if (ar_plan_scratch(p, p->steps[s])) {
+			p->scratch[p->steps[s]].offset = bufs[k].offset;
+			p->scratch[p->steps[s]].region = region[k++];
+		}
 out:
+	free(region);
 	free(bufs);
 	ar_groups_free(&gr);
 	return rc;
@@ -157,6 +196,16 @@ static int check_totals(const ArGraph *g, ArPlan *p, ArError *err)
 				       "more than 2^62 bytes (at '%s')",
 				       x->name);
 		}
+	}
+	for (int i = 0; i < g->nnodes; i++) {
+		const ArScratch *sc = ar_plan_scratch(p, i);
+		if (sc && (sc->bytes > limit ||
+			   !ar_add64(act, ar_plan_padded(p, sc->bytes), &act) ||
+			   act > limit))
+			return ar_fail(err, AR_EXIT_MODEL, "activations and "
+				       "workspaces total more than 2^62 bytes "
+				       "(at the workspace of '%s')",
+				       g->nodes[i].name);
 	}
 	return AR_OK;
 }
@@ -204,21 +253,46 @@ int ar_plan_links(const ArGraph *g, const ArPlanOptions *opt, ArPlan **out,
 	return plan_links(g, opt, *out, err);
 }
 
-int ar_plan(const ArGraph *g, const ArPlanOptions *opt, ArPlan **out,
-	    ArError *err)
+/* A plan is proven minimal only when each of its subgraphs' is too. */
+static bool subs_optimal(const ArPlan *p)
+{
+	for (int k = 0; k < p->nsubs; k++)
+		if (p->subs[k].plan && !p->subs[k].plan->optimal)
+			return false;
+	return true;
+}
+
+int ar_plan_graph(const ArGraph *g, const ArPlanOptions *opt, int *outer,
+		  bool carried, ArPlan **out, ArError *err)
 {
 	ArPlan *p = ar_xcalloc(1, sizeof *p);
-	double t0 = now();
 	int rc;
 
 	*out = p;
-	if ((rc = plan_links(g, opt, p, err)))
+	p->outer = outer;
+	p->carried = carried;
+	if ((rc = ar_plan_subgraphs(g, opt, p, err)))
 		return rc;
-	rc = assign_offsets(g, opt, p, err);
+	ar_plan_workspaces(g, opt, p);
+	if ((rc = plan_links(g, opt, p, err)) ||
+	    (rc = assign_offsets(g, opt, p, err)))
+		return rc;
+	p->optimal = p->optimal && subs_optimal(p);
+	ar_plan_facts(g, p);
+	return AR_OK;
+}
+
+int ar_plan(const ArGraph *g, const ArPlanOptions *opt, ArPlan **out,
+	    ArError *err)
+{
+	double t0 = now();
+	int rc = ar_plan_graph(g, opt, NULL, false, out, err);
+	ArPlan *p = *out;
+
 	p->plan_seconds = now() - t0;
 	if (rc)
 		return rc;
-	ar_plan_facts(g, p);
+	ar_plan_place_subs(p);
 	rc = ar_verify(g, p, err);
 	if (rc)
 		return rc;

@@ -12,7 +12,10 @@
  *   - two tensors whose lifetimes intersect have disjoint byte ranges
  *     unless one is alias_of the other (a view or a concat slice, sharing
  *     bytes by design) or inplace_of the other (the output overwrites an
- *     input that dies at that very step).
+ *     input that dies at that very step);
+ *   - a step's workspace (scratch) is disjoint from every tensor live at
+ *     that step; the subgraphs its node runs are plans of their own that
+ *     fit in it (subplan.c).
  */
 #ifndef ARENAC_PLAN_H
 #define ARENAC_PLAN_H
@@ -50,6 +53,10 @@ typedef struct ArPlanOptions {
 	const ArMemory *memories;
 	int nmemories;
 	const char *weights_in; /* memory also holding the weights, or NULL */
+	/* --scratch kernels: steps whose kernel needs workspace (the op
+	 * table's .scratch) get it in the arena; false: none (a runtime with
+	 * workspace of its own).  Subgraph regions are planned either way. */
+	bool kernel_scratch;
 	ArDiag diag;
 } ArPlanOptions;
 
@@ -90,6 +97,19 @@ typedef struct ArRegion {
 	bool optimal;           /* its height is proven minimal */
 } ArRegion;
 
+/*
+ * The workspace of one step besides its operands: its kernel's scratch
+ * (--scratch kernels) or the region the subgraphs of its node run in.  It
+ * is placed like a tensor that lives for that step alone.
+ */
+typedef struct ArScratch {
+	int64_t bytes;          /* 0: the step needs none */
+	int64_t offset;         /* absolute arena offset (in region), -1 if none */
+	int region;             /* 0 without tiers */
+} ArScratch;
+
+struct ArSubPlan;
+
 typedef struct ArPlan {
 	int nsteps;
 	int *steps;             /* node ids in execution order */
@@ -112,7 +132,85 @@ typedef struct ArPlan {
 	/* Per step (facts.c): its outputs are already where the plan put them
 	 * (views of an input, an elided concat), so a runtime skips it. */
 	bool *noop;
+	/* Per node id, NULL when no step needs any: its step's workspace. */
+	ArScratch *scratch;
+	bool kernel_scratch;    /* planned with --scratch kernels */
+	/* The subgraphs of the steps' nodes, each planned as a graph of its
+	 * own (subplan.c), in node then attribute order; those nested in a
+	 * subgraph are in its plan's subs. */
+	int nsubs;
+	struct ArSubPlan *subs;
+	/*
+	 * A subgraph's plan only (NULL at the top): per tensor, the enclosing
+	 * graph's tensor it stands for and shares bytes with (a capture; an
+	 * If branch's output, written straight into the node's output), left
+	 * out of this plan's arena; -1 for the others.
+	 */
+	int *outer;
+	/* A Loop body's plan: its inputs live to its last step, so that
+	 * copying the carried values after an iteration never overwrites a
+	 * value still to be copied. */
+	bool carried;
 } ArPlan;
+
+/*
+ * A subgraph of a step's node and its plan.  Offsets in plan are relative
+ * to the start of the node's workspace, at base; the tensors of the plan's
+ * outer list live where the enclosing graph's do (ar_sub_where).
+ */
+typedef struct ArSubPlan {
+	struct ArGraph *g;      /* the node's attribute, as the IR holds it */
+	const char *attr;       /* then_branch, else_branch, body */
+	int node;               /* node of the enclosing graph that runs it */
+	bool loop;              /* a Loop body (else an If branch) */
+	/* NULL when planned; otherwise why not, in a phrase (never silent). */
+	const char *why;
+	bool never_runs;        /* not planned because it can never run */
+	ArPlan *plan;           /* NULL when not planned */
+	int64_t base;           /* absolute offset of the workspace */
+	int region;             /* the workspace's region */
+	const ArGraph *up_g;    /* the enclosing graph and its plan */
+	const ArPlan *up_p;
+	const struct ArSubPlan *up; /* the enclosing subgraph, NULL at top */
+} ArSubPlan;
+
+/*
+ * (workspace.c) Where tensor t of sub lives: the tensor owning its bytes (t itself, or
+ * the enclosing graphs' tensor it stands for, followed outwards) as its
+ * graph, plan and subgraph (NULL at the top), and its absolute offset
+ * (-1 when not in the arena: a weight, a caller's buffer) and region.
+ */
+typedef struct ArWhere {
+	const ArGraph *g;
+	const ArPlan *p;
+	const ArSubPlan *sub;
+	int t;
+	int64_t offset;
+	int region;
+} ArWhere;
+void ar_sub_where(const ArSubPlan *sub, int t, ArWhere *w);
+
+/* The rest of workspace.c's answers.  Counts over the subgraphs of p and
+ * of every plan nested in it. */
+typedef struct ArSubCounts {
+	int total;
+	int planned;
+	int never_run;          /* an If branch its constant condition skips */
+	int unplanned;          /* left out for another reason (warned) */
+	int tensors;            /* tensors in the planned ones' arenas */
+} ArSubCounts;
+void ar_plan_sub_counts(const ArPlan *p, ArSubCounts *c);
+/*
+ * Calls fn for each subgraph of p and of the plans nested in it, depth
+ * first, each before those nested in it, with its id (its place in that
+ * order, the id the JSON report and the header give it) and its parent's
+ * id (-1 for p's own).
+ */
+typedef void (*ArSubVisit)(const ArSubPlan *sp, int id, int parent,
+			   void *ctx);
+void ar_plan_walk_subs(const ArPlan *p, ArSubVisit fn, void *ctx);
+/* In that order, the id of p->subs[k] when p's first subgraph's is first. */
+int ar_plan_sub_id(const ArPlan *p, int first, int k);
 
 /* Regions a plan's slots index: 1 for an untiered plan. */
 int ar_plan_nregions(const ArPlan *p);
@@ -133,6 +231,9 @@ void ar_plan_free(ArPlan *p);
  * links and the offsets; ar_plan calls it, a plan made by hand must too.
  */
 void ar_plan_facts(const ArGraph *g, ArPlan *p);
+
+/* The workspace of node n's step, NULL when it has none. */
+const ArScratch *ar_plan_scratch(const ArPlan *p, int node);
 
 /* Padded size of a tensor for this plan's alignment. */
 int64_t ar_plan_padded(const ArPlan *p, int64_t bytes);

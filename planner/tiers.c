@@ -547,7 +547,8 @@ static void init_regions(const ArGraph *g, const ArPlanOptions *opt,
 }
 
 int ar_tiers_assign(const ArGraph *g, const ArPlanOptions *opt, ArPlan *p,
-		    ArBuf *bufs, const int *bufof, int nb, ArError *err)
+		    ArBuf *bufs, const int *bufof, int nb, int *bufregion,
+		    ArError *err)
 {
 	ArTier tiers[AR_MAX_TIERS];
 	ArTierResult res;
@@ -610,6 +611,7 @@ int ar_tiers_assign(const ArGraph *g, const ArPlanOptions *opt, ArPlan *p,
 	}
 	for (int i = 0; i < nb; i++) {
 		ArRegion *r = &p->regions[tier_of[i]];
+		bufregion[i] = tier_of[i];
 		bufs[i].offset += r->weights_bytes;
 		ar_add64(r->traffic_bytes, buftraffic[i], &r->traffic_bytes);
 	}

@@ -44,12 +44,14 @@ int ar_tiers_place(ArBuf *b, const int64_t *traffic, int n,
 
 /*
  * The plan-level step of offset assignment with opt->memories: bufs are
- * the plan's buffers (one per alias root) and bufof maps tensors to them.
- * Sets every buffer's offset inside its region, every slot's region, and
+ * the plan's buffers (one per alias root, then the steps' workspaces) and
+ * bufof maps tensors to them.  Sets every buffer's offset inside its
+ * region and its region (bufregion), every slot's region, and
  * p->regions, arena_bytes, algorithm and optimal.
  */
 int ar_tiers_assign(const ArGraph *g, const ArPlanOptions *opt, ArPlan *p,
-		    ArBuf *bufs, const int *bufof, int nb, ArError *err);
+		    ArBuf *bufs, const int *bufof, int nb, int *bufregion,
+		    ArError *err);
 
 /* Frees p->regions (ar_plan_free calls it). */
 void ar_regions_free(ArPlan *p);

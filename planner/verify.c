@@ -12,7 +12,9 @@
  * With memory tiers every region is an address space of its own: bytes
  * clash only within one region, and each region has its own bounds (its
  * used bytes, within its capacity, weights kept below its activations).
- * A violation is an internal error (exit 4) naming the tensors.
+ * Workspaces and subgraphs are verify_sub.c's, for this plan and, through
+ * it, each nested one.  A violation is an internal error (exit 4) naming
+ * the tensors.
  */
 #include "passes.h"
 
@@ -30,11 +32,13 @@ static const char *tname(const Ver *v, int t)
 	return v->g->tensors[t].name;
 }
 
-/* --io separate: graph inputs and outputs are the caller's buffers. */
+/* --io separate: graph inputs and outputs are the caller's buffers; a
+ * subgraph's outer tensors are the enclosing graph's (verify_sub.c). */
 static bool caller_owned(const Ver *v, int t)
 {
 	ArTensorKind k = v->g->tensors[t].kind;
-	return v->p->io_separate && (k == AR_TK_INPUT || k == AR_TK_OUTPUT);
+	return (v->p->io_separate && (k == AR_TK_INPUT || k == AR_TK_OUTPUT)) ||
+	       (v->p->outer && v->p->outer[t] >= 0);
 }
 
 /* Follows alias_of links only; -1 on a cycle. */
@@ -345,6 +349,12 @@ static int check_overlaps(const Ver *v)
 
 int ar_verify(const ArGraph *g, const ArPlan *p, ArError *err)
 {
+	return ar_verify_at(g, p, 0, -1, err);
+}
+
+int ar_verify_at(const ArGraph *g, const ArPlan *p, int64_t base, int region,
+		 ArError *err)
+{
 	Ver v = {g, p, err};
 	int rc;
 	if (p->ntensors != g->ntensors)
@@ -357,7 +367,8 @@ int ar_verify(const ArGraph *g, const ArPlan *p, ArError *err)
 				       p->regions[r].name,
 				       (long long)p->regions[r].used_bytes,
 				       (long long)p->regions[r].capacity);
-	if ((rc = check_order(&v)) || (rc = check_slots(&v)))
+	if ((rc = check_order(&v)) || (rc = check_slots(&v)) ||
+	    (rc = check_overlaps(&v)))
 		return rc;
-	return check_overlaps(&v);
+	return ar_verify_subs(g, p, base, region, err);
 }

@@ -75,6 +75,12 @@ static void test_entries_consistent(void **state)
 			fail_entry(d, "a folder without a shape function");
 		if (d->prologue && !(d->alias == AR_ALIAS_INPLACE))
 			fail_entry(d, "a prologue op that is not elementwise");
+		/* Its subgraphs run inside its step: no value is known
+		 * before, and no output shares an input's bytes. */
+		if (d->control && (!(d->flags & AR_OP_NOFOLD) || d->fold ||
+				   d->alias != AR_ALIAS_NONE || d->scratch))
+			fail_entry(d, "a control-flow op that folds, aliases "
+				   "or declares kernel scratch");
 		if (g && (!g->diff || !within(g->diff, d->in_max) ||
 			  !within(g->save_in, d->in_max) ||
 			  !within(g->save_out, d->out_max) ||
