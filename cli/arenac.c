@@ -67,8 +67,26 @@ static const char usage_text[] =
 "\n"
 "Training (one step: forward, loss, backward, update in one arena):\n"
 "  --train               plan a training step instead of inference\n"
-"  --loss cross-entropy  the loss on the first output (the only kind)\n"
+"  --loss cross-entropy  the loss on the first output (the only kind); a\n"
+"                        model whose first output is a loss op's scalar\n"
+"                        (SoftmaxCrossEntropyLoss, NegativeLogLikelihood-\n"
+"                        Loss) is trained on its own loss\n"
+"  --loss-chunk N        compute the head (the MatMul or Gemm giving the\n"
+"                        logits) and the cross-entropy in N chunks of the\n"
+"                        tokens, one chunk's logits alive at a time (1)\n"
 "  --optimizer NAME      sgd, momentum, adam (sgd)\n"
+"  --precision NAME      fp32, fp16, bf16: every float tensor in that\n"
+"                        format; mixed-fp16, mixed-bf16: 16-bit weights,\n"
+"                        activations and gradients, fp32 master weights\n"
+"                        and optimizer state (default: the model's types)\n"
+"  --trainable REGEX     train only the parameters REGEX matches (POSIX\n"
+"                        extended, on tensor names; repeatable)\n"
+"  --freeze REGEX        do not train the parameters REGEX matches (no\n"
+"                        gradient, no optimizer state; repeatable); wins\n"
+"                        over --trainable where both match\n"
+"  --grad-fuse none|gelu the backward of GELU as exporters decompose it\n"
+"                        (Erf or Tanh chain) reads only its input, as\n"
+"                        GELU's own does (gelu); none: per-op rules\n"
 "  --checkpoint POLICY   which activations stay for the backward pass:\n"
 "                        none (all stay), all (layer boundaries stay),\n"
 "                        sqrt (Chen et al.), optimal (least recompute\n"
@@ -107,7 +125,8 @@ enum {
 	OPT_MAX_MODEL_BYTES, OPT_MAX_NODES, OPT_WEIGHTS, OPT_MEMORY,
 	OPT_WEIGHTS_IN, OPT_ORDER, OPT_NO_VIEWS, OPT_INPLACE, OPT_CONCAT,
 	OPT_TRAIN, OPT_LOSS, OPT_OPTIMIZER, OPT_CHECKPOINT, OPT_BUDGET_SWEEP,
-	OPT_FUSE
+	OPT_FUSE, OPT_PRECISION, OPT_FREEZE, OPT_TRAINABLE, OPT_LOSS_CHUNK,
+	OPT_GRAD_FUSE
 };
 
 static const struct option long_opts[] = {
@@ -123,6 +142,11 @@ static const struct option long_opts[] = {
 	{"train", no_argument, NULL, OPT_TRAIN},
 	{"loss", required_argument, NULL, OPT_LOSS},
 	{"optimizer", required_argument, NULL, OPT_OPTIMIZER},
+	{"precision", required_argument, NULL, OPT_PRECISION},
+	{"freeze", required_argument, NULL, OPT_FREEZE},
+	{"trainable", required_argument, NULL, OPT_TRAINABLE},
+	{"loss-chunk", required_argument, NULL, OPT_LOSS_CHUNK},
+	{"grad-fuse", required_argument, NULL, OPT_GRAD_FUSE},
 	{"checkpoint", required_argument, NULL, OPT_CHECKPOINT},
 	{"budget-sweep", no_argument, NULL, OPT_BUDGET_SWEEP},
 	{"json", required_argument, NULL, OPT_JSON},
@@ -159,6 +183,7 @@ typedef struct Cli {
 	/* Training options given on the command line, default or not. */
 	const char *train_only;
 	ArTrainOptions topt;
+	const char *freeze[64], *trainable[64];
 	char options[1024];     /* the planning options, echoed in outputs */
 } Cli;
 
@@ -264,6 +289,9 @@ static int parse_args(Cli *c, int argc, char **argv)
 
 	c->load.dim_default = -1;
 	c->load.batch = -1;
+	c->topt.spec.grad_patterns = true;
+	c->topt.spec.freeze = c->freeze;
+	c->topt.spec.trainable = c->trainable;
 	c->load.dims = c->dims;
 	ar_plan_options_default(&c->plan);
 	opterr = 0;
@@ -345,16 +373,53 @@ static int parse_args(Cli *c, int argc, char **argv)
 			break;
 		case OPT_OPTIMIZER:
 			if (!strcmp(optarg, "sgd"))
-				c->topt.optimizer = AR_OPTIM_SGD;
+				c->topt.spec.optimizer = AR_OPTIM_SGD;
 			else if (!strcmp(optarg, "momentum"))
-				c->topt.optimizer = AR_OPTIM_MOMENTUM;
+				c->topt.spec.optimizer = AR_OPTIM_MOMENTUM;
 			else if (!strcmp(optarg, "adam"))
-				c->topt.optimizer = AR_OPTIM_ADAM;
+				c->topt.spec.optimizer = AR_OPTIM_ADAM;
 			else
 				return usage_error("--optimizer wants sgd, "
 						   "momentum or adam, not '%s'", optarg);
 			c->train_only = "--optimizer";
 			add_option_text(c, "--optimizer", optarg);
+			break;
+		case OPT_PRECISION:
+			if (!ar_precision_parse(optarg, &c->topt.spec.precision))
+				return usage_error("--precision wants fp32, fp16, "
+						   "bf16, mixed-fp16 or mixed-bf16, "
+						   "not '%s'", optarg);
+			c->train_only = "--precision";
+			add_option_text(c, "--precision", optarg);
+			break;
+		case OPT_FREEZE:
+		case OPT_TRAINABLE: {
+			bool fr = opt == OPT_FREEZE;
+			int *n = fr ? &c->topt.spec.nfreeze :
+				 &c->topt.spec.ntrainable;
+			if (*n == 64)
+				return usage_error("at most 64 %s options",
+						   fr ? "--freeze" : "--trainable");
+			(fr ? c->freeze : c->trainable)[(*n)++] = optarg;
+			c->train_only = fr ? "--freeze" : "--trainable";
+			add_option_text(c, c->train_only, optarg);
+			break;
+		}
+		case OPT_LOSS_CHUNK:
+			if (!parse_size(optarg, &v) || v == 0 || v > 1000000)
+				return usage_error("--loss-chunk wants a number "
+						   "of chunks, not '%s'", optarg);
+			c->topt.spec.loss_chunks = (int)v;
+			c->train_only = "--loss-chunk";
+			add_option_text(c, "--loss-chunk", optarg);
+			break;
+		case OPT_GRAD_FUSE:
+			if (strcmp(optarg, "none") && strcmp(optarg, "gelu"))
+				return usage_error("--grad-fuse wants none or "
+						   "gelu, not '%s'", optarg);
+			c->topt.spec.grad_patterns = optarg[0] == 'g';
+			c->train_only = "--grad-fuse";
+			add_option_text(c, "--grad-fuse", optarg);
 			break;
 		case OPT_CHECKPOINT: {
 			ArCkptPolicy p = AR_CKPT_NONE;
@@ -455,7 +520,9 @@ static int parse_args(Cli *c, int argc, char **argv)
 	c->plan.diag = c->load.diag;
 	if (c->train_only && !c->train)
 		return usage_error("%s needs --train (so do all of "
-				   "--optimizer, --checkpoint, --loss and "
+				   "--optimizer, --precision, --freeze, "
+				   "--trainable, --loss, --loss-chunk, "
+				   "--grad-fuse, --checkpoint and "
 				   "--budget-sweep)", c->train_only);
 	if (c->train && c->weights)
 		return usage_error("--weights is not available with "

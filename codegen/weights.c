@@ -21,38 +21,28 @@
 #include "onnx.pb-c.h"
 #include "sanitize.h"
 
-/* Tensors in the blob: constants and weights some step reads. */
-static bool *blob_members(const ArGraph *g, const ArPlan *p)
-{
-	bool *in = ar_xcalloc((size_t)g->ntensors + 1, sizeof *in);
-	for (int s = 0; s < p->nsteps; s++) {
-		const ArNode *n = &g->nodes[p->steps[s]];
-		for (int j = 0; j < n->nexplicit; j++) {
-			int id = n->inputs[j];
-			const ArTensor *t;
-			if (id < 0)
-				continue;
-			t = &g->tensors[id];
-			if ((t->kind == AR_TK_WEIGHT ||
-			     t->kind == AR_TK_CONSTANT) &&
-			    !p->slots[id].planned && t->rank >= 0 &&
-			    t->bytes > 0 && t->dtype != AR_DT_STRING)
-				in[id] = true;
-		}
-	}
-	return in;
-}
-
+/* The blob holds the weights and constants some step reads, one per
+ * storage (ar_weights_read); a tensor aliasing one (a training step's
+ * W.next, W rewritten in place) has its offset. */
 int64_t ar_weights_layout(const ArGraph *g, const ArPlan *p, int64_t *offsets)
 {
-	bool *in = blob_members(g, p);
+	bool *in = ar_xcalloc((size_t)g->ntensors + 1, sizeof *in);
 	int64_t at = 0;
 
+	ar_weights_read(g, p, in);
 	for (int i = 0; i < g->ntensors; i++) {
 		if (offsets)
 			offsets[i] = in[i] ? at : -1;
 		if (in[i])
 			at += ar_plan_padded(p, g->tensors[i].bytes);
+	}
+	for (int i = 0; offsets && i < g->ntensors; i++) {
+		int r = i;
+		for (int hops = 0; !in[r] && p->slots[r].alias_of >= 0 &&
+		     !p->slots[r].planned && hops <= g->ntensors; hops++)
+			r = p->slots[r].alias_of;
+		if (!in[i] && in[r])
+			offsets[i] = offsets[r];
 	}
 	free(in);
 	return at;
@@ -337,8 +327,8 @@ int ar_write_weights(FILE *f, bool c_text, ArGraph *g,
 	if (c_text)
 		put_c_intro(&w, up, lo, size, p->align);
 	for (int i = 0; i < g->ntensors && !rc; i++) {
-		if (off[i] < 0)
-			continue;
+		if (off[i] < 0 || p->slots[i].alias_of >= 0)
+			continue;       /* none, or another tensor's bytes */
 		put_zeros(&w.s, off[i] - at);
 		rc = put_value(&w, i, err);
 		at = off[i] + g->tensors[i].bytes;
