@@ -120,7 +120,7 @@ static void logits_bytes(ArTrainModel *m)
 		b = mul_sat(mul_sat((m->rows + k - 1) / k, m->classes),
 			    (int64_t)ar_dtype_size(y->dtype));
 	m->mem.logits_bytes = b;
-	m->mem.logits_grad_bytes = m->grad[m->logits] ? b : 0;
+	m->mem.logits_grad_bytes = m->grad[m->logits] || m->head >= 0 ? b : 0;
 }
 
 int ar_train_memory(ArTrainModel *m, ArError *err)

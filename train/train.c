@@ -429,7 +429,7 @@ static int chunk_loss(ArTrainModel *m, ArError *err)
 	ArGraph *g = m->base;
 	const ArTensor *y = &g->tensors[m->logits];
 	ArNode *loss = &g->nodes[m->nfwd];
-	int h = y->producer, in[3];
+	int h = y->producer, in[3], out;
 	const ArOpDef *d;
 
 	while (h >= 0 && (d = ar_op_of(&g->nodes[h])) &&
@@ -461,8 +461,8 @@ static int chunk_loss(ArTrainModel *m, ArError *err)
 	loss->op = ar_xstrdup("LinearCrossEntropy");
 	loss->domain = ar_xstrdup(AR_TRAIN_DOMAIN);
 	loss->opset = 1;
-	ar_node_set_io(loss, in, 3, loss->outputs, loss->noutputs);
-	loss->nexplicit = 3;
+	out = loss->outputs[0];
+	ar_node_set_io(loss, in, 3, &out, 1);
 	return AR_OK;
 }
 
