@@ -31,26 +31,11 @@ import subprocess
 import sys
 import tempfile
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(ROOT, "testdata"))
-try:
-    import onnx
-    import gen_gpt
-    import gen_llama
-except ImportError as e:
-    print("skipped: onnx is not importable for %s (%s)" % (sys.executable,
-                                                           e))
-    sys.exit(0)
-
-ARENAC = os.environ.get("ARENAC") or os.path.join(ROOT, "build", "arenac")
-results = [0, 0]
-
-
-def check(what, ok, detail=""):
-    results[0 if ok else 1] += 1
-    if not ok:
-        print("FAIL %s %s" % (what, detail))
-    return ok
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+# The paper oracles' setup: the generators, ARENAC, check() and its
+# tally (it prints the skip line and exits when onnx is missing).
+from e2e_paper_oracles import ARENAC, check, gen_gpt, gen_llama, onnx, \
+    results  # noqa: E402
 
 
 def train(path, *opts, header=None):
@@ -161,33 +146,34 @@ def finetune(path, c, tmp):
           t["optimizer_state_bytes"] == 8 * layer)
 
 
+PRESETS = [  # generator, preset, parameters
+    (gen_gpt, "gpt2-small", 124_439_808),
+    (gen_llama, "llama-7b", 6_738_415_616),
+]
+
+
 def presets(tmp):
-    kw = dict(gen_gpt.PRESETS["gpt2-small"], external="gpt2.onnx.data")
-    c = gen_gpt.Config(**kw)
-    path = os.path.join(tmp, "gpt2.onnx")
-    onnx.save(gen_gpt.build(c), path)
-    r = train(path, "--optimizer", "adam", "--precision", "mixed-bf16")
-    if r is not None:
-        bill_checks("gpt2-small", r, 124_439_808)
-        print("  gpt2-small, mixed-bf16 Adam: arena %d, logits %d, "
-              "total %d bytes" % (r["arena_bytes"],
-                                  r["training"]["logits_bytes"],
-                                  r["training"]["total_bytes"]))
-    kw = dict(gen_llama.PRESETS["llama-7b"], external="llama.onnx.data")
-    c = gen_llama.Config(**kw)
-    path = os.path.join(tmp, "llama.onnx")
-    onnx.save(gen_llama.build(c), path)
-    r = train(path, "--optimizer", "adam", "--precision", "mixed-bf16")
-    if r is not None:
-        bill_checks("llama-7b", r, 6_738_415_616)
-        hd = c.dim // c.heads
-        # Mask and tables, besides scalars and Reshape targets (96 bytes).
-        want = c.seq * c.seq + 2 * c.seq * hd * 2
-        got = r["training"]["constant_bytes"]
-        check("llama-7b: constants are the mask and the rotary tables",
-              want <= got < want + 128, (got, want))
-        print("  llama-7b, mixed-bf16 Adam: arena %d, total %d bytes" % (
-            r["arena_bytes"], r["training"]["total_bytes"]))
+    for gen, preset, count in PRESETS:
+        kw = dict(gen.PRESETS[preset], external=preset + ".onnx.data")
+        c = gen.Config(**kw)
+        path = os.path.join(tmp, preset + ".onnx")
+        onnx.save(gen.build(c), path)
+        r = train(path, "--optimizer", "adam", "--precision", "mixed-bf16")
+        if r is None:
+            continue
+        bill_checks(preset, r, count)
+        t = r["training"]
+        print("  %s, mixed-bf16 Adam: arena %d, logits %d, total %d "
+              "bytes" % (preset, r["arena_bytes"], t["logits_bytes"],
+                         t["total_bytes"]))
+        if gen is gen_llama:
+            # The mask and the tables, besides scalars and Reshape
+            # targets (96 bytes).
+            hd = c.dim // c.heads
+            want = c.seq * c.seq + 2 * c.seq * hd * 2
+            check(preset + ": constants are the mask and the rotary "
+                  "tables", want <= t["constant_bytes"] < want + 128,
+                  (t["constant_bytes"], want))
 
 
 def main():

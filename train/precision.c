@@ -51,18 +51,6 @@ bool ar_precision_parse(const char *s, ArPrecision *out)
 	return false;
 }
 
-static int64_t add_sat(int64_t a, int64_t b)
-{
-	int64_t r;
-	return ar_add64(a, b, &r) ? r : INT64_MAX;
-}
-
-static int64_t mul_sat(int64_t a, int64_t b)
-{
-	int64_t r;
-	return ar_mul64(a, b, &r) ? r : INT64_MAX;
-}
-
 /* Output j of node n is a statistic its kernel keeps in its own type. */
 static bool kept_type(const ArNode *n, int j)
 {
@@ -107,7 +95,7 @@ ArDType ar_train_state_dtype(const ArTrainModel *m, int param)
 static int64_t bytes_as(const ArTensor *t, ArDType dt)
 {
 	int64_t n = ar_numel(t);
-	return n < 0 ? INT64_MAX : mul_sat(n, (int64_t)ar_dtype_size(dt));
+	return n < 0 ? INT64_MAX : ar_train_mul(n, (int64_t)ar_dtype_size(dt));
 }
 
 /* The logits (or one chunk of them, the largest) and their gradient. */
@@ -117,7 +105,7 @@ static void logits_bytes(ArTrainModel *m)
 	int64_t b = y->bytes;
 	int k = m->spec.loss_chunks;
 	if (k > 1 && m->rows > 0)
-		b = mul_sat(mul_sat((m->rows + k - 1) / k, m->classes),
+		b = ar_train_mul(ar_train_mul((m->rows + k - 1) / k, m->classes),
 			    (int64_t)ar_dtype_size(y->dtype));
 	m->mem.logits_bytes = b;
 	m->mem.logits_grad_bytes = m->grad[m->logits] || m->head >= 0 ? b : 0;
@@ -139,22 +127,22 @@ int ar_train_memory(ArTrainModel *m, ArError *err)
 	for (int t = 0; t < g->ntensors; t++) {
 		const ArTensor *p = &g->tensors[t];
 		if (m->param[t]) {
-			x->parameter_count = add_sat(x->parameter_count,
+			x->parameter_count = ar_train_add(x->parameter_count,
 						     ar_numel(p));
-			x->parameter_bytes = add_sat(x->parameter_bytes,
+			x->parameter_bytes = ar_train_add(x->parameter_bytes,
 						     p->bytes);
-			x->master_bytes = add_sat(x->master_bytes,
+			x->master_bytes = ar_train_add(x->master_bytes,
 				formats[m->spec.precision].mixed ?
 				bytes_as(p, AR_DT_FLOAT) : 0);
-			x->state_bytes = add_sat(x->state_bytes,
-				mul_sat(states, bytes_as(p,
+			x->state_bytes = ar_train_add(x->state_bytes,
+				ar_train_mul(states, bytes_as(p,
 					ar_train_state_dtype(m, t))));
 		} else if (read[t] && p->bytes > 0 &&
 			   (p->kind == AR_TK_WEIGHT ||
 			    p->kind == AR_TK_CONSTANT)) {
 			int64_t *part = m->frozen[t] ? &x->frozen_bytes
 						     : &x->constant_bytes;
-			*part = add_sat(*part, p->bytes);
+			*part = ar_train_add(*part, p->bytes);
 		}
 	}
 	free(read);

@@ -54,42 +54,6 @@ static char *join(const char *a, const char *b)
 	return s;
 }
 
-/* Tensors and nodes of base, as they are. */
-static ArGraph *copy_base(const ArGraph *src)
-{
-	ArGraph *g = ar_graph_new(src->name);
-	g->opset = src->opset;
-	g->ir_version = src->ir_version;
-	for (int i = 0; i < src->ntensors; i++) {
-		const ArTensor *s = &src->tensors[i];
-		int id = ar_graph_add_tensor(g, s->name);
-		ArTensor *t = &g->tensors[id];
-		t->dtype = s->dtype;
-		t->rank = s->rank;
-		memcpy(t->dims, s->dims, sizeof t->dims);
-		t->bytes = s->bytes;
-		t->kind = s->kind;
-		t->producer = s->producer;
-	}
-	for (int i = 0; i < src->nnodes; i++) {
-		const ArNode *s = &src->nodes[i];
-		int id = ar_graph_add_node(g, s->name, s->op, s->domain);
-		ArNode *n = &g->nodes[id];
-		ar_node_set_io(n, s->inputs, s->ninputs, s->outputs,
-			       s->noutputs);
-		n->nexplicit = s->nexplicit;
-		n->phase = s->phase;
-		n->opset = s->opset;
-	}
-	g->inputs = ar_xmalloc(((size_t)src->ninputs + 1) * sizeof(int));
-	memcpy(g->inputs, src->inputs, (size_t)src->ninputs * sizeof(int));
-	g->ninputs = src->ninputs;
-	g->outputs = ar_xmalloc(((size_t)src->noutputs + 1) * sizeof(int));
-	memcpy(g->outputs, src->outputs, (size_t)src->noutputs * sizeof(int));
-	g->noutputs = src->noutputs;
-	return g;
-}
-
 /* Which op a new node runs: domain, name and the domain's opset. */
 typedef struct OpRef {
 	const char *domain;
@@ -433,7 +397,7 @@ ArGraph *ar_train_graph_traced(const ArTrainModel *m, const bool *resident,
 	Build b = {.m = m, .resident = resident};
 	bool chunked = m->spec.loss_chunks > 1;
 
-	b.g = copy_base(m->base);
+	b.g = ar_train_copy(m->base, NULL);
 	b.nsrc = ar_xmalloc(((size_t)b.g->nnodes + 1) * sizeof(int));
 	b.tsrc = ar_xmalloc(((size_t)nt + 1) * sizeof(int));
 	for (int i = 0; i < b.g->nnodes; i++)

@@ -25,28 +25,14 @@ static uint32_t bit(int i)
 	return i < 32 ? 1u << i : 0;
 }
 
-static int64_t add_sat(int64_t a, int64_t b)
-{
-	int64_t r;
-	return ar_add64(a, b, &r) ? r : INT64_MAX;
-}
-
-static int64_t mul_sat(int64_t a, int64_t b)
-{
-	int64_t r;
-	return ar_mul64(a, b, &r) ? r : INT64_MAX;
-}
-
-/* Tensors (without data) and nodes (without attributes) of src, the nodes
- * in the order `order` gives (base node k is src node order[k]). */
-static ArGraph *copy_skeleton(const ArGraph *src, const int *order)
+ArGraph *ar_train_copy(const ArGraph *src, const int *order)
 {
 	ArGraph *g = ar_graph_new(src->name);
 	int *at = ar_xmalloc(((size_t)src->nnodes + 1) * sizeof(int));
 	g->opset = src->opset;
 	g->ir_version = src->ir_version;
 	for (int k = 0; k < src->nnodes; k++)
-		at[order[k]] = k;
+		at[order ? order[k] : k] = k;
 	for (int i = 0; i < src->ntensors; i++) {
 		const ArTensor *s = &src->tensors[i];
 		int id = ar_graph_add_tensor(g, s->name);
@@ -59,7 +45,7 @@ static ArGraph *copy_skeleton(const ArGraph *src, const int *order)
 		t->producer = s->producer < 0 ? -1 : at[s->producer];
 	}
 	for (int k = 0; k < src->nnodes; k++) {
-		const ArNode *s = &src->nodes[order[k]];
+		const ArNode *s = &src->nodes[order ? order[k] : k];
 		int id = ar_graph_add_node(g, s->name, s->op, s->domain);
 		ArNode *n = &g->nodes[id];
 		ar_node_set_io(n, s->inputs, s->ninputs, s->outputs,
@@ -153,7 +139,7 @@ static int make_base(ArTrainModel *m, const ArGraph *fwd, int **order,
 			(*order)[k++] = i;
 	if (own >= 0)
 		(*order)[k] = own;
-	m->base = copy_skeleton(fwd, *order);
+	m->base = ar_train_copy(fwd, *order);
 	m->own_loss = own >= 0;
 	m->nfwd = own >= 0 ? fwd->nnodes - 1 : fwd->nnodes;
 	if (own >= 0) {
@@ -390,9 +376,9 @@ static void forward_flops(ArTrainModel *m, const ArGraph *fwd,
 		if (ar_is_step(fwd, order[k]))
 			m->flops[k] = ar_node_flops(fwd, &fwd->nodes[order[k]]);
 	if (!m->own_loss)
-		m->flops[m->nfwd] = out < 0 ? INT64_MAX : mul_sat(3, out);
+		m->flops[m->nfwd] = out < 0 ? INT64_MAX : ar_train_mul(3, out);
 	for (int i = 0; i < g->nnodes; i++)
-		m->forward_flops = add_sat(m->forward_flops, m->flops[i]);
+		m->forward_flops = ar_train_add(m->forward_flops, m->flops[i]);
 }
 
 /* A backward step costs its forward `cost` times (a bilinear op: one
@@ -407,12 +393,12 @@ static void backward_flops(ArTrainModel *m)
 		if (!r || !ar_train_grad_view(m, i, &v))
 			continue;
 		if (v.loss)     /* a chunked loss computes the head's too */
-			f = add_sat(ar_numel(&m->base->tensors[m->logits]),
-				    m->head < 0 ? 0 : mul_sat(2,
+			f = ar_train_add(ar_numel(&m->base->tensors[m->logits]),
+				    m->head < 0 ? 0 : ar_train_mul(2,
 							m->flops[m->head]));
 		else
-			f = mul_sat(f, r->cost > 1 ? r->cost : 1);
-		m->backward_flops = add_sat(m->backward_flops, f);
+			f = ar_train_mul(f, r->cost > 1 ? r->cost : 1);
+		m->backward_flops = ar_train_add(m->backward_flops, f);
 	}
 }
 
@@ -582,7 +568,7 @@ int64_t ar_train_recompute_flops(const ArTrainModel *m, const bool *resident)
 			closure(m, resident, t, redo);
 	for (int i = 0; i < m->base->nnodes; i++)
 		if (redo[i])
-			f = add_sat(f, m->flops[i]);
+			f = ar_train_add(f, m->flops[i]);
 	free(redo);
 	return f;
 }

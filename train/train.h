@@ -176,6 +176,24 @@ int ar_train_memory(ArTrainModel *m, ArError *err);
 /* The dtype of master weights and optimizer state for a parameter. */
 ArDType ar_train_state_dtype(const ArTrainModel *m, int param);
 
+/* Tensors (without data) and nodes (without attributes) of src, the
+ * nodes in the order `order` gives (node k is src's order[k]; NULL: as
+ * they are), producers renumbered accordingly (train.c). */
+ArGraph *ar_train_copy(const ArGraph *src, const int *order);
+
+/* Sums and products of sizes and FLOPs, saturating at INT64_MAX. */
+static inline int64_t ar_train_add(int64_t a, int64_t b)
+{
+	int64_t r;
+	return ar_add64(a, b, &r) ? r : INT64_MAX;
+}
+
+static inline int64_t ar_train_mul(int64_t a, int64_t b)
+{
+	int64_t r;
+	return ar_mul64(a, b, &r) ? r : INT64_MAX;
+}
+
 /* Fused gradient subgraphs of the base graph (patterns.c); fwd gives
  * the constants' values. */
 void ar_train_patterns(ArTrainModel *m, const ArGraph *fwd);
