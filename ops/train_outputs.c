@@ -55,7 +55,8 @@ static int output_slot(ArGraph *g, int node, int j, const char *suffix)
 static int set_output(ArGraph *g, int node, int j, const char *suffix,
 		      ArDType dt, int rank, const int64_t *dims, ArError *err)
 {
-	ArTensor *t = &g->tensors[output_slot(g, node, j, suffix)];
+	int id = output_slot(g, node, j, suffix);
+	ArTensor *t = &g->tensors[id];
 	if (t->rank >= 0 && t->bytes >= 0)
 		return AR_OK;
 	t->dtype = dt;
@@ -82,10 +83,14 @@ int ar_train_out_mask(const ArNode *attrs, ArGraph *g, int node,
 		      ArError *err)
 {
 	const ArTensor *y = output0(g, node);
+	int64_t dims[AR_MAX_RANK];
+	int rank;
 	if (!y || y->rank < 0)
 		return AR_OK;
-	return set_output(g, node, 1, ".mask", AR_DT_BOOL, y->rank, y->dims,
-			  err);
+	/* A new output moves the tensors: copy Y's shape first. */
+	rank = y->rank;
+	memcpy(dims, y->dims, sizeof dims);
+	return set_output(g, node, 1, ".mask", AR_DT_BOOL, rank, dims, err);
 }
 
 int ar_train_out_layernorm(const ArNode *attrs, ArGraph *g, int node,
@@ -95,17 +100,18 @@ int ar_train_out_layernorm(const ArNode *attrs, ArGraph *g, int node,
 	int64_t axis = ar_attr_int(attrs, "axis", -1), dims[AR_MAX_RANK];
 	ArDType stash = (ArDType)ar_attr_int(attrs, "stash_type",
 						    AR_DT_FLOAT);
-	int rc;
+	int rc, rank;
 
 	if (!x || x->rank < 0 || !output0(g, node))
 		return AR_OK;
+	rank = x->rank;
 	if (axis < 0)
-		axis += x->rank;
-	for (int i = 0; i < x->rank; i++)
+		axis += rank;
+	for (int i = 0; i < rank; i++)
 		dims[i] = i < axis ? x->dims[i] : 1;
-	if ((rc = set_output(g, node, 1, ".mean", stash, x->rank, dims, err)))
+	if ((rc = set_output(g, node, 1, ".mean", stash, rank, dims, err)))
 		return rc;
-	return set_output(g, node, 2, ".inv_std", stash, x->rank, dims, err);
+	return set_output(g, node, 2, ".inv_std", stash, rank, dims, err);
 }
 
 int ar_train_out_batchnorm(const ArNode *attrs, ArGraph *g, int node,
