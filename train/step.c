@@ -267,8 +267,8 @@ static int chunk_tensor(Build *b, int like, const char *suffix, int k,
 
 /* One chunk's gradient of a head input (x or W), added in place into the
  * previous chunks' (prev), the last one into t's gradient slot. */
-static int chunk_grad(Build *b, int t, int k, const char *op, int other,
-		      int dlogits, int prev)
+static int chunk_grad(Build *b, int t, int k, const char *op,
+		      const char *what, int other, int dlogits, int prev)
 {
 	const ArTrainModel *m = b->m;
 	int in[3] = {other, dlogits, prev}, out;
@@ -279,8 +279,7 @@ static int chunk_grad(Build *b, int t, int k, const char *op, int other,
 		snprintf(sfx, sizeof sfx, ".grad.chunk%d", k);
 		out = tensor_like(b, t, sfx, grad_kind(b, t));
 	}
-	snprintf(sfx, sizeof sfx, ".chunk%d.%s", k, op + strlen("LogitsChunk"));
-	/* ".chunkK.GradInput", ".chunkK.GradWeight" */
+	snprintf(sfx, sizeof sfx, ".chunk%d.%s", k, what);
 	step(b, m->nfwd, b->g->tensors[m->logits].name, sfx, training_op(op),
 	     AR_PHASE_BACKWARD, in, prev < 0 ? 2 : 3, &out, 1);
 	return out;
@@ -319,10 +318,11 @@ static void chunked_loss(Build *b)
 		     in, 2, &dl, 1);
 		if (m->grad[loss->inputs[0]])
 			dx = chunk_grad(b, loss->inputs[0], k,
-					"LogitsChunkGradInput", w, dl, dx);
+					"LogitsChunkGradInput", "grad_input", w,
+					dl, dx);
 		if (m->grad[w])
-			dw = chunk_grad(b, w, k, "LogitsChunkGradWeight", x, dl,
-					dw);
+			dw = chunk_grad(b, w, k, "LogitsChunkGradWeight",
+					"grad_weight", x, dl, dw);
 	}
 	step(b, m->nfwd, loss->name, "", (OpRef){"", "Sum", b->g->opset},
 	     AR_PHASE_FORWARD, losses, n, &loss->outputs[0], 1);
