@@ -44,8 +44,8 @@ static const char SEQUENCES[] =
  *     input; Softmax and LogSoftmax from their output with a row sum;
  *   - a pooling maximum needs input and output to find the argmax;
  *   - sums, data movement (Reshape, Transpose, Split, Slice, Concat,
- *     Expand, Cast, ReduceSum, ReduceMean, average pools) and Neg need no
- *     values, only shapes; Where needs only its condition, Gather only
+ *     Expand, Cast, ReduceSum, ReduceMean, average pools, the
+ *     interpolation of Resize) and Neg need no values, only shapes; Where needs only its condition, Gather only
  *     its indices (its table's gradient is a scatter-add);
  *   - the normalisations read their input and scale and the statistics
  *     the training step materialises (train_outputs): LayerNormalization
@@ -339,7 +339,7 @@ static const ArOpDef table[] = {
 	 .fold = ar_fold_copy, .alias = AR_ALIAS_VIEW, .grad = &G_PASS,
 	 .flops = ar_flops_none, .runtime = true},
 	{ONNX("Resize", 1), IO(1, 4, 1, 1), .shape = ar_shape_resize,
-	 .runtime = true},
+	 .grad = &G_PASS, .runtime = true},
 	{ONNX("Round", 1), IO(1, 1, 1, 1), .shape = ar_shape_unary,
 	 .alias = AR_ALIAS_INPLACE, .inplace = ALL},
 	{ONNX("Selu", 1), IO(1, 1, 1, 1), .shape = ar_shape_unary,
@@ -416,7 +416,7 @@ static const ArOpDef table[] = {
 	 .fold = ar_fold_copy, .alias = AR_ALIAS_VIEW, .grad = &G_PASS,
 	 .flops = ar_flops_none, .runtime = true},
 	{ONNX("Upsample", 1), IO(0, 2, 0, 1), .shape = ar_shape_resize,
-	 .runtime = true},
+	 .grad = &G_PASS, .runtime = true},
 	{ONNX("Where", 1), IO(3, 3, 1, 1), .shape = ar_shape_where,
 	 .fold = ar_fold_where, .grad = &G_WHERE},
 	{ONNX("Xor", 1), IO(2, 2, 1, 1), .shape = ar_shape_compare,

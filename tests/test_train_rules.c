@@ -160,7 +160,8 @@ static void test_where(void **state)
 	ar_graph_free(b.g);
 }
 
-/* Softmax, Sqrt, Exp keep their output; Erf, Gelu their input. */
+/* Softmax, Sqrt, Exp keep their output; Erf, Gelu their input; Neg,
+ * Cast, Resize nothing. */
 static void test_unary(void **state)
 {
 	static const struct {
@@ -174,6 +175,7 @@ static void test_unary(void **state)
 		{"Gelu", "x h y logits label"},
 		{"Neg", "x y logits label"},
 		{"Cast", "x y logits label"},
+		{"Resize", "x y logits label"},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
 		G b = start();
