@@ -3,7 +3,8 @@
  * backward pass, as the op table's train_outputs name them.
  *
  * Inference may leave them out, training needs them: Dropout's mask (bool,
- * one byte an element, shaped like Y), LayerNormalization's per-row mean
+ * one byte an element, shaped like Y, even where an old opset types it
+ * like Y), LayerNormalization's per-row mean
  * and inverse standard deviation (outputs 1 and 2, in stash_type,
  * float32 by default, shaped like X with the normalised axes 1), and
  * BatchNormalization's batch mean and inverse standard deviation (float32,
@@ -84,13 +85,22 @@ int ar_train_out_mask(const ArNode *attrs, ArGraph *g, int node,
 {
 	const ArTensor *y = output0(g, node);
 	int64_t dims[AR_MAX_RANK];
-	int rank;
+	int rank, rc;
+	ArTensor *m;
 	if (!y || y->rank < 0)
 		return AR_OK;
 	/* A new output moves the tensors: copy Y's shape first. */
 	rank = y->rank;
 	memcpy(dims, y->dims, sizeof dims);
-	return set_output(g, node, 1, ".mask", AR_DT_BOOL, rank, dims, err);
+	if ((rc = set_output(g, node, 1, ".mask", AR_DT_BOOL, rank, dims, err)))
+		return rc;
+	/* Dropout before opset 10 types its mask like Y; a training kernel
+	 * writes bits, one byte each, whatever the opset. */
+	m = &g->tensors[g->nodes[node].outputs[1]];
+	if (m->dtype == AR_DT_BOOL)
+		return AR_OK;
+	m->dtype = AR_DT_BOOL;
+	return ar_tensor_set_bytes(m, err);
 }
 
 int ar_train_out_layernorm(const ArNode *attrs, ArGraph *g, int node,

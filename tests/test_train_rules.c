@@ -388,12 +388,22 @@ static void test_dropout_mask(void **state)
 	int y = t2(&b, "d", AR_TK_ACTIVATION, 4, 8);
 	ArTrainModel *m;
 	char got[256];
-	op(&b, "Dropout", h, -1, y);
+	int n = op(&b, "Dropout", h, -1, y), mk;
 	finish(&b, linear(&b, "logits", y, 10));
 	m = model(b.g, &plain);
 	saved_names(m, got, sizeof got);
 	assert_string_equal(got, "x d logits label d.mask");
 	assert_int_equal(m->base->tensors[m->base->ntensors - 1].bytes, 32);
+	ar_train_model_free(m);
+	/* Dropout-7 types its mask like Y (float32 here): still one byte. */
+	mk = t2(&b, "d.mask7", AR_TK_ACTIVATION, 4, 8);
+	ar_node_set_io(&b.g->nodes[n], &h, 1, (int[]){y, mk}, 2);
+	b.g->nodes[n].opset = 7;
+	b.g->tensors[mk].producer = n;
+	m = model(b.g, &plain);
+	assert_true(m->saved[mk]);
+	assert_int_equal(m->base->tensors[mk].dtype, AR_DT_BOOL);
+	assert_int_equal(m->base->tensors[mk].bytes, 32);
 	ar_train_model_free(m);
 	ar_graph_free(b.g);
 }
