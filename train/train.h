@@ -161,6 +161,13 @@ ArGraph *ar_train_graph(const ArTrainModel *m, const bool *resident);
 ArGraph *ar_train_graph_traced(const ArTrainModel *m, const bool *resident,
 			       int **node_src, int **tensor_src);
 
+/* The base graph with its loss node at nfwd, the model's own or attached
+ * (loss.c); *order maps base nodes to fwd's (the caller frees it). */
+int ar_train_loss(ArTrainModel *m, const ArGraph *fwd, int **order,
+		  ArError *err);
+/* --loss-chunk: the head and the loss as LinearCrossEntropy (loss.c). */
+int ar_train_chunk_loss(ArTrainModel *m, ArError *err);
+
 /* Which stored tensors are parameters, which of them are trained
  * (params.c); AR_EXIT_USAGE for a regular expression that does not
  * compile. */
