@@ -56,8 +56,10 @@ constants, not activations.)  The test asserts, per category and in
 total, torch == account + differences, exactly; on a mismatch it prints
 both sides buffer by buffer and what is left unmatched.
 
-Every model must train with arenac (MUST_TRAIN); the whole test is
-skipped when torch or onnx is not importable.
+Every model must train with arenac (MUST_TRAIN); LeNet exported with its
+own loss (torch's SoftmaxCrossEntropyLoss) keeps the same bytes as LeNet
+with the loss arenac attaches.  The whole test is skipped when torch or
+onnx is not importable.
 
 Environment: ARENAC (the binary, default build/arenac).
 """
@@ -341,6 +343,28 @@ def check_model(name, tmp, results):
     return side
 
 
+def own_loss(tmp, attached, results):
+    """LeNet exported with its loss (torch writes SoftmaxCrossEntropyLoss):
+    arenac trains it on that loss, adds no label of its own, and keeps
+    the same bytes as with the loss it attaches."""
+    model, inputs, label, opset = torch_saved.build("lenet")
+    path = os.path.join(tmp, "lenet_loss.onnx")
+    torch_saved.export(torch_saved.WithLoss(model), (inputs[0], label),
+                       path, opset, names=("input", "label"), output="loss")
+    rc, out, err = run_arenac(path, inputs[0].shape[0])
+    ok = rc == 0
+    if ok:
+        r = json.loads(out)
+        ops = [(s["op"], s["phase"]) for s in r["steps"]]
+        ok = ("SoftmaxCrossEntropyLoss", "forward") in ops and \
+            [t["name"] for t in r["tensors"] if t["kind"] == "input"] == \
+            ["input", "label"] and \
+            arenac_side(r).total() == attached.total()
+    print("  lenet with its own loss keeps the same bytes: %s" % (
+        "ok" if ok else "NO (%s)" % (err or rc)))
+    results[0 if ok else 1] += 1
+
+
 def main():
     results = [0, 0]
     with tempfile.TemporaryDirectory(prefix="torch_oracle") as tmp:
@@ -356,6 +380,7 @@ def main():
                 print("  testdata/lenet.onnx keeps the same bytes: %s" % (
                     "ok" if same else "NO (%s)" % (err or rc)))
                 results[0 if same else 1] += 1
+                own_loss(tmp, side, results)
     print("e2e_torch_oracle: %d passed, %d failed" % tuple(results))
     return 1 if results[1] else 0
 
