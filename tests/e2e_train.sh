@@ -1,9 +1,11 @@
 #!/bin/sh
 # e2e_train.sh — --train end to end: LeNet's memory bill in the JSON report
-# against hand-computed numbers, every checkpoint policy through the
-# verifier and the poison executor (--selfcheck), the exit codes (3 with
-# the smallest reachable budget, 2 for an op without a gradient rule, 1 for
-# training options without --train), the header, VGG-19: real recompute
+# against hand-computed numbers (weights_bytes the persistent parts, W.next
+# aliasing W), every checkpoint policy through the verifier and the poison
+# executor (--selfcheck), the exit codes (3 with the smallest reachable
+# budget, 2 naming every op without a gradient rule, 1 for training options
+# without --train), the header (WEIGHTS_BYTES within WEIGHTS_SIZE, W.next at
+# W's weights offset), VGG-19: real recompute
 # under a budget, optimal against sqrt, the --batch note; and optimal
 # against sqrt at 70% on LeNet, VGG-19, ResNet-50 and DenseNet-121.
 ARENAC=${ARENAC:-build/arenac}
@@ -69,7 +71,8 @@ grep -q "smallest reachable arena is 7573520 bytes" "$tmp/err" ||
 
 # Training options without --train, even at their default values.
 for o in "--optimizer sgd" "--optimizer adam" "--checkpoint none" \
-	 "--loss cross-entropy" "--budget-sweep"; do
+	 "--loss cross-entropy" "--budget-sweep" "--precision fp16" \
+	 "--freeze x" "--trainable x" "--loss-chunk 2" "--grad-fuse none"; do
 	"$ARENAC" $o --batch 1 testdata/lenet.onnx >/dev/null 2>&1
 	[ $? -eq 1 ] || bad "$o without --train should be a usage error"
 done
