@@ -91,6 +91,8 @@ def chunk_checks(name, path, whole, c, tmp):
           len(re.findall(r'"logits\.chunk\d"', text)) >= 4)
     check(name + ": smaller arena", r["arena_bytes"] <
           whole["arena_bytes"], (r["arena_bytes"], whole["arena_bytes"]))
+    check(name + ": chunked, weights are the persistent parts",
+          r["weights_bytes"] == persistent(t), (r["weights_bytes"], t))
 
 
 def variant(gen, name, kw, params, tmp, freeze=()):

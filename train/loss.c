@@ -139,6 +139,10 @@ int ar_train_chunk_loss(ArTrainModel *m, ArError *err)
 			       "activation by a weight (a language model's "
 			       "head)", y->name);
 	m->head = h;
+	for (int p = y->producer; p != h;
+	     p = g->tensors[g->nodes[p].inputs[0]].producer)
+		m->in_loss[p] = true;
+	m->in_loss[h] = true;
 	m->classes = y->dims[y->rank - 1];
 	m->rows = ar_numel(y) / m->classes;
 	if (m->spec.loss_chunks > m->rows)

@@ -120,8 +120,8 @@ int ar_train_memory(ArTrainModel *m, ArError *err)
 	bool *read = ar_xcalloc((size_t)g->ntensors + 1, sizeof *read);
 
 	for (int i = 0; i <= m->nfwd; i++)
-		for (int j = 0; ar_is_step(g, i) && j < g->nodes[i].nexplicit;
-		     j++)
+		for (int j = 0; ar_is_step(g, i) && !m->in_loss[i] &&
+		     j < g->nodes[i].nexplicit; j++)
 			if (g->nodes[i].inputs[j] >= 0)
 				read[g->nodes[i].inputs[j]] = true;
 	for (int t = 0; t < g->ntensors; t++) {

@@ -369,11 +369,9 @@ static void drop_head(Build *b)
 	bool *dt = ar_xcalloc((size_t)g->ntensors + 1, sizeof *dt);
 	int k = 0, nn = g->nnodes, nt = g->ntensors;
 
+	for (int i = 0; i < m->nfwd; i++)
+		dn[i] = m->in_loss[i];
 	dn[m->nfwd] = true;
-	for (int p = m->base->tensors[m->logits].producer; p != m->head;
-	     p = m->base->tensors[m->base->nodes[p].inputs[0]].producer)
-		dn[p] = true;
-	dn[m->head] = true;
 	for (int i = 0; i < m->nfwd; i++)
 		for (int j = 0; dn[i] && j < g->nodes[i].noutputs; j++)
 			if (g->nodes[i].outputs[j] >= 0)

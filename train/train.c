@@ -316,6 +316,7 @@ static void alloc_model(ArTrainModel *m)
 	m->rule = ar_xcalloc(nn, sizeof *m->rule);
 	m->fused = ar_xcalloc(nn, sizeof *m->fused);
 	m->in_pattern = ar_xcalloc(nn, sizeof *m->in_pattern);
+	m->in_loss = ar_xcalloc(nn, sizeof *m->in_loss);
 	m->param = ar_xcalloc(nt, sizeof *m->param);
 	m->frozen = ar_xcalloc(nt, sizeof *m->frozen);
 	m->grad = ar_xcalloc(nt, sizeof *m->grad);
@@ -383,6 +384,7 @@ void ar_train_model_free(ArTrainModel *m)
 	free(m->rule);
 	free(m->fused);
 	free(m->in_pattern);
+	free(m->in_loss);
 	free(m->param);
 	free(m->frozen);
 	free(m->grad);

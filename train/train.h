@@ -116,8 +116,11 @@ typedef struct ArTrainModel {
 	int64_t forward_flops, backward_flops;
 	ArTrainMemory mem;
 	/* The chunked loss (step.c): the node computing the logits (MatMul
-	 * or Gemm by a parameter, views after it), its tokens and classes. */
+	 * or Gemm by a parameter, views after it), the nodes that run inside
+	 * the loss's chunks instead (the head and those views), the logits'
+	 * tokens and classes. */
 	int head;
+	bool *in_loss;          /* per base node */
 	int64_t rows, classes;
 } ArTrainModel;
 
