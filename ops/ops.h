@@ -16,7 +16,10 @@
  *   - a view (unless one only in some mode) or a concat has no FLOPs, and
  *     no op but an in-place one has in-place inputs; an in-place op names
  *     at least one input, and only inputs it has;
- *   - a gradient rule names only inputs and outputs the op has;
+ *   - a gradient rule names only inputs and outputs the op has (or that
+ *     a training step materialises: train_outputs), and says what a
+ *     gradient reads only for inputs that can get one;
+ *   - an op with training outputs, or a loss, has a gradient rule;
  *   - an op refused on purpose (refuse) has no shape function.
  */
 #ifndef ARENAC_OPS_H
