@@ -169,10 +169,39 @@ static const Option options[] = {
 	 .help = "plan a training step instead of inference"},
 	{"loss", 0, CHOICE, NULL, NOWHERE, .choices = "cross-entropy",
 	 .flags = TRAIN, .section = TRAINING,
-	 .help = "the loss on the first output (the only kind)"},
-	{"optimizer", 0, CHOICE, "NAME", TO(topt.optimizer),
+	 .help = "the loss on the first output (the only kind); a\n"
+		 "model whose first output is the scalar of a\n"
+		 "SoftmaxCrossEntropyLoss or\n"
+		 "NegativeLogLikelihoodLoss is trained on it"},
+	{"loss-chunk", 0, COUNT, "N", TO(topt.spec.loss_chunks),
+	 .value = 1000000, .flags = ECHO | TRAIN, .section = TRAINING,
+	 .help = "compute the head (the MatMul or Gemm giving the\n"
+		 "logits) and the cross-entropy in N chunks of the\n"
+		 "tokens, one chunk's logits alive at a time (1)"},
+	{"optimizer", 0, CHOICE, "NAME", TO(topt.spec.optimizer),
 	 .choices = "sgd|momentum|adam", .flags = ECHO | TRAIN,
 	 .section = TRAINING, .help = "sgd, momentum, adam (sgd)"},
+	{"precision", 0, CUSTOM, "NAME", NOWHERE, .parse = cli_parse_precision,
+	 .flags = ECHO | TRAIN, .section = TRAINING,
+	 .help = "fp32, fp16, bf16: every float tensor in that\n"
+		 "format; mixed-fp16, mixed-bf16: 16-bit weights,\n"
+		 "activations and gradients, fp32 master weights\n"
+		 "and optimizer state (default: the model's types)"},
+	{"trainable", 0, CUSTOM, "REGEX", NOWHERE,
+	 .parse = cli_parse_trainable, .flags = ECHO | TRAIN,
+	 .section = TRAINING,
+	 .help = "train only the parameters REGEX matches (POSIX\n"
+		 "extended, on tensor names; repeatable)"},
+	{"freeze", 0, CUSTOM, "REGEX", NOWHERE, .parse = cli_parse_freeze,
+	 .flags = ECHO | TRAIN, .section = TRAINING,
+	 .help = "do not train the parameters REGEX matches (no\n"
+		 "gradient, no optimizer state; repeatable); wins\n"
+		 "over --trainable where both match"},
+	{"grad-fuse", 0, CHOICE, NULL, TO(topt.spec.grad_patterns),
+	 .choices = "none|gelu", .flags = ECHO | TRAIN, .section = TRAINING,
+	 .help = "the backward of GELU as exporters decompose it\n"
+		 "(Erf or Tanh chain) reads only its input, as\n"
+		 "GELU's own does (gelu); none: per-op rules"},
 	{"checkpoint", 0, CHOICE, "POLICY", TO(topt.policy),
 	 .choices = "none|all|sqrt|optimal", .flags = ECHO | TRAIN,
 	 .section = TRAINING,
@@ -580,6 +609,9 @@ int cli_parse_args(Cli *c, int argc, char **argv)
 	c->load.dims = c->dims;
 	c->load.shapes = c->shapes;
 	ar_plan_options_default(&c->plan);
+	c->topt.spec.grad_patterns = true;
+	c->topt.spec.freeze = c->freeze;
+	c->topt.spec.trainable = c->trainable;
 	for (int i = 0; i < NOPTIONS; i++) {
 		const Option *o = &options[i];
 		longs[i] = (struct option){o->name, has_arg(o) ?

@@ -19,6 +19,7 @@
 #define CLI_MAX_DIMS 64
 #define CLI_MAX_SHAPES 64
 #define CLI_MAX_BOUNDS 64
+#define CLI_MAX_REGEX 64
 
 /* parse_args's result when the run is already complete (--help). */
 #define CLI_DONE (-1)
@@ -43,6 +44,7 @@ typedef struct Cli {
 	ArPlanReport report;
 	bool train, sweep, fuse;
 	ArTrainOptions topt;
+	const char *freeze[CLI_MAX_REGEX], *trainable[CLI_MAX_REGEX];
 	bool given[CLI_MAX_OPTIONS];    /* by table row */
 	char options[1024];     /* the planning options, echoed in outputs */
 } Cli;

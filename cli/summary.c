@@ -274,24 +274,40 @@ static double percent(int64_t part, int64_t whole)
 
 void ar_print_train_stats(FILE *f, const ArTrainBill *b)
 {
-	char a[32], h[32];
+	char a[32], h[32], note[96];
 	const struct {
 		const char *what;
 		int64_t bytes;
 		const char *where;
+		bool always;
 	} rows[] = {
-		{"parameters", b->parameter_bytes, "persistent"},
-		{"gradients", b->gradient_bytes, "persistent"},
-		{"optimizer state", b->optimizer_state_bytes, "persistent"},
-		{"arena", b->arena_bytes, "planned"},
-		{"total", b->total_bytes, ""},
+		{"parameters", b->parameter_bytes, "persistent", true},
+		{"gradients", b->gradient_bytes, "persistent", true},
+		{"master weights", b->master_weight_bytes, "persistent, fp32",
+		 false},
+		{"optimizer state", b->optimizer_state_bytes, "persistent", true},
+		{"frozen params", b->frozen_bytes, "persistent, no gradient",
+		 false},
+		{"constants", b->constant_bytes, "persistent", false},
+		{"arena", b->arena_bytes, "planned", true},
+		{"  logits", b->logits_bytes, note, true},
+		{"  logits grad", b->logits_grad_bytes, note, false},
+		{"total", b->total_bytes, "", true},
 	};
-	fprintf(f, "training step (optimizer %s, checkpoint %s):\n",
-		b->optimizer, b->policy);
+	if (b->loss_chunks > 1)
+		snprintf(note, sizeof note, "in the arena, one of %d chunks at "
+			 "a time", b->loss_chunks);
+	else
+		snprintf(note, sizeof note, "in the arena");
+	fprintf(f, "training step (optimizer %s, precision %s, checkpoint "
+		"%s):\n", b->optimizer, b->precision, b->policy);
+	fprintf(f, "  %-16s %15s\n", "trained params",
+		grouped(b->parameter_count, a));
 	for (size_t i = 0; i < sizeof rows / sizeof *rows; i++)
-		fprintf(f, "  %-16s %15s bytes  %10s  %s\n", rows[i].what,
-			grouped(rows[i].bytes, a), human(rows[i].bytes, h),
-			rows[i].where);
+		if (rows[i].always || rows[i].bytes)
+			fprintf(f, "  %-16s %15s bytes  %10s  %s\n", rows[i].what,
+				grouped(rows[i].bytes, a),
+				human(rows[i].bytes, h), rows[i].where);
 	fprintf(f, "  %-16s %15s FLOPs\n", "forward", grouped(b->forward_flops, a));
 	fprintf(f, "  %-16s %15s FLOPs\n", "backward",
 		grouped(b->backward_flops, a));

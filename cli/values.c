@@ -172,6 +172,36 @@ int cli_parse_timeline_other(Cli *c, char *arg)
 	return AR_OK;
 }
 
+int cli_parse_precision(Cli *c, char *arg)
+{
+	if (!ar_precision_parse(arg, &c->topt.spec.precision))
+		return cli_usage_error("--precision wants fp32, fp16, bf16, "
+				       "mixed-fp16 or mixed-bf16, not '%s'",
+				       arg);
+	return AR_OK;
+}
+
+/* --trainable and --freeze: one more regular expression each time. */
+static int add_regex(const char *opt, const char **v, int *n, char *arg)
+{
+	if (*n == CLI_MAX_REGEX)
+		return cli_usage_error("at most %d %s options", CLI_MAX_REGEX,
+				       opt);
+	v[(*n)++] = arg;
+	return AR_OK;
+}
+
+int cli_parse_trainable(Cli *c, char *arg)
+{
+	return add_regex("--trainable", c->trainable,
+			 &c->topt.spec.ntrainable, arg);
+}
+
+int cli_parse_freeze(Cli *c, char *arg)
+{
+	return add_regex("--freeze", c->freeze, &c->topt.spec.nfreeze, arg);
+}
+
 /* --memory NAME:SIZE[:BANDWIDTH], cut apart in place. */
 int cli_parse_memory(Cli *c, char *arg)
 {

@@ -26,6 +26,9 @@ int cli_parse_dim(Cli *c, char *arg);
 int cli_parse_input_shape(Cli *c, char *arg);
 int cli_parse_memory(Cli *c, char *arg);
 int cli_parse_bound(Cli *c, char *arg);
+int cli_parse_precision(Cli *c, char *arg);
+int cli_parse_trainable(Cli *c, char *arg);
+int cli_parse_freeze(Cli *c, char *arg);
 int cli_parse_dot_focus(Cli *c, char *arg);
 int cli_parse_timeline_other(Cli *c, char *arg);
 

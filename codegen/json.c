@@ -427,23 +427,33 @@ static void write_sub_list(FILE *f, const Scope *sc, int parent, bool *any)
 	}
 }
 
-/* --train: the memory bill; persistent parts are outside the arena. */
+/* --train: the memory bill; persistent parts are outside the arena (they
+ * add up to weights_bytes), the logits and their gradient inside it. */
 static void write_training(FILE *f, const ArTrainBill *b)
 {
 	fputs(",\n  \"training\": {\"optimizer\": ", f);
 	ar_json_str(f, b->optimizer);
+	fputs(", \"precision\": ", f);
+	ar_json_str(f, b->precision);
 	fputs(", \"checkpoint_policy\": ", f);
 	ar_json_str(f, b->policy);
-	fprintf(f, ", \"parameter_bytes\": %" PRId64 ", \"gradient_bytes\": %"
-		PRId64 ", \"optimizer_state_bytes\": %" PRId64
-		", \"arena_bytes\": %" PRId64 ", \"total_bytes\": %" PRId64
-		", \"forward_flops\": %" PRId64 ", \"backward_flops\": %"
+	fprintf(f, ", \"parameters\": %" PRId64 ", \"parameter_bytes\": %"
+		PRId64 ", \"gradient_bytes\": %" PRId64
+		", \"master_weight_bytes\": %" PRId64
+		", \"optimizer_state_bytes\": %" PRId64
+		", \"frozen_bytes\": %" PRId64 ", \"constant_bytes\": %" PRId64
+		", \"arena_bytes\": %" PRId64 ", \"logits_bytes\": %" PRId64
+		", \"logits_grad_bytes\": %" PRId64 ", \"loss_chunks\": %d"
+		", \"total_bytes\": %" PRId64, b->parameter_count,
+		b->parameter_bytes, b->gradient_bytes, b->master_weight_bytes,
+		b->optimizer_state_bytes, b->frozen_bytes, b->constant_bytes,
+		b->arena_bytes, b->logits_bytes, b->logits_grad_bytes,
+		b->loss_chunks, b->total_bytes);
+	fprintf(f, ", \"forward_flops\": %" PRId64 ", \"backward_flops\": %"
 		PRId64 ", \"recompute_flops\": %" PRId64
 		", \"checkpoint_candidates\": %d, \"selection_exact\": %s"
-		", \"checkpoints\": [", b->parameter_bytes, b->gradient_bytes,
-		b->optimizer_state_bytes, b->arena_bytes, b->total_bytes,
-		b->forward_flops, b->backward_flops, b->recompute_flops,
-		b->ncandidates, b->exact ? "true" : "false");
+		", \"checkpoints\": [", b->forward_flops, b->backward_flops,
+		b->recompute_flops, b->ncandidates, b->exact ? "true" : "false");
 	for (int i = 0; i < b->ncheckpoints; i++) {
 		fputs(i ? ", " : "", f);
 		ar_json_str(f, b->checkpoints[i]);

@@ -42,17 +42,22 @@ static bool blob_value(const ArGraph *g, const ArPlan *p, int id)
 
 /*
  * Tensors in the blob: constants and weights some step reads (its
- * subgraphs' reads included), and a subgraph's outputs that are
- * constants of its own, which the runtime copies into the node's outputs.
+ * subgraphs' reads included), one per storage (a training step's W.next,
+ * W rewritten in place, is W's bytes: ar_weight_storage), and a
+ * subgraph's outputs that are constants of its own, which the runtime
+ * copies into the node's outputs.
  */
 static bool *blob_members(const ArGraph *g, const ArPlan *p)
 {
 	bool *in = ar_xcalloc((size_t)g->ntensors + 1, sizeof *in);
 	for (int s = 0; s < p->nsteps; s++) {
 		const ArNode *n = &g->nodes[p->steps[s]];
-		for (int j = 0; j < n->ninputs; j++)
-			if (blob_value(g, p, n->inputs[j]))
-				in[n->inputs[j]] = true;
+		for (int j = 0; j < n->ninputs; j++) {
+			int t = n->inputs[j] < 0 ? -1 :
+				ar_weight_storage(p, n->inputs[j]);
+			if (blob_value(g, p, t))
+				in[t] = true;
+		}
 	}
 	for (int j = 0; p->outer && j < g->noutputs; j++)
 		if (blob_value(g, p, g->outputs[j]))
@@ -70,6 +75,12 @@ static int64_t section(const ArGraph *g, const ArPlan *p, int64_t at,
 		if (in[i])
 			at += ar_plan_padded(p, g->tensors[i].bytes);
 	}
+	/* A tensor rewritten in place (alias_of) is at its storage's
+	 * offset; put_section writes the storage once. */
+	for (int i = 0; i < g->ntensors; i++)
+		if (!in[i] && !p->slots[i].planned &&
+		    p->slots[i].alias_of >= 0)
+			offsets[i] = offsets[ar_weight_storage(p, i)];
 	free(in);
 	return at;
 }

@@ -158,6 +158,7 @@ int ar_shape_compare(InferCtx *c, ArNode *n);
 int ar_shape_where(InferCtx *c, ArNode *n);
 int ar_shape_batchnorm(InferCtx *c, ArNode *n);
 int ar_shape_layernorm(InferCtx *c, ArNode *n);
+int ar_shape_loss(InferCtx *c, ArNode *n);
 
 int ar_shape_conv(InferCtx *c, ArNode *n);
 int ar_shape_convtranspose(InferCtx *c, ArNode *n);

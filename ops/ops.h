@@ -16,7 +16,10 @@
  *   - a view (unless one only in some mode) or a concat has no FLOPs, and
  *     no op but an in-place one has in-place inputs; an in-place op names
  *     at least one input, and only inputs it has;
- *   - a gradient rule names only inputs and outputs the op has;
+ *   - a gradient rule names only inputs and outputs the op has (or that
+ *     a training step materialises: train_outputs), and says what a
+ *     gradient reads only for inputs that can get one;
+ *   - an op with training outputs, or a loss, has a gradient rule;
  *   - a KV cache names an output past 0 and an input the op has;
  *   - an op refused on purpose (refuse) has no shape function;
  *   - a control-flow op (control) is never folded and shares no bytes.
@@ -71,19 +74,46 @@ typedef struct ArKvCache {
  * step, named op + AR_GRAD_SUFFIX).  The planner does not compute
  * gradients; it needs only which forward tensors the step reads (they must
  * be resident or recomputed by then) and which inputs get a gradient.
- * Only output 0 carries a gradient in.
+ *
+ * What a step reads depends on which inputs need a gradient: reads[j] is
+ * what the gradient of input j reads, so a product by a constant (a scale)
+ * keeps nothing, since the constant needs no gradient and its partner is
+ * read only for it.  The step reads the union over the inputs that get a
+ * gradient, in input order, then the outputs, then the gradients flowing
+ * in (those of dout, in output order).  Outputs include the ones a
+ * training step materialises (Dropout's mask, LayerNormalization's mean
+ * and inverse standard deviation, BatchNormalization's batch statistics:
+ * ArOpDef.train_outputs).  Inputs past AR_GRAD_NAMED (variadic Sum and
+ * Concat) read nothing.
  */
+#define AR_GRAD_NAMED 5
+
+typedef struct ArGradReads {
+	uint32_t in, out;
+} ArGradReads;
+
 typedef struct ArGradRule {
 	uint32_t diff;      /* inputs that can receive a gradient */
-	uint32_t save_in;   /* inputs the gradient step always reads */
-	uint32_t save_out;  /* outputs the gradient step reads */
-	/* Bilinear (Conv, Gemm, MatMul, Mul): the gradient of input 0 reads
-	 * input 1 and the gradient of input 1 reads input 0. */
-	bool cross;
+	/* Outputs whose gradient flows in (Split: every piece); 0 means
+	 * output 0. */
+	uint32_t dout;
+	ArGradReads reads[AR_GRAD_NAMED];
 	/* Inputs of the gradient step its first output may overwrite, as
 	 * for AR_ALIAS_INPLACE (a gradient computed element by element). */
 	uint32_t inplace;
+	/* Backward FLOPs in forward passes of the op: 2 for a bilinear op
+	 * (one product per operand gradient); 0 counts as 1. */
+	int cost;
 } ArGradRule;
+
+/* Whether the gradient of input j of an op with rule r reads nothing but
+ * inputs that get no gradient (indices, a condition): dY moved, gathered,
+ * summed or negated.  A constant folded by such an op from a parameter
+ * (a Transpose of a weight) is that parameter in another layout. */
+bool ar_grad_moves(const ArGradRule *r, int j);
+/* What the step of rule r reads when the inputs in mask `need` get a
+ * gradient. */
+ArGradReads ar_grad_reads(const ArGradRule *r, uint32_t need);
 
 #define AR_GRAD_SUFFIX "Grad"
 /* The domain of the ops a training step adds (gradients, sums, updates). */
@@ -132,9 +162,23 @@ enum {
 				   and are dequantized at run time) */
 	AR_OP_SHAPEONLY = 2,    /* outputs constant whatever the inputs'
 				   values (Shape, Size) */
-	AR_OP_TRAIN_MASK = 4    /* in a training step, output 1 is a mask the
-				   op writes (Dropout) */
+	AR_OP_LOSS = 4,         /* a loss: a model whose first output it
+				   computes brings its own loss to --train */
+	AR_OP_VALUE = 8         /* its output is a value the model states
+				   (Constant; ConstantOfShape, a fill of a
+				   stated shape): of floats, a weight */
 };
+
+/*
+ * The outputs a training step materialises for the op's backward pass
+ * (train_outputs.c): Dropout's mask, LayerNormalization's per-row mean and
+ * inverse standard deviation, BatchNormalization's batch mean and inverse
+ * standard deviation.  attrs is the model's node, with its attributes;
+ * node `node` of g, the training model's copy of it (tensors with the
+ * model's ids), gets the outputs (new tensors where the model has none).
+ */
+typedef int (*ArTrainOutputs)(const ArNode *attrs, ArGraph *g, int node,
+			      ArError *err);
 
 typedef struct ArOpDef {
 	const char *domain;     /* NULL: the default ONNX domain */
@@ -155,6 +199,7 @@ typedef struct ArOpDef {
 	ArKvCache kv[AR_MAX_KV];/* its KV caches, the first nkv of them */
 	int nkv;
 	const ArGradRule *grad; /* NULL: no gradient rule */
+	ArTrainOutputs train_outputs; /* NULL: none */
 	ArFlopsFn flops;        /* NULL: one op per output element */
 	int prologue;           /* --fuse preact: its AR_PRE_* code, or 0 */
 	bool fuse_target;       /* --fuse preact: prologues fold into it */
@@ -165,6 +210,38 @@ typedef struct ArOpDef {
 	 * for the node's step alone.  NULL: the kernel needs none. */
 	ArScratchFn scratch;
 } ArOpDef;
+
+/*
+ * Gradient patterns (grad_patterns.c): chains of ops that exporters write
+ * for one op, whose backward the training stage computes as that op's
+ * (train/patterns.c).  Step k reads the chain's input X, the previous
+ * step's output (PREV) or a scalar constant of a given value; the other
+ * outputs each feed only the next step.
+ */
+typedef enum { AR_PAT_X = 1, AR_PAT_PREV, AR_PAT_CONST } ArPatKind;
+
+typedef struct ArPatOperand {
+	ArPatKind kind;
+	double value;           /* AR_PAT_CONST: within 1e-3, relative */
+} ArPatOperand;
+
+typedef struct ArPatStep {
+	const char *op;         /* an entry of the default domain */
+	int nin;
+	ArPatOperand in[2];
+	bool commutes;          /* the operands may come in either order */
+} ArPatStep;
+
+#define AR_PAT_MAX_STEPS 8
+
+typedef struct ArGradPattern {
+	const char *name;
+	const char *fused;      /* the op whose gradient the chain gets */
+	int nsteps;
+	ArPatStep steps[AR_PAT_MAX_STEPS];
+} ArGradPattern;
+
+const ArGradPattern *ar_grad_patterns(int *count);
 
 /*
  * The entry for op in domain ("" or "ai.onnx" for the default one) at
@@ -238,6 +315,14 @@ int ar_control_carried(const ArNode *n, ArControl c, int out);
 int64_t ar_scratch_rnn(const ArGraph *g, const ArNode *n);
 int64_t ar_scratch_gru(const ArGraph *g, const ArNode *n);
 int64_t ar_scratch_lstm(const ArGraph *g, const ArNode *n);
+
+/* Training outputs entries name (train_outputs.c). */
+int ar_train_out_mask(const ArNode *attrs, ArGraph *g, int node,
+		      ArError *err);
+int ar_train_out_layernorm(const ArNode *attrs, ArGraph *g, int node,
+			   ArError *err);
+int ar_train_out_batchnorm(const ArNode *attrs, ArGraph *g, int node,
+			   ArError *err);
 
 /* Dropout is a view only when it does not run in training mode (mode.c). */
 bool ar_dropout_is_view(const ArGraph *g, const ArNode *n, bool training);

@@ -24,59 +24,107 @@
 #define TRAINING(op) .domain = AR_TRAIN_DOMAIN, .name = (op), .since = 1
 #define PREVIEW(op) .domain = "ai.onnx.preview.training", .name = (op), \
 	.since = 1
-#define FUSED(op) .domain = AR_FUSED_DOMAIN, .name = (op), .since = 1
 #define MS(op) .domain = "com.microsoft", .name = (op), .since = 1
+/* KV caches: {output, input, sequence axis} each (ops.h ArKvCache). */
+#define KV(...) .kv = {__VA_ARGS__}, \
+	.nkv = (int)(sizeof((ArKvCache[]){__VA_ARGS__}) / sizeof(ArKvCache))
+#define FUSED(op) .domain = AR_FUSED_DOMAIN, .name = (op), .since = 1
 #define IO(imin, imax, omin, omax) \
 	.in_min = (imin), .in_max = (imax), .out_min = (omin), .out_max = (omax)
 #define VAR AR_VARIADIC
 #define B(j) AR_BIT(j)
 #define ALL AR_ALL_INPUTS
-/* KV caches: {output, input, sequence axis} each (ops.h ArKvCache). */
-#define KV(...) .kv = {__VA_ARGS__}, \
-	.nkv = (int)(sizeof((ArKvCache[]){__VA_ARGS__}) / sizeof(ArKvCache))
 
 static const char SEQUENCES[] =
 	"sequence and optional values are not supported: arenac plans "
 	"tensors only";
 
 /*
- * Gradient rules.  The derivations are the standard ones: Relu's gradient
- * masks by its output, a pooling maximum needs input and output to find
- * the argmax, a bilinear op's gradient of one operand multiplies by the
- * other, sums and reshapes need no values.  Batch statistics of
- * BatchNormalization are read through its mean and variance inputs
- * (channel-sized, persistent), so a batch-norm gradient needs its input
- * and scale from the arena.  A gradient computed element by element may
- * overwrite its inputs (inplace); a softmax-like gradient needs a row
- * reduction before it writes, and a product's gradient may reduce over
- * broadcast dims: neither may.
+ * Gradient rules.  The derivations are the standard ones; reads[j] is what
+ * the gradient of input j needs (ops.h):
+ *   - a product's gradient of one operand multiplies by the other (so a
+ *     product by a constant keeps nothing); a quotient a / b needs b for
+ *     a's gradient and b and the quotient for b's (-dY y / b);
+ *   - Relu, Sigmoid, Tanh, Exp, Sqrt, Reciprocal are cheapest from their
+ *     output (dX = dY f(Y)); Erf, Gelu, LeakyRelu, Clip, ... from their
+ *     input; Softmax and LogSoftmax from their output with a row sum;
+ *   - a pooling maximum needs input and output to find the argmax;
+ *   - sums, data movement (Reshape, Transpose, Split, Slice, Concat,
+ *     Expand, Cast, ReduceSum, ReduceMean, average pools, the
+ *     interpolation of Resize) and Neg need no values, only shapes; Where needs only its condition, Gather only
+ *     its indices (its table's gradient is a scatter-add);
+ *   - the normalisations read their input and scale and the statistics
+ *     the training step materialises (train_outputs): LayerNormalization
+ *     its per-row mean and inverse standard deviation, BatchNormalization
+ *     (always in training mode) its batch mean and inverse standard
+ *     deviation, never the running statistics;
+ *   - Dropout reads its mask (a bool, never dY's size);
+ *   - the losses: SoftmaxCrossEntropyLoss reads its scores and labels
+ *     (softmax minus one-hot), NegativeLogLikelihoodLoss only the labels
+ *     and weights (it scatters -1 into the log-probabilities' gradient).
+ * A gradient computed element by element may overwrite its inputs
+ * (inplace); a softmax-like gradient needs a row reduction before it
+ * writes, and a product's gradient may reduce over broadcast dims: neither
+ * may.
  */
+#define IN(m) {.in = (m)}
+#define OUT(m) {.out = (m)}
+#define INOUT(i, o) {.in = (i), .out = (o)}
 static const ArGradRule
 	/* Conv, ConvTranspose, Gemm: the bias gets the summed dY. */
-	G_BILINEAR_BIAS = {.diff = B(0) | B(1) | B(2), .cross = true},
-	G_BILINEAR = {.diff = B(0) | B(1), .cross = true},
-	/* Add, Sub: dY, negated for Sub's second operand. */
+	G_BILINEAR_BIAS = {.diff = B(0) | B(1) | B(2),
+			   .reads = {IN(B(1)), IN(B(0))}, .cost = 2},
+	G_BILINEAR = {.diff = B(0) | B(1), .reads = {IN(B(1)), IN(B(0))},
+		      .cost = 2},
+	G_DIV = {.diff = B(0) | B(1), .reads = {IN(B(1)), INOUT(B(1), B(0))}},
+	/* x ^ e: e x^(e-1) for x, ln(x) y for e. */
+	G_POW = {.diff = B(0) | B(1),
+		 .reads = {IN(B(0) | B(1)), INOUT(B(0), B(0))}},
+	G_PRELU = {.diff = B(0) | B(1),
+		   .reads = {IN(B(0) | B(1)), IN(B(0))}},
+	/* Add, Sub, Neg: dY, negated for Sub's second operand. */
 	G_ADD = {.diff = B(0) | B(1), .inplace = ALL},
+	G_NEG = {.diff = B(0), .inplace = ALL},
 	G_SUM = {.diff = ALL, .inplace = ALL},
 	G_CONCAT = {.diff = ALL},
-	/* Relu, Sigmoid, Tanh: dX[i] from Y[i] and dY[i]. */
-	G_BY_OUTPUT = {.diff = B(0), .save_out = B(0), .inplace = ALL},
-	G_BY_INPUT = {.diff = B(0), .save_in = B(0), .inplace = ALL},
-	G_ROW_OUTPUT = {.diff = B(0), .save_out = B(0)},
-	G_IN_OUT = {.diff = B(0), .save_in = B(0), .save_out = B(0)},
-	/* Linear in the input, no values needed: average pools, views,
-	 * Transpose. */
+	/* Split: the pieces' gradients side by side. */
+	G_SPLIT = {.diff = B(0), .dout = ALL},
+	G_BY_OUTPUT = {.diff = B(0), .reads = {OUT(B(0))}, .inplace = ALL},
+	G_BY_INPUT = {.diff = B(0), .reads = {IN(B(0))}, .inplace = ALL},
+	G_ROW_OUTPUT = {.diff = B(0), .reads = {OUT(B(0))}},
+	G_IN_OUT = {.diff = B(0), .reads = {INOUT(B(0), B(0))}},
+	/* Linear in the input, no values needed. */
 	G_PASS = {.diff = B(0)},
-	/* Input, scale and the (running) statistics; dY scaled per channel. */
+	G_WHERE = {.diff = B(1) | B(2), .reads = {{0}, IN(B(0)), IN(B(0))}},
+	G_GATHER = {.diff = B(0), .reads = {IN(B(1))}},
+	/* dX from X, scale and the batch statistics (outputs 3 and 4); the
+	 * scale's gradient from X and the statistics. */
 	G_BATCHNORM = {.diff = B(0) | B(1) | B(2),
-		       .save_in = B(0) | B(1) | B(3) | B(4), .inplace = ALL},
-	/* dY scaled by the mask (a bool, never dY's size). */
-	G_DROPOUT = {.diff = B(0), .save_out = B(1), .inplace = ALL};
+		       .reads = {INOUT(B(0) | B(1), B(3) | B(4)),
+				 INOUT(B(0), B(3) | B(4))},
+		       .inplace = ALL},
+	/* The same with the per-row mean and 1/std (outputs 1 and 2). */
+	G_LAYERNORM = {.diff = B(0) | B(1) | B(2),
+		       .reads = {INOUT(B(0) | B(1), B(1) | B(2)),
+				 INOUT(B(0), B(1) | B(2))}},
+	/* dY scaled by the mask. */
+	G_DROPOUT = {.diff = B(0), .reads = {OUT(B(1))}, .inplace = ALL},
+	G_SOFTMAX_CE = {.diff = B(0), .reads = {IN(B(0) | B(1) | B(2))}},
+	G_NLL = {.diff = B(0), .reads = {IN(B(1) | B(2))}},
+	/* The head and the cross-entropy as one op (--loss-chunk): each
+	 * chunk's logits again from x and W. */
+	G_LINEAR_CE = {.diff = B(0) | B(1),
+		       .reads = {IN(B(0) | B(1) | B(2)), IN(B(0) | B(1) | B(2))},
+		       .cost = 2};
+#undef IN
+#undef OUT
+#undef INOUT
 
 static const ArOpDef table[] = {
 	{ONNX("Abs", 1), IO(1, 1, 1, 1), .shape = ar_shape_unary,
 	 .fold = ar_fold_arith, .fold_arg = AR_E_ABS,
-	 .alias = AR_ALIAS_INPLACE, .inplace = ALL, .runtime = true},
+	 .alias = AR_ALIAS_INPLACE, .inplace = ALL, .grad = &G_BY_INPUT,
+	 .runtime = true},
 	{ONNX("Acos", 1), IO(1, 1, 1, 1), .shape = ar_shape_unary,
 	 .alias = AR_ALIAS_INPLACE, .inplace = ALL, .runtime = true},
 	{ONNX("Acosh", 1), IO(1, 1, 1, 1), .shape = ar_shape_unary,
@@ -103,10 +151,10 @@ static const ArOpDef table[] = {
 	{ONNX("AveragePool", 1), IO(1, 1, 1, 1), .shape = ar_shape_pool,
 	 .grad = &G_PASS, .flops = ar_flops_pool, .runtime = true},
 	{ONNX("BatchNormalization", 1), IO(5, 5, 1, 5),
-	 .shape = ar_shape_batchnorm,
-	 .alias = AR_ALIAS_INPLACE, .inplace = B(0), .grad = &G_BATCHNORM,
-	 .flops = ar_flops_batchnorm, .prologue = AR_PRE_BATCHNORM,
-	 .runtime = true},
+	 .shape = ar_shape_batchnorm, .alias = AR_ALIAS_INPLACE,
+	 .inplace = B(0), .grad = &G_BATCHNORM,
+	 .train_outputs = ar_train_out_batchnorm, .flops = ar_flops_batchnorm,
+	 .prologue = AR_PRE_BATCHNORM, .runtime = true},
 	{ONNX("Bernoulli", 15), IO(1, 1, 1, 1), .flags = AR_OP_NOFOLD,
 	 .shape = ar_shape_like},
 	{ONNX("BitShift", 1), IO(2, 2, 1, 1), .shape = ar_shape_broadcast,
@@ -117,18 +165,21 @@ static const ArOpDef table[] = {
 	{ONNX("BitwiseXor", 1), IO(2, 2, 1, 1), .shape = ar_shape_broadcast},
 	{ONNX("BlackmanWindow", 17), IO(1, 1, 1, 1), .shape = ar_shape_window},
 	{ONNX("Cast", 1), IO(1, 1, 1, 1), .shape = ar_shape_cast,
-	 .fold = ar_fold_copy, .flops = ar_flops_none, .runtime = true},
+	 .fold = ar_fold_copy, .grad = &G_PASS, .flops = ar_flops_none,
+	 .runtime = true},
 	{ONNX("CastLike", 1), IO(2, 2, 1, 1), .shape = ar_shape_castlike,
 	 .fold = ar_fold_copy, .runtime = true},
 	{ONNX("Ceil", 1), IO(1, 1, 1, 1), .shape = ar_shape_unary,
 	 .fold = ar_fold_arith, .fold_arg = AR_E_CEIL,
 	 .alias = AR_ALIAS_INPLACE, .inplace = ALL, .runtime = true},
 	{ONNX("Celu", 1), IO(1, 1, 1, 1), .shape = ar_shape_unary,
-	 .alias = AR_ALIAS_INPLACE, .inplace = ALL, .runtime = true},
+	 .alias = AR_ALIAS_INPLACE, .inplace = ALL, .grad = &G_BY_INPUT,
+	 .runtime = true},
 	{ONNX("CenterCropPad", 18), IO(2, 2, 1, 1),
 	 .shape = ar_shape_centercroppad, .flops = ar_flops_none},
 	{ONNX("Clip", 1), IO(1, 3, 1, 1), .shape = ar_shape_unary,
-	 .alias = AR_ALIAS_INPLACE, .inplace = B(0), .runtime = true},
+	 .alias = AR_ALIAS_INPLACE, .inplace = B(0), .grad = &G_BY_INPUT,
+	 .runtime = true},
 	{ONNX("Col2Im", 18), IO(3, 3, 1, 1), .shape = ar_shape_col2im,
 	 .flops = ar_flops_globalpool},
 	{ONNX("Compress", 9), IO(2, 2, 1, 1), .shape = ar_shape_compress,
@@ -137,20 +188,22 @@ static const ArOpDef table[] = {
 	 .fold = ar_fold_concat, .alias = AR_ALIAS_CONCAT, .grad = &G_CONCAT,
 	 .flops = ar_flops_none, .runtime = true},
 	{ONNX("ConcatFromSequence", 1), IO(1, 1, 1, 1), .refuse = SEQUENCES},
-	{ONNX("Constant", 1), IO(0, 0, 1, 1), .shape = ar_shape_constant,
-	 .fold = ar_fold_constant, .runtime = true},
-	{ONNX("ConstantOfShape", 1), IO(1, 1, 1, 1),
+	{ONNX("Constant", 1), IO(0, 0, 1, 1), .flags = AR_OP_VALUE,
+	 .shape = ar_shape_constant, .fold = ar_fold_constant, .runtime = true},
+	{ONNX("ConstantOfShape", 1), IO(1, 1, 1, 1), .flags = AR_OP_VALUE,
 	 .shape = ar_shape_constantofshape, .fold = ar_fold_constantofshape},
 	{ONNX("Conv", 1), IO(2, 3, 1, 1), .shape = ar_shape_conv,
 	 .grad = &G_BILINEAR_BIAS, .flops = ar_flops_conv, .fuse_target = true,
 	 .runtime = true},
-	{ONNX("ConvInteger", 10), IO(2, 4, 1, 1), .shape = ar_shape_convinteger,
-	 .flops = ar_flops_convinteger, .runtime = true},
+	{ONNX("ConvInteger", 10), IO(2, 4, 1, 1),
+	 .shape = ar_shape_convinteger, .flops = ar_flops_convinteger,
+	 .runtime = true},
 	{ONNX("ConvTranspose", 1), IO(2, 3, 1, 1),
 	 .shape = ar_shape_convtranspose, .grad = &G_BILINEAR_BIAS,
 	 .flops = ar_flops_convtranspose, .runtime = true},
 	{ONNX("Cos", 1), IO(1, 1, 1, 1), .shape = ar_shape_unary,
-	 .alias = AR_ALIAS_INPLACE, .inplace = ALL, .runtime = true},
+	 .alias = AR_ALIAS_INPLACE, .inplace = ALL, .grad = &G_BY_INPUT,
+	 .runtime = true},
 	{ONNX("Cosh", 1), IO(1, 1, 1, 1), .shape = ar_shape_unary,
 	 .alias = AR_ALIAS_INPLACE, .inplace = ALL, .runtime = true},
 	{ONNX("CumSum", 1), IO(2, 2, 1, 1), .shape = ar_shape_unary,
@@ -166,26 +219,31 @@ static const ArOpDef table[] = {
 	 .flops = ar_flops_det},
 	{ONNX("Div", 1), IO(2, 2, 1, 1), .shape = ar_shape_broadcast,
 	 .fold = ar_fold_arith, .fold_arg = AR_E_DIV,
-	 .alias = AR_ALIAS_INPLACE, .inplace = ALL, .runtime = true},
-	{ONNX("Dropout", 1), IO(1, 3, 1, 2), .flags = AR_OP_TRAIN_MASK,
-	 .shape = ar_shape_dropout, .fold = ar_fold_copy,
-	 .alias = AR_ALIAS_VIEW, .view_when = ar_dropout_is_view,
-	 .grad = &G_DROPOUT, .runtime = true},
+	 .alias = AR_ALIAS_INPLACE, .inplace = ALL, .grad = &G_DIV,
+	 .runtime = true},
+	{ONNX("Dropout", 1), IO(1, 3, 1, 2), .shape = ar_shape_dropout,
+	 .fold = ar_fold_copy, .alias = AR_ALIAS_VIEW,
+	 .view_when = ar_dropout_is_view, .grad = &G_DROPOUT,
+	 .train_outputs = ar_train_out_mask, .runtime = true},
 	{ONNX("DynamicQuantizeLinear", 11), IO(1, 1, 3, 3),
 	 .shape = ar_shape_dynamic_quantize, .runtime = true},
 	{ONNX("Einsum", 12), IO(1, VAR, 1, 1), .shape = ar_shape_einsum,
 	 .flops = ar_flops_einsum},
 	{ONNX("Elu", 1), IO(1, 1, 1, 1), .shape = ar_shape_unary,
-	 .alias = AR_ALIAS_INPLACE, .inplace = ALL, .runtime = true},
+	 .alias = AR_ALIAS_INPLACE, .inplace = ALL, .grad = &G_BY_INPUT,
+	 .runtime = true},
 	{ONNX("Equal", 1), IO(2, 2, 1, 1), .shape = ar_shape_compare,
 	 .fold = ar_fold_arith, .fold_arg = AR_E_EQ, .runtime = true},
 	{ONNX("Erf", 1), IO(1, 1, 1, 1), .shape = ar_shape_unary,
-	 .alias = AR_ALIAS_INPLACE, .inplace = ALL, .runtime = true},
+	 .alias = AR_ALIAS_INPLACE, .inplace = ALL, .grad = &G_BY_INPUT,
+	 .runtime = true},
 	{ONNX("Exp", 1), IO(1, 1, 1, 1), .shape = ar_shape_unary,
 	 .fold = ar_fold_arith, .fold_arg = AR_E_EXP,
-	 .alias = AR_ALIAS_INPLACE, .inplace = ALL, .runtime = true},
+	 .alias = AR_ALIAS_INPLACE, .inplace = ALL, .grad = &G_BY_OUTPUT,
+	 .runtime = true},
 	{ONNX("Expand", 1), IO(2, 2, 1, 1), .shape = ar_shape_expand,
-	 .fold = ar_fold_expand, .flops = ar_flops_none, .runtime = true},
+	 .fold = ar_fold_expand, .grad = &G_PASS, .flops = ar_flops_none,
+	 .runtime = true},
 	{ONNX("EyeLike", 9), IO(1, 1, 1, 1), .shape = ar_shape_eyelike,
 	 .runtime = true},
 	{ONNX("Flatten", 1), IO(1, 1, 1, 1), .shape = ar_shape_flatten,
@@ -197,13 +255,15 @@ static const ArOpDef table[] = {
 	{ONNX("GRU", 1), IO(3, 6, 0, 2), .shape = ar_shape_rnn,
 	 .scratch = ar_scratch_gru, .runtime = true},
 	{ONNX("Gather", 1), IO(2, 2, 1, 1), .shape = ar_shape_gather,
-	 .fold = ar_fold_gather, .flops = ar_flops_none, .runtime = true},
+	 .fold = ar_fold_gather, .grad = &G_GATHER, .flops = ar_flops_none,
+	 .runtime = true},
 	{ONNX("GatherElements", 1), IO(2, 2, 1, 1),
 	 .shape = ar_shape_gather_elements, .runtime = true},
 	{ONNX("GatherND", 11), IO(2, 2, 1, 1), .shape = ar_shape_gathernd,
 	 .flops = ar_flops_none, .runtime = true},
 	{ONNX("Gelu", 1), IO(1, 1, 1, 1), .shape = ar_shape_unary,
-	 .alias = AR_ALIAS_INPLACE, .inplace = ALL, .runtime = true},
+	 .alias = AR_ALIAS_INPLACE, .inplace = ALL, .grad = &G_BY_INPUT,
+	 .runtime = true},
 	{ONNX("Gemm", 1), IO(2, 3, 1, 1), .shape = ar_shape_gemm,
 	 .grad = &G_BILINEAR_BIAS, .flops = ar_flops_gemm, .runtime = true},
 	{ONNX("GlobalAveragePool", 1), IO(1, 1, 1, 1),
@@ -222,9 +282,11 @@ static const ArOpDef table[] = {
 	{ONNX("HammingWindow", 17), IO(1, 1, 1, 1), .shape = ar_shape_window},
 	{ONNX("HannWindow", 17), IO(1, 1, 1, 1), .shape = ar_shape_window},
 	{ONNX("HardSigmoid", 1), IO(1, 1, 1, 1), .shape = ar_shape_unary,
-	 .alias = AR_ALIAS_INPLACE, .inplace = ALL, .runtime = true},
+	 .alias = AR_ALIAS_INPLACE, .inplace = ALL, .grad = &G_BY_INPUT,
+	 .runtime = true},
 	{ONNX("HardSwish", 1), IO(1, 1, 1, 1), .shape = ar_shape_unary,
-	 .alias = AR_ALIAS_INPLACE, .inplace = ALL, .runtime = true},
+	 .alias = AR_ALIAS_INPLACE, .inplace = ALL, .grad = &G_BY_INPUT,
+	 .runtime = true},
 	{ONNX("Hardmax", 1), IO(1, 1, 1, 1), .shape = ar_shape_unary,
 	 .runtime = true},
 	{ONNX("Identity", 1), IO(1, 1, 1, 1), .shape = ar_shape_unary,
@@ -243,7 +305,8 @@ static const ArOpDef table[] = {
 	{ONNX("LSTM", 1), IO(3, 8, 0, 3), .shape = ar_shape_rnn,
 	 .scratch = ar_scratch_lstm, .runtime = true},
 	{ONNX("LayerNormalization", 1), IO(2, 3, 1, 3),
-	 .shape = ar_shape_layernorm, .runtime = true},
+	 .shape = ar_shape_layernorm, .grad = &G_LAYERNORM,
+	 .train_outputs = ar_train_out_layernorm, .runtime = true},
 	{ONNX("LeakyRelu", 1), IO(1, 1, 1, 1), .shape = ar_shape_unary,
 	 .alias = AR_ALIAS_INPLACE, .inplace = ALL, .grad = &G_BY_INPUT,
 	 .runtime = true},
@@ -253,7 +316,8 @@ static const ArOpDef table[] = {
 	 .fold = ar_fold_arith, .fold_arg = AR_E_LE, .runtime = true},
 	{ONNX("Log", 1), IO(1, 1, 1, 1), .shape = ar_shape_unary,
 	 .fold = ar_fold_arith, .fold_arg = AR_E_LOG,
-	 .alias = AR_ALIAS_INPLACE, .inplace = ALL, .runtime = true},
+	 .alias = AR_ALIAS_INPLACE, .inplace = ALL, .grad = &G_BY_INPUT,
+	 .runtime = true},
 	{ONNX("LogSoftmax", 1), IO(1, 1, 1, 1), .shape = ar_shape_unary,
 	 .grad = &G_ROW_OUTPUT, .flops = ar_flops_softmax, .runtime = true},
 	{ONNX("Loop", 1), IO(2, VAR, 1, VAR), .flags = AR_OP_NOFOLD,
@@ -283,7 +347,8 @@ static const ArOpDef table[] = {
 	 .fold = ar_fold_arith, .fold_arg = AR_E_MIN,
 	 .alias = AR_ALIAS_INPLACE, .inplace = ALL, .runtime = true},
 	{ONNX("Mish", 1), IO(1, 1, 1, 1), .shape = ar_shape_unary,
-	 .alias = AR_ALIAS_INPLACE, .inplace = ALL, .runtime = true},
+	 .alias = AR_ALIAS_INPLACE, .inplace = ALL, .grad = &G_BY_INPUT,
+	 .runtime = true},
 	{ONNX("Mod", 1), IO(2, 2, 1, 1), .shape = ar_shape_broadcast,
 	 .fold = ar_fold_arith, .fold_arg = AR_E_MOD, .runtime = true},
 	{ONNX("Mul", 1), IO(2, 2, 1, 1), .shape = ar_shape_broadcast,
@@ -294,9 +359,11 @@ static const ArOpDef table[] = {
 	 .shape = ar_shape_multinomial},
 	{ONNX("Neg", 1), IO(1, 1, 1, 1), .shape = ar_shape_unary,
 	 .fold = ar_fold_arith, .fold_arg = AR_E_NEG,
-	 .alias = AR_ALIAS_INPLACE, .inplace = ALL, .runtime = true},
+	 .alias = AR_ALIAS_INPLACE, .inplace = ALL, .grad = &G_NEG,
+	 .runtime = true},
 	{ONNX("NegativeLogLikelihoodLoss", 12), IO(2, 3, 1, 1),
-	 .shape = ar_shape_loss, .flops = ar_flops_nll_loss, .runtime = true},
+	 .flags = AR_OP_LOSS, .shape = ar_shape_loss, .grad = &G_NLL,
+	 .flops = ar_flops_nll_loss, .runtime = true},
 	{ONNX("NonMaxSuppression", 10), IO(2, 5, 1, 1), .shape = ar_shape_nms,
 	 .flops = ar_flops_nms},
 	{ONNX("NonZero", 9), IO(1, 1, 1, 1), .shape = ar_shape_nonzero,
@@ -310,23 +377,26 @@ static const ArOpDef table[] = {
 	{ONNX("OptionalGetElement", 1), IO(1, 1, 1, 1), .refuse = SEQUENCES},
 	{ONNX("OptionalHasElement", 1), IO(0, 1, 1, 1), .refuse = SEQUENCES},
 	{ONNX("Or", 1), IO(2, 2, 1, 1), .shape = ar_shape_compare,
-	 .fold = ar_fold_arith, .fold_arg = AR_E_OR,
-	 .alias = AR_ALIAS_INPLACE, .inplace = ALL, .runtime = true},
+	 .fold = ar_fold_arith, .fold_arg = AR_E_OR, .alias = AR_ALIAS_INPLACE,
+	 .inplace = ALL, .runtime = true},
 	{ONNX("PRelu", 1), IO(2, 2, 1, 1), .shape = ar_shape_broadcast,
-	 .alias = AR_ALIAS_INPLACE, .inplace = B(0), .runtime = true},
+	 .alias = AR_ALIAS_INPLACE, .inplace = B(0), .grad = &G_PRELU,
+	 .runtime = true},
 	{ONNX("Pad", 1), IO(1, 4, 1, 1), .shape = ar_shape_pad,
-	 .flops = ar_flops_none, .runtime = true},
+	 .grad = &G_PASS, .flops = ar_flops_none, .runtime = true},
 	{ONNX("Pow", 1), IO(2, 2, 1, 1), .shape = ar_shape_broadcast,
 	 .fold = ar_fold_arith, .fold_arg = AR_E_POW,
-	 .alias = AR_ALIAS_INPLACE, .inplace = ALL, .runtime = true},
-	{ONNX("QLinearConv", 10), IO(8, 9, 1, 1), .shape = ar_shape_qlinearconv,
-	 .flops = ar_flops_qlinearconv, .runtime = true},
+	 .alias = AR_ALIAS_INPLACE, .inplace = ALL, .grad = &G_POW,
+	 .runtime = true},
+	{ONNX("QLinearConv", 10), IO(8, 9, 1, 1),
+	 .shape = ar_shape_qlinearconv, .flops = ar_flops_qlinearconv,
+	 .runtime = true},
 	{ONNX("QLinearMatMul", 10), IO(8, 8, 1, 1),
 	 .shape = ar_shape_qlinearmatmul, .flops = ar_flops_matmul,
 	 .runtime = true},
 	{ONNX("QuantizeLinear", 10), IO(2, 3, 1, 1), .flags = AR_OP_NOFOLD,
-	 .shape = ar_shape_quantize,
-	 .alias = AR_ALIAS_INPLACE, .inplace = B(0), .runtime = true},
+	 .shape = ar_shape_quantize, .alias = AR_ALIAS_INPLACE,
+	 .inplace = B(0), .runtime = true},
 	{ONNX("RNN", 1), IO(3, 6, 0, 2), .shape = ar_shape_rnn,
 	 .scratch = ar_scratch_rnn, .runtime = true},
 	{ONNX("RandomNormal", 1), IO(0, 0, 1, 1), .flags = AR_OP_NOFOLD,
@@ -341,7 +411,8 @@ static const ArOpDef table[] = {
 	 .fold = ar_fold_range, .runtime = true},
 	{ONNX("Reciprocal", 1), IO(1, 1, 1, 1), .shape = ar_shape_unary,
 	 .fold = ar_fold_arith, .fold_arg = AR_E_RECIP,
-	 .alias = AR_ALIAS_INPLACE, .inplace = ALL, .runtime = true},
+	 .alias = AR_ALIAS_INPLACE, .inplace = ALL, .grad = &G_BY_OUTPUT,
+	 .runtime = true},
 	{ONNX("ReduceL1", 1), IO(1, 2, 1, 1), .shape = ar_shape_reduce,
 	 .runtime = true},
 	{ONNX("ReduceL2", 1), IO(1, 2, 1, 1), .shape = ar_shape_reduce,
@@ -351,15 +422,18 @@ static const ArOpDef table[] = {
 	{ONNX("ReduceLogSumExp", 1), IO(1, 2, 1, 1), .shape = ar_shape_reduce,
 	 .runtime = true},
 	{ONNX("ReduceMax", 1), IO(1, 2, 1, 1), .shape = ar_shape_reduce,
-	 .fold = ar_fold_reduce, .fold_arg = AR_E_MAX, .runtime = true},
-	{ONNX("ReduceMean", 1), IO(1, 2, 1, 1), .shape = ar_shape_reduce,
+	 .fold = ar_fold_reduce, .fold_arg = AR_E_MAX, .grad = &G_IN_OUT,
 	 .runtime = true},
+	{ONNX("ReduceMean", 1), IO(1, 2, 1, 1), .shape = ar_shape_reduce,
+	 .grad = &G_PASS, .runtime = true},
 	{ONNX("ReduceMin", 1), IO(1, 2, 1, 1), .shape = ar_shape_reduce,
-	 .fold = ar_fold_reduce, .fold_arg = AR_E_MIN, .runtime = true},
+	 .fold = ar_fold_reduce, .fold_arg = AR_E_MIN, .grad = &G_IN_OUT,
+	 .runtime = true},
 	{ONNX("ReduceProd", 1), IO(1, 2, 1, 1), .shape = ar_shape_reduce,
 	 .fold = ar_fold_reduce, .fold_arg = AR_E_MUL, .runtime = true},
 	{ONNX("ReduceSum", 1), IO(1, 2, 1, 1), .shape = ar_shape_reduce,
-	 .fold = ar_fold_reduce, .fold_arg = AR_E_ADD, .runtime = true},
+	 .fold = ar_fold_reduce, .fold_arg = AR_E_ADD, .grad = &G_PASS,
+	 .runtime = true},
 	{ONNX("ReduceSumSquare", 1), IO(1, 2, 1, 1), .shape = ar_shape_reduce,
 	 .runtime = true},
 	{ONNX("Relu", 1), IO(1, 1, 1, 1), .shape = ar_shape_unary,
@@ -370,7 +444,7 @@ static const ArOpDef table[] = {
 	 .fold = ar_fold_copy, .alias = AR_ALIAS_VIEW, .grad = &G_PASS,
 	 .flops = ar_flops_none, .runtime = true},
 	{ONNX("Resize", 1), IO(1, 4, 1, 1), .shape = ar_shape_resize,
-	 .runtime = true},
+	 .grad = &G_PASS, .runtime = true},
 	{ONNX("ReverseSequence", 10), IO(2, 2, 1, 1), .shape = ar_shape_unary,
 	 .flops = ar_flops_none, .runtime = true},
 	{ONNX("RoiAlign", 10), IO(3, 3, 1, 1), .shape = ar_shape_roialign,
@@ -393,7 +467,8 @@ static const ArOpDef table[] = {
 	 .alias = AR_ALIAS_INPLACE, .inplace = B(0), .flops = ar_flops_none,
 	 .runtime = true},
 	{ONNX("Selu", 1), IO(1, 1, 1, 1), .shape = ar_shape_unary,
-	 .alias = AR_ALIAS_INPLACE, .inplace = ALL, .runtime = true},
+	 .alias = AR_ALIAS_INPLACE, .inplace = ALL, .grad = &G_BY_INPUT,
+	 .runtime = true},
 	{ONNX("SequenceAt", 1), IO(2, 2, 1, 1), .refuse = SEQUENCES},
 	{ONNX("SequenceConstruct", 1), IO(1, VAR, 1, 1), .refuse = SEQUENCES},
 	{ONNX("SequenceEmpty", 1), IO(0, 0, 1, 1), .refuse = SEQUENCES},
@@ -416,29 +491,35 @@ static const ArOpDef table[] = {
 	{ONNX("SimplifiedLayerNormalization", 1), IO(2, 2, 1, 2),
 	 .shape = ar_shape_layernorm},
 	{ONNX("Sin", 1), IO(1, 1, 1, 1), .shape = ar_shape_unary,
-	 .alias = AR_ALIAS_INPLACE, .inplace = ALL, .runtime = true},
+	 .alias = AR_ALIAS_INPLACE, .inplace = ALL, .grad = &G_BY_INPUT,
+	 .runtime = true},
 	{ONNX("Sinh", 1), IO(1, 1, 1, 1), .shape = ar_shape_unary,
 	 .alias = AR_ALIAS_INPLACE, .inplace = ALL, .runtime = true},
 	{ONNX("Size", 1), IO(1, 1, 1, 1), .flags = AR_OP_SHAPEONLY,
 	 .shape = ar_shape_size, .fold = ar_fold_size, .runtime = true},
 	{ONNX("Slice", 1), IO(1, 5, 1, 1), .shape = ar_shape_slice,
-	 .fold = ar_fold_slice, .flops = ar_flops_none, .runtime = true},
+	 .fold = ar_fold_slice, .grad = &G_PASS, .flops = ar_flops_none,
+	 .runtime = true},
 	{ONNX("Softmax", 1), IO(1, 1, 1, 1), .shape = ar_shape_unary,
 	 .grad = &G_ROW_OUTPUT, .flops = ar_flops_softmax, .runtime = true},
 	{ONNX("SoftmaxCrossEntropyLoss", 1), IO(2, 3, 1, 2),
-	 .shape = ar_shape_loss, .flops = ar_flops_sce_loss, .runtime = true},
+	 .flags = AR_OP_LOSS, .shape = ar_shape_loss, .grad = &G_SOFTMAX_CE,
+	 .flops = ar_flops_sce_loss, .runtime = true},
 	{ONNX("Softplus", 1), IO(1, 1, 1, 1), .shape = ar_shape_unary,
-	 .alias = AR_ALIAS_INPLACE, .inplace = ALL, .runtime = true},
+	 .alias = AR_ALIAS_INPLACE, .inplace = ALL, .grad = &G_BY_INPUT,
+	 .runtime = true},
 	{ONNX("Softsign", 1), IO(1, 1, 1, 1), .shape = ar_shape_unary,
-	 .alias = AR_ALIAS_INPLACE, .inplace = ALL, .runtime = true},
+	 .alias = AR_ALIAS_INPLACE, .inplace = ALL, .grad = &G_BY_INPUT,
+	 .runtime = true},
 	{ONNX("SpaceToDepth", 1), IO(1, 1, 1, 1),
 	 .shape = ar_shape_space_to_depth, .runtime = true},
 	{ONNX("Split", 1), IO(1, 2, 1, VAR), .shape = ar_shape_split,
-	 .flops = ar_flops_none, .runtime = true},
+	 .grad = &G_SPLIT, .flops = ar_flops_none, .runtime = true},
 	{ONNX("SplitToSequence", 1), IO(1, 2, 1, 1), .refuse = SEQUENCES},
 	{ONNX("Sqrt", 1), IO(1, 1, 1, 1), .shape = ar_shape_unary,
 	 .fold = ar_fold_arith, .fold_arg = AR_E_SQRT,
-	 .alias = AR_ALIAS_INPLACE, .inplace = ALL, .runtime = true},
+	 .alias = AR_ALIAS_INPLACE, .inplace = ALL, .grad = &G_BY_OUTPUT,
+	 .runtime = true},
 	{ONNX("Squeeze", 1), IO(1, 2, 1, 1), .shape = ar_shape_squeeze,
 	 .fold = ar_fold_copy, .alias = AR_ALIAS_VIEW, .grad = &G_PASS,
 	 .flops = ar_flops_none, .runtime = true},
@@ -459,7 +540,7 @@ static const ArOpDef table[] = {
 	{ONNX("ThresholdedRelu", 1), IO(1, 1, 1, 1), .shape = ar_shape_unary,
 	 .alias = AR_ALIAS_INPLACE, .inplace = ALL, .runtime = true},
 	{ONNX("Tile", 1), IO(2, 3, 1, 1), .shape = ar_shape_tile,
-	 .flops = ar_flops_none, .runtime = true},
+	 .grad = &G_PASS, .flops = ar_flops_none, .runtime = true},
 	{ONNX("TopK", 1), IO(1, 2, 2, 2), .shape = ar_shape_topk},
 	{ONNX("Transpose", 1), IO(1, 1, 1, 1), .shape = ar_shape_transpose,
 	 .fold = ar_fold_transpose, .grad = &G_PASS, .flops = ar_flops_none,
@@ -472,9 +553,9 @@ static const ArOpDef table[] = {
 	 .fold = ar_fold_copy, .alias = AR_ALIAS_VIEW, .grad = &G_PASS,
 	 .flops = ar_flops_none, .runtime = true},
 	{ONNX("Upsample", 1), IO(1, 2, 1, 1), .shape = ar_shape_resize,
-	 .runtime = true},
+	 .grad = &G_PASS, .runtime = true},
 	{ONNX("Where", 1), IO(3, 3, 1, 1), .shape = ar_shape_where,
-	 .fold = ar_fold_where, .runtime = true},
+	 .fold = ar_fold_where, .grad = &G_WHERE, .runtime = true},
 	{ONNX("Xor", 1), IO(2, 2, 1, 1), .shape = ar_shape_compare,
 	 .fold = ar_fold_arith, .fold_arg = AR_E_XOR,
 	 .alias = AR_ALIAS_INPLACE, .inplace = ALL, .runtime = true},
@@ -493,11 +574,24 @@ static const ArOpDef table[] = {
 	 .runtime = true},
 	/* The training step's own ops (train/train.c), besides each forward
 	 * op's gradient (op + "Grad", described by its rule). */
-	{TRAINING("AdamUpdate"), IO(4, 4, 1, 1)},
+	{TRAINING("AdamUpdate"), IO(4, 5, 1, 1), .alias = AR_ALIAS_INPLACE,
+	 .inplace = B(0)},
+	{TRAINING("CrossEntropyChunk"), IO(2, 2, 1, 1)},
+	{TRAINING("CrossEntropyChunkGrad"), IO(2, 2, 1, 1),
+	 .alias = AR_ALIAS_INPLACE, .inplace = B(0)},
 	{TRAINING("GradAccumulate"), IO(2, VAR, 1, 1),
 	 .alias = AR_ALIAS_INPLACE, .inplace = ALL},
-	{TRAINING("MomentumUpdate"), IO(3, 3, 1, 1)},
-	{TRAINING("SgdUpdate"), IO(2, 2, 1, 1)},
+	{TRAINING("LinearCrossEntropy"), IO(3, 3, 1, 1), .flags = AR_OP_LOSS,
+	 .grad = &G_LINEAR_CE},
+	{TRAINING("LogitsChunk"), IO(2, 2, 1, 1)},
+	{TRAINING("LogitsChunkGradInput"), IO(2, 3, 1, 1),
+	 .alias = AR_ALIAS_INPLACE, .inplace = B(2)},
+	{TRAINING("LogitsChunkGradWeight"), IO(2, 3, 1, 1),
+	 .alias = AR_ALIAS_INPLACE, .inplace = B(2)},
+	{TRAINING("MomentumUpdate"), IO(3, 4, 1, 1), .alias = AR_ALIAS_INPLACE,
+	 .inplace = B(0)},
+	{TRAINING("SgdUpdate"), IO(2, 3, 1, 1), .alias = AR_ALIAS_INPLACE,
+	 .inplace = B(0)},
 	/* ONNX Runtime's contrib ops (its ContribOperators.md and schemas):
 	 * what its quantization and transformer optimizer tools emit. */
 	{MS("Attention"), IO(2, 7, 1, 2), .shape = ar_shape_attention,
@@ -509,8 +603,8 @@ static const ArOpDef table[] = {
 	{MS("BiasSplitGelu"), IO(2, 2, 1, 1),
 	 .shape = ar_shape_bias_split_gelu},
 	{MS("DequantizeLinear"), IO(2, 3, 1, 1), .flags = AR_OP_NOFOLD,
-	 .shape = ar_shape_dequantize,
-	 .alias = AR_ALIAS_INPLACE, .inplace = B(0)},
+	 .shape = ar_shape_dequantize, .alias = AR_ALIAS_INPLACE,
+	 .inplace = B(0)},
 	{MS("DynamicQuantizeMatMul"), IO(3, 5, 1, 1),
 	 .shape = ar_shape_dynamic_quantize_matmul, .flops = ar_flops_matmul},
 	{MS("EmbedLayerNormalization"), IO(7, 9, 1, 3),
@@ -543,15 +637,15 @@ static const ArOpDef table[] = {
 	{MS("QLinearGlobalAveragePool"), IO(4, 5, 1, 1),
 	 .shape = ar_shape_qlinear_globalpool, .flops = ar_flops_globalpool},
 	{MS("QLinearLeakyRelu"), IO(4, 5, 1, 1),
-	 .shape = ar_shape_qlinear_unary,
-	 .alias = AR_ALIAS_INPLACE, .inplace = B(0)},
+	 .shape = ar_shape_qlinear_unary, .alias = AR_ALIAS_INPLACE,
+	 .inplace = B(0)},
 	{MS("QLinearMul"), IO(7, 8, 1, 1), .shape = ar_shape_qlinear_binary,
 	 .alias = AR_ALIAS_INPLACE, .inplace = B(0) | B(3)},
 	{MS("QLinearSigmoid"), IO(4, 5, 1, 1), .shape = ar_shape_qlinear_unary,
 	 .alias = AR_ALIAS_INPLACE, .inplace = B(0)},
 	{MS("QuantizeLinear"), IO(2, 3, 1, 1), .flags = AR_OP_NOFOLD,
-	 .shape = ar_shape_quantize,
-	 .alias = AR_ALIAS_INPLACE, .inplace = B(0)},
+	 .shape = ar_shape_quantize, .alias = AR_ALIAS_INPLACE,
+	 .inplace = B(0)},
 	{MS("QuickGelu"), IO(1, 1, 1, 1), .shape = ar_shape_unary,
 	 .alias = AR_ALIAS_INPLACE, .inplace = ALL},
 	{MS("RotaryEmbedding"), IO(4, 4, 1, 1), .shape = ar_shape_unary},
@@ -630,6 +724,25 @@ const ArGradRule *ar_op_grad(const ArNode *n)
 {
 	const ArOpDef *d = ar_op_of(n);
 	return d ? d->grad : NULL;
+}
+
+ArGradReads ar_grad_reads(const ArGradRule *r, uint32_t need)
+{
+	ArGradReads u = {0, 0};
+	for (int j = 0; j < AR_GRAD_NAMED; j++)
+		if (need & r->diff & AR_BIT(j)) {
+			u.in |= r->reads[j].in;
+			u.out |= r->reads[j].out;
+		}
+	return u;
+}
+
+bool ar_grad_moves(const ArGradRule *r, int j)
+{
+	if (!r || j >= 32 || !(r->diff & AR_BIT(j)))
+		return false;
+	return j >= AR_GRAD_NAMED ||
+	       (!(r->reads[j].in & r->diff) && !r->reads[j].out);
 }
 
 uint32_t ar_op_inplace_inputs(const ArNode *n)

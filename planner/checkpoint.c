@@ -394,17 +394,29 @@ static void fill_bill(ArTrainResult *r, ArCkptPolicy pol, bool exact,
 		      int evals)
 {
 	const ArTrainModel *m = r->model;
+	const ArTrainMemory *x = &m->mem;
 	ArTrainBill *b = &r->bill;
 	int64_t t;
-	b->optimizer = ar_optimizer_name(m->optimizer);
+	b->optimizer = ar_optimizer_name(m->spec.optimizer);
+	b->precision = ar_precision_name(m->spec.precision);
 	b->policy = ar_ckpt_policy_name(pol);
-	b->parameter_bytes = m->parameter_bytes;
-	b->gradient_bytes = m->parameter_bytes;
-	b->optimizer_state_bytes = m->state_bytes;
+	b->parameter_count = x->parameter_count;
+	b->parameter_bytes = x->parameter_bytes;
+	b->gradient_bytes = x->gradient_bytes;
+	b->master_weight_bytes = x->master_bytes;
+	b->optimizer_state_bytes = x->state_bytes;
+	b->frozen_bytes = x->frozen_bytes;
+	b->constant_bytes = x->constant_bytes;
 	b->arena_bytes = r->plan->arena_bytes;
+	b->logits_bytes = x->logits_bytes;
+	b->logits_grad_bytes = x->logits_grad_bytes;
+	b->loss_chunks = m->spec.loss_chunks > 1 ? m->spec.loss_chunks : 1;
 	b->total_bytes = INT64_MAX;
 	if (ar_add64(b->parameter_bytes, b->gradient_bytes, &t) &&
+	    ar_add64(t, b->master_weight_bytes, &t) &&
 	    ar_add64(t, b->optimizer_state_bytes, &t) &&
+	    ar_add64(t, b->frozen_bytes, &t) &&
+	    ar_add64(t, b->constant_bytes, &t) &&
 	    ar_add64(t, b->arena_bytes, &t))
 		b->total_bytes = t;
 	b->forward_flops = m->forward_flops;
@@ -434,7 +446,7 @@ int ar_train_plan(const ArGraph *fwd, const ArTrainOptions *o,
 	int rc;
 
 	memset(r, 0, sizeof *r);
-	if ((rc = ar_train_model(fwd, o->optimizer, &r->model, err)))
+	if ((rc = ar_train_model(fwd, &o->spec, &r->model, err)))
 		return rc;
 	r->resident = ar_xcalloc((size_t)r->model->base->ntensors + 1,
 				 sizeof *r->resident);
@@ -502,7 +514,7 @@ int ar_train_sweep(const ArGraph *fwd, const ArTrainOptions *o,
 
 	*pts = NULL;
 	*npts = 0;
-	if ((rc = ar_train_model(fwd, o->optimizer, &m, err)))
+	if ((rc = ar_train_model(fwd, &o->spec, &m, err)))
 		return rc;
 	res = ar_xcalloc((size_t)m->base->ntensors + 1, sizeof *res);
 	*pts = ar_xcalloc(11, sizeof **pts);

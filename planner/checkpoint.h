@@ -21,14 +21,26 @@ typedef enum {
 	AR_CKPT_NONE, AR_CKPT_ALL, AR_CKPT_SQRT, AR_CKPT_OPTIMAL
 } ArCkptPolicy;
 
-/* The memory bill of a planned training step. */
+/*
+ * The memory bill of a planned training step: the persistent parts
+ * (train.h's ArTrainMemory: together the step graph's weights_bytes) and
+ * the arena, which holds the logits and their gradient among the rest.
+ */
 typedef struct ArTrainBill {
 	const char *optimizer;
+	const char *precision;
 	const char *policy;
+	int64_t parameter_count;        /* trained parameters, elements */
 	int64_t parameter_bytes;        /* persistent */
 	int64_t gradient_bytes;         /* persistent, = parameters */
+	int64_t master_weight_bytes;    /* persistent, fp32 (mixed) */
 	int64_t optimizer_state_bytes;  /* momentum 1x, adam 2x parameters */
+	int64_t frozen_bytes;           /* persistent, frozen parameters */
+	int64_t constant_bytes;         /* persistent, other constants */
 	int64_t arena_bytes;            /* the planned arena */
+	int64_t logits_bytes;           /* in the arena (per chunk) */
+	int64_t logits_grad_bytes;
+	int loss_chunks;                /* 1: the loss in one piece */
 	int64_t total_bytes;
 	int64_t forward_flops, backward_flops, recompute_flops;
 	int ncheckpoints;
@@ -41,7 +53,7 @@ typedef struct ArTrainBill {
 } ArTrainBill;
 
 typedef struct ArTrainOptions {
-	ArOptimizer optimizer;
+	ArTrainSpec spec;       /* what to train, optimizer, precision */
 	ArCkptPolicy policy;
 	int64_t budget;         /* arena bytes, 0 for none */
 	double time_limit;      /* seconds for the selection search */

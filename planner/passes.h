@@ -54,6 +54,9 @@ int ar_alias_root(const ArPlan *p, ArAliasMemo *m, int t, int64_t *off);
 bool *ar_graph_output_flags(const ArGraph *g);
 void ar_groups_build(const ArGraph *g, const ArPlan *p, ArGroups *gr);
 void ar_groups_free(ArGroups *gr);
+/* Outputs of the weight kind a step writes over its input (the op
+ * table's in-place class) alias that input (persist.c). */
+void ar_persist_inplace(const ArGraph *g, ArPlan *p);
 /* plan.c: what ar_plan does before the offsets (order, alias links,
  * lifetimes), for searches that need only those; offsets stay -1. */
 int ar_plan_links(const ArGraph *g, const ArPlanOptions *opt, ArPlan **out,

@@ -178,15 +178,14 @@ static const char *step_name(const ArGraph *g, const ArPlan *p, int step)
 static int check_totals(const ArGraph *g, ArPlan *p, ArError *err)
 {
 	const int64_t limit = (int64_t)1 << 62;
-	int64_t act = 0;
+	int64_t act = 0, weights = 0;
 	for (int t = 0; t < g->ntensors; t++) {
 		const ArTensor *x = &g->tensors[t];
 		if (x->bytes <= 0)
 			continue;
 		if (x->kind == AR_TK_WEIGHT || x->kind == AR_TK_CONSTANT) {
-			if (!ar_add64(p->weights_bytes, x->bytes,
-				      &p->weights_bytes) ||
-			    p->weights_bytes > limit)
+			if (!ar_add64(weights, x->bytes, &weights) ||
+			    weights > limit)
 				return ar_fail(err, AR_EXIT_MODEL, "weights and "
 					       "constants total more than 2^62 "
 					       "bytes (at '%s')", x->name);
@@ -214,6 +213,7 @@ static int check_totals(const ArGraph *g, ArPlan *p, ArError *err)
 static int plan_links(const ArGraph *g, const ArPlanOptions *opt, ArPlan *p,
 		      ArError *err)
 {
+	bool *read;
 	int rc;
 	if (opt->align <= 0 || (opt->align & (opt->align - 1)))
 		return ar_fail(err, AR_EXIT_USAGE, "--align %lld is not a "
@@ -226,6 +226,10 @@ static int plan_links(const ArGraph *g, const ArPlanOptions *opt, ArPlan *p,
 	if ((rc = check_totals(g, p, err)))
 		return rc;
 	reset_aliases(p);
+	ar_persist_inplace(g, p);
+	read = ar_xmalloc((size_t)g->ntensors + 1);
+	p->weights_bytes = ar_weights_read(g, p, read);
+	free(read);
 
 	/* The reference point every improvement is measured against. */
 	p->nsteps = ar_schedule_file(g, p->steps);

@@ -120,7 +120,8 @@ typedef struct ArPlan {
 	int64_t arena_bytes;
 	int64_t lower_bound;    /* max over steps of padded live bytes */
 	int64_t file_order_peak;/* the same bound for the file's order, no aliasing */
-	int64_t weights_bytes;  /* weights and constants, unpadded */
+	int64_t weights_bytes;  /* weights and constants a step reads, each
+				   storage once, unpadded (ar_weights_read) */
 	int peak_step;          /* a step where live bytes reach lower_bound */
 	const char *algorithm;
 	bool optimal;           /* arena_bytes proven minimal for this order */
@@ -234,6 +235,17 @@ void ar_plan_facts(const ArGraph *g, ArPlan *p);
 
 /* The workspace of node n's step, NULL when it has none. */
 const ArScratch *ar_plan_scratch(const ArPlan *p, int node);
+
+/*
+ * The weights and constants some step reads (persist.c), one per storage:
+ * in[t] for each, t being the storage (a tensor a step rewrote in place,
+ * like a training step's W.next, is alias_of the one it rewrote).
+ * Returns the sum of their unpadded bytes.
+ */
+int64_t ar_weights_read(const ArGraph *g, const ArPlan *p, bool *in);
+/* The end of t's alias_of chain among persistent tensors: the storage
+ * whose bytes t is (persist.c). */
+int ar_weight_storage(const ArPlan *p, int t);
 
 /* Padded size of a tensor for this plan's alignment. */
 int64_t ar_plan_padded(const ArPlan *p, int64_t bytes);

@@ -17,10 +17,13 @@ formulas the training planner is checked against, checked themselves.
   llama-7b has 6,738,415,616 parameters, zero-7.5b exactly 7.5e9, and
   the ZeRO figures computed from the count read off its initializers are
   Figure 1's;
-- arenac's training plan of a float16 GPT layer against Korthikanti's
-  formula (plus the named decomposition extras, apart from the per-row
-  LayerNorm statistics), once arenac trains GPT graphs: until then one
-  `skipped:` line with arenac's error.
+- arenac's training plan of a GPT layer with --precision mixed-fp16
+  against Korthikanti's formula, for several (s, b, h, a): the tensors
+  the backward pass keeps are exactly the paper's terms (names from
+  korthikanti.breakdown) plus the LayerNorm statistics (float32 mean and
+  1/std per row, which the formula leaves out: ln_stats()), and their
+  bytes s*b*h*(34 + 5*a*s/h) exactly; with --grad-fuse none the Erf GELU
+  chain's two extra tensors (decomposition_extras) besides.
 
 Environment: ARENAC (default build/arenac).  Skipped when onnx is missing.
 """
@@ -188,14 +191,15 @@ def llama_checks(tmp):
 
 
 def layer_saved(report, layer):
-    """Resident saved buffers of gen_gpt layer `layer`: roots of tensors
+    """What gen_gpt layer `layer` keeps for the backward pass: the tensors
     named l{i}.* or h{i} that a forward step produced and a backward step
-    reads.  {root: bytes}."""
+    reads, {name: its buffer (through alias_of and inplace_of)}, and the
+    buffers' bytes, {buffer: bytes}."""
     tensors = {t["name"]: t for t in report["tensors"]}
     phase = {o: s["phase"] for s in report["steps"] for o in s["outputs"]}
     read = {i for s in report["steps"] if s["phase"] == "backward"
             for i in s["inputs"]}
-    out = {}
+    names, size = {}, {}
     for n in read:
         if not (n.startswith("l%d." % layer) or n == "h%d" % layer):
             continue
@@ -204,38 +208,61 @@ def layer_saved(report, layer):
         r = n
         while tensors[r]["alias_of"] or tensors[r]["inplace_of"]:
             r = tensors[r]["alias_of"] or tensors[r]["inplace_of"]
-        out[r] = tensors[r]["bytes"]
-    return out
+        names[n] = r
+        size[r] = tensors[r]["bytes"]
+    return names, size
+
+
+KORTHIKANTI_CONFIGS = [  # (s, b, h, a): the paper's formula holds for any
+    (32, 2, 64, 4), (64, 1, 96, 3), (16, 4, 128, 8), (128, 2, 64, 2)]
+
+
+def korthikanti_layer(tmp, s, b, h, a, fuse):
+    """Layer 1 of a 3-layer gen_gpt GPT (LN op, Erf GELU, dropout) trained
+    with --precision mixed-fp16: the tensors arenac keeps are exactly the
+    paper's terms plus the LayerNorm statistics (float32, per row), and
+    their bytes s*b*h*(34 + 5*a*s/h) exactly; with --grad-fuse none the
+    Erf chain's two extras besides."""
+    c = gen_gpt.Config(layers=3, seq=s, batch=b, hidden=h, heads=a,
+                       vocab=96)
+    path = os.path.join(tmp, "gpt_k.onnx")
+    onnx.save(gen_gpt.build(c), path)
+    p = subprocess.run([ARENAC, "-q", "--train", "--checkpoint", "none",
+                        "--precision", "mixed-fp16", "--grad-fuse", fuse,
+                        "--json", "-", path], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, universal_newlines=True)
+    name = "korthikanti (s %d, b %d, h %d, a %d, --grad-fuse %s)" % (
+        s, b, h, a, fuse)
+    if not check(name + ": arenac trains it", p.returncode == 0,
+                 p.stderr.strip()):
+        return
+    names, size = layer_saved(json.loads(p.stdout), 1)
+    stats = {n for n in names if n.endswith((".mean", ".inv_std"))}
+    extras = korthikanti.decomposition_extras(s, b, h, 1) \
+        if fuse == "none" else {}
+    terms = {t.tensor for t in korthikanti.breakdown(s, b, h, a, layer=1)}
+    check(name + ": the paper's terms", set(names) - stats ==
+          terms | set(extras), "missing %s, beyond %s" % (
+              sorted(terms | set(extras) - set(names)),
+              sorted(set(names) - stats - terms - set(extras))))
+    row_bytes = sum(size[names[n]] for n in stats)
+    got = sum(size.values()) - row_bytes
+    want = korthikanti.formula(s, b, h, a) + sum(extras.values())
+    check(name + ": bytes", got == want, (got, want))
+    check(name + ": LayerNorm statistics", row_bytes ==
+          korthikanti.ln_stats(s, b), (row_bytes, korthikanti.ln_stats(s, b)))
+    print("  GPT layer 1, mixed-fp16, s %d b %d h %d a %d, --grad-fuse "
+          "%s: arenac keeps %d bytes, formula %s%s, + %d bytes of "
+          "LayerNorm statistics" % (s, b, h, a, fuse, got,
+                                    korthikanti.formula(s, b, h, a),
+                                    " + extras %d" % sum(extras.values())
+                                    if extras else "", row_bytes))
 
 
 def korthikanti_vs_arenac(tmp):
-    """A float16 GPT (LN op, Erf GELU, dropout), layer 1 of 3."""
-    c = gen_gpt.Config(layers=3, seq=32, batch=2, hidden=64, heads=4,
-                       vocab=96, dtype="float16")
-    path = os.path.join(tmp, "gpt_fp16.onnx")
-    onnx.save(gen_gpt.build(c), path)
-    p = subprocess.run([ARENAC, "-q", "--train", "--checkpoint", "none",
-                        "--json", "-", path], stdout=subprocess.PIPE,
-                       stderr=subprocess.PIPE, universal_newlines=True)
-    if p.returncode != 0:
-        print("skipped: arenac cannot train gen_gpt.py's GPT yet: %s" %
-              p.stderr.strip())
-        return
-    s, b, h, a = c.seq, c.batch, c.hidden, c.heads
-    saved = layer_saved(json.loads(p.stdout), 1)
-    rows = {r: n for r, n in saved.items() if n <= s * b * 4}
-    want = korthikanti.formula(s, b, h, a) + sum(
-        korthikanti.decomposition_extras(s, b, h, 1).values())
-    got = sum(saved.values()) - sum(rows.values())
-    terms = {t.root for t in korthikanti.breakdown(s, b, h, a, layer=1)}
-    print("  GPT fp16 layer 1: arenac keeps %d bytes (+%d in row-sized "
-          "tensors %s; float32 LayerNorm statistics would be %s), "
-          "Korthikanti + extras %s" % (got, sum(rows.values()), sorted(rows),
-                                       korthikanti.ln_stats(s, b), want))
-    check("korthikanti layer bytes", got == want,
-          "missing %s, beyond the terms %s" % (
-              sorted(terms - set(saved)),
-              sorted(set(saved) - terms - set(rows))))
+    for cfg in KORTHIKANTI_CONFIGS:
+        korthikanti_layer(tmp, *cfg, fuse="gelu")
+    korthikanti_layer(tmp, *KORTHIKANTI_CONFIGS[0], fuse="none")
 
 
 def main():

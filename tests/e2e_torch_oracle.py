@@ -20,39 +20,46 @@ are compared with torch's:
           some backward-phase step reads.
 
 Torch and the graph accounts differ by known, named amounts, each
-computed here from the exported graph's inferred shapes:
-  maxpool_indices      torch keeps int64 argmax indices per max-pool output
-                       element; the graph's MaxPoolGrad re-finds the argmax
-                       from the pool's input and output instead
-  batchnorm_stats      torch keeps the batch mean and 1/std (2 x C floats
-                       per BatchNorm); arenac's BatchNormalizationGrad reads
-                       the running mean and variance, which are weights
-  dropout_mask         torch 1.13 on the CPU draws the mask into a tensor of
-                       the activation's dtype (4 bytes per element in
-                       float32); the graph keeps Dropout's bool mask (1)
-  loss_total_weight    nll_loss keeps a 0-d float (4 bytes)
-  weight_transpose     torch exports nn.Linear on 3-d input as
-                       MatMul(x, Transpose(W)): the graph's MatMul gradient
-                       keeps W^T, a copy; torch reads W through a view
-  gelu_erf_decomposed  GELU exported as x (1 + erf(x/sqrt2)) / 2: per-op
-                       rules keep erf's input and 1 + erf beside x; torch's
-                       fused gelu keeps x only
-  layernorm_decomposed LayerNorm exported at opset 14 (ReduceMean, Sub,
-                       Pow, ..., Div): per-op rules keep x - mean, the
+computed here from the exported graph's inferred shapes; "both" differences
+hold for either account, the others for one of them:
+  maxpool_indices      (both) torch keeps int64 argmax indices per max-pool
+                       output element; the graph's MaxPoolGrad re-finds the
+                       argmax from the pool's input and output instead
+  batchnorm_stats      (rules) torch keeps the batch mean and 1/std (2 x C
+                       floats per BatchNorm); so does arenac, which
+                       materialises them in training mode, while the rules
+                       read the running statistics, weights
+  dropout_mask         (both) torch 1.13 on the CPU draws the mask into a
+                       tensor of the activation's dtype (4 bytes per element
+                       in float32); the graph keeps Dropout's bool mask (1)
+  loss_total_weight    (both) nll_loss keeps a 0-d float (4 bytes)
+  weight_transpose     (rules) torch exports nn.Linear on 3-d input as
+                       MatMul(x, Transpose(W)): the rules' MatMul gradient
+                       keeps W^T, a copy; torch reads W through a view, and
+                       arenac folds the Transpose: W^T is the parameter
+  gelu_erf_decomposed  (rules) GELU exported as x (1 + erf(x/sqrt2)) / 2:
+                       per-op rules keep erf's input and 1 + erf beside x;
+                       torch's fused gelu keeps x only, and so does arenac,
+                       which gives the chain GELU's gradient (--grad-fuse)
+  layernorm_decomposed (both) LayerNorm exported at opset 14 (ReduceMean,
+                       Sub, Pow, ..., Div): per-op rules keep x - mean, the
                        normalised x and std; torch keeps x, mean and 1/std
-  mean_keeps_input     torch 1.13's mean() keeps its whole input for the
-                       backward (which needs only its sizes)
+  mean_keeps_input     (both) torch 1.13's mean() keeps its whole input for
+                       the backward (which needs only its sizes)
+  condition_folded     (arenac) masked_fill(~causal): torch computes the
+                       bool ~causal in every forward and keeps it for the
+                       backward; arenac folds Not(causal) (all constants)
+                       into a constant, outside the arena
 (The loss keeps the log-probabilities in torch and the logits in the
 graph: the same bytes.  Python numbers autograd wraps in 0-d tensors are
 constants, not activations.)  The test asserts, per category and in
 total, torch == account + differences, exactly; on a mismatch it prints
 both sides buffer by buffer and what is left unmatched.
 
-GPT and the TransformerEncoder need gradient rules arenac lacks today:
-while arenac exits 2 on a model the test prints one `skipped:` line for
-it and still checks the others; once arenac trains them the comparison
-with arenac runs with the same differences.  The whole test is skipped
-when torch or onnx is not importable.
+Every model must train with arenac (MUST_TRAIN); LeNet exported with its
+own loss (torch's SoftmaxCrossEntropyLoss) keeps the same bytes as LeNet
+with the loss arenac attaches.  The whole test is skipped when torch or
+onnx is not importable.
 
 Environment: ARENAC (the binary, default build/arenac).
 """
@@ -78,8 +85,8 @@ except ImportError as e:
 ARENAC = os.environ.get("ARENAC") or os.path.join(ROOT, "build", "arenac")
 
 # Models whose plan must equal torch's saved bytes (plus the named
-# differences) today; the others are compared once arenac trains them.
-MUST_TRAIN = ("lenet", "resnet18", "vgg11")
+# differences).
+MUST_TRAIN = ("lenet", "resnet18", "vgg11", "gpt", "encoder")
 
 
 def numel(shape):
@@ -111,7 +118,7 @@ def arenac_side(report):
     alias_of and inplace_of) of the tensors that a forward step produced,
     or that are graph inputs, and that a backward step reads."""
     tensors = {t["name"]: t for t in report["tensors"]}
-    phase, stats, masks = {}, set(), set()
+    phase, stats, bnstats, masks = {}, set(), set(), set()
     for st in report["steps"]:
         for o in st["outputs"]:
             phase[o] = st["phase"]
@@ -119,6 +126,8 @@ def arenac_side(report):
             masks.add(st["outputs"][1])
         if st["op"] == "LayerNormalization":
             stats.update(st["outputs"][1:])
+        if st["op"] == "BatchNormalization":
+            bnstats.update(st["outputs"][3:])
     read = {i for st in report["steps"] if st["phase"] == "backward"
             for i in st["inputs"]}
     buffers = collections.OrderedDict()
@@ -133,7 +142,8 @@ def arenac_side(report):
             r = tensors[r]["alias_of"] or tensors[r]["inplace_of"]
         cat = ("input" if tensors[r]["kind"] == "input" else
                "dropout_mask" if name in masks else
-               "layernorm_stats" if name in stats else "activation")
+               "layernorm_stats" if name in stats else
+               "batchnorm_stats" if name in bnstats else "activation")
         buffers.setdefault(r, (tensors[r]["bytes"], cat,
                                numel(tensors[r]["shape"])))
     return Side("arenac", buffers)
@@ -168,10 +178,20 @@ def _in_layernorm(g, n):
         c.op_type == "Sub" for c in _consumers(g, n.output[0]))
 
 
-def differences(g, rules):
-    """The known differences between torch's saved storages and a per-op
-    account of the exported graph, each from the graph's shapes."""
+def _folded(g, name):
+    """Whether name is computed from initializers alone (arenac folds it)."""
+    if name in g.init:
+        return True
+    n = g.producer.get(name)
+    return n is not None and all(_folded(g, i) for i in n.input if i)
+
+
+def differences(g, rules, account):
+    """The known differences between torch's saved storages and an account
+    ("rules" or "arenac") of the exported graph, each from the graph's
+    shapes (the rules' saved buffers say what the graph keeps)."""
     out = []
+    arenac = account == "arenac"
     add = lambda *a: out.append(Diff(*a))  # noqa: E731
     saved_roots = set(rules.buffers)
     for n in g.nodes:
@@ -180,7 +200,7 @@ def differences(g, rules):
             # torch: int64 argmax per output element.
             add("maxpool_indices", "maxpool_indices", 8 * g.numel(o[0]),
                 "activation", 0)
-        elif op == "BatchNormalization":
+        elif op == "BatchNormalization" and not arenac:
             # torch: batch mean and 1/std, float32 per channel.
             add("batchnorm_stats", "batchnorm_stats",
                 2 * 4 * g.type[i[0]][1][1], "activation", 0)
@@ -188,11 +208,17 @@ def differences(g, rules):
             # torch CPU: a mask of the activation's dtype; ONNX: bool.
             add("dropout_mask", "dropout_mask", g.nbytes(o[0]),
                 "dropout_mask", g.numel(o[1]))
-        elif op == "Transpose" and g.is_param(i[0]) and o[0] in saved_roots:
+        elif op == "Transpose" and g.is_param(i[0]) and \
+                o[0] in saved_roots and not arenac:
             # torch reads W through a view; the graph keeps W^T, a copy.
             add("weight_transpose", "activation", 0, "activation",
                 g.nbytes(o[0]))
-        elif op == "Erf":
+        elif op == "Where" and arenac and i[0] in g.producer and \
+                _folded(g, i[0]):
+            # torch keeps ~causal, computed at run time; arenac folds it.
+            add("condition_folded", "activation", g.nbytes(i[0]),
+                "activation", 0)
+        elif op == "Erf" and not arenac:
             # GELU as x * (1 + erf(x / sqrt2)) / 2: torch keeps x (so do
             # the rules); the rules also keep erf's input and 1 + erf.
             div, add1 = g.producer[i[0]], _consumers(g, o[0])[0]
@@ -293,11 +319,11 @@ def check_model(name, tmp, results):
     path = os.path.join(tmp, name + ".onnx")
     exported = torch_saved.export(model, inputs, path, opset)
     rules, g = rules_side(exported)
-    diffs = differences(g, rules)
+    diffs = differences(g, rules, "rules")
     print("%s (batch %d): torch saves %d bytes (%s)" % (
         name, batch, meas.total(), ", ".join(
             "%s %d" % kv for kv in meas.by_category().items() if kv[1])))
-    print("  differences: " + summarize(diffs))
+    print("  differences (rules): " + summarize(diffs))
     # The per-op rules account: validates the differences on every model.
     ok = compare(name, meas, rules, diffs)
     results[0 if ok else 1] += 1
@@ -307,12 +333,36 @@ def check_model(name, tmp, results):
             print("FAIL %s: arenac exit %d: %s" % (name, rc, err))
             results[1] += 1
         else:
-            print("skipped: arenac cannot train %s yet: %s" % (name, err))
+            print("skipped: arenac does not train %s: %s" % (name, err))
         return None
     side = arenac_side(json.loads(out))
+    diffs = differences(g, rules, "arenac")
+    print("  differences (arenac): " + summarize(diffs))
     ok = compare(name, meas, side, diffs)
     results[0 if ok else 1] += 1
     return side
+
+
+def own_loss(tmp, attached, results):
+    """LeNet exported with its loss (torch writes SoftmaxCrossEntropyLoss):
+    arenac trains it on that loss, adds no label of its own, and keeps
+    the same bytes as with the loss it attaches."""
+    model, inputs, label, opset = torch_saved.build("lenet")
+    path = os.path.join(tmp, "lenet_loss.onnx")
+    torch_saved.export(torch_saved.WithLoss(model), (inputs[0], label),
+                       path, opset, names=("input", "label"), output="loss")
+    rc, out, err = run_arenac(path, inputs[0].shape[0])
+    ok = rc == 0
+    if ok:
+        r = json.loads(out)
+        ops = [(s["op"], s["phase"]) for s in r["steps"]]
+        ok = ("SoftmaxCrossEntropyLoss", "forward") in ops and \
+            [t["name"] for t in r["tensors"] if t["kind"] == "input"] == \
+            ["input", "label"] and \
+            arenac_side(r).total() == attached.total()
+    print("  lenet with its own loss keeps the same bytes: %s" % (
+        "ok" if ok else "NO (%s)" % (err or rc)))
+    results[0 if ok else 1] += 1
 
 
 def main():
@@ -330,6 +380,7 @@ def main():
                 print("  testdata/lenet.onnx keeps the same bytes: %s" % (
                     "ok" if same else "NO (%s)" % (err or rc)))
                 results[0 if same else 1] += 1
+                own_loss(tmp, side, results)
     print("e2e_torch_oracle: %d passed, %d failed" % tuple(results))
     return 1 if results[1] else 0
 

@@ -1,9 +1,11 @@
 #!/bin/sh
 # e2e_train.sh — --train end to end: LeNet's memory bill in the JSON report
-# against hand-computed numbers, every checkpoint policy through the
-# verifier and the poison executor (--selfcheck), the exit codes (3 with
-# the smallest reachable budget, 2 for an op without a gradient rule, 1 for
-# training options without --train), the header, VGG-19: real recompute
+# against hand-computed numbers (weights_bytes the persistent parts, W.next
+# aliasing W), every checkpoint policy through the verifier and the poison
+# executor (--selfcheck), the exit codes (3 with the smallest reachable
+# budget, 2 naming every op without a gradient rule, 1 for training options
+# without --train), the header (WEIGHTS_BYTES within WEIGHTS_SIZE, W.next at
+# W's weights offset), VGG-19: real recompute
 # under a budget, optimal against sqrt, the --batch note; and optimal
 # against sqrt at 70% on LeNet, VGG-19, ResNet-50 and DenseNet-121.
 ARENAC=${ARENAC:-build/arenac}
@@ -24,7 +26,13 @@ t = r["training"]
 assert t["parameter_bytes"] == 1724320, t
 assert t["gradient_bytes"] == 1724320 and t["optimizer_state_bytes"] == 1724320, t
 assert t["arena_bytes"] == r["arena_bytes"]
-assert t["total_bytes"] == 3 * 1724320 + t["arena_bytes"], t
+# The Reshape's int64 [2] target is the one constant a step reads.
+assert t["constant_bytes"] == 16 and t["master_weight_bytes"] == 0, t
+assert t["total_bytes"] == 3 * 1724320 + 16 + t["arena_bytes"], t
+# Weights: each storage a step reads once; W.next is W (issue 18 item 5).
+assert r["weights_bytes"] == t["total_bytes"] - t["arena_bytes"], r["weights_bytes"]
+nxt = [x for x in r["tensors"] if x["name"].endswith(".next")]
+assert len(nxt) == 8 and all(x["alias_of"] == x["name"][:-5] for x in nxt), nxt
 assert t["recompute_flops"] == 0 and t["checkpoint_policy"] == "none", t
 phases = [s["phase"] for s in r["steps"]]
 assert phases.index("backward") > phases.index("forward")
@@ -33,6 +41,21 @@ print("  lenet bill ok: arena %d, total %d" % (t["arena_bytes"], t["total_bytes"
 PY
 grep -q '"relu1.grad"' "$tmp/l.h" && grep -q '"conv1_w.grad"' "$tmp/l.h" ||
 	bad "header has no training tensors"
+# The header's weights: WEIGHTS_BYTES (unpadded) within WEIGHTS_SIZE (the
+# padded blob), and W.next at W's weights offset.
+"$PYTHON" - "$tmp/l.h" <<'PY' || bad "header weights"
+import re, sys
+h = open(sys.argv[1]).read()
+wb = int(re.search(r"_WEIGHTS_BYTES (\d+)u", h).group(1))
+ws = int(re.search(r"_WEIGHTS_SIZE (\d+)u", h).group(1))
+assert wb == 5172976 and wb <= ws, (wb, ws)
+def woff(name):
+    line = re.search(r'\{"%s", .*\}' % re.escape(name), h).group(0)
+    return line.rsplit(",", 1)[1].strip(" }")
+assert woff("fc1_w.next") == woff("fc1_w") != "LENET_NOT_IN_ARENA", (
+    woff("fc1_w.next"), woff("fc1_w"))
+print("  lenet header: WEIGHTS_BYTES %d <= WEIGHTS_SIZE %d" % (wb, ws))
+PY
 
 for p in none all sqrt; do
 	"$ARENAC" -q --train --batch 16 --checkpoint $p --selfcheck \
@@ -48,7 +71,8 @@ grep -q "smallest reachable arena is 7573520 bytes" "$tmp/err" ||
 
 # Training options without --train, even at their default values.
 for o in "--optimizer sgd" "--optimizer adam" "--checkpoint none" \
-	 "--loss cross-entropy" "--budget-sweep"; do
+	 "--loss cross-entropy" "--budget-sweep" "--precision fp16" \
+	 "--freeze x" "--trainable x" "--loss-chunk 2" "--grad-fuse none"; do
 	"$ARENAC" $o --batch 1 testdata/lenet.onnx >/dev/null 2>&1
 	[ $? -eq 1 ] || bad "$o without --train should be a usage error"
 done
@@ -57,21 +81,24 @@ done
 [ $? -eq 1 ] && grep -q "is for inference plans" "$tmp/err" ||
 	bad "--train --fuse preact should be a usage error"
 
-# An op without a gradient rule on the way to the loss: exit 2, named.
-"$PYTHON" - "$tmp/erf.onnx" <<'PY'
+# Ops without a gradient rule on the way to the loss: exit 2, every one
+# named once, with its first node.
+"$PYTHON" - "$tmp/norule.onnx" <<'PY'
 import sys
 import numpy as np
 from onnx import TensorProto, helper, numpy_helper, save
 w = numpy_helper.from_array(np.ones((4, 4), np.float32), "w")
 g = helper.make_graph(
-    [helper.make_node("MatMul", ["x", "w"], ["h"]),
-     helper.make_node("Erf", ["h"], ["y"])], "erf",
+    [helper.make_node("MatMul", ["x", "w"], ["h"], name="h"),
+     helper.make_node("Cosh", ["h"], ["c"], name="c"),
+     helper.make_node("Hardmax", ["c"], ["m"], name="m"),
+     helper.make_node("Cosh", ["m"], ["y"], name="y")], "norule",
     [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 4])],
     [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 4])], [w])
 save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), sys.argv[1])
 PY
-"$ARENAC" -q --train "$tmp/erf.onnx" 2>"$tmp/err"
-[ $? -eq 2 ] && grep -q "no gradient rule for op 'Erf'" "$tmp/err" ||
+"$ARENAC" -q --train "$tmp/norule.onnx" 2>"$tmp/err"
+[ $? -eq 2 ] && grep -q "no gradient rule for these ops: Cosh (node 'y'), Hardmax (node 'm')$" "$tmp/err" ||
 	bad "missing rule: $(cat "$tmp/err")"
 
 # A deep chain where checkpointing pays: optimal fits 75% of the

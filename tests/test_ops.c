@@ -82,9 +82,7 @@ static void test_entries_consistent(void **state)
 			fail_entry(d, "a control-flow op that folds, aliases "
 				   "or declares kernel scratch");
 		if (g && (!g->diff || !within(g->diff, d->in_max) ||
-			  !within(g->save_in, d->in_max) ||
-			  !within(g->save_out, d->out_max) ||
-			  (g->cross && d->in_max < 2)))
+			  !within(g->dout, d->out_max)))
 			fail_entry(d, "a gradient rule naming an input or "
 				   "output the op lacks");
 		if (d->nkv < 0 || d->nkv > AR_MAX_KV)
@@ -95,6 +93,23 @@ static void test_entries_consistent(void **state)
 			    d->kv[k].seq < 0 || d->kv[k].seq >= AR_MAX_RANK)
 				fail_entry(d, "a KV cache naming an output or "
 					   "input the op lacks");
+		for (int j = 0; g && j < AR_GRAD_NAMED; j++) {
+			/* What a gradient reads: inputs and outputs the op
+			 * has, or those a training step materialises. */
+			int outs = d->train_outputs ? 5 : d->out_max;
+			if (!within(g->reads[j].in, d->in_max) ||
+			    !within(g->reads[j].out, outs))
+				fail_entry(d, "a gradient reading an input or "
+					   "output the op lacks");
+			if ((g->reads[j].in || g->reads[j].out) &&
+			    !(g->diff & AR_BIT(j)))
+				fail_entry(d, "what the gradient of an input "
+					   "with no gradient reads");
+		}
+		if (d->train_outputs && !g)
+			fail_entry(d, "training outputs without a gradient");
+		if ((d->flags & AR_OP_LOSS) && !g)
+			fail_entry(d, "a loss without a gradient");
 	}
 }
 
@@ -147,6 +162,12 @@ static void test_gradient_steps_inplace(void **state)
 		{AR_TRAIN_DOMAIN, "SoftmaxGrad", 0},
 		{AR_TRAIN_DOMAIN, "SoftmaxCrossEntropyLossGrad", 0},
 		{AR_TRAIN_DOMAIN, "GradAccumulate", AR_ALL_INPUTS},
+		{AR_TRAIN_DOMAIN, "DropoutGrad", AR_ALL_INPUTS},
+		{AR_TRAIN_DOMAIN, "GeluGrad", AR_ALL_INPUTS},
+		{AR_TRAIN_DOMAIN, "LayerNormalizationGrad", 0},
+		{AR_TRAIN_DOMAIN, "DivGrad", 0},
+		{AR_TRAIN_DOMAIN, "AdamUpdate", AR_BIT(0)},
+		{AR_TRAIN_DOMAIN, "LogitsChunkGradInput", AR_BIT(2)},
 		{AR_TRAIN_DOMAIN, "Grad", 0},
 		{"", "ReluGrad", 0},            /* not a training op */
 		{"", "Clip", AR_BIT(0)},
@@ -162,6 +183,57 @@ static void test_gradient_steps_inplace(void **state)
 	}
 }
 
+/* Each gradient pattern's ops are entries, its fused op has a rule. */
+static void test_grad_patterns(void **state)
+{
+	int n;
+	const ArGradPattern *p = ar_grad_patterns(&n);
+	assert_true(n >= 3);
+	for (int i = 0; i < n; i++) {
+		const ArOpDef *f = ar_op_find(NULL, p[i].fused, 0);
+		if (!f || !f->grad)
+			fail_msg("%s: fused op %s has no rule", p[i].name,
+				 p[i].fused);
+		assert_true(p[i].nsteps >= 2 &&
+			    p[i].nsteps <= AR_PAT_MAX_STEPS);
+		for (int k = 0; k < p[i].nsteps; k++) {
+			const ArPatStep *s = &p[i].steps[k];
+			const ArOpDef *d = ar_op_find(NULL, s->op, 0);
+			bool prev = k == 0;
+			if (!d || s->nin < d->in_min || s->nin > d->in_max)
+				fail_msg("%s: step %d (%s)", p[i].name, k,
+					 s->op);
+			for (int j = 0; j < s->nin; j++)
+				prev = prev || s->in[j].kind == AR_PAT_PREV;
+			/* A chain: each step reads the one before. */
+			if (!prev)
+				fail_msg("%s: step %d reads no previous step",
+					 p[i].name, k);
+		}
+	}
+}
+
+/* Which inputs a rule's step reads, for some inputs needing a gradient. */
+static void test_grad_reads(void **state)
+{
+	const ArGradRule *mul = ar_op_find("", "Mul", 13)->grad;
+	const ArGradRule *div = ar_op_find("", "Div", 13)->grad;
+	const ArGradRule *where = ar_op_find("", "Where", 16)->grad;
+	ArGradReads r = ar_grad_reads(mul, AR_BIT(0));
+	/* x * c, c a constant: x's gradient reads c alone. */
+	assert_int_equal(r.in, AR_BIT(1));
+	assert_int_equal(r.out, 0);
+	r = ar_grad_reads(div, AR_BIT(1));
+	assert_int_equal(r.in, AR_BIT(1));
+	assert_int_equal(r.out, AR_BIT(0));
+	r = ar_grad_reads(where, AR_BIT(1) | AR_BIT(2));
+	assert_int_equal(r.in, AR_BIT(0));
+	assert_true(ar_grad_moves(ar_op_find("", "Transpose", 13)->grad, 0));
+	assert_true(ar_grad_moves(ar_op_find("", "Gather", 13)->grad, 0));
+	assert_false(ar_grad_moves(mul, 0));
+	assert_false(ar_grad_moves(ar_op_find("", "Gather", 13)->grad, 1));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -170,6 +242,8 @@ int main(void)
 		cmocka_unit_test(test_runtime_flags),
 		cmocka_unit_test(test_lookup),
 		cmocka_unit_test(test_gradient_steps_inplace),
+		cmocka_unit_test(test_grad_patterns),
+		cmocka_unit_test(test_grad_reads),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

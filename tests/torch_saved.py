@@ -343,13 +343,26 @@ def build(name, batch=None):
 MODELS = ("lenet", "resnet18", "vgg11", "gpt", "encoder")
 
 
-def export(model, inputs, path, opset):
+class WithLoss(nn.Module):
+    """A model that computes its own loss (loss_of) from input and label:
+    torch exports the loss op with it."""
+
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def forward(self, x, label):
+        return loss_of(self.model(x), label)
+
+
+def export(model, inputs, path, opset, names=("input",), output="logits"):
     """torch.onnx.export in training mode; weights as absent external data.
 
-    The graph input is "input", the output "logits".  Parameters and
-    buffers are exported as graph inputs (export_params=False) and turned
-    into initializers whose bytes live in a file that is never written.
-    The model passes onnx's full check (extdata.check) before it is saved."""
+    The graph inputs are `names` ("input"), the output `output` ("logits").
+    Parameters and buffers are exported as graph inputs
+    (export_params=False) and turned into initializers whose bytes live in
+    a file that is never written.  The model passes onnx's full check
+    (extdata.check) before it is saved."""
     import warnings
     model.train()
     with warnings.catch_warnings():
@@ -357,10 +370,10 @@ def export(model, inputs, path, opset):
         torch.onnx.export(model, inputs, path, export_params=False,
                           training=torch.onnx.TrainingMode.TRAINING,
                           do_constant_folding=False, opset_version=opset,
-                          input_names=["input"], output_names=["logits"])
+                          input_names=list(names), output_names=[output])
     import onnx
     m = onnx.load(path)
-    extdata.inputs_to_external(m, keep=["input"],
+    extdata.inputs_to_external(m, keep=list(names),
                                location=os.path.basename(path) + ".data")
     extdata.check(m)
     onnx.save(m, path)

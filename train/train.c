@@ -1,60 +1,38 @@
 /*
- * train.c — the training step as a graph: forward, loss, backward, update.
+ * train.c — the training model: the forward graph prepared for a training
+ * step, and what its backward pass needs.
  *
- * ar_train_model prepares the forward graph once (loss attached to the
- * first output, Dropout masks materialised) and works out, with the rules
- * of grad_rules.c, which tensors get a gradient, which are parameters and
- * which forward activations a backward step reads.  ar_train_graph then
- * emits one graph per checkpoint selection:
- *
- *   forward nodes, Loss | LossGrad, then per forward node in reverse a
- *   gradient node (after the recompute nodes its saved inputs need),
- *   GradAccumulate where several consumers contribute to one gradient,
- *   and one optimizer update per parameter.
- *
- * Its node order is its step order: recompute nodes sit right before the
- * first backward step that needs them, which is what makes them pay off.
- * A recomputed value is a new tensor ("x.recompute") read by backward steps
- * in place of x, so x itself dies after its last forward use.
+ * ar_train_model copies the forward graph (tensors, nodes without
+ * attributes) with its loss as node nfwd (loss.c: cross-entropy attached
+ * to the first output, or the model's own loss op), converts the number
+ * formats (precision.c), materialises the outputs the backward pass reads
+ * (masks, statistics: the op table's train_outputs), decides the
+ * parameters (params.c), recognises fused gradient chains (patterns.c),
+ * and then walks back from the loss with the op table's gradient rules:
+ * which tensors get a gradient, which node gets a backward step, which
+ * forward tensors those steps read (checkpoint candidates).  Every op on
+ * the gradient path without a rule is reported at once.  step.c builds
+ * the step graph from the result.
  */
 #include "train.h"
-#include "ops.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static bool is_float(ArDType dt)
-{
-	return dt == AR_DT_FLOAT || dt == AR_DT_FLOAT16 ||
-	       dt == AR_DT_BFLOAT16 || dt == AR_DT_DOUBLE;
-}
-
-static bool is_stored(const ArTensor *t)
-{
-	return t->kind == AR_TK_WEIGHT || t->kind == AR_TK_CONSTANT;
-}
 
 static uint32_t bit(int i)
 {
 	return i < 32 ? 1u << i : 0;
 }
 
-static char *join(const char *a, const char *b)
-{
-	size_t na = strlen(a), nb = strlen(b);
-	char *s = ar_xmalloc(na + nb + 1);
-	memcpy(s, a, na);
-	memcpy(s + na, b, nb + 1);
-	return s;
-}
-
-/* Tensors (without data) and nodes (without attributes) of src. */
-static ArGraph *copy_skeleton(const ArGraph *src)
+ArGraph *ar_train_copy(const ArGraph *src, const int *order)
 {
 	ArGraph *g = ar_graph_new(src->name);
+	int *at = ar_xmalloc(((size_t)src->nnodes + 1) * sizeof(int));
 	g->opset = src->opset;
 	g->ir_version = src->ir_version;
+	for (int k = 0; k < src->nnodes; k++)
+		at[order ? order[k] : k] = k;
 	for (int i = 0; i < src->ntensors; i++) {
 		const ArTensor *s = &src->tensors[i];
 		int id = ar_graph_add_tensor(g, s->name);
@@ -64,10 +42,10 @@ static ArGraph *copy_skeleton(const ArGraph *src)
 		memcpy(t->dims, s->dims, sizeof t->dims);
 		t->bytes = s->bytes;
 		t->kind = s->kind;
-		t->producer = s->producer;
+		t->producer = s->producer < 0 ? -1 : at[s->producer];
 	}
-	for (int i = 0; i < src->nnodes; i++) {
-		const ArNode *s = &src->nodes[i];
+	for (int k = 0; k < src->nnodes; k++) {
+		const ArNode *s = &src->nodes[order ? order[k] : k];
 		int id = ar_graph_add_node(g, s->name, s->op, s->domain);
 		ArNode *n = &g->nodes[id];
 		ar_node_set_io(n, s->inputs, s->ninputs, s->outputs,
@@ -76,196 +54,153 @@ static ArGraph *copy_skeleton(const ArGraph *src)
 		n->phase = s->phase;
 		n->opset = s->opset;
 	}
-	g->inputs = ar_xmalloc(((size_t)src->ninputs + 1) * sizeof(int));
+	g->inputs = ar_xmalloc(((size_t)src->ninputs + 2) * sizeof(int));
 	memcpy(g->inputs, src->inputs, (size_t)src->ninputs * sizeof(int));
 	g->ninputs = src->ninputs;
 	g->outputs = ar_xmalloc(((size_t)src->noutputs + 1) * sizeof(int));
 	memcpy(g->outputs, src->outputs, (size_t)src->noutputs * sizeof(int));
 	g->noutputs = src->noutputs;
+	free(at);
 	return g;
 }
 
-/* A new tensor named like's name + suffix, with like's type and shape. */
-static int add_like(ArGraph *g, int like, const char *suffix,
-		    ArTensorKind kind)
+/* Materialises what training-mode ops write for their backward pass. */
+static int train_outputs(ArTrainModel *m, const ArGraph *fwd,
+			 const int *order, ArError *err)
 {
-	char *name = join(g->tensors[like].name, suffix);
-	int t = ar_graph_add_tensor(g, name);
-	const ArTensor *l = &g->tensors[like];
-	ArTensor *x = &g->tensors[t];
-	free(name);
-	x->dtype = l->dtype;
-	x->rank = l->rank;
-	memcpy(x->dims, l->dims, sizeof x->dims);
-	x->bytes = l->bytes;
-	x->kind = kind;
-	return t;
-}
-
-/* Which op a new node runs: domain, name and the domain's opset. */
-typedef struct OpRef {
-	const char *domain;
-	const char *op;
-	int64_t opset;
-} OpRef;
-
-/* The loss: ONNX's SoftmaxCrossEntropyLoss, in its version 13. */
-static const OpRef loss_op = {"", "SoftmaxCrossEntropyLoss", 13};
-
-/* An op of the training step's own domain (gradients, sums, updates). */
-static OpRef training_op(const char *op)
-{
-	return (OpRef){AR_TRAIN_DOMAIN, op, 1};
-}
-
-static int emit(ArGraph *g, const char *name, const char *suffix, OpRef op,
-		ArPhase phase, const int *in, int nin, const int *out, int nout)
-{
-	char *nm = join(name, suffix);
-	int id = ar_graph_add_node(g, nm, op.op, op.domain);
-	ArNode *n = &g->nodes[id];
-	free(nm);
-	ar_node_set_io(n, in, nin, out, nout);
-	n->phase = phase;
-	n->opset = op.opset;
-	for (int i = 0; i < nout; i++)
-		if (out[i] >= 0)
-			g->tensors[out[i]].producer = id;
-	return id;
-}
-
-/* A training-mode op that writes a mask (Dropout) as output 1. */
-static bool has_mask(const ArNode *n)
-{
-	const ArOpDef *d = ar_op_of(n);
-	return d && (d->flags & AR_OP_TRAIN_MASK);
-}
-
-/* Training-mode Dropout writes its mask: give it one, shaped like Y. */
-static int add_dropout_mask(ArGraph *g, int node, ArError *err)
-{
-	ArNode *n = &g->nodes[node];
-	int y = n->noutputs ? n->outputs[0] : -1, m;
-	if (y < 0)
-		return AR_OK;
-	if (n->noutputs >= 2 && n->outputs[1] >= 0) {
-		m = n->outputs[1];
-	} else {
-		m = add_like(g, y, ".mask", AR_TK_ACTIVATION);
-		n = &g->nodes[node];
-		n->outputs = ar_xrealloc(n->outputs, 2 * sizeof(int));
-		n->outputs[1] = m;
-		n->noutputs = 2;
-		g->tensors[m].producer = node;
+	int rc = AR_OK;
+	for (int k = 0; k < m->nfwd && !rc; k++) {
+		const ArOpDef *d = ar_op_of(&m->base->nodes[k]);
+		if (d && d->train_outputs && ar_is_step(m->base, k))
+			rc = d->train_outputs(&fwd->nodes[order[k]], m->base, k,
+					      err);
 	}
-	if (g->tensors[m].rank < 0) {
-		ArTensor *t = &g->tensors[m];
-		t->dtype = AR_DT_BOOL;
-		t->rank = g->tensors[y].rank;
-		memcpy(t->dims, g->tensors[y].dims, sizeof t->dims);
-		return ar_tensor_set_bytes(t, err);
+	return rc;
+}
+
+bool ar_train_grad_view(const ArTrainModel *m, int node, ArGradView *v)
+{
+	const ArNode *n = &m->base->nodes[node];
+	const ArFusedGrad *f = &m->fused[node];
+	const ArOpDef *d;
+
+	if (f->op) {
+		v->op = f->op->name;
+		v->rule = f->op->grad;
+		v->in = &f->x;
+		v->out = &f->y;
+		v->nin = v->nout = 1;
+		v->loss = false;
+		return true;
 	}
-	return AR_OK;
+	if (m->in_pattern[node])
+		return false;
+	d = ar_op_of(n);
+	v->op = n->op;
+	v->rule = d ? d->grad : NULL;
+	v->in = n->inputs;
+	v->out = n->outputs;
+	v->nin = n->ninputs;
+	v->nout = n->noutputs;
+	v->loss = d && (d->flags & AR_OP_LOSS);
+	return true;
 }
 
-/* The label (class indices: the output's shape less its last axis) and
- * the loss node; returns the loss node's id. */
-static int add_loss(ArTrainModel *m, ArError *err)
+uint32_t ar_train_grad_outputs(const ArGradView *v)
 {
-	ArGraph *g = m->base;
-	const char *lname = ar_graph_find(g, "label") < 0 ? "label"
-							   : "label.train";
-	int label = ar_graph_add_tensor(g, lname), loss, in[2], node, rc;
-	ArTensor *y = &g->tensors[m->loss_in], *l = &g->tensors[label];
-
-	l->dtype = AR_DT_INT64;
-	l->rank = y->rank > 0 ? y->rank - 1 : 0;
-	memcpy(l->dims, y->dims, sizeof l->dims);
-	l->kind = AR_TK_INPUT;
-	if ((rc = ar_tensor_set_bytes(l, err)))
-		return -1;
-	g->inputs[g->ninputs++] = label;
-	loss = ar_graph_add_tensor(g, ar_graph_find(g, "loss") < 0 ? "loss"
-							: "loss.train");
-	g->tensors[loss].dtype = g->tensors[m->loss_in].dtype;
-	g->tensors[loss].rank = 0;
-	g->tensors[loss].bytes = (int64_t)ar_dtype_size(g->tensors[loss].dtype);
-	g->tensors[loss].kind = AR_TK_OUTPUT;
-	g->tensors[m->loss_in].kind = AR_TK_ACTIVATION;
-	/* The loss replaces the first output; the others stay outputs. */
-	g->outputs[0] = loss;
-	in[0] = m->loss_in;
-	in[1] = label;
-	node = emit(g, "loss", "", loss_op, AR_PHASE_FORWARD,
-		    in, 2, &loss, 1);
-	return node;
+	if (!v->rule)
+		return AR_ALL_INPUTS;
+	return v->rule->dout ? v->rule->dout : 1u;
 }
 
-static int check_loss_output(const ArGraph *fwd, ArError *err)
-{
-	const ArTensor *y;
-	if (fwd->noutputs < 1)
-		return ar_fail(err, AR_EXIT_MODEL, "--train: the model has no "
-			       "output to attach the loss to");
-	y = &fwd->tensors[fwd->outputs[0]];
-	if (!is_float(y->dtype) || y->bytes < 0 || y->producer < 0)
-		return ar_fail(err, AR_EXIT_MODEL, "--train: the loss needs a "
-			       "computed float output, and output '%s' is %s%s",
-			       y->name, ar_dtype_name(y->dtype),
-			       y->producer < 0 ? " and not computed" : "");
-	return AR_OK;
-}
-
-/* Which tensors depend on a parameter (a float initializer or constant
- * read at a differentiable input). */
+/* Which tensors depend on a trained parameter. */
 static void requires_grad(const ArTrainModel *m, bool *rg)
 {
 	const ArGraph *g = m->base;
+	for (int t = 0; t < g->ntensors; t++)
+		rg[t] = m->param[t];
 	for (int i = 0; i < m->nfwd; i++) {
 		const ArNode *n = &g->nodes[i];
 		const ArGradRule *r = ar_op_grad(n);
 		bool any = false;
 		if (!ar_is_step(g, i))
 			continue;
-		for (int j = 0; j < n->ninputs; j++) {
-			int t = n->inputs[j];
-			if (t < 0 || (r && !(r->diff & bit(j))))
-				continue;
-			if (is_float(g->tensors[t].dtype) &&
-			    (rg[t] || is_stored(&g->tensors[t])))
-				any = true;
-		}
+		for (int j = 0; j < n->ninputs; j++)
+			any = any || (n->inputs[j] >= 0 &&
+				      (!r || (r->diff & bit(j))) &&
+				      rg[n->inputs[j]]);
 		for (int j = 0; any && j < n->noutputs; j++)
 			if (n->outputs[j] >= 0)
 				rg[n->outputs[j]] = true;
 	}
 }
 
-/* Input j of node n gets a gradient from n's backward step. */
-static bool gets_grad(const ArTrainModel *m, const bool *rg, const ArNode *n,
-		      const ArGradRule *r, int j)
+/* Input j of view v gets a gradient from its backward step. */
+static bool gets_grad(const ArTrainModel *m, const bool *rg,
+		      const ArGradView *v, int j)
 {
-	int t = n->inputs[j];
-	const ArTensor *x;
-	if (t < 0 || (r && !(r->diff & bit(j))))
+	int t = v->in[j];
+	if (t < 0 || (v->rule && !(v->rule->diff & bit(j))))
 		return false;
-	x = &m->base->tensors[t];
-	return is_float(x->dtype) && (rg[t] || is_stored(x));
+	return ar_train_is_float(m->base->tensors[t].dtype) && rg[t];
 }
 
-static void mark_saved(ArTrainModel *m, const ArNode *n, const ArGradRule *r,
-		       const bool *rg)
+static uint32_t need_mask(const ArTrainModel *m, const bool *rg,
+			  const ArGradView *v)
 {
-	for (int j = 0; j < n->ninputs; j++) {
-		bool need = r->save_in & bit(j);
-		if (r->cross && j <= 1 && 1 - j < n->ninputs)
-			need = need || gets_grad(m, rg, n, r, 1 - j);
-		if (need && n->inputs[j] >= 0)
-			m->saved[n->inputs[j]] = true;
-	}
-	for (int j = 0; j < n->noutputs; j++)
-		if ((r->save_out & bit(j)) && n->outputs[j] >= 0)
-			m->saved[n->outputs[j]] = true;
+	uint32_t need = 0;
+	for (int j = 0; j < v->nin && j < 32; j++)
+		if (gets_grad(m, rg, v, j))
+			need |= bit(j);
+	return need;
+}
+
+static void mark_saved(ArTrainModel *m, const ArGradView *v, uint32_t need)
+{
+	ArGradReads r = ar_grad_reads(v->rule, need);
+	for (int j = 0; j < v->nin; j++)
+		if ((r.in & bit(j)) && v->in[j] >= 0)
+			m->saved[v->in[j]] = true;
+	for (int j = 0; j < v->nout; j++)
+		if ((r.out & bit(j)) && v->out[j] >= 0)
+			m->saved[v->out[j]] = true;
+}
+
+/* Whether a gradient reaches the outputs of view v. */
+static bool flows_in(const ArTrainModel *m, const ArGradView *v)
+{
+	uint32_t dout = ar_train_grad_outputs(v);
+	if (v->loss)
+		return true;
+	for (int j = 0; j < v->nout; j++)
+		if ((dout & bit(j)) && v->out[j] >= 0 && m->grad[v->out[j]])
+			return true;
+	return false;
+}
+
+/* The ops on the gradient path without a rule, each once, with the
+ * first node of each: "Erf (node 'a'), Foo (node 'b')". */
+typedef struct Missing {
+	char text[400];
+	const char *ops[64];
+	int nops;
+} Missing;
+
+static void note_missing(Missing *ms, const char *op, const char *node)
+{
+	char item[200];
+	for (int k = 0; k < ms->nops; k++)
+		if (!strcmp(ms->ops[k], op))
+			return;
+	if (ms->nops < 64)
+		ms->ops[ms->nops] = op;
+	snprintf(item, sizeof item, "%s%s (node '%s')", ms->nops ? ", " : "",
+		 op, node);
+	if (strlen(ms->text) + strlen(item) + 6 < sizeof ms->text)
+		strcat(ms->text, item);
+	else if (!strstr(ms->text, ", ..."))
+		strcat(ms->text, ", ...");
+	ms->nops++;
 }
 
 /* Walks back from the loss: which tensors get gradients, which nodes get
@@ -273,36 +208,35 @@ static void mark_saved(ArTrainModel *m, const ArNode *n, const ArGradRule *r,
 static int backward_flow(ArTrainModel *m, const bool *rg, ArError *err)
 {
 	const ArGraph *g = m->base;
-	if (!rg[m->loss_in])
+	Missing ms = {.nops = 0};
+
+	if (!rg[m->logits])
 		return ar_fail(err, AR_EXIT_MODEL, "--train: output '%s' does "
-			       "not depend on any parameter",
-			       g->tensors[m->loss_in].name);
-	m->grad[m->loss_in] = true;
-	m->saved[m->loss_in] = true;
-	m->ncontrib[m->loss_in] = 1;
-	for (int i = m->nfwd - 1; i >= 0; i--) {
-		const ArNode *n = &g->nodes[i];
-		const ArGradRule *r = ar_op_grad(n);
-		bool any = false;
-		if (!ar_is_step(g, i) || !n->noutputs || n->outputs[0] < 0 ||
-		    !m->grad[n->outputs[0]])
+			       "not depend on any trained parameter",
+			       g->tensors[m->logits].name);
+	for (int i = m->nfwd; i >= 0; i--) {
+		ArGradView v;
+		uint32_t need;
+		if ((i < m->nfwd && !ar_is_step(g, i)) ||
+		    !ar_train_grad_view(m, i, &v) || !flows_in(m, &v) ||
+		    !(need = need_mask(m, rg, &v)))
 			continue;
-		for (int j = 0; j < n->ninputs; j++)
-			any = any || gets_grad(m, rg, n, r, j);
-		if (!any)
-			continue;
-		if (!r)
-			return ar_fail(err, AR_EXIT_MODEL, "--train: no "
-				       "gradient rule for op '%s' (node '%s')",
-				       n->op, n->name);
-		m->rule[i] = r;
-		for (int j = 0; j < n->ninputs; j++)
-			if (gets_grad(m, rg, n, r, j)) {
-				m->grad[n->inputs[j]] = true;
-				m->ncontrib[n->inputs[j]]++;
+		if (!v.rule)
+			note_missing(&ms, v.op, g->nodes[i].name);
+		else
+			m->rule[i] = v.rule;
+		for (int j = 0; j < v.nin; j++)
+			if (gets_grad(m, rg, &v, j)) {
+				m->grad[v.in[j]] = true;
+				m->ncontrib[v.in[j]]++;
 			}
-		mark_saved(m, n, r, rg);
+		if (v.rule)
+			mark_saved(m, &v, need);
 	}
+	if (ms.nops)
+		return ar_fail(err, AR_EXIT_MODEL, "--train: no gradient rule "
+			       "for %s %s", ms.nops > 1 ? "these ops:" : "op",
+			       ms.text);
 	return AR_OK;
 }
 
@@ -336,87 +270,108 @@ static void find_candidates(ArTrainModel *m)
 	free(need);
 }
 
-static int64_t add_sat(int64_t a, int64_t b)
-{
-	int64_t r;
-	return ar_add64(a, b, &r) ? r : INT64_MAX;
-}
-
-static void count_flops(ArTrainModel *m, const ArGraph *fwd)
+/* Forward FLOPs per node; the attached loss: softmax, log and pick per
+ * logit. */
+static void forward_flops(ArTrainModel *m, const ArGraph *fwd,
+			  const int *order)
 {
 	const ArGraph *g = m->base;
-	int64_t out = ar_numel(&g->tensors[m->loss_in]);
-	m->flops = ar_xcalloc((size_t)g->nnodes, sizeof *m->flops);
-	for (int i = 0; i < m->nfwd; i++)
-		if (ar_is_step(fwd, i))
-			m->flops[i] = ar_node_flops(fwd, &fwd->nodes[i]);
-	/* Softmax, log and pick per output element. */
-	m->flops[m->nfwd] = out < 0 || out > INT64_MAX / 3 ? INT64_MAX : 3 * out;
+	int64_t out = ar_numel(&g->tensors[m->logits]);
+	m->flops = ar_xcalloc((size_t)g->nnodes + 1, sizeof *m->flops);
+	for (int k = 0; k < fwd->nnodes; k++)
+		if (ar_is_step(fwd, order[k]))
+			m->flops[k] = ar_node_flops(fwd, &fwd->nodes[order[k]]);
+	if (!m->own_loss)
+		m->flops[m->nfwd] = out < 0 ? INT64_MAX : ar_train_mul(3, out);
 	for (int i = 0; i < g->nnodes; i++)
-		m->forward_flops = add_sat(m->forward_flops, m->flops[i]);
-	/* A backward step costs what its forward did, once per operand
-	 * gradient of a bilinear op; the loss gradient one op per element. */
-	m->backward_flops = out < 0 ? 0 : out;
-	for (int i = 0; i < m->nfwd; i++)
-		if (m->rule[i])
-			m->backward_flops = add_sat(m->backward_flops,
-				m->rule[i]->cross ? add_sat(m->flops[i],
-							    m->flops[i])
-						  : m->flops[i]);
+		m->forward_flops = ar_train_add(m->forward_flops, m->flops[i]);
 }
 
-int ar_train_model(const ArGraph *fwd, ArOptimizer opt, ArTrainModel **out,
-		   ArError *err)
+/* A backward step costs its forward `cost` times (a bilinear op: one
+ * product per operand gradient); a loss's gradient one op per score, a
+ * chunked loss's the head's two products besides. */
+static void backward_flops(ArTrainModel *m)
 {
-	ArTrainModel *m;
-	bool *rg;
-	int rc, nt, states = opt == AR_OPTIM_ADAM ? 2 :
-			      opt == AR_OPTIM_MOMENTUM ? 1 : 0;
+	for (int i = 0; i <= m->nfwd; i++) {
+		const ArGradRule *r = m->rule[i];
+		int64_t f = m->fused[i].op ? m->fused[i].flops : m->flops[i];
+		ArGradView v;
+		if (!r || !ar_train_grad_view(m, i, &v))
+			continue;
+		if (v.loss)     /* a chunked loss computes the head's too */
+			f = ar_train_add(ar_numel(&m->base->tensors[m->logits]),
+				    m->head < 0 ? 0 : ar_train_mul(2,
+							m->flops[m->head]));
+		else
+			f = ar_train_mul(f, r->cost > 1 ? r->cost : 1);
+		m->backward_flops = ar_train_add(m->backward_flops, f);
+	}
+}
+
+/* The per-tensor and per-node arrays, all false / empty. */
+static void alloc_model(ArTrainModel *m)
+{
+	size_t nt = (size_t)m->base->ntensors + 1;
+	size_t nn = (size_t)m->base->nnodes + 1;
+	m->rule = ar_xcalloc(nn, sizeof *m->rule);
+	m->fused = ar_xcalloc(nn, sizeof *m->fused);
+	m->in_pattern = ar_xcalloc(nn, sizeof *m->in_pattern);
+	m->in_loss = ar_xcalloc(nn, sizeof *m->in_loss);
+	m->param = ar_xcalloc(nt, sizeof *m->param);
+	m->frozen = ar_xcalloc(nt, sizeof *m->frozen);
+	m->grad = ar_xcalloc(nt, sizeof *m->grad);
+	m->saved = ar_xcalloc(nt, sizeof *m->saved);
+	m->ncontrib = ar_xcalloc(nt, sizeof *m->ncontrib);
+}
+
+/* Parameters the loss does not depend on get no gradient: frozen. */
+static void settle_params(ArTrainModel *m)
+{
+	for (int t = 0; t < m->base->ntensors; t++)
+		if (m->param[t] && !m->grad[t]) {
+			m->param[t] = false;
+			m->frozen[t] = true;
+		}
+}
+
+int ar_train_model(const ArGraph *fwd, const ArTrainSpec *spec,
+		   ArTrainModel **out, ArError *err)
+{
+	ArTrainModel *m = ar_xcalloc(1, sizeof *m);
+	int *order = NULL, rc;
+	bool *rg = NULL;
 
 	*out = NULL;
-	if ((rc = check_loss_output(fwd, err)))
-		return rc;
-	m = ar_xcalloc(1, sizeof *m);
-	m->optimizer = opt;
-	m->loss_in = fwd->outputs[0];
-	m->nfwd = fwd->nnodes;
-	m->base = copy_skeleton(fwd);
-	for (int i = 0; i < m->nfwd; i++)
-		if (has_mask(&fwd->nodes[i]) && ar_is_step(fwd, i) &&
-		    (rc = add_dropout_mask(m->base, i, err)))
-			goto fail;
-	if (add_loss(m, err) < 0) {
-		rc = err->code;
+	m->spec = *spec;
+	m->head = -1;
+	if ((rc = ar_train_loss(m, fwd, &order, err)) ||
+	    (rc = ar_train_convert(m, err)) ||
+	    (rc = train_outputs(m, fwd, order, err)))
 		goto fail;
-	}
-	nt = m->base->ntensors;
-	m->rule = ar_xcalloc((size_t)m->base->nnodes, sizeof *m->rule);
-	m->param = ar_xcalloc((size_t)nt, sizeof *m->param);
-	m->grad = ar_xcalloc((size_t)nt, sizeof *m->grad);
-	m->saved = ar_xcalloc((size_t)nt, sizeof *m->saved);
-	m->ncontrib = ar_xcalloc((size_t)nt, sizeof *m->ncontrib);
-	rg = ar_xcalloc((size_t)nt, sizeof *rg);
+	alloc_model(m);
+	if ((rc = ar_train_params(m, err)))
+		goto fail;
+	if (spec->loss_chunks > 1 && (rc = ar_train_chunk_loss(m, err)))
+		goto fail;
+	forward_flops(m, fwd, order);
+	if (spec->grad_patterns)
+		ar_train_patterns(m, fwd);
+	rg = ar_xcalloc((size_t)m->base->ntensors + 1, sizeof *rg);
 	requires_grad(m, rg);
-	rc = backward_flow(m, rg, err);
-	free(rg);
-	if (rc)
+	if ((rc = backward_flow(m, rg, err)))
 		goto fail;
-	for (int t = 0; t < nt; t++) {
-		m->param[t] = m->grad[t] && is_stored(&m->base->tensors[t]);
-		if (m->param[t])
-			m->parameter_bytes = add_sat(m->parameter_bytes,
-						     m->base->tensors[t].bytes);
-	}
-	if (!ar_mul64(m->parameter_bytes, states, &m->state_bytes)) {
-		rc = ar_fail(err, AR_EXIT_MODEL, "--train: optimizer state "
-			     "size overflows");
+	settle_params(m);
+	if ((rc = ar_train_memory(m, err)))
 		goto fail;
-	}
 	find_candidates(m);
-	count_flops(m, fwd);
+	backward_flops(m);
+	free(order);
+	free(rg);
 	*out = m;
 	return AR_OK;
 fail:
+	free(order);
+	free(rg);
 	ar_train_model_free(m);
 	return rc;
 }
@@ -427,7 +382,11 @@ void ar_train_model_free(ArTrainModel *m)
 		return;
 	ar_graph_free(m->base);
 	free(m->rule);
+	free(m->fused);
+	free(m->in_pattern);
+	free(m->in_loss);
 	free(m->param);
+	free(m->frozen);
 	free(m->grad);
 	free(m->saved);
 	free(m->ncontrib);
@@ -467,223 +426,9 @@ int64_t ar_train_recompute_flops(const ArTrainModel *m, const bool *resident)
 			closure(m, resident, t, redo);
 	for (int i = 0; i < m->base->nnodes; i++)
 		if (redo[i])
-			f = add_sat(f, m->flops[i]);
+			f = ar_train_add(f, m->flops[i]);
 	free(redo);
 	return f;
-}
-
-typedef struct Build {
-	const ArTrainModel *m;
-	const bool *resident;
-	ArGraph *g;
-	int *nsrc, *tsrc;       /* the trace, grown with g (see train.h) */
-	int *redo;      /* per base tensor: its recomputed copy, or -1 */
-	int *dx;        /* per base tensor: its (summed) gradient, or -1 */
-	int **parts;    /* per base tensor: partial gradients so far */
-	int *nparts;
-} Build;
-
-/* add_like and emit on the step graph, recording where each new tensor
- * and node stems from. */
-static int tensor_like(Build *b, int t, const char *suffix, ArTensorKind kind)
-{
-	int x = add_like(b->g, t, suffix, kind);
-	b->tsrc = ar_xrealloc(b->tsrc, (size_t)b->g->ntensors * sizeof(int));
-	b->tsrc[x] = b->tsrc[t];
-	return x;
-}
-
-static int step(Build *b, int src, const char *name, const char *suffix,
-		OpRef op, ArPhase phase, const int *in, int nin, const int *out,
-		int nout)
-{
-	int id = emit(b->g, name, suffix, op, phase, in, nin, out, nout);
-	b->nsrc = ar_xrealloc(b->nsrc, (size_t)b->g->nnodes * sizeof(int));
-	b->nsrc[id] = src;
-	return id;
-}
-
-/* The value of base tensor t a backward step reads: t, or a recompute
- * of it emitted now (with whatever it needs first). */
-static int resolve(Build *b, int t)
-{
-	const ArNode *src;
-	int p, *in, *out, id;
-
-	if (available(b->m, b->resident, t))
-		return t;
-	if (b->redo[t] >= 0)
-		return b->redo[t];
-	p = b->m->base->tensors[t].producer;
-	src = &b->m->base->nodes[p];
-	in = ar_xmalloc(((size_t)src->ninputs + 1) * sizeof(int));
-	out = ar_xmalloc(((size_t)src->noutputs + 1) * sizeof(int));
-	for (int j = 0; j < src->ninputs; j++)
-		in[j] = src->inputs[j] < 0 ? -1 : resolve(b, src->inputs[j]);
-	for (int j = 0; j < src->noutputs; j++) {
-		int o = src->outputs[j];
-		out[j] = o < 0 ? -1 : tensor_like(b, o, ".recompute",
-					   AR_TK_ACTIVATION);
-		if (o >= 0)
-			b->redo[o] = out[j];
-	}
-	id = step(b, p, src->name, ".recompute",
-		  (OpRef){src->domain, src->op, src->opset}, AR_PHASE_RECOMPUTE,
-		  in, src->ninputs, out, src->noutputs);
-	b->g->nodes[id].nexplicit = src->nexplicit;
-	free(in);
-	free(out);
-	return b->redo[t];
-}
-
-/* The tensor a backward step writes t's gradient (or a part of it) to. */
-static int grad_slot(Build *b, int t)
-{
-	const ArTrainModel *m = b->m;
-	ArTensorKind k = m->param[t] ? AR_TK_WEIGHT : AR_TK_ACTIVATION;
-	char suffix[32];
-	int x;
-	if (m->ncontrib[t] == 1)
-		return b->dx[t] = tensor_like(b, t, ".grad", k);
-	snprintf(suffix, sizeof suffix, ".grad.%d", b->nparts[t]);
-	x = tensor_like(b, t, suffix, AR_TK_ACTIVATION);
-	if (!b->parts[t])
-		b->parts[t] = ar_xmalloc((size_t)m->ncontrib[t] * sizeof(int));
-	b->parts[t][b->nparts[t]++] = x;
-	return x;
-}
-
-/* Sums the parts of each gradient of ts whose last part was just written
- * by the backward step of base node src. */
-static void accumulate(Build *b, int src, const int *ts, int n)
-{
-	for (int i = 0; i < n; i++) {
-		int t = ts[i];
-		if (b->m->ncontrib[t] < 2 || b->nparts[t] < b->m->ncontrib[t] ||
-		    b->dx[t] >= 0)
-			continue;
-		b->dx[t] = tensor_like(b, t, ".grad", b->m->param[t] ?
-				AR_TK_WEIGHT : AR_TK_ACTIVATION);
-		step(b, src, b->g->tensors[t].name, ".grad.sum",
-		     training_op("GradAccumulate"), AR_PHASE_BACKWARD, b->parts[t],
-		     b->nparts[t], &b->dx[t], 1);
-	}
-}
-
-static void backward_step(Build *b, int node)
-{
-	const ArGraph *base = b->m->base;
-	const ArNode *n = &base->nodes[node];
-	const ArGradRule *r = b->m->rule[node];
-	int nin = 0, nout = 0, *in, *out, *of;
-	char *op;
-
-	in = ar_xmalloc(((size_t)n->ninputs + n->noutputs + 1) * sizeof(int));
-	out = ar_xmalloc(((size_t)n->ninputs + 1) * sizeof(int));
-	of = ar_xmalloc(((size_t)n->ninputs + 1) * sizeof(int));
-	for (int j = 0; j < n->ninputs; j++) {
-		bool need = r->save_in & bit(j);
-		if (r->cross && j <= 1 && 1 - j < n->ninputs)
-			need = need || (n->inputs[1 - j] >= 0 &&
-					b->m->grad[n->inputs[1 - j]] &&
-					(r->diff & bit(1 - j)));
-		if (need && n->inputs[j] >= 0)
-			in[nin++] = resolve(b, n->inputs[j]);
-	}
-	for (int j = 0; j < n->noutputs; j++)
-		if ((r->save_out & bit(j)) && n->outputs[j] >= 0)
-			in[nin++] = resolve(b, n->outputs[j]);
-	in[nin++] = b->dx[n->outputs[0]];
-	for (int j = 0; j < n->ninputs; j++) {
-		int t = n->inputs[j];
-		if (t >= 0 && (r->diff & bit(j)) && b->m->grad[t]) {
-			of[nout] = t;
-			out[nout++] = grad_slot(b, t);
-		}
-	}
-	op = join(n->op, AR_GRAD_SUFFIX);
-	step(b, node, base->nodes[node].name, ".grad", training_op(op),
-	     AR_PHASE_BACKWARD, in, nin, out, nout);
-	free(op);
-	accumulate(b, node, of, nout);
-	free(in);
-	free(out);
-	free(of);
-}
-
-static void update_step(Build *b, int t)
-{
-	static const char *const ops[] = {"SgdUpdate", "MomentumUpdate",
-					  "AdamUpdate"};
-	static const char *const states[][2] = {{NULL, NULL},
-						{".momentum", NULL},
-						{".adam_m", ".adam_v"}};
-	int in[4], nin = 0, out;
-	in[nin++] = t;
-	in[nin++] = b->dx[t];
-	for (int s = 0; s < 2; s++)
-		if (states[b->m->optimizer][s])
-			in[nin++] = tensor_like(b, t, states[b->m->optimizer][s],
-					 AR_TK_WEIGHT);
-	/* W.next is W rewritten in place: persistent, not in the arena. */
-	out = tensor_like(b, t, ".next", AR_TK_WEIGHT);
-	step(b, -1, b->g->tensors[t].name, ".update",
-	     training_op(ops[b->m->optimizer]), AR_PHASE_UPDATE, in, nin, &out, 1);
-}
-
-ArGraph *ar_train_graph_traced(const ArTrainModel *m, const bool *resident,
-			       int **node_src, int **tensor_src)
-{
-	int nt = m->base->ntensors, in[2], loss_grad;
-	Build b = {.m = m, .resident = resident};
-
-	b.g = copy_skeleton(m->base);
-	b.nsrc = ar_xmalloc(((size_t)b.g->nnodes + 1) * sizeof(int));
-	b.tsrc = ar_xmalloc(((size_t)nt + 1) * sizeof(int));
-	for (int i = 0; i < b.g->nnodes; i++)
-		b.nsrc[i] = i;
-	for (int t = 0; t < nt; t++)
-		b.tsrc[t] = t;
-	b.redo = ar_xmalloc((size_t)nt * sizeof(int));
-	b.dx = ar_xmalloc((size_t)nt * sizeof(int));
-	b.parts = ar_xcalloc((size_t)nt, sizeof *b.parts);
-	b.nparts = ar_xcalloc((size_t)nt, sizeof *b.nparts);
-	for (int t = 0; t < nt; t++)
-		b.redo[t] = b.dx[t] = -1;
-
-	in[0] = resolve(&b, m->loss_in);
-	in[1] = m->base->nodes[m->nfwd].inputs[1];
-	loss_grad = grad_slot(&b, m->loss_in);
-	step(&b, m->nfwd, "loss", ".grad",
-	     training_op("SoftmaxCrossEntropyLoss" AR_GRAD_SUFFIX),
-	     AR_PHASE_BACKWARD, in, 2, &loss_grad, 1);
-	for (int i = m->nfwd - 1; i >= 0; i--)
-		if (m->rule[i])
-			backward_step(&b, i);
-	for (int t = 0; t < nt; t++)
-		if (m->param[t])
-			update_step(&b, t);
-
-	for (int t = 0; t < nt; t++)
-		free(b.parts[t]);
-	free(b.parts);
-	free(b.nparts);
-	free(b.redo);
-	free(b.dx);
-	if (node_src)
-		*node_src = b.nsrc;
-	else
-		free(b.nsrc);
-	if (tensor_src)
-		*tensor_src = b.tsrc;
-	else
-		free(b.tsrc);
-	return b.g;
-}
-
-ArGraph *ar_train_graph(const ArTrainModel *m, const bool *resident)
-{
-	return ar_train_graph_traced(m, resident, NULL, NULL);
 }
 
 const char *ar_optimizer_name(ArOptimizer o)

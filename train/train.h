@@ -9,10 +9,13 @@
  * plans and checks it unchanged.  Which selection to build is the
  * planner's choice (planner/checkpoint.h).  What lives where:
  *   - in the arena (planned): graph inputs, the label, activations,
- *     activation gradients, recomputed activations, partial gradients;
+ *     activation gradients, recomputed activations, partial gradients,
+ *     the statistics and masks a training step materialises;
  *   - persistent, outside the arena (kind AR_TK_WEIGHT, reported in the
- *     bill): parameters, their gradients, optimizer state, and the updated
- *     parameters ("W.next", written in place of W by the update step).
+ *     bill): parameters, frozen parameters and constants the steps read,
+ *     the parameters' gradients, fp32 master weights (mixed precision),
+ *     optimizer state, and the updated parameters ("W.next", W rewritten
+ *     in place by the update step: the planner makes it share W's bytes).
  *
  * Checkpointing: a forward activation that some backward step reads
  * ("saved") either stays resident from the forward pass (a checkpoint) or
@@ -28,17 +31,82 @@
 typedef enum { AR_OPTIM_SGD, AR_OPTIM_MOMENTUM, AR_OPTIM_ADAM } ArOptimizer;
 
 /*
- * The forward graph prepared for training (train.c): the loss attached to
- * the first output, Dropout masks materialised, and per tensor what the
- * backward pass needs.  Tensor and node ids are those of base.
+ * Number formats (precision.c).  MODEL keeps the model's float types and
+ * has no master weights.  fp32, fp16, bf16: every float tensor of the step
+ * (weights, activations, gradients, optimizer state) in that format.
+ * mixed-*: weights, activations and gradients 16-bit, while the optimizer
+ * keeps fp32 master weights and fp32 state (the ZeRO paper's accounting:
+ * Adam 2 + 2 + 4 + 4 + 4 = 16 bytes per parameter).  Statistics a kernel
+ * keeps in float32 (LayerNorm's stash_type, BatchNorm's batch statistics)
+ * stay float32, masks bool.
+ */
+typedef enum {
+	AR_PREC_MODEL, AR_PREC_FP32, AR_PREC_FP16, AR_PREC_BF16,
+	AR_PREC_MIXED_FP16, AR_PREC_MIXED_BF16
+} ArPrecision;
+
+/* What to train and how: the choices a user makes. */
+typedef struct ArTrainSpec {
+	ArOptimizer optimizer;
+	ArPrecision precision;
+	/* POSIX extended regular expressions on tensor names (params.c):
+	 * with any `trainable`, only parameters one matches are trained;
+	 * a parameter a `freeze` matches is frozen, whatever `trainable`
+	 * says. */
+	const char *const *freeze;
+	int nfreeze;
+	const char *const *trainable;
+	int ntrainable;
+	/* Plan the attached cross-entropy over this many chunks of the
+	 * tokens (step.c); 0 or 1: in one piece. */
+	int loss_chunks;
+	/* Recognise the subgraphs of ops/grad_patterns.c (GELU) and give
+	 * each one backward step (patterns.c). */
+	bool grad_patterns;
+} ArTrainSpec;
+
+/* The persistent part of a step's memory, per kind (precision.c). */
+typedef struct ArTrainMemory {
+	int64_t parameter_count;        /* trained parameters (elements) */
+	int64_t parameter_bytes;        /* trained parameters */
+	int64_t frozen_bytes;           /* frozen parameters */
+	int64_t constant_bytes;         /* other constants the steps read */
+	int64_t gradient_bytes;         /* = parameters, in their format */
+	int64_t master_bytes;           /* fp32 copies (mixed precision) */
+	int64_t state_bytes;            /* momentum 1x, Adam 2x */
+	/* In the arena: the logits the loss reads and their gradient (per
+	 * chunk with loss_chunks). */
+	int64_t logits_bytes, logits_grad_bytes;
+} ArTrainMemory;
+
+/* The fused backward of a recognised subgraph (patterns.c): its last node
+ * gets the gradient of op (a table entry, e.g. Gelu) from input x to
+ * output y; the other nodes of the subgraph get no backward step. */
+typedef struct ArFusedGrad {
+	const ArOpDef *op;
+	int x, y;
+	int64_t flops;          /* the subgraph's forward FLOPs */
+} ArFusedGrad;
+
+/*
+ * The forward graph prepared for training (train.c): the loss (attached
+ * to the first output, or the model's own) as node nfwd, the outputs a
+ * training step materialises, the chosen precision, and per tensor what
+ * the backward pass needs.  Tensor ids are the forward graph's (new ones
+ * follow); node ids too, except that a model's own loss node moves to
+ * nfwd.
  */
 typedef struct ArTrainModel {
 	ArGraph *base;          /* forward + loss, no attributes */
-	ArOptimizer optimizer;
-	int loss_in;            /* the output the loss reads */
+	ArTrainSpec spec;
 	int nfwd;               /* forward nodes of base (the loss excluded) */
+	int logits;             /* the loss's scores (its input 0) */
+	bool own_loss;          /* the model computes its loss itself */
 	const ArGradRule **rule;/* per base node with a backward step, else NULL */
+	ArFusedGrad *fused;     /* per base node; op NULL: none */
+	bool *in_pattern;       /* per base node: inside a fused subgraph */
 	bool *param;            /* per tensor: a trained parameter */
+	bool *frozen;           /* per tensor: a parameter not trained */
 	bool *grad;             /* per tensor: its gradient is computed */
 	bool *saved;            /* per tensor: a backward step reads it */
 	int *ncontrib;          /* per tensor: gradient contributions to sum */
@@ -46,11 +114,37 @@ typedef struct ArTrainModel {
 	int ncand;
 	int64_t *flops;         /* per base node */
 	int64_t forward_flops, backward_flops;
-	int64_t parameter_bytes, state_bytes;
+	ArTrainMemory mem;
+	/* The chunked loss (step.c): the node computing the logits (MatMul
+	 * or Gemm by a parameter, views after it), the nodes that run inside
+	 * the loss's chunks instead (the head and those views), the logits'
+	 * tokens and classes. */
+	int head;
+	bool *in_loss;          /* per base node */
+	int64_t rows, classes;
 } ArTrainModel;
 
-int ar_train_model(const ArGraph *fwd, ArOptimizer opt, ArTrainModel **out,
-		   ArError *err);
+/*
+ * What the backward step of base node `node` differentiates: a fused
+ * chain's op from its input to its output (patterns.c), or the node's own
+ * op and tensors; false for the other nodes of a chain, which have none.
+ * rule NULL: the op has no gradient rule.  loss: a loss op, whose
+ * gradient starts the backward pass (nothing flows into it).
+ */
+typedef struct ArGradView {
+	const char *op;
+	const ArGradRule *rule;
+	const int *in, *out;
+	int nin, nout;
+	bool loss;
+} ArGradView;
+
+bool ar_train_grad_view(const ArTrainModel *m, int node, ArGradView *v);
+/* The outputs of a view whose gradient flows in (the rule's dout). */
+uint32_t ar_train_grad_outputs(const ArGradView *v);
+
+int ar_train_model(const ArGraph *fwd, const ArTrainSpec *spec,
+		   ArTrainModel **out, ArError *err);
 void ar_train_model_free(ArTrainModel *m);
 
 /*
@@ -58,18 +152,65 @@ void ar_train_model_free(ArTrainModel *m);
  * all of them).  The FLOPs of the forward nodes the graph below re-runs.
  */
 int64_t ar_train_recompute_flops(const ArTrainModel *m, const bool *resident);
-/* The training-step graph for that selection; its node order is the step
- * order to plan it in (AR_ORDER_FILE). */
+/* The training-step graph for that selection (step.c); its node order is
+ * the step order to plan it in (AR_ORDER_FILE). */
 ArGraph *ar_train_graph(const ArTrainModel *m, const bool *resident);
 /* The same graph, traced for the checkpoint search: *node_src gets per node
  * the base node it stems from (a recompute: the node it re-runs; a
  * backward step or gradient sum: the node whose gradient it is; the loss
- * gradient: the loss node; an update: -1), *tensor_src per tensor the base
- * tensor it is, copies, or is the gradient or optimizer state of.  The
- * caller frees both. */
+ * and its chunks: the loss node; an update: -1), *tensor_src per tensor
+ * the base tensor it is, copies, or is the gradient or optimizer state
+ * of.  The caller frees both. */
 ArGraph *ar_train_graph_traced(const ArTrainModel *m, const bool *resident,
 			       int **node_src, int **tensor_src);
 
+/* The base graph with its loss node at nfwd, the model's own or attached
+ * (loss.c); *order maps base nodes to fwd's (the caller frees it). */
+int ar_train_loss(ArTrainModel *m, const ArGraph *fwd, int **order,
+		  ArError *err);
+/* --loss-chunk: the head and the loss as LinearCrossEntropy (loss.c). */
+int ar_train_chunk_loss(ArTrainModel *m, ArError *err);
+
+/* Which stored tensors are parameters, which of them are trained
+ * (params.c); AR_EXIT_USAGE for a regular expression that does not
+ * compile. */
+int ar_train_params(ArTrainModel *m, ArError *err);
+/* Whether t is a float tensor (float32, float16, bfloat16, double). */
+bool ar_train_is_float(ArDType dt);
+
+/* Converts the base graph's float tensors to the spec's format
+ * (precision.c), before the training outputs are materialised. */
+int ar_train_convert(ArTrainModel *m, ArError *err);
+/* The persistent bill parts, once parameters and gradients are known. */
+int ar_train_memory(ArTrainModel *m, ArError *err);
+/* The dtype of master weights and optimizer state for a parameter. */
+ArDType ar_train_state_dtype(const ArTrainModel *m, int param);
+
+/* Tensors (without data) and nodes (without attributes) of src, the
+ * nodes in the order `order` gives (node k is src's order[k]; NULL: as
+ * they are), producers renumbered accordingly (train.c). */
+ArGraph *ar_train_copy(const ArGraph *src, const int *order);
+
+/* Sums and products of sizes and FLOPs, saturating at INT64_MAX. */
+static inline int64_t ar_train_add(int64_t a, int64_t b)
+{
+	int64_t r;
+	return ar_add64(a, b, &r) ? r : INT64_MAX;
+}
+
+static inline int64_t ar_train_mul(int64_t a, int64_t b)
+{
+	int64_t r;
+	return ar_mul64(a, b, &r) ? r : INT64_MAX;
+}
+
+/* Fused gradient subgraphs of the base graph (patterns.c); fwd gives
+ * the constants' values. */
+void ar_train_patterns(ArTrainModel *m, const ArGraph *fwd);
+
 const char *ar_optimizer_name(ArOptimizer o);
+const char *ar_precision_name(ArPrecision p);
+/* The precision named s (fp32, ..., mixed-bf16); false if none. */
+bool ar_precision_parse(const char *s, ArPrecision *out);
 
 #endif

@@ -1,0 +1,142 @@
+/*
+ * train_outputs.c — outputs a training step materialises for an op's
+ * backward pass, as the op table's train_outputs name them.
+ *
+ * Inference may leave them out, training needs them: Dropout's mask (bool,
+ * one byte an element, shaped like Y, even where an old opset types it
+ * like Y), LayerNormalization's per-row mean
+ * and inverse standard deviation (outputs 1 and 2, in stash_type,
+ * float32 by default, shaped like X with the normalised axes 1), and
+ * BatchNormalization's batch mean and inverse standard deviation (float32,
+ * one per channel, in outputs 3 and 4: the saved_mean and saved_var of
+ * BatchNormalization-9, where ONNX kept exactly these; training always runs
+ * BatchNormalization in training mode, as the running statistics are no
+ * gradient's business).  These are what PyTorch saves too (native_dropout's
+ * mask, native_layer_norm's mean and rstd, native_batch_norm's save_mean
+ * and save_invstd), so the training bill counts them as it does.  An
+ * output the model already has keeps its tensor; one it lacks gets a new
+ * tensor named after Y.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ops.h"
+
+/* Output j of node in g: the model's tensor, or a new one named after
+ * output 0 with suffix; outputs before j the node lacks stay absent. */
+static int output_slot(ArGraph *g, int node, int j, const char *suffix)
+{
+	ArNode *n = &g->nodes[node];
+	char name[512];
+	int t;
+
+	if (j < n->noutputs && n->outputs[j] >= 0)
+		return n->outputs[j];
+	snprintf(name, sizeof name, "%s%s", g->tensors[n->outputs[0]].name,
+		 suffix);
+	while (ar_graph_find(g, name) >= 0 && strlen(name) + 7 < sizeof name)
+		strcat(name, ".train");
+	t = ar_graph_add_tensor(g, name);
+	n = &g->nodes[node];
+	if (j >= n->noutputs) {
+		n->outputs = ar_xrealloc(n->outputs, (size_t)(j + 1) *
+					 sizeof(int));
+		for (int k = n->noutputs; k < j; k++)
+			n->outputs[k] = -1;
+		n->noutputs = j + 1;
+	}
+	n->outputs[j] = t;
+	g->tensors[t].kind = AR_TK_ACTIVATION;
+	g->tensors[t].producer = node;
+	return t;
+}
+
+/* Gives output j its type and shape unless inference already did. */
+static int set_output(ArGraph *g, int node, int j, const char *suffix,
+		      ArDType dt, int rank, const int64_t *dims, ArError *err)
+{
+	int id = output_slot(g, node, j, suffix);
+	ArTensor *t = &g->tensors[id];
+	if (t->rank >= 0 && t->bytes >= 0)
+		return AR_OK;
+	t->dtype = dt;
+	t->rank = rank;
+	memcpy(t->dims, dims, (size_t)rank * sizeof *dims);
+	return ar_tensor_set_bytes(t, err);
+}
+
+static const ArTensor *output0(const ArGraph *g, int node)
+{
+	const ArNode *n = &g->nodes[node];
+	return n->noutputs && n->outputs[0] >= 0 ? &g->tensors[n->outputs[0]]
+						 : NULL;
+}
+
+static const ArTensor *input0(const ArGraph *g, int node)
+{
+	const ArNode *n = &g->nodes[node];
+	return n->ninputs && n->inputs[0] >= 0 ? &g->tensors[n->inputs[0]]
+					       : NULL;
+}
+
+int ar_train_out_mask(const ArNode *attrs, ArGraph *g, int node,
+		      ArError *err)
+{
+	const ArTensor *y = output0(g, node);
+	int64_t dims[AR_MAX_RANK];
+	int rank, rc;
+	ArTensor *m;
+	if (!y || y->rank < 0)
+		return AR_OK;
+	/* A new output moves the tensors: copy Y's shape first. */
+	rank = y->rank;
+	memcpy(dims, y->dims, sizeof dims);
+	if ((rc = set_output(g, node, 1, ".mask", AR_DT_BOOL, rank, dims, err)))
+		return rc;
+	/* Dropout before opset 10 types its mask like Y; a training kernel
+	 * writes bits, one byte each, whatever the opset. */
+	m = &g->tensors[g->nodes[node].outputs[1]];
+	if (m->dtype == AR_DT_BOOL)
+		return AR_OK;
+	m->dtype = AR_DT_BOOL;
+	return ar_tensor_set_bytes(m, err);
+}
+
+int ar_train_out_layernorm(const ArNode *attrs, ArGraph *g, int node,
+			   ArError *err)
+{
+	const ArTensor *x = input0(g, node);
+	int64_t axis = ar_attr_int(attrs, "axis", -1), dims[AR_MAX_RANK];
+	ArDType stash = (ArDType)ar_attr_int(attrs, "stash_type",
+						    AR_DT_FLOAT);
+	int rc, rank;
+
+	if (!x || x->rank < 0 || !output0(g, node))
+		return AR_OK;
+	rank = x->rank;
+	if (axis < 0)
+		axis += rank;
+	for (int i = 0; i < rank; i++)
+		dims[i] = i < axis ? x->dims[i] : 1;
+	if ((rc = set_output(g, node, 1, ".mean", stash, rank, dims, err)))
+		return rc;
+	return set_output(g, node, 2, ".inv_std", stash, rank, dims, err);
+}
+
+int ar_train_out_batchnorm(const ArNode *attrs, ArGraph *g, int node,
+			   ArError *err)
+{
+	const ArTensor *x = input0(g, node);
+	int64_t c[1];
+	int rc;
+
+	if (!x || x->rank < 2 || !output0(g, node))
+		return AR_OK;
+	c[0] = x->dims[1];
+	if ((rc = set_output(g, node, 3, ".batch_mean", AR_DT_FLOAT, 1, c,
+			     err)))
+		return rc;
+	return set_output(g, node, 4, ".batch_inv_std", AR_DT_FLOAT, 1, c,
+			  err);
+}

@@ -1,0 +1,155 @@
+/*
+ * precision.c — number formats of a training step and the persistent part
+ * of its memory bill.
+ *
+ * --precision converts every float tensor of the step to one format before
+ * anything is sized (train.h, ArPrecision).  Mixed precision adds, per
+ * trained parameter, an fp32 master copy and keeps the optimizer's state
+ * in fp32 (Micikevicius et al. 2018; the ZeRO paper's 2 + 2 + 12 bytes per
+ * parameter with Adam).  Tensors a kernel keeps in float32 whatever the
+ * model (LayerNorm's statistics, BatchNorm's batch statistics: outputs
+ * past the first of an op with training outputs) and masks stay as they
+ * are.
+ *
+ * The bill's persistent parts: trained parameters and their gradients (in
+ * the step's format), master weights, optimizer state (one tensor per
+ * parameter for momentum, two for Adam), frozen parameters and the other
+ * constants the steps read.  Together they are exactly the weights of the
+ * step graph that a step reads (plan.h's weights_bytes), so the bill's
+ * total is weights plus arena.
+ */
+#include "train.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static const struct {
+	const char *name;
+	ArDType dt;
+	bool mixed;
+} formats[] = {
+	[AR_PREC_MODEL] = {"model", AR_DT_UNDEFINED, false},
+	[AR_PREC_FP32] = {"fp32", AR_DT_FLOAT, false},
+	[AR_PREC_FP16] = {"fp16", AR_DT_FLOAT16, false},
+	[AR_PREC_BF16] = {"bf16", AR_DT_BFLOAT16, false},
+	[AR_PREC_MIXED_FP16] = {"mixed-fp16", AR_DT_FLOAT16, true},
+	[AR_PREC_MIXED_BF16] = {"mixed-bf16", AR_DT_BFLOAT16, true},
+};
+
+const char *ar_precision_name(ArPrecision p)
+{
+	return (unsigned)p <= AR_PREC_MIXED_BF16 ? formats[p].name : "invalid";
+}
+
+bool ar_precision_parse(const char *s, ArPrecision *out)
+{
+	for (int p = AR_PREC_FP32; p <= AR_PREC_MIXED_BF16; p++)
+		if (!strcmp(s, formats[p].name)) {
+			*out = (ArPrecision)p;
+			return true;
+		}
+	return false;
+}
+
+/* Output j of node n is a statistic its kernel keeps in its own type. */
+static bool kept_type(const ArNode *n, int j)
+{
+	const ArOpDef *d = ar_op_of(n);
+	return j > 0 && d && d->train_outputs;
+}
+
+int ar_train_convert(ArTrainModel *m, ArError *err)
+{
+	ArGraph *g = m->base;
+	ArDType to = formats[m->spec.precision].dt;
+	bool *keep;
+	int rc = AR_OK;
+
+	if (to == AR_DT_UNDEFINED)
+		return AR_OK;
+	keep = ar_xcalloc((size_t)g->ntensors + 1, sizeof *keep);
+	for (int i = 0; i < g->nnodes; i++)
+		for (int j = 0; j < g->nodes[i].noutputs; j++)
+			if (g->nodes[i].outputs[j] >= 0 &&
+			    kept_type(&g->nodes[i], j))
+				keep[g->nodes[i].outputs[j]] = true;
+	for (int t = 0; t < g->ntensors && !rc; t++) {
+		ArTensor *x = &g->tensors[t];
+		if (keep[t] || !ar_train_is_float(x->dtype) || x->rank < 0 ||
+		    x->dtype == to)
+			continue;
+		x->dtype = to;
+		rc = ar_tensor_set_bytes(x, err);
+	}
+	free(keep);
+	return rc;
+}
+
+ArDType ar_train_state_dtype(const ArTrainModel *m, int param)
+{
+	return formats[m->spec.precision].mixed ? AR_DT_FLOAT
+						 : m->base->tensors[param].dtype;
+}
+
+/* Bytes of one tensor of t's elements in dtype dt. */
+static int64_t bytes_as(const ArTensor *t, ArDType dt)
+{
+	int64_t n = ar_numel(t);
+	return n < 0 ? INT64_MAX : ar_train_mul(n, (int64_t)ar_dtype_size(dt));
+}
+
+/* The logits (or one chunk of them, the largest) and their gradient. */
+static void logits_bytes(ArTrainModel *m)
+{
+	const ArTensor *y = &m->base->tensors[m->logits];
+	int64_t b = y->bytes;
+	int k = m->spec.loss_chunks;
+	if (k > 1 && m->rows > 0)
+		b = ar_train_mul(ar_train_mul((m->rows + k - 1) / k, m->classes),
+			    (int64_t)ar_dtype_size(y->dtype));
+	m->mem.logits_bytes = b;
+	m->mem.logits_grad_bytes = m->grad[m->logits] || m->head >= 0 ? b : 0;
+}
+
+int ar_train_memory(ArTrainModel *m, ArError *err)
+{
+	const ArGraph *g = m->base;
+	ArTrainMemory *x = &m->mem;
+	int states = m->spec.optimizer == AR_OPTIM_ADAM ? 2 :
+		     m->spec.optimizer == AR_OPTIM_MOMENTUM ? 1 : 0;
+	bool *read = ar_xcalloc((size_t)g->ntensors + 1, sizeof *read);
+
+	for (int i = 0; i <= m->nfwd; i++)
+		for (int j = 0; ar_is_step(g, i) && !m->in_loss[i] &&
+		     j < g->nodes[i].nexplicit; j++)
+			if (g->nodes[i].inputs[j] >= 0)
+				read[g->nodes[i].inputs[j]] = true;
+	for (int t = 0; t < g->ntensors; t++) {
+		const ArTensor *p = &g->tensors[t];
+		if (m->param[t]) {
+			x->parameter_count = ar_train_add(x->parameter_count,
+						     ar_numel(p));
+			x->parameter_bytes = ar_train_add(x->parameter_bytes,
+						     p->bytes);
+			x->master_bytes = ar_train_add(x->master_bytes,
+				formats[m->spec.precision].mixed ?
+				bytes_as(p, AR_DT_FLOAT) : 0);
+			x->state_bytes = ar_train_add(x->state_bytes,
+				ar_train_mul(states, bytes_as(p,
+					ar_train_state_dtype(m, t))));
+		} else if (read[t] && p->bytes > 0 &&
+			   (p->kind == AR_TK_WEIGHT ||
+			    p->kind == AR_TK_CONSTANT)) {
+			int64_t *part = m->frozen[t] ? &x->frozen_bytes
+						     : &x->constant_bytes;
+			*part = ar_train_add(*part, p->bytes);
+		}
+	}
+	free(read);
+	x->gradient_bytes = x->parameter_bytes;
+	logits_bytes(m);
+	if (x->state_bytes == INT64_MAX || x->master_bytes == INT64_MAX)
+		return ar_fail(err, AR_EXIT_MODEL, "--train: optimizer state "
+			       "size overflows");
+	return AR_OK;
+}
