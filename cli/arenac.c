@@ -38,9 +38,13 @@ static const char usage_text[] =
 "  --align N             offset and size alignment, a power of two (16)\n"
 "  --algo NAME           auto, greedy-size, greedy-breadth, greedy-lifetime,\n"
 "                        exact (auto: heuristics, then exact search)\n"
-"  --time-limit SECONDS  bound on each search: order, offsets, tiers,\n"
-"                        checkpoints (2); a run with several can take\n"
-"                        a few times as long\n"
+"  --effort 1-9          how much work each search may do (order, offsets,\n"
+"                        tiers, checkpoints): 4x more per level (5); the\n"
+"                        same model and options give the same plan on\n"
+"                        every machine\n"
+"  --time-limit SECONDS  safety net: the searches stop SECONDS after the\n"
+"                        run starts, and the run says so (off); plans cut\n"
+"                        short by it depend on the machine's speed\n"
 "  --budget BYTES        fail with exit 3 if the arena exceeds BYTES\n"
 "                        (suffixes K, M, G: powers of 1024)\n"
 "  --order file|memory   step order: the file's, or the one with the least\n"
@@ -107,7 +111,7 @@ enum {
 	OPT_MAX_MODEL_BYTES, OPT_MAX_NODES, OPT_WEIGHTS, OPT_MEMORY,
 	OPT_WEIGHTS_IN, OPT_ORDER, OPT_NO_VIEWS, OPT_INPLACE, OPT_CONCAT,
 	OPT_TRAIN, OPT_LOSS, OPT_OPTIMIZER, OPT_CHECKPOINT, OPT_BUDGET_SWEEP,
-	OPT_FUSE
+	OPT_FUSE, OPT_EFFORT
 };
 
 static const struct option long_opts[] = {
@@ -116,6 +120,7 @@ static const struct option long_opts[] = {
 	{"batch", required_argument, NULL, OPT_BATCH},
 	{"align", required_argument, NULL, OPT_ALIGN},
 	{"algo", required_argument, NULL, OPT_ALGO},
+	{"effort", required_argument, NULL, OPT_EFFORT},
 	{"time-limit", required_argument, NULL, OPT_TIME_LIMIT},
 	{"budget", required_argument, NULL, OPT_BUDGET},
 	{"memory", required_argument, NULL, OPT_MEMORY},
@@ -309,6 +314,14 @@ static int parse_args(Cli *c, int argc, char **argv)
 			c->plan.algo = optarg;
 			add_option_text(c, "--algo", optarg);
 			break;
+		case OPT_EFFORT:
+			if (!parse_size(optarg, &v) || v < AR_EFFORT_MIN ||
+			    v > AR_EFFORT_MAX)
+				return usage_error("--effort wants a level from "
+						   "1 to 9, not '%s'", optarg);
+			c->plan.effort = (int)v;
+			add_option_text(c, "--effort", optarg);
+			break;
 		case OPT_TIME_LIMIT:
 			if (!parse_double(optarg, &d))
 				return usage_error("--time-limit wants seconds, "
@@ -465,7 +478,6 @@ static int parse_args(Cli *c, int argc, char **argv)
 				   "step keeps the prologue's outputs for the "
 				   "backward pass%s", "");
 	c->topt.budget = c->plan.budget;
-	c->topt.time_limit = c->plan.time_limit;
 	c->topt.plan = c->plan;
 	if (!c->policy_set)
 		c->topt.policy = c->plan.budget ? AR_CKPT_OPTIMAL : AR_CKPT_NONE;
@@ -542,6 +554,15 @@ static bool no_outputs(const Cli *c)
 	       !c->weights;
 }
 
+/* The safety net fired: the plan is valid but no longer reproducible. */
+static void note_time_limit(const Cli *c, const ArPlan *p)
+{
+	if (p && p->stopped_by_time_limit)
+		fprintf(stderr, "arenac: note: %s: --time-limit %g stopped a "
+			"search: the plan is valid, but another run may "
+			"differ\n", c->model, c->plan.time_limit);
+}
+
 /* The training step in place of the inference plan. */
 static int run_train(const Cli *c, const ArGraph *g, ArError *err)
 {
@@ -557,6 +578,8 @@ static int run_train(const Cli *c, const ArGraph *g, ArError *err)
 		return rc;
 	}
 	rc = ar_train_plan(g, &c->topt, &r, err);
+	if (!rc)
+		note_time_limit(c, r.plan);
 	if (!rc && c->stats) {
 		ar_print_train_plan_stats(stderr, g, r.graph, r.plan, &r.bill);
 		ar_print_train_stats(stderr, &r.bill);
@@ -639,6 +662,7 @@ int main(int argc, char **argv)
 	shapes_failed = rc && g;
 	if (!rc) {
 		rc = ar_plan(g, &c.plan, &p, &err);
+		note_time_limit(&c, p);
 		if (rc == AR_EXIT_BUDGET || (!rc && c.stats))
 			ar_print_stats(stderr, g, p);
 	}

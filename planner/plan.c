@@ -22,7 +22,7 @@ void ar_plan_options_default(ArPlanOptions *o)
 	memset(o, 0, sizeof *o);
 	o->align = 16;
 	o->algo = "auto";
-	o->time_limit = 2.0;
+	o->effort = AR_EFFORT_DEFAULT;
 	o->order = AR_ORDER_MEMORY;
 	o->views = true;
 	o->inplace = AR_INPLACE_ELEMENTWISE;
@@ -92,17 +92,21 @@ static int assign_offsets(const ArGraph *g, const ArPlanOptions *opt,
 	ArBuf *bufs = build_buffers(g, p, &gr);
 	int nb = gr.n;
 	ArDsaResult res;
+	ArBudget work;
 	int64_t at = 0;
 	int rc = AR_OK;
 
 	p->lower_bound = ar_dsa_lower_bound(bufs, nb, &at);
 	p->peak_step = (int)at;
+	ar_budget_init(&work, ar_effort_units(opt->effort, opt->nmemories ?
+					      AR_TIERS_WORK : AR_DSA_WORK),
+		       opt->watch);
 	if (opt->nmemories > 0) {
 		/* Memory tiers: a region per buffer, offsets inside it. */
-		if ((rc = ar_tiers_assign(g, opt, p, bufs, gr.of, nb, err)))
+		if ((rc = ar_tiers_assign(g, opt, p, bufs, gr.of, nb, &work,
+					  err)))
 			goto out;
-	} else if (ar_dsa_solve(bufs, nb, opt->algo, 0, opt->time_limit,
-				&res) < 0) {
+	} else if (ar_dsa_solve(bufs, nb, opt->algo, 0, &work, &res) < 0) {
 		rc = ar_fail(err, AR_EXIT_USAGE, "unknown --algo '%s'",
 			     opt->algo);
 		goto out;
@@ -111,6 +115,7 @@ static int assign_offsets(const ArGraph *g, const ArPlanOptions *opt,
 		p->algorithm = res.algorithm;
 		p->optimal = nb == 0 || res.optimal;
 	}
+	p->offset_work = work.granted - work.left;
 	for (int t = 0; t < g->ntensors; t++)
 		if (p->slots[t].planned)
 			p->slots[t].offset = gr.of[t] < 0 ? 0 :
@@ -204,14 +209,20 @@ int ar_plan(const ArGraph *g, const ArPlanOptions *opt, ArPlan **out,
 	    ArError *err)
 {
 	ArPlan *p = ar_xcalloc(1, sizeof *p);
+	ArPlanOptions o = *opt;
+	ArWatch own;
 	double t0 = now();
 	int rc;
 
 	*out = p;
-	if ((rc = plan_links(g, opt, p, err)))
-		return rc;
-	rc = assign_offsets(g, opt, p, err);
+	if (!o.watch) {
+		ar_watch_start(&own, o.time_limit);
+		o.watch = &own;
+	}
+	if (!(rc = plan_links(g, &o, p, err)))
+		rc = assign_offsets(g, &o, p, err);
 	p->plan_seconds = now() - t0;
+	p->stopped_by_time_limit = o.watch->fired;
 	if (rc)
 		return rc;
 	rc = ar_verify(g, p, err);

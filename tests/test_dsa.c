@@ -29,10 +29,18 @@ static void check_solution(const ArBuf *b, int n, const ArDsaResult *r)
 	assert_true(r->height >= r->lower_bound);
 }
 
+/* A fresh budget of the default effort for each solve. */
+static ArBudget *work(void)
+{
+	static ArBudget w;
+	ar_budget_init(&w, AR_SOLVE_WORK, NULL);
+	return &w;
+}
+
 static int64_t solve(ArBuf *b, int n, const char *algo, int64_t cap,
 		     ArDsaResult *r)
 {
-	assert_int_equal(ar_dsa_solve(b, n, algo, cap, 10, r), 0);
+	assert_int_equal(ar_dsa_solve(b, n, algo, cap, work(), r), 0);
 	check_solution(b, n, r);
 	return r->height;
 }
@@ -117,9 +125,9 @@ static void test_capacity(void **state)
 	assert_true(solve(b, 5, "exact", 12, &r) <= 12);
 	assert_false(r.infeasible);
 	memcpy(b, in, sizeof b);
-	assert_int_equal(ar_dsa_solve(b, 5, "auto", 11, 10, &r), 0);
+	assert_int_equal(ar_dsa_solve(b, 5, "auto", 11, work(), &r), 0);
 	assert_true(r.infeasible);
-	assert_int_equal(ar_dsa_solve(b, 5, "no-such", 0, 10, &r), -1);
+	assert_int_equal(ar_dsa_solve(b, 5, "no-such", 0, work(), &r), -1);
 }
 
 static uint32_t rng = 12345;
@@ -191,7 +199,7 @@ static void test_random_vs_brute(void **state)
 		memcpy(b, in, sizeof b);
 		if (opt > 1) {
 			assert_int_equal(ar_dsa_solve(b, n, "exact", opt - 1,
-						      10, &r), 0);
+						      work(), &r), 0);
 			assert_true(r.infeasible);
 		}
 	}
@@ -208,7 +216,7 @@ static void test_large_chain(void **state)
 		b[i] = (ArBuf)B(i, i + 1 + rnd(3), 16 * (1 + rnd(64)));
 	for (int a = 1; a <= 3; a++) {
 		assert_int_equal(ar_dsa_solve(b, N, ar_dsa_algorithms[a], 0,
-					      10, &r), 0);
+					      work(), &r), 0);
 		assert_true(r.height >= r.lower_bound);
 	}
 	free(b);
