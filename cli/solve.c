@@ -369,8 +369,9 @@ int arenac_solve_main(int argc, char **argv)
 		fprintf(stderr, "arenac: note: %s: --time-limit %g stopped the "
 			"search: another run may differ\n", in, limit);
 	fprintf(stderr, "height: %" PRId64 "\nlower bound: %" PRId64
-		"\nalgorithm: %s\noptimal: %s\nnodes: %" PRId64
-		"\ntime: %.3f s\n", res.height, res.lower_bound,
+		"\nproven bound: %" PRId64 "\nalgorithm: %s\noptimal: %s\n"
+		"nodes: %" PRId64 "\ntime: %.3f s\n", res.height,
+		res.lower_bound, res.bound,
 		res.algorithm ? res.algorithm : "none",
 		res.optimal ? "yes" : "no", res.nodes, now() - t0);
 	if (capacity > 0 && res.infeasible) {

@@ -150,6 +150,7 @@ int ar_dsa_solve(ArBuf *b, int n, const char *algo, int64_t capacity,
 	load(b, n, best);
 	free(best);
 	res->optimal = res->height == res->lower_bound;
+	res->bound = res->lower_bound;
 	/* The lower bound is a proof: no placement is below it. */
 	res->infeasible = capacity > 0 && res->lower_bound > capacity;
 	if (only >= 0 || res->infeasible ||

@@ -30,6 +30,8 @@ typedef struct ArBuf {
 typedef struct ArDsaResult {
 	int64_t height;         /* max offset + size of the solution */
 	int64_t lower_bound;    /* max over time of live bytes */
+	int64_t bound;          /* proven: no placement is lower (>= the
+				   lower bound; = height when optimal) */
 	bool optimal;           /* height proven minimal (or = capacity bound met) */
 	bool infeasible;        /* with a capacity: proven that none fits */
 	bool stopped;           /* the exact search ran out of work units */

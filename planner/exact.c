@@ -613,37 +613,53 @@ static int probe(ArBuf *b, const Components *cc, int64_t cap,
 	return st;
 }
 
+static int64_t gcd64(int64_t a, int64_t b)
+{
+	while (b) {
+		int64_t t = a % b;
+		a = b;
+		b = t;
+	}
+	return a;
+}
+
 /*
  * Minimising: probes between the proven floor lo and the best height.
- * The lower bound is probed first, as it is met more often than not; a
- * probe that uses up its share (a third of the work left) marks its
- * height as hard, and later probes aim between there and the best, where
- * solutions are easier to find, rather than spend all the work on one
- * proof.
+ * Every height of a canonical placement is a sum of sizes, so probes and
+ * the floor move on multiples of g, the sizes' gcd (and the load bound
+ * rounds up to one).  The lower bound is probed first, as it is met more
+ * often than not; a probe that uses up its share (a third of the work
+ * left) marks its height as hard, and later probes aim between there and
+ * the best, where solutions are easier to find, rather than spend all the
+ * work on one proof.  Once every height below the best is hard, all that
+ * is left goes to the one just below it.
  */
-static int minimise(ArBuf *b, int n, const Components *cc, int64_t *lo,
-		    int64_t *best, ArBudget *work, int64_t *nodes)
+static int minimise(ArBuf *b, int n, const Components *cc, int64_t g,
+		    int64_t *lo, int64_t *best, ArBudget *work, int64_t *nodes)
 {
-	int64_t hard = *lo - 1, c = *lo;
+	int64_t hard, c;
 	int st = FOUND;
+	bool rest = false;
 
+	*lo = (*lo + g - 1) / g * g;
+	hard = *lo - g;
+	c = *lo;
 	while (*lo < *best) {
 		ArBudget share;
-		ar_budget_share(work, 1, 3, &share);
+		ar_budget_share(work, 1, rest ? 1 : 3, &share);
 		st = probe(b, cc, c, &share, nodes);
 		ar_budget_settle(work, &share);
 		if (st == FOUND)
 			*best = ar_dsa_height(b, n);
 		else if (st == NOTFOUND)
-			*lo = c + 1;
-		else if (st == TOOBIG || !ar_budget_left(work))
+			*lo = c + g;
+		else if (st == TOOBIG || rest || !ar_budget_left(work))
 			break;
 		else
 			hard = c;
-		c = *lo > hard + 1 ? *lo : hard + 1;
-		if (c >= *best && *lo < *best)
-			return SPENT;
-		c += (*best - 1 - c) / 2;
+		c = *lo > hard + g ? *lo : hard + g;
+		rest = c >= *best;
+		c = rest ? *best - g : c + (*best - g - c) / g / 2 * g;
 	}
 	return st;
 }
@@ -660,13 +676,19 @@ void ar_dsa_exact(ArBuf *b, int n, int64_t seed_height, int64_t lower_bound,
 	if (capacity > 0) {
 		st = probe(b, &cc, capacity, work, &res->nodes);
 		res->infeasible = st == NOTFOUND;
+		if (res->infeasible && capacity >= lo)
+			lo = capacity + 1;
 	} else {
-		st = minimise(b, n, &cc, &lo, &best, work, &res->nodes);
+		int64_t g = 0;
+		for (int i = 0; i < n; i++)
+			g = gcd64(b[i].size, g);
+		st = minimise(b, n, &cc, g, &lo, &best, work, &res->nodes);
 	}
 	res->stopped = st == SPENT;
 	res->timed_out = work->watch && work->watch->fired;
 	res->height = ar_dsa_height(b, n);
 	res->optimal = res->height == lower_bound ||
 		       (capacity == 0 && lo >= best);
+	res->bound = res->optimal ? res->height : lo;
 	free(cc.ids), free(cc.start);
 }
