@@ -574,6 +574,11 @@ static int run_train(const Cli *c, const ArGraph *g, ArError *err)
 		int n;
 		if (!(rc = ar_train_sweep(g, &c->topt, &pts, &n, err)))
 			ar_print_train_sweep(stdout, c->model, pts, n);
+		if (!rc && n > 0 && pts[n - 1].stopped_by_time_limit)
+			fprintf(stderr, "arenac: note: %s: --time-limit %g "
+				"stopped a search: the sweep is valid, but "
+				"another run may differ\n", c->model,
+				c->plan.time_limit);
 		free(pts);
 		return rc;
 	}

@@ -469,10 +469,11 @@ int ar_train_plan(const ArGraph *fwd, const ArTrainOptions *o,
 	rc = ar_fail(err, AR_EXIT_BUDGET, "--train: no checkpoint selection "
 		     "(--checkpoint %s) fits the budget of %lld bytes; the "
 		     "smallest reachable arena is %lld bytes, at %lld recompute "
-		     "FLOPs (%.1f%% of the forward pass)",
+		     "FLOPs (%.1f%% of the forward pass)%s",
 		     ar_ckpt_policy_name(o->policy), (long long)o->budget,
 		     (long long)s.min_arena, (long long)s.min_cost,
-		     pct(s.min_cost, r->model->forward_flops));
+		     pct(s.min_cost, r->model->forward_flops),
+		     watch.fired ? " (--time-limit stopped the search)" : "");
 	goto out;
 found:
 	memcpy(r->resident, s.best, (size_t)r->model->base->ntensors *
@@ -526,6 +527,7 @@ int ar_train_sweep(const ArGraph *fwd, const ArTrainOptions *o,
 				res, &exact);
 		p->budget = s.budget;
 		p->feasible = s.best_plan != NULL;
+		p->stopped_by_time_limit = watch.fired;
 		if (p->feasible) {
 			p->arena_bytes = s.best_plan->arena_bytes;
 			p->recompute_flops = s.best_cost;

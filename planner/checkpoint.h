@@ -80,6 +80,7 @@ typedef struct ArSweepPoint {
 	int64_t recompute_flops;
 	double extra_percent;   /* recompute FLOPs in % of the forward pass */
 	int ncheckpoints;
+	bool stopped_by_time_limit; /* --time-limit cut the search short */
 } ArSweepPoint;
 
 /* The optimal policy at budgets from the no-recompute arena downwards

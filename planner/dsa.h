@@ -15,11 +15,13 @@
 #include "budget.h"
 
 /*
- * Work units of the exact search at the default effort (see exact.c for
- * the unit: about a node): an arena plan's offsets, and `arenac solve`.
+ * Work units of the exact search at the default effort (exact.c: buffers
+ * and sections visited, about half a billion a second on a 2020s core):
+ * an arena plan's offsets (about two seconds, as the time limit before
+ * budgets), and `arenac solve` (about ten, as its time limit was).
  */
 #define AR_DSA_WORK ((int64_t)1 << 30)
-#define AR_SOLVE_WORK ((int64_t)1 << 32)
+#define AR_SOLVE_WORK ((int64_t)1 << 33)
 
 typedef struct ArBuf {
 	int64_t lo, hi;     /* live over [lo, hi); hi > lo */

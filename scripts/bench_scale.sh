@@ -2,10 +2,11 @@
 # bench_scale.sh — how arenac's time grows with the graph: synthetic chains
 # and residual stacks of 1k, 10k, 100k and 1M nodes planned for inference,
 # and transformer-like training steps of 250, 500, 1000 and 2000 layers
-# (--train, no budget), all with default options.  Per row: the median
-# wall time of 3 whole runs (load, infer, plan, verify, JSON written), the
-# median plan time from --stats (order, aliases, offsets; not loading or
-# verifying) and the largest resident memory of the 3.  The graphs come
+# (--train, no budget), all with default options.  Per row, over 3 whole
+# runs (load, infer, plan, verify, JSON written): the median wall time, the
+# median CPU time (user + system: what a quiet machine's wall time would
+# be), the median plan time from --stats (order, aliases, offsets; not
+# loading or verifying) and the largest resident memory.  The graphs come
 # from scripts/gen_scale.py and are kept in $SCALE_CACHE (default
 # /tmp/arenac-scale-$USER) so that a second run skips writing them.
 #
@@ -33,7 +34,7 @@ def graph(kind, n):
 
 
 def run(path, *opts):
-    """(wall seconds, plan ms, max RSS in MB) of one run, or None."""
+    """(wall s, plan ms, max RSS MB, CPU s) of one run, or None."""
     t0 = time.monotonic()
     p = subprocess.Popen([arenac, "-q", "--stats", "--json", os.devnull,
                           *opts, path], stdout=subprocess.DEVNULL,
@@ -45,21 +46,23 @@ def run(path, *opts):
     if status or not m:
         print("  failed: %s" % err.strip().splitlines()[-1:])
         return None
-    return wall, float(m.group(1)), usage.ru_maxrss / 1024.0
+    return (wall, float(m.group(1)), usage.ru_maxrss / 1024.0,
+            usage.ru_utime + usage.ru_stime)
 
 
 def row(label, nodes, path, *opts):
     rs = [run(path, *opts) for _ in range(3)]
     if None in rs:
         return
-    print("%-22s %9d %10.3f %10.3f %9.0f" % (
+    print("%-22s %9d %9.3f %9.3f %9.3f %8.0f" % (
         label, nodes, statistics.median(r[0] for r in rs),
+        statistics.median(r[3] for r in rs),
         statistics.median(r[1] for r in rs) / 1e3, max(r[2] for r in rs)))
     sys.stdout.flush()
 
 
-print("%-22s %9s %10s %10s %9s" % ("graph", "nodes", "run_s", "plan_s",
-                                   "max_MB"))
+print("%-22s %9s %9s %9s %9s %8s" % ("graph", "nodes", "run_s", "cpu_s",
+                                     "plan_s", "max_MB"))
 for kind in ("chain", "residual"):
     for n in map(int, sizes.split()):
         row("%s %d" % (kind, n), n, graph(kind, n))

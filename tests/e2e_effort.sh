@@ -101,8 +101,8 @@ solve() {
 }
 DSA=${ARENAC_SHARED:-../shared}/dsa/challenging
 if [ -f "$DSA/D.1048576.csv" ]; then
-	solve D1 "$DSA/D.1048576.csv" "1117184 986112 no" --effort 1
-	solve D1b "$DSA/D.1048576.csv" "1117184 986112 no" --effort 1
+	solve D1 "$DSA/D.1048576.csv" "1104896 986112 no" --effort 1
+	solve D1b "$DSA/D.1048576.csv" "1104896 986112 no" --effort 1
 	ok "solve D twice, same bytes" cmp -s "$tmp/D1.csv" "$tmp/D1b.csv"
 	solve C "$DSA/C.1048576.csv" "1039360 1039360 yes"
 else

@@ -419,32 +419,46 @@ static bool available(const ArTrainModel *m, const bool *resident, int t)
 	       resident[t];
 }
 
-/* Marks the forward nodes that must re-run to get t back. */
+/* Marks the forward nodes that must re-run to get t back.  A stack of its
+ * own, not recursion: a chain freed whole is as deep as the network.
+ * Each node pushes its inputs once, so stack holds as many as all nodes'
+ * inputs together, plus one. */
 static void closure(const ArTrainModel *m, const bool *resident, int t,
-		    bool *redo)
+		    bool *redo, int *stack)
 {
-	int p = m->base->tensors[t].producer;
-	const ArNode *n;
-	if (available(m, resident, t) || p < 0 || redo[p])
-		return;
-	redo[p] = true;
-	n = &m->base->nodes[p];
-	for (int j = 0; j < n->ninputs; j++)
-		if (n->inputs[j] >= 0)
-			closure(m, resident, n->inputs[j], redo);
+	int n = 0;
+	stack[n++] = t;
+	while (n > 0) {
+		int x = stack[--n], p = m->base->tensors[x].producer;
+		const ArNode *node;
+		if (available(m, resident, x) || p < 0 || redo[p])
+			continue;
+		redo[p] = true;
+		node = &m->base->nodes[p];
+		for (int j = 0; j < node->ninputs; j++)
+			if (node->inputs[j] >= 0)
+				stack[n++] = node->inputs[j];
+	}
 }
 
 int64_t ar_train_recompute_flops(const ArTrainModel *m, const bool *resident)
 {
-	bool *redo = ar_xcalloc((size_t)m->base->nnodes, sizeof *redo);
+	const ArGraph *g = m->base;
+	bool *redo = ar_xcalloc((size_t)g->nnodes, sizeof *redo);
+	size_t inputs = 1;
+	int *stack;
 	int64_t f = 0;
-	for (int t = 0; t < m->base->ntensors; t++)
+	for (int i = 0; i < g->nnodes; i++)
+		inputs += (size_t)g->nodes[i].ninputs;
+	stack = ar_xmalloc(inputs * sizeof *stack);
+	for (int t = 0; t < g->ntensors; t++)
 		if (m->saved[t])
-			closure(m, resident, t, redo);
-	for (int i = 0; i < m->base->nnodes; i++)
+			closure(m, resident, t, redo, stack);
+	for (int i = 0; i < g->nnodes; i++)
 		if (redo[i])
 			f = add_sat(f, m->flops[i]);
 	free(redo);
+	free(stack);
 	return f;
 }
 
@@ -453,18 +467,29 @@ typedef struct Build {
 	const bool *resident;
 	ArGraph *g;
 	int *nsrc, *tsrc;       /* the trace, grown with g (see train.h) */
+	int capn, capt;         /* their room, doubled as needed */
 	int *redo;      /* per base tensor: its recomputed copy, or -1 */
 	int *dx;        /* per base tensor: its (summed) gradient, or -1 */
 	int **parts;    /* per base tensor: partial gradients so far */
 	int *nparts;
 } Build;
 
+/* Room for index i in *a of *cap entries. */
+static void room(int **a, int *cap, int i)
+{
+	if (i < *cap)
+		return;
+	while (*cap <= i)
+		*cap = *cap ? 2 * *cap : 64;
+	*a = ar_xrealloc(*a, (size_t)*cap * sizeof **a);
+}
+
 /* add_like and emit on the step graph, recording where each new tensor
  * and node stems from. */
 static int tensor_like(Build *b, int t, const char *suffix, ArTensorKind kind)
 {
 	int x = add_like(b->g, t, suffix, kind);
-	b->tsrc = ar_xrealloc(b->tsrc, (size_t)b->g->ntensors * sizeof(int));
+	room(&b->tsrc, &b->capt, x);
 	b->tsrc[x] = b->tsrc[t];
 	return x;
 }
@@ -474,28 +499,27 @@ static int step(Build *b, int src, const char *name, const char *suffix,
 		const int *out, int nout)
 {
 	int id = emit(b->g, name, suffix, op, phase, in, nin, out, nout);
-	b->nsrc = ar_xrealloc(b->nsrc, (size_t)b->g->nnodes * sizeof(int));
+	room(&b->nsrc, &b->capn, id);
 	b->nsrc[id] = src;
 	return id;
 }
 
-/* The value of base tensor t a backward step reads: t, or a recompute
- * of it emitted now (with whatever it needs first). */
-static int resolve(Build *b, int t)
+/* The value of base tensor u as a recompute may read it now. */
+static int value_of(const Build *b, int u)
 {
-	const ArNode *src;
-	int p, *in, *out, id;
+	return u < 0 ? -1 : available(b->m, b->resident, u) ? u : b->redo[u];
+}
 
-	if (available(b->m, b->resident, t))
-		return t;
-	if (b->redo[t] >= 0)
-		return b->redo[t];
-	p = b->m->base->tensors[t].producer;
-	src = &b->m->base->nodes[p];
+/* Emits the recompute of the node producing t, whose inputs all have a
+ * value by now; every output gets its recomputed copy. */
+static void recompute(Build *b, int t)
+{
+	int p = b->m->base->tensors[t].producer, *in, *out, id;
+	const ArNode *src = &b->m->base->nodes[p];
 	in = ar_xmalloc(((size_t)src->ninputs + 1) * sizeof(int));
 	out = ar_xmalloc(((size_t)src->noutputs + 1) * sizeof(int));
 	for (int j = 0; j < src->ninputs; j++)
-		in[j] = src->inputs[j] < 0 ? -1 : resolve(b, src->inputs[j]);
+		in[j] = value_of(b, src->inputs[j]);
 	for (int j = 0; j < src->noutputs; j++) {
 		int o = src->outputs[j];
 		out[j] = o < 0 ? -1 : tensor_like(b, o, ".recompute",
@@ -508,6 +532,45 @@ static int resolve(Build *b, int t)
 	b->g->nodes[id].nexplicit = src->nexplicit;
 	free(in);
 	free(out);
+}
+
+/*
+ * The value of base tensor t a backward step reads: t, or a recompute of
+ * it emitted now, after the recomputes its inputs need (inputs in order,
+ * depth first).  An explicit stack of (tensor, next input), not
+ * recursion: a chain freed whole is as deep as the network.
+ */
+static int resolve(Build *b, int t)
+{
+	int *tensor, *next, n = 0, cap = 16;
+
+	if (value_of(b, t) >= 0)
+		return value_of(b, t);
+	tensor = ar_xmalloc((size_t)cap * sizeof *tensor);
+	next = ar_xmalloc((size_t)cap * sizeof *next);
+	tensor[n] = t, next[n++] = 0;
+	while (n > 0) {
+		int x = tensor[n - 1];
+		const ArNode *src =
+			&b->m->base->nodes[b->m->base->tensors[x].producer];
+		int u;
+		if (next[n - 1] == src->ninputs) {
+			recompute(b, x);
+			n--;
+			continue;
+		}
+		u = src->inputs[next[n - 1]++];
+		if (u < 0 || value_of(b, u) >= 0)
+			continue;
+		if (n == cap) {
+			cap *= 2;
+			tensor = ar_xrealloc(tensor, (size_t)cap * sizeof *tensor);
+			next = ar_xrealloc(next, (size_t)cap * sizeof *next);
+		}
+		tensor[n] = u, next[n++] = 0;
+	}
+	free(tensor);
+	free(next);
 	return b->redo[t];
 }
 
@@ -613,8 +676,8 @@ ArGraph *ar_train_graph_traced(const ArTrainModel *m, const bool *resident,
 	Build b = {.m = m, .resident = resident};
 
 	b.g = copy_skeleton(m->base);
-	b.nsrc = ar_xmalloc(((size_t)b.g->nnodes + 1) * sizeof(int));
-	b.tsrc = ar_xmalloc(((size_t)nt + 1) * sizeof(int));
+	room(&b.nsrc, &b.capn, b.g->nnodes);
+	room(&b.tsrc, &b.capt, nt);
 	for (int i = 0; i < b.g->nnodes; i++)
 		b.nsrc[i] = i;
 	for (int t = 0; t < nt; t++)
