@@ -168,7 +168,9 @@ static int decode_tensor(Loader *L, const Onnx__TensorProto *tp, ArTensor *t,
 				       tp->raw_data.len,
 				       (long long)t->bytes);
 		t->data = ar_xmalloc((size_t)t->bytes);
-		memcpy(t->data, tp->raw_data.data, (size_t)t->bytes);
+		/* An empty tensor's raw_data may be NULL: memcpy wants none. */
+		if (t->bytes)
+			memcpy(t->data, tp->raw_data.data, (size_t)t->bytes);
 		return AR_OK;
 	}
 	switch (t->dtype) {
