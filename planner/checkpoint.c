@@ -29,11 +29,12 @@
  * graphs it plans: PLAN_UNITS per node of a selection planned whole, one
  * per node of a probe of the DP's setup (order and aliases only), and one
  * per OFFSET_UNITS units the offset searches spend, CKPT_WORK at the
- * default effort; the baselines are charged but planned whatever is left.  The DP's setup (one probe plan
- * per segment, a quadratic number) may take two thirds of what is left;
- * its cost is known before it starts (probes times the step graph's
- * nodes), and it is not started when it would take more (DenseNet-121:
- * 88 points, some 4,000 probes), so the fallback keeps a third or more.
+ * default effort; the baselines are charged but planned whatever is
+ * left.  The DP's setup (one probe plan per segment, a quadratic number)
+ * may take two thirds of what is left; its cost is known before it starts
+ * (probes times the step graph's nodes), and it is not started when it
+ * would take more (DenseNet-121: 88 points, some 4,000 probes), so the
+ * fallback keeps a third or more.
  * Candidates whose recompute cost cannot beat the incumbent are not
  * planned.  When nothing fits, finding the smallest reachable arena gets
  * a budget of its own, and a selection it finds within the budget is the
