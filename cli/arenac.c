@@ -117,6 +117,15 @@ static bool no_outputs(const Cli *c)
 }
 
 /* The training step in place of the inference plan. */
+/* The safety net fired: the plan is valid but no longer reproducible. */
+static void note_time_limit(const Cli *c, const ArPlan *p)
+{
+	if (p && p->stopped_by_time_limit)
+		fprintf(stderr, "arenac: note: %s: --time-limit %g stopped a "
+			"search: the plan is valid, but another run may "
+			"differ\n", c->model, c->plan.time_limit);
+}
+
 static int run_train(const Cli *c, const ArGraph *g, ArError *err)
 {
 	ArTrainResult r;
@@ -127,10 +136,17 @@ static int run_train(const Cli *c, const ArGraph *g, ArError *err)
 		int n;
 		if (!(rc = ar_train_sweep(g, &c->topt, &pts, &n, err)))
 			ar_print_train_sweep(stdout, c->model, pts, n);
+		if (!rc && n > 0 && pts[n - 1].stopped_by_time_limit)
+			fprintf(stderr, "arenac: note: %s: --time-limit %g "
+				"stopped a search: the sweep is valid, but "
+				"another run may differ\n", c->model,
+				c->plan.time_limit);
 		free(pts);
 		return rc;
 	}
 	rc = ar_train_plan(g, &c->topt, &r, err);
+	if (!rc)
+		note_time_limit(c, r.plan);
 	if (!rc && c->stats)
 		ar_print_train_plan_stats(stderr, g, r.graph, r.plan);
 	if (!rc && c->selfcheck)
@@ -224,6 +240,7 @@ int main(int argc, char **argv)
 	shapes_failed = rc && g;
 	if (!rc) {
 		rc = ar_plan(g, &c.plan, &p, &err);
+		note_time_limit(&c, p);
 		/* A plan over budget is still a plan: its numbers help. */
 		if (c.stats && (!rc || rc == AR_EXIT_BUDGET))
 			ar_print_stats(stderr, g, p);

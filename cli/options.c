@@ -111,11 +111,17 @@ static const Option options[] = {
 	 .section = PLANNING,
 	 .help = "auto, greedy-size, greedy-breadth, greedy-lifetime,\n"
 		 "exact (auto: heuristics, then exact search)"},
+	{"effort", 0, CUSTOM, "1-9", NOWHERE, .parse = cli_parse_effort,
+	 .flags = ECHO, .section = PLANNING,
+	 .help = "how much work each search may do (order, offsets,\n"
+		 "tiers, checkpoints): 4x more per level (5); the\n"
+		 "same model and options give the same plan on\n"
+		 "every machine"},
 	{"time-limit", 0, SECONDS, "SECONDS", TO(plan.time_limit),
 	 .flags = ECHO, .section = PLANNING,
-	 .help = "bound on each search: order, offsets, tiers,\n"
-		 "checkpoints (2); a run with several can take\n"
-		 "a few times as long"},
+	 .help = "safety net: the searches stop SECONDS after the\n"
+		 "run starts, and the run says so (off); plans cut\n"
+		 "short by it depend on the machine's speed"},
 	{"budget", 0, BYTES, "BYTES", TO(plan.budget), .flags = ECHO,
 	 .section = PLANNING,
 	 .help = "fail with exit 3 if the arena exceeds BYTES\n"
@@ -658,7 +664,6 @@ int cli_parse_args(Cli *c, int argc, char **argv)
 		return rc;
 	c->plan.diag = c->load.diag;    /* the caller's, set before */
 	c->topt.budget = c->plan.budget;
-	c->topt.time_limit = c->plan.time_limit;
 	c->topt.plan = c->plan;
 	if (!c->given[by_name("checkpoint") - options])
 		c->topt.policy = c->plan.budget ? AR_CKPT_OPTIMAL :

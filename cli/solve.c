@@ -28,7 +28,7 @@
 
 static const char usage_text[] =
 "usage: arenac solve INPUT.csv [--capacity N] [-o OUTPUT.csv]\n"
-"                    [--algo NAME] [--time-limit SECONDS]\n"
+"                    [--algo NAME] [--effort 1-9] [--time-limit SECONDS]\n"
 "\n"
 "Places buffers given as CSV rows 'id,lower,upper,size' (live over the\n"
 "half-open [lower, upper)) so that buffers live at the same time never\n"
@@ -39,7 +39,11 @@ static const char usage_text[] =
 "  -o FILE               output CSV ('-' or none: stdout)\n"
 "  --algo NAME           auto, greedy-size, greedy-breadth, greedy-lifetime,\n"
 "                        exact (auto: heuristics, then exact search)\n"
-"  --time-limit SECONDS  bound on the exact search (10)\n"
+"  --effort 1-9          work the exact search may do, 4x more per level\n"
+"                        (5); the same input gives the same answer on\n"
+"                        every machine\n"
+"  --time-limit SECONDS  safety net: stop the search after SECONDS and\n"
+"                        say so (off)\n"
 "  -h, --help            this text\n";
 
 typedef struct {
@@ -309,10 +313,12 @@ static const char *opt_value(int argc, char **argv, int *i, const char *name)
 int arenac_solve_main(int argc, char **argv)
 {
 	const char *in = NULL, *out = NULL, *algo = "auto", *v;
-	int64_t capacity = 0;
-	double limit = 10, t0;
+	int64_t capacity = 0, effort = AR_EFFORT_DEFAULT;
+	double limit = 0, t0;
 	Rows r = { 0 };
 	ArDsaResult res;
+	ArWatch watch;
+	ArBudget work;
 	int rc = AR_OK, other = -1, bad;
 	char n1[AR_NUMFMT_LEN], n2[AR_NUMFMT_LEN];
 
@@ -332,12 +338,17 @@ int arenac_solve_main(int argc, char **argv)
 			if (!known_algo(v))
 				return usage("unknown --algo '%s'", v);
 			algo = v;
+		} else if ((v = opt_value(argc, argv, &i, "--effort"))) {
+			if (!parse_i64(v, &effort) || effort < AR_EFFORT_MIN ||
+			    effort > AR_EFFORT_MAX)
+				return usage("--effort wants a level from 1 to "
+					     "9, not '%s'", v);
 		} else if ((v = opt_value(argc, argv, &i, "--time-limit"))) {
 			errno = 0;
 			limit = strtod(v, &end);
-			if (errno || end == v || *end || !(limit > 0))
-				return usage("--time-limit wants positive "
-					     "seconds, not '%s'", v);
+			if (errno || end == v || *end || !(limit >= 0))
+				return usage("--time-limit wants seconds, not "
+					     "'%s'", v);
 		} else if (argv[i][0] == '-' && argv[i][1]) {
 			return usage("unknown or incomplete option '%s'",
 				     argv[i]);
@@ -352,10 +363,17 @@ int arenac_solve_main(int argc, char **argv)
 	if ((rc = read_rows(in, &r)))
 		goto out;
 	t0 = now();
-	ar_dsa_solve(r.b, r.n, algo, capacity, limit, &res);
+	ar_watch_start(&watch, limit);
+	ar_budget_init(&work, ar_effort_units((int)effort, AR_SOLVE_WORK),
+		       &watch);
+	ar_dsa_solve(r.b, r.n, algo, capacity, &work, &res);
+	if (res.timed_out)
+		fprintf(stderr, "arenac: note: %s: --time-limit %g stopped the "
+			"search: another run may differ\n", in, limit);
 	fprintf(stderr, "height: %" PRId64 "\nlower bound: %" PRId64
-		"\nalgorithm: %s\noptimal: %s\nnodes: %" PRId64
-		"\ntime: %.3f s\n", res.height, res.lower_bound,
+		"\nproven bound: %" PRId64 "\nalgorithm: %s\noptimal: %s\n"
+		"nodes: %" PRId64 "\ntime: %.3f s\n", res.height,
+		res.lower_bound, res.bound,
 		res.algorithm ? res.algorithm : "none",
 		res.optimal ? "yes" : "no", res.nodes, now() - t0);
 	if (capacity > 0 && res.infeasible) {
@@ -365,6 +383,8 @@ int arenac_solve_main(int argc, char **argv)
 	}
 	if (capacity > 0 && res.height > capacity) {
 		const char *why = res.timed_out ? "the time limit ran out"
+			: res.stopped ? "the work budget ran out; a higher "
+			"--effort searches longer"
 			: strncmp(algo, "greedy-", 7) ? "the exact search gave "
 			"up on a component too large for it"
 			: "heuristic only, not a proof";

@@ -172,6 +172,21 @@ int cli_parse_timeline_other(Cli *c, char *arg)
 	return AR_OK;
 }
 
+int cli_parse_effort(Cli *c, char *arg)
+{
+	char *end;
+	long v;
+	errno = 0;
+	v = strtol(arg, &end, 10);
+	if (errno || end == arg || *end || v < AR_EFFORT_MIN ||
+	    v > AR_EFFORT_MAX)
+		return cli_usage_error("--effort wants a level from %d to %d, "
+				       "not '%s'", AR_EFFORT_MIN,
+				       AR_EFFORT_MAX, arg);
+	c->plan.effort = (int)v;
+	return AR_OK;
+}
+
 int cli_parse_precision(Cli *c, char *arg)
 {
 	if (!ar_precision_parse(arg, &c->topt.spec.precision))

@@ -26,6 +26,7 @@ int cli_parse_dim(Cli *c, char *arg);
 int cli_parse_input_shape(Cli *c, char *arg);
 int cli_parse_memory(Cli *c, char *arg);
 int cli_parse_bound(Cli *c, char *arg);
+int cli_parse_effort(Cli *c, char *arg);
 int cli_parse_precision(Cli *c, char *arg);
 int cli_parse_trainable(Cli *c, char *arg);
 int cli_parse_freeze(Cli *c, char *arg);

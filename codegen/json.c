@@ -486,6 +486,9 @@ int ar_write_json(FILE *f, const ArGraph *g, const ArPlan *p,
 	fputs(",\n  \"algorithm\": ", f);
 	ar_json_str(f, p->algorithm ? p->algorithm : "none");
 	fprintf(f, ",\n  \"optimal\": %s", p->optimal ? "true" : "false");
+	/* Only then: the plan no longer depends on the input alone. */
+	if (p->stopped_by_time_limit)
+		fputs(",\n  \"stopped_by_time_limit\": true", f);
 	fprintf(f, ",\n  \"peak_step\": %d", p->peak_step);
 	write_regions(f, p);
 	fputs(",\n  \"options\": ", f);

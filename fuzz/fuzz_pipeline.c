@@ -75,7 +75,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		ar_fuse_preact(g);
 	if (!rc) {
 		ar_plan_options_default(&po);
-		po.time_limit = 0.05;
+		po.effort = AR_EFFORT_MIN;
 		po.diag = lo.diag;
 		rc = ar_plan(g, &po, &p, &err);
 		/* ar_plan verifies its own result; an independent second

@@ -189,9 +189,10 @@ static void probe_selection(const ArChain *c, int a, int b, bool stored,
 		res[m->cand[i]] = resident_in(c, m->cand[i], a, b, stored);
 }
 
-/* Measures segment (a, b) on its probe; false after a planner failure. */
-static int probe(ArChain *c, const ArPlanOptions *popt, int a, int b,
-		 bool stored, bool *res, Seg *s, ArError *err)
+/* Measures segment (a, b) on its probe: AR_OK, a planner failure, or -1
+ * when the budget is spent. */
+static int probe(ArChain *c, const ArPlanOptions *popt, ArBudget *work,
+		 int a, int b, bool stored, bool *res, Seg *s, ArError *err)
 {
 	const ArTrainModel *m = c->m;
 	int *nsrc, *tsrc, rc, ns, s0;
@@ -205,6 +206,10 @@ static int probe(ArChain *c, const ArPlanOptions *popt, int a, int b,
 	s->cost = ar_train_recompute_flops(m, res);
 	g = ar_train_graph_traced(m, res, &nsrc, &tsrc);
 	c->nprobes++;
+	if (!ar_budget_spend(work, g->nnodes)) {
+		rc = -1;
+		goto out;
+	}
 	if ((rc = ar_plan_links(g, popt, &p, err)))
 		goto out;
 	ns = p->nsteps;
@@ -248,17 +253,29 @@ out:
 	return rc;
 }
 
+/* Nodes of the step graph with every activation resident: forward, loss,
+ * its gradient, a backward step per rule, a sum per gradient with several
+ * parts, an update per parameter.  A probe has that plus its recomputes. */
+static int64_t step_nodes(const ArTrainModel *m)
+{
+	int64_t n = m->base->nnodes + 1;
+	for (int i = 0; i < m->nfwd; i++)
+		n += m->rule[i] != NULL;
+	for (int t = 0; t < m->base->ntensors; t++)
+		n += (m->ncontrib[t] > 1) + m->param[t];
+	return n;
+}
+
 int ar_chain_build(const ArTrainModel *m, const ArPlanOptions *plan,
-		   double seconds, ArChain **out, ArError *err)
+		   ArBudget *work, ArChain **out, ArError *err)
 {
 	const ArGraph *g = m->base;
 	ArChain *c = ar_xcalloc(1, sizeof *c);
 	ArPlanOptions popt = *plan;
 	bool *is_cand = ar_xcalloc((size_t)g->ntensors + 1, sizeof *is_cand);
 	bool *res = ar_xcalloc((size_t)g->ntensors + 1, sizeof *res);
-	double start = ar_train_now(), deadline = start + seconds;
 	int n, rc = AR_OK;
-	int64_t total, done = 0;
+	int64_t total, cost;
 
 	*out = NULL;
 	c->m = m;
@@ -271,29 +288,20 @@ int ar_chain_build(const ArTrainModel *m, const ArPlanOptions *plan,
 	c->stored = ar_xcalloc((size_t)n, sizeof *c->stored);
 	popt.order = AR_ORDER_FILE;
 	popt.budget = 0;
-	/* Quadratic in the points: give up at the deadline, or as soon as
-	 * the probes so far project far past it (twice the time: one probe's
-	 * time varies, and a build that just fits should not be dropped). */
+	/* Quadratic in the points: not started when the probes, at the least
+	 * they can cost, would overdraw the budget. */
 	total = (int64_t)(n - 1) * n / 2;
 	for (int i = 1; i <= c->L; i++)
 		total += c->interior[i];
+	if (!ar_mul64(total, step_nodes(m), &cost) || cost > work->left)
+		rc = -1;
 	for (int b = 1; b < n && !rc; b++)
 		for (int a = b - 1; a >= 0 && !rc; a--) {
-			double now = ar_train_now();
-			double end = done ? now + (now - start) / done *
-				     (total - done) : now;
-			if (now > deadline || end > start + 2 * seconds) {
-				rc = -1;
-				break;
-			}
-			rc = probe(c, &popt, a, b, false, res,
+			rc = probe(c, &popt, work, a, b, false, res,
 				   &c->plain[a * n + b], err);
-			done++;
-			if (!rc && a == b - 1 && c->interior[b]) {
-				rc = probe(c, &popt, a, b, true, res,
+			if (!rc && a == b - 1 && c->interior[b])
+				rc = probe(c, &popt, work, a, b, true, res,
 					   &c->stored[b], err);
-				done++;
-			}
 		}
 	free(is_cand);
 	free(res);

@@ -5,12 +5,12 @@
  * A selection is judged by the real planner, never by an estimate: every
  * selection the search looks at is built into its training graph and
  * planned by ar_plan (aliases, offsets, verifier) with the user's options,
- * the offset search bounded by EVAL_TIME_LIMIT, and the plan returned is
- * the very plan that was judged to fit.
+ * the offset search on AR_CKPT_EVAL_DROP levels less effort, and the plan
+ * returned is the very plan that was judged to fit.
  *
  * optimal, in this order:
- *   - the baselines none, sqrt and all, always planned whatever the time
- *     limit (three plans, milliseconds each): the cheapest that fits is
+ *   - the baselines none, sqrt and all, always planned whatever the
+ *     budget (three plans, milliseconds each): the cheapest that fits is
  *     the incumbent, so optimal is never worse than a baseline that fits;
  *   - a forward graph with points that separate it (chain_dp.c) gets the
  *     segment DP, whose model's optimum is planned for real; a pure chain
@@ -25,14 +25,19 @@
  *   - where neither the DP nor brute force gave an answer (no chain, its
  *     setup too slow, its answers overshooting), uniform segments of every
  *     length and take_back, not claimed optimal.
- * Time: the search runs until --time-limit seconds after it starts, the
- * baselines excepted.  The DP's setup (one probe plan per segment, a
- * quadratic number) may take at most two thirds of that, and is abandoned
- * at once when its projected time is far beyond (DenseNet-121: 88 points,
- * some 4,000 probes), so the fallback always keeps a third or more.
+ * Work: the search has a budget (budget.h) counted in nodes of the step
+ * graphs it plans: PLAN_UNITS per node of a selection planned whole, one
+ * per node of a probe of the DP's setup (order and aliases only), and one
+ * per OFFSET_UNITS units the offset searches spend, CKPT_WORK at the
+ * default effort; the baselines are charged but planned whatever is
+ * left.  The DP's setup (one probe plan per segment, a quadratic number)
+ * may take two thirds of what is left; its cost is known before it starts
+ * (probes times the step graph's nodes), and it is not started when it
+ * would take more (DenseNet-121: 88 points, some 4,000 probes), so the
+ * fallback keeps a third or more.
  * Candidates whose recompute cost cannot beat the incumbent are not
  * planned.  When nothing fits, finding the smallest reachable arena gets
- * --time-limit again, and a selection it finds within the budget is the
+ * a budget of its own, and a selection it finds within the budget is the
  * answer after all.
  */
 #include "checkpoint.h"
@@ -41,11 +46,13 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #define EXACT_MAX 14
-/* Per-plan bound on the exact offset search while selecting. */
-#define EVAL_TIME_LIMIT 0.02
+/* Nodes of step graphs planned per search at the default effort: about
+ * two seconds of a 2020s core, as the time limit it had before budgets. */
+#define CKPT_WORK ((int64_t)3 << 19)
+#define PLAN_UNITS 4
+#define OFFSET_UNITS 1024
 
 /* The chain view, built at most once per model (a sweep shares it). */
 typedef struct ChainCache {
@@ -58,7 +65,7 @@ typedef struct Search {
 	ChainCache *cc;
 	ArPlanOptions popt;
 	int64_t budget;
-	double deadline;
+	ArBudget work;
 	int evals;
 	ArError *err;
 	int rc;                 /* a planner failure stops the search */
@@ -73,13 +80,6 @@ typedef struct Search {
 	 * smallest arena is wanted, not the fit. */
 	bool minimise;
 } Search;
-
-double ar_train_now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 const char *ar_ckpt_policy_name(ArCkptPolicy p)
 {
@@ -98,6 +98,9 @@ static int64_t plan_selection(Search *s, const bool *res, int64_t cost)
 
 	s->evals++;
 	s->rc = ar_plan(g, &s->popt, &p, s->err);
+	/* Charged even when it overdraws: a baseline is planned anyway. */
+	ar_budget_spend(&s->work, PLAN_UNITS * (int64_t)g->nnodes +
+			(p ? p->offset_work : 0) / OFFSET_UNITS);
 	if (s->rc) {
 		ar_plan_free(p);
 		ar_graph_free(g);
@@ -152,7 +155,7 @@ static int key_cmp(const void *a, const void *b)
 /*
  * Every selection in increasing recompute cost: the first that fits is
  * optimal, and so is the incumbent when none cheaper fits.  False when the
- * deadline cut it short.
+ * budget cut it short.
  */
 static bool search_exact(Search *s, bool *res)
 {
@@ -170,7 +173,7 @@ static bool search_exact(Search *s, bool *res)
 	for (uint32_t i = 0; i < n && !s->rc; i++) {
 		if (s->best_plan && k[i].key >= s->best_cost)
 			break;
-		if (ar_train_now() > s->deadline) {
+		if (!ar_budget_left(&s->work)) {
 			complete = false;
 			break;
 		}
@@ -196,7 +199,7 @@ static void take_back(Search *s, bool *res)
 {
 	const ArTrainModel *m = s->m;
 	for (int i = m->ncand - 1; i >= 0 && s->best_plan && !s->rc &&
-	     ar_train_now() < s->deadline; i--) {
+	     ar_budget_left(&s->work); i--) {
 		if (s->best[m->cand[i]])
 			continue;
 		memcpy(res, s->best, (size_t)m->base->ntensors * sizeof *res);
@@ -215,7 +218,7 @@ static void search_segments(Search *s, bool *res)
 {
 	const ArTrainModel *m = s->m;
 	for (int k = 1; k <= m->ncand && !s->rc &&
-	     ar_train_now() < s->deadline; k++) {
+	     ar_budget_left(&s->work); k++) {
 		set_spacing(m, res, k);
 		try_selection(s, res);
 	}
@@ -259,17 +262,17 @@ static bool search_chain(Search *s, bool *res, bool *fit)
 	return exact;
 }
 
-/* Builds the chain view once, within two thirds of the search's time
+/* Builds the chain view once, within two thirds of the search's work
  * left: the rest is the fallback's. */
 static void need_chain(Search *s)
 {
-	double left = (s->deadline - ar_train_now()) * 2 / 3;
+	ArBudget share;
 	if (s->cc->tried)
 		return;
 	s->cc->tried = true;
-	if (left > 0)
-		s->rc = ar_chain_build(s->m, &s->popt, left, &s->cc->chain,
-				       s->err);
+	ar_budget_share(&s->work, 2, 3, &share);
+	s->rc = ar_chain_build(s->m, &s->popt, &share, &s->cc->chain, s->err);
+	ar_budget_settle(&s->work, &share);
 }
 
 /* The smallest arena any selection reaches: all selections with few
@@ -287,7 +290,7 @@ static void smallest_arena(Search *s, bool *res)
 		return;
 	}
 	for (uint32_t i = 0; i < (1u << m->ncand) && !s->rc &&
-	     ar_train_now() < s->deadline; i++) {
+	     ar_budget_left(&s->work); i++) {
 		set_mask(m, res, i);
 		plan_selection(s, res, ar_train_recompute_flops(m, res));
 	}
@@ -327,17 +330,20 @@ static void select_policy(const ArTrainModel *m, ArCkptPolicy pol, bool *res)
 }
 
 static void search_init(Search *s, const ArTrainModel *m, ChainCache *cc,
-			const ArTrainOptions *o, int64_t budget, ArError *err)
+			const ArTrainOptions *o, int64_t budget, ArWatch *watch,
+			ArError *err)
 {
 	memset(s, 0, sizeof *s);
 	s->m = m;
 	s->cc = cc;
 	s->popt = o->plan;
 	s->popt.budget = 0;
+	s->popt.watch = watch;
 	/* The node order is the schedule: recomputes sit where they pay. */
 	s->popt.order = AR_ORDER_FILE;
 	s->budget = budget;
-	s->deadline = ar_train_now() + (o->time_limit > 0 ? o->time_limit : 2.0);
+	ar_budget_init(&s->work, ar_effort_units(o->plan.effort, CKPT_WORK),
+		       watch);
 	s->err = err;
 	s->best = ar_xcalloc((size_t)m->base->ntensors + 1, sizeof *s->best);
 	s->min_arena = INT64_MAX;
@@ -363,14 +369,13 @@ static int run_policy(Search *s, ArCkptPolicy pol, bool *res, bool *exact)
 		*exact = pol == AR_CKPT_NONE || pol == AR_CKPT_OPTIMAL;
 		return s->rc;
 	}
-	s->popt.time_limit = s->popt.time_limit < EVAL_TIME_LIMIT ?
-			     s->popt.time_limit : EVAL_TIME_LIMIT;
+	s->popt.effort -= AR_CKPT_EVAL_DROP;
 	select_policy(m, AR_CKPT_NONE, res);
 	if (plan_selection(s, res, 0) >= 0 && s->best_plan) {
 		*exact = true;
 		return s->rc;
 	}
-	/* The baselines, whatever the time: optimal never does worse. */
+	/* The baselines, whatever the budget: optimal never does worse. */
 	for (int i = 0; i < 2 && !s->rc; i++) {
 		select_policy(m, i ? AR_CKPT_ALL : AR_CKPT_SQRT, res);
 		try_selection(s, res);
@@ -442,15 +447,17 @@ int ar_train_plan(const ArGraph *fwd, const ArTrainOptions *o,
 {
 	Search s;
 	ChainCache cc = {0};
+	ArWatch watch;
 	bool exact;
 	int rc;
 
 	memset(r, 0, sizeof *r);
 	if ((rc = ar_train_model(fwd, &o->spec, &r->model, err)))
 		return rc;
+	ar_watch_start(&watch, o->plan.time_limit);
 	r->resident = ar_xcalloc((size_t)r->model->base->ntensors + 1,
 				 sizeof *r->resident);
-	search_init(&s, r->model, &cc, o, o->budget, err);
+	search_init(&s, r->model, &cc, o, o->budget, &watch, err);
 	if ((rc = run_policy(&s, o->policy, r->resident, &exact)))
 		goto out;
 	if (s.best_plan)
@@ -458,8 +465,9 @@ int ar_train_plan(const ArGraph *fwd, const ArTrainOptions *o,
 	/* Nothing the policy allows fits: how far down can any selection go?
 	 * A complete exact search has already planned every selection.  A
 	 * selection found on the way that fits is optimal's answer after all
-	 * (the search ran out of time before it), never another policy's. */
-	s.deadline = ar_train_now() + (o->time_limit > 0 ? o->time_limit : 2.0);
+	 * (the search ran out of work before it), never another policy's. */
+	ar_budget_init(&s.work, ar_effort_units(o->plan.effort, CKPT_WORK),
+		       &watch);
 	s.minimise = o->policy != AR_CKPT_OPTIMAL;
 	if (o->policy != AR_CKPT_OPTIMAL || !exact)
 		smallest_arena(&s, r->resident);
@@ -474,16 +482,18 @@ int ar_train_plan(const ArGraph *fwd, const ArTrainOptions *o,
 	rc = ar_fail(err, AR_EXIT_BUDGET, "--train: no checkpoint selection "
 		     "(--checkpoint %s) fits the budget of %lld bytes; the "
 		     "smallest reachable arena is %lld bytes, at %lld recompute "
-		     "FLOPs (%.1f%% of the forward pass)",
+		     "FLOPs (%.1f%% of the forward pass)%s",
 		     ar_ckpt_policy_name(o->policy), (long long)o->budget,
 		     (long long)s.min_arena, (long long)s.min_cost,
-		     pct(s.min_cost, r->model->forward_flops));
+		     pct(s.min_cost, r->model->forward_flops),
+		     watch.fired ? " (--time-limit stopped the search)" : "");
 	goto out;
 found:
 	memcpy(r->resident, s.best, (size_t)r->model->base->ntensors *
 	       sizeof *r->resident);
 	r->graph = s.best_graph;
 	r->plan = s.best_plan;
+	r->plan->stopped_by_time_limit = watch.fired;
 	s.best_graph = NULL;
 	s.best_plan = NULL;
 	fill_bill(r, o->policy, exact, s.evals);
@@ -508,6 +518,7 @@ int ar_train_sweep(const ArGraph *fwd, const ArTrainOptions *o,
 {
 	ArTrainModel *m;
 	ChainCache cc = {0};
+	ArWatch watch;
 	bool *res;
 	int64_t full = 0;
 	int rc;
@@ -516,6 +527,7 @@ int ar_train_sweep(const ArGraph *fwd, const ArTrainOptions *o,
 	*npts = 0;
 	if ((rc = ar_train_model(fwd, &o->spec, &m, err)))
 		return rc;
+	ar_watch_start(&watch, o->plan.time_limit);
 	res = ar_xcalloc((size_t)m->base->ntensors + 1, sizeof *res);
 	*pts = ar_xcalloc(11, sizeof **pts);
 	for (int step = 10; step >= 1 && !rc; step--) {
@@ -523,11 +535,12 @@ int ar_train_sweep(const ArGraph *fwd, const ArTrainOptions *o,
 		bool exact;
 		ArSweepPoint *p = &(*pts)[(*npts)++];
 		search_init(&s, m, &cc, o, step == 10 ? 0 : full * step / 10,
-			    err);
+			    &watch, err);
 		rc = run_policy(&s, step == 10 ? AR_CKPT_NONE : AR_CKPT_OPTIMAL,
 				res, &exact);
 		p->budget = s.budget;
 		p->feasible = s.best_plan != NULL;
+		p->stopped_by_time_limit = watch.fired;
 		if (p->feasible) {
 			p->arena_bytes = s.best_plan->arena_bytes;
 			p->recompute_flops = s.best_cost;

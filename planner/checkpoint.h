@@ -52,12 +52,17 @@ typedef struct ArTrainBill {
 	int evaluations;                /* ar_plan calls made by the search */
 } ArTrainBill;
 
+/* The optimal search plans each selection it judges with this many
+ * effort levels less than the user's (a 64th of the offset search). */
+#define AR_CKPT_EVAL_DROP 3
+
 typedef struct ArTrainOptions {
 	ArTrainSpec spec;       /* what to train, optimizer, precision */
 	ArCkptPolicy policy;
 	int64_t budget;         /* arena bytes, 0 for none */
-	double time_limit;      /* seconds for the selection search */
-	ArPlanOptions plan;     /* for every ar_plan call (budget is ignored) */
+	/* For every ar_plan call (its budget is ignored); its effort and
+	 * time limit bound the selection search too. */
+	ArPlanOptions plan;
 } ArTrainOptions;
 
 typedef struct ArTrainResult {
@@ -87,6 +92,7 @@ typedef struct ArSweepPoint {
 	int64_t recompute_flops;
 	double extra_percent;   /* recompute FLOPs in % of the forward pass */
 	int ncheckpoints;
+	bool stopped_by_time_limit; /* --time-limit cut the search short */
 } ArSweepPoint;
 
 /* The optimal policy at budgets from the no-recompute arena downwards
@@ -98,13 +104,13 @@ int ar_train_sweep(const ArGraph *fwd, const ArTrainOptions *o,
  * The chain view of a training model for the dynamic program of
  * chain_dp.c (its header comment gives the model).  ar_chain_build
  * measures every segment, with ar_plan under plan's alias options, within
- * seconds; *out stays NULL when the forward graph has no point that
- * separates it or the seconds ran out (it gives up at once when the probes
- * made so far project to more than twice those seconds).
+ * the work budget (nodes of the step graphs it plans); *out stays NULL
+ * when the forward graph has no point that separates it, or when the
+ * probes would cost more than the budget has (known before the first).
  */
 typedef struct ArChain ArChain;
 int ar_chain_build(const ArTrainModel *m, const ArPlanOptions *plan,
-		   double seconds, ArChain **out, ArError *err);
+		   ArBudget *work, ArChain **out, ArError *err);
 void ar_chain_free(ArChain *c);
 /* Every candidate is a point: the DP ranges over all selections. */
 bool ar_chain_pure(const ArChain *c);
@@ -117,9 +123,6 @@ int64_t ar_chain_solve(const ArChain *c, int64_t budget, bool *res,
 		       int64_t *peak);
 /* The smallest model peak of any selection, the cheapest such into res. */
 int64_t ar_chain_min_peak(const ArChain *c, bool *res);
-
-/* Monotonic seconds, for the searches' deadlines. */
-double ar_train_now(void);
 
 const char *ar_ckpt_policy_name(ArCkptPolicy p);
 

@@ -300,6 +300,8 @@ void ar_concat_refine(const ArGraph *g, const ArPlanOptions *opt, ArPlan *p)
 	int *steps = ar_xmalloc(nst + 1);
 	int64_t elided;
 
+	bool any = false;
+
 	undo_clashes(g, p);
 	elided = refine_in_order(g, opt, p);
 
@@ -307,8 +309,15 @@ void ar_concat_refine(const ArGraph *g, const ArPlanOptions *opt, ArPlan *p)
 	memcpy(steps, p->steps, nst);
 	for (int i = 0; i < g->nnodes; i++)
 		if (ar_is_step(g, i) && is_concat(&g->nodes[i]) &&
-		    is_elided(p, &g->nodes[i]))
+		    is_elided(p, &g->nodes[i])) {
 			undo(p, &g->nodes[i]);
+			any = true;
+		}
+	/* Nothing undone: scheduling afresh would find the same order. */
+	if (!any) {
+		free(slots), free(steps);
+		return;
+	}
 	ar_schedule(g, opt, p, p->steps);
 	ar_lifetimes(g, p);
 	if (peak_with_inplace(g, opt, p) >= elided) {

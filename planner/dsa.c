@@ -11,7 +11,6 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "graph.h"
 
@@ -19,13 +18,6 @@ const char *const ar_dsa_algorithms[] = {
 	"auto", "greedy-size", "greedy-breadth", "greedy-lifetime", "exact",
 	NULL
 };
-
-double ar_dsa_now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 int64_t ar_dsa_height(const ArBuf *b, int n)
 {
@@ -49,9 +41,46 @@ static int event_cmp(const void *pa, const void *pb)
 	return (a->delta > b->delta) - (a->delta < b->delta);
 }
 
+/*
+ * The same sweep over a difference array when the times span at most a
+ * few per buffer (a plan's steps): linear instead of a sort.  Within one
+ * time ends come before starts, so the live bytes peak at the end of the
+ * time's changes, which is where both versions see them.
+ */
+static int64_t dense_lower_bound(const ArBuf *b, int n, int64_t t0,
+				 int64_t span, int64_t *at)
+{
+	int64_t *d = ar_xcalloc((size_t)span + 1, sizeof *d);
+	int64_t live = 0, peak = 0, peak_at = b[0].lo;
+	for (int i = 0; i < n; i++) {
+		d[b[i].lo - t0] += b[i].size;
+		d[b[i].hi - t0] -= b[i].size;
+	}
+	for (int64_t t = 0; t <= span; t++) {
+		live += d[t];
+		if (live > peak)
+			peak = live, peak_at = t0 + t;
+	}
+	free(d);
+	if (at)
+		*at = peak_at;
+	return peak;
+}
+
 int64_t ar_dsa_lower_bound(const ArBuf *b, int n, int64_t *at)
 {
-	Event *ev = ar_xmalloc(2 * (size_t)n * sizeof *ev);
+	int64_t t0 = INT64_MAX, t1 = INT64_MIN;
+	Event *ev;
+	for (int i = 0; i < n; i++) {
+		if (b[i].lo < t0)
+			t0 = b[i].lo;
+		if (b[i].hi > t1)
+			t1 = b[i].hi;
+	}
+	/* Unsigned: the span of any two int64 times is exact there. */
+	if (n > 0 && (uint64_t)t1 - (uint64_t)t0 <= 4 * (uint64_t)n)
+		return dense_lower_bound(b, n, t0, t1 - t0, at);
+	ev = ar_xmalloc(2 * (size_t)n * sizeof *ev + 1);
 	int64_t live = 0, peak = 0, peak_at = n ? b[0].lo : 0;
 	for (int i = 0; i < n; i++) {
 		ev[2 * i] = (Event){ b[i].lo, b[i].size };
@@ -88,9 +117,8 @@ static bool done(int64_t h, int64_t lb, int64_t capacity)
 }
 
 int ar_dsa_solve(ArBuf *b, int n, const char *algo, int64_t capacity,
-		 double time_limit_s, ArDsaResult *res)
+		 ArBudget *work, ArDsaResult *res)
 {
-	double deadline = time_limit_s > 0 ? ar_dsa_now() + time_limit_s : 0;
 	bool is_auto = !algo || !strcmp(algo, "auto");
 	bool is_exact = algo && !strcmp(algo, "exact");
 	int64_t *best, seed;
@@ -122,6 +150,7 @@ int ar_dsa_solve(ArBuf *b, int n, const char *algo, int64_t capacity,
 	load(b, n, best);
 	free(best);
 	res->optimal = res->height == res->lower_bound;
+	res->bound = res->lower_bound;
 	/* The lower bound is a proof: no placement is below it. */
 	res->infeasible = capacity > 0 && res->lower_bound > capacity;
 	if (only >= 0 || res->infeasible ||
@@ -129,7 +158,7 @@ int ar_dsa_solve(ArBuf *b, int n, const char *algo, int64_t capacity,
 		return 0;
 	seed = res->height;
 	seed_algo = res->algorithm;
-	ar_dsa_exact(b, n, seed, res->lower_bound, capacity, deadline, res);
+	ar_dsa_exact(b, n, seed, res->lower_bound, capacity, work, res);
 	res->algorithm = is_auto && res->height == seed ? seed_algo : "exact";
 	return 0;
 }

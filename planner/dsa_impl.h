@@ -22,13 +22,12 @@ int64_t ar_dsa_greedy(ArBuf *b, int n, ArGreedyOrder order);
 /*
  * Improves the valid solution in b (offsets set, height seed_height) with
  * the branch and bound.  capacity > 0: any solution within it; 0: the
- * minimum height.  Stops at the monotonic clock's deadline (seconds, <= 0
- * for none).  Fills height, optimal, infeasible, timed_out and nodes.
+ * minimum height.  Spends work.  Fills height, optimal, infeasible,
+ * stopped, timed_out and nodes.
  */
 void ar_dsa_exact(ArBuf *b, int n, int64_t seed_height, int64_t lower_bound,
-		  int64_t capacity, double deadline, ArDsaResult *res);
+		  int64_t capacity, ArBudget *work, ArDsaResult *res);
 
-double ar_dsa_now(void);
 int64_t ar_dsa_height(const ArBuf *b, int n);
 
 #endif

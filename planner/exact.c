@@ -28,7 +28,9 @@
  * MiniMalloc's WAT/TAW/TWA) are tried round-robin under a node budget that
  * doubles each round, since one order often finds in hundreds of nodes
  * what another misses in millions; an exhausted search under any order is
- * a proof that none fits.
+ * a proof that none fits.  All of it draws on one work budget (budget.h)
+ * in units of buffers and sections visited: a node costs one per buffer
+ * it orders, a placement one per section and overlap it looks at.
  */
 #include "dsa_impl.h"
 
@@ -37,7 +39,8 @@
 
 #include "graph.h"
 
-enum { FOUND, NOTFOUND, ABORTED, TIMEOUT, TOOBIG };
+/* ABORTED: a round's node budget ran out; SPENT: the work budget did. */
+enum { FOUND, NOTFOUND, ABORTED, SPENT, TOOBIG };
 
 /*
  * Each node keeps the order of its unplaced buffers while its children
@@ -83,9 +86,10 @@ typedef struct {
 	Trail mt, ft, st;       /* minoff, floor and smin changes */
 	const char *heur;
 	int64_t nodes, budget;
-	double deadline;
+	ArBudget *work;
+	int64_t visits;         /* placements' work not yet charged */
 	size_t path_bytes;
-	int stop;               /* ABORTED, TIMEOUT or TOOBIG once hit */
+	int stop;               /* ABORTED, SPENT or TOOBIG once hit */
 } Search;
 
 static void trail(Trail *t, int idx, int64_t old)
@@ -135,15 +139,19 @@ static void place(Search *s, int id, int64_t o)
 		int j = s->ovl[e];
 		if (s->minoff[j] >= top)
 			continue;
+		s->visits += s->shi[j] - s->slo[j];
 		for (int c = s->slo[j]; c < s->shi[j]; c++)
 			if (s->minoff[j] == s->smin[c])
 				mark(s, c, &naff);
 		trail(&s->mt, j, s->minoff[j]);
 		s->minoff[j] = top;
 	}
+	s->visits += (s->shi[id] - s->slo[id]) +
+		     (s->ostart[id + 1] - s->ostart[id]);
 	/* No unplaced buffer of a section can go below the lowest of them. */
 	for (int a = 0; a < naff; a++) {
 		int c = s->aff[a];
+		s->visits += s->sstart[c + 1] - s->sstart[c];
 		int64_t lowest = INT64_MAX;
 		for (int e = s->sstart[c]; e < s->sstart[c + 1]; e++)
 			if (s->minoff[s->smem[e]] < lowest)
@@ -167,8 +175,9 @@ static void unplace(Search *s, int id, const int mark[3])
 	s->off[id] = -1;
 }
 
-static bool fits(const Search *s, const Part *pt, int64_t o)
+static bool fits(Search *s, const Part *pt, int64_t o)
 {
+	s->visits += pt->s1 - pt->s0;
 	for (int c = pt->s0; c < pt->s1; c++) {
 		int64_t f = s->floor[c] > o ? s->floor[c] : o;
 		if (f + s->total[c] > s->cap)
@@ -245,10 +254,10 @@ static int search(Search *s, const Part *pt, const int *pre, const int *ord,
 		return s->stop;
 	if (--s->budget < 0)
 		return s->stop = ABORTED;
-	/* A node costs microseconds at least: the clock is cheap beside it. */
 	s->nodes++;
-	if (s->deadline > 0 && ar_dsa_now() > s->deadline)
-		return s->stop = TIMEOUT;
+	if (!ar_budget_spend(s->work, 1 + nord + s->visits))
+		return s->stop = SPENT;
+	s->visits = 0;
 	if (s->path_bytes > PATH_BYTES_MAX)
 		return s->stop = TOOBIG;
 	s->path_bytes += (size_t)nord * sizeof *cur;
@@ -360,30 +369,58 @@ static void push(IntVec *v, int x)
 }
 
 /*
+ * What build's tables cost: a unit per overlapping pair and per section
+ * member, both quadratic where thousands of buffers live at once (a deep
+ * training step), so they are paid for before they are made.
+ */
+static int64_t table_cost(const Point *pt, int n)
+{
+	int64_t cost = n, na = 0;
+	bool grown = false;
+	for (int e = 0; e < 2 * n; e++) {
+		if (pt[e].start) {
+			cost += na++;
+			grown = true;
+		} else {
+			cost += grown ? na : 0;
+			grown = false;
+			na--;
+		}
+	}
+	return cost;
+}
+
+/*
  * Sections and overlaps by one sweep: a section is emitted at the first
  * end after some start, which is exactly when the live set is maximal.
  * Ends sort before starts at the same time (lifetimes are half-open).
+ * False, with nothing built, when work cannot pay for the tables.
  */
-static void build(Search *s, int n, const int64_t *lo, const int64_t *hi,
-		  const int64_t *size)
+static bool build(Search *s, int n, const int64_t *lo, const int64_t *hi,
+		  const int64_t *size, ArBudget *work)
 {
 	Point *pt = ar_xmalloc(2 * (size_t)n * sizeof *pt);
-	int *act = ar_xmalloc((size_t)n * sizeof *act);
-	int *pos = ar_xmalloc((size_t)n * sizeof *pos);
-	int *deg = ar_xcalloc((size_t)n + 1, sizeof *deg);
+	int *act, *pos, *deg;
 	IntVec pairs = { 0 }, sstart = { 0 }, smem = { 0 };
 	int na = 0;
 	bool grown = false;
 
-	memset(s, 0, sizeof *s);
-	s->n = n, s->lo = lo, s->hi = hi, s->size = size;
-	s->slo = ar_xmalloc((size_t)n * sizeof(int));
-	s->shi = ar_xmalloc((size_t)n * sizeof(int));
 	for (int i = 0; i < n; i++) {
 		pt[2 * i] = (Point){ lo[i], 1, i };
 		pt[2 * i + 1] = (Point){ hi[i], 0, i };
 	}
 	qsort(pt, 2 * (size_t)n, sizeof *pt, point_cmp);
+	if (!ar_budget_spend(work, table_cost(pt, n))) {
+		free(pt);
+		return false;
+	}
+	act = ar_xmalloc((size_t)n * sizeof *act);
+	pos = ar_xmalloc((size_t)n * sizeof *pos);
+	deg = ar_xcalloc((size_t)n + 1, sizeof *deg);
+	memset(s, 0, sizeof *s);
+	s->n = n, s->lo = lo, s->hi = hi, s->size = size;
+	s->slo = ar_xmalloc((size_t)n * sizeof(int));
+	s->shi = ar_xmalloc((size_t)n * sizeof(int));
 	for (int e = 0; e < 2 * n; e++) {
 		int id = pt[e].id;
 		if (pt[e].start) {
@@ -444,6 +481,7 @@ static void build(Search *s, int n, const int64_t *lo, const int64_t *hi,
 	}
 	for (int c = 1; c < s->ns; c++)
 		s->cuts[c] += s->cuts[c - 1];
+	return true;
 }
 
 static void destroy(Search *s)
@@ -457,20 +495,22 @@ static void destroy(Search *s)
 
 /*
  * Is there a placement of these buffers within cap?  On FOUND, off[]
- * gets it.  NOTFOUND is a proof; TIMEOUT and TOOBIG are not.
+ * gets it.  NOTFOUND is a proof; SPENT and TOOBIG are not.
  */
 static int probe_component(int n, const int64_t *lo, const int64_t *hi,
-			   const int64_t *size, int64_t cap, double deadline,
+			   const int64_t *size, int64_t cap, ArBudget *work,
 			   int64_t *off, int64_t *nodes)
 {
 	static const char *const heur[] = { "WAT", "TAW", "TWA" };
 	Search s;
-	int *all = ar_xmalloc((size_t)n * sizeof *all);
+	int *all;
 	int st = ABORTED;
 
-	build(&s, n, lo, hi, size);
+	if (!build(&s, n, lo, hi, size, work))
+		return SPENT;
+	all = ar_xmalloc((size_t)n * sizeof *all);
 	s.cap = cap;
-	s.deadline = deadline;
+	s.work = work;
 	for (int i = 0; i < n; i++)
 		all[i] = i;
 	for (int64_t budget = n; st == ABORTED; ) {
@@ -541,7 +581,7 @@ static void components(const ArBuf *b, int n, Components *cc)
  * independent and each new one is within cap < the height known.
  */
 static int probe(ArBuf *b, const Components *cc, int64_t cap,
-		 double deadline, int64_t *nodes)
+		 ArBudget *work, int64_t *nodes)
 {
 	int64_t *lo = NULL, *hi = NULL, *size = NULL, *off = NULL;
 	int st = FOUND;
@@ -564,8 +604,7 @@ static int probe(ArBuf *b, const Components *cc, int64_t cap,
 			hi[i] = b[ids[i]].hi;
 			size[i] = b[ids[i]].size;
 		}
-		st = probe_component(k, lo, hi, size, cap, deadline, off,
-				     nodes);
+		st = probe_component(k, lo, hi, size, cap, work, off, nodes);
 		if (st == FOUND)
 			for (int i = 0; i < k; i++)
 				b[ids[i]].offset = off[i];
@@ -574,43 +613,59 @@ static int probe(ArBuf *b, const Components *cc, int64_t cap,
 	return st;
 }
 
+static int64_t gcd64(int64_t a, int64_t b)
+{
+	while (b) {
+		int64_t t = a % b;
+		a = b;
+		b = t;
+	}
+	return a;
+}
+
 /*
  * Minimising: probes between the proven floor lo and the best height.
- * The lower bound is probed first, as it is met more often than not; a
- * probe that uses up its slice (a third of the time left) marks its
- * height as hard, and later probes aim between there and the best, where
- * solutions are easier to find, rather than spend all the time on one
- * proof.
+ * Every height of a canonical placement is a sum of sizes, so probes and
+ * the floor move on multiples of g, the sizes' gcd (and the load bound
+ * rounds up to one).  The lower bound is probed first, as it is met more
+ * often than not; a probe that uses up its share (a third of the work
+ * left) marks its height as hard, and later probes aim between there and
+ * the best, where solutions are easier to find, rather than spend all the
+ * work on one proof.  Once every height below the best is hard, all that
+ * is left goes to the one just below it.
  */
-static int minimise(ArBuf *b, int n, const Components *cc, int64_t *lo,
-		    int64_t *best, double deadline, int64_t *nodes)
+static int minimise(ArBuf *b, int n, const Components *cc, int64_t g,
+		    int64_t *lo, int64_t *best, ArBudget *work, int64_t *nodes)
 {
-	int64_t hard = *lo - 1, c = *lo;
+	int64_t hard, c;
 	int st = FOUND;
+	bool rest = false;
 
+	*lo = (*lo + g - 1) / g * g;
+	hard = *lo - g;
+	c = *lo;
 	while (*lo < *best) {
-		double now = ar_dsa_now();
-		double slice = deadline > 0 ? now + (deadline - now) / 3 : 0;
-		st = probe(b, cc, c, slice, nodes);
+		ArBudget share;
+		ar_budget_share(work, 1, rest ? 1 : 3, &share);
+		st = probe(b, cc, c, &share, nodes);
+		ar_budget_settle(work, &share);
 		if (st == FOUND)
 			*best = ar_dsa_height(b, n);
 		else if (st == NOTFOUND)
-			*lo = c + 1;
-		else if (st == TOOBIG ||
-			 (deadline > 0 && ar_dsa_now() >= deadline))
+			*lo = c + g;
+		else if (st == TOOBIG || rest || !ar_budget_left(work))
 			break;
 		else
 			hard = c;
-		c = *lo > hard + 1 ? *lo : hard + 1;
-		if (c >= *best && *lo < *best)
-			return TIMEOUT;
-		c += (*best - 1 - c) / 2;
+		c = *lo > hard + g ? *lo : hard + g;
+		rest = c >= *best;
+		c = rest ? *best - g : c + (*best - g - c) / g / 2 * g;
 	}
 	return st;
 }
 
 void ar_dsa_exact(ArBuf *b, int n, int64_t seed_height, int64_t lower_bound,
-		  int64_t capacity, double deadline, ArDsaResult *res)
+		  int64_t capacity, ArBudget *work, ArDsaResult *res)
 {
 	Components cc;
 	int64_t best = seed_height, lo = lower_bound;
@@ -619,14 +674,21 @@ void ar_dsa_exact(ArBuf *b, int n, int64_t seed_height, int64_t lower_bound,
 	components(b, n, &cc);
 	res->nodes = 0;
 	if (capacity > 0) {
-		st = probe(b, &cc, capacity, deadline, &res->nodes);
+		st = probe(b, &cc, capacity, work, &res->nodes);
 		res->infeasible = st == NOTFOUND;
+		if (res->infeasible && capacity >= lo)
+			lo = capacity + 1;
 	} else {
-		st = minimise(b, n, &cc, &lo, &best, deadline, &res->nodes);
+		int64_t g = 0;
+		for (int i = 0; i < n; i++)
+			g = gcd64(b[i].size, g);
+		st = minimise(b, n, &cc, g, &lo, &best, work, &res->nodes);
 	}
-	res->timed_out = st == TIMEOUT;
+	res->stopped = st == SPENT;
+	res->timed_out = work->watch && work->watch->fired;
 	res->height = ar_dsa_height(b, n);
 	res->optimal = res->height == lower_bound ||
 		       (capacity == 0 && lo >= best);
+	res->bound = res->optimal ? res->height : lo;
 	free(cc.ids), free(cc.start);
 }

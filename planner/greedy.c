@@ -8,17 +8,28 @@
  * Invariants:
  *   - a buffer, once placed, never moves, and every placed pair of buffers
  *     with overlapping lifetimes is disjoint in [offset, offset + size);
- *   - only placed buffers that overlap in time are looked at, found through
- *     a static lifetime index (those alive at lo by a stabbing query on a
- *     segment tree, plus those starting inside (lo, hi) by a binary search
- *     over start times), so a placement costs O(log n + k log k) for k
- *     time-overlapping buffers rather than a scan of everything placed.
+ *   - the bytes taken are kept per node of a segment tree over time, as
+ *     merged interval sets (ivset.h): taken[v] holds the buffers stored at
+ *     v (those whose lifetime's cover includes v), below[v] at least every
+ *     buffer stored in v's subtree and never one that misses v's span.  A
+ *     buffer's lifetime [l, r) then meets exactly the buffers in below[c]
+ *     of its cover nodes c and in taken[a] of their ancestors a, which lie
+ *     on the paths from leaves l and r-1 to the root: O(log n) sets;
+ *   - those sets are merged, so a stack of buffers with no gap between
+ *     them is one interval: a placement costs O(log^2 n) plus the gaps it
+ *     passes, never a scan of every buffer alive beside it.  Deep training
+ *     steps, where thousands of activations are alive at once, stay near
+ *     linear.
+ * First fit finds the lowest free offset by jumping past the interval of
+ * any set in the way; best fit walks the gaps of the union in order.  Both
+ * give exactly what a sorted scan of the overlapping buffers would.
  */
 #include "dsa_impl.h"
 
 #include <stdlib.h>
 
 #include "graph.h"
+#include "ivset.h"
 
 const char *const ar_greedy_names[AR_GREEDY_COUNT] = {
 	"greedy-size", "greedy-breadth", "greedy-lifetime"
@@ -30,24 +41,15 @@ typedef struct {
 	int64_t *t;             /* distinct times, ascending */
 	int m;
 	int leaves;             /* power of two >= the m-1 elementary spans */
-	int *nstart, *items;    /* buffers covering each tree node */
-	int *bylo;              /* buffers by lo */
+	ArIvPool pool;
+	int *taken, *below;     /* per tree node: interval sets (see above) */
+	int *sets;              /* scratch: the sets one query looks at */
 } LifeIndex;
-
-typedef struct {
-	int64_t off, top;
-} Span;
 
 static int i64_cmp(const void *pa, const void *pb)
 {
 	int64_t a = *(const int64_t *)pa, b = *(const int64_t *)pb;
 	return (a > b) - (a < b);
-}
-
-static int span_cmp(const void *pa, const void *pb)
-{
-	const Span *a = pa, *b = pb;
-	return (a->off > b->off) - (a->off < b->off);
 }
 
 /* Index of time v among the distinct times (v is one of them). */
@@ -107,11 +109,10 @@ static void sort_ids(Key *k, int n, int *out)
 
 static void index_build(LifeIndex *ix, const ArBuf *b, int n)
 {
-	int *fill;
-	Key *k;
+	int depth = 0;
 	ix->b = b;
 	ix->n = n;
-	ix->t = ar_xmalloc(2 * (size_t)n * sizeof *ix->t);
+	ix->t = ar_xmalloc(2 * (size_t)n * sizeof *ix->t + 1);
 	for (int i = 0; i < n; i++)
 		ix->t[2 * i] = b[i].lo, ix->t[2 * i + 1] = b[i].hi;
 	qsort(ix->t, 2 * (size_t)n, sizeof *ix->t, i64_cmp);
@@ -120,89 +121,120 @@ static void index_build(LifeIndex *ix, const ArBuf *b, int n)
 		if (!ix->m || ix->t[ix->m - 1] != ix->t[i])
 			ix->t[ix->m++] = ix->t[i];
 	for (ix->leaves = 1; ix->leaves < ix->m; ix->leaves <<= 1)
-		;
-	ix->nstart = ar_xcalloc(2 * (size_t)ix->leaves + 1, sizeof(int));
-	for (int i = 0; i < n; i++)
-		FOR_COVER(ix, time_idx(ix, b[i].lo), time_idx(ix, b[i].hi), v,
-			  ix->nstart[v + 1]++);
+		depth++;
+	ar_iv_pool_init(&ix->pool);
+	ix->taken = ar_xmalloc(2 * (size_t)ix->leaves * sizeof(int));
+	ix->below = ar_xmalloc(2 * (size_t)ix->leaves * sizeof(int));
 	for (int v = 0; v < 2 * ix->leaves; v++)
-		ix->nstart[v + 1] += ix->nstart[v];
-	ix->items = ar_xmalloc((size_t)ix->nstart[2 * ix->leaves] * sizeof(int));
-	fill = ar_xmalloc(2 * (size_t)ix->leaves * sizeof(int));
-	for (int v = 0; v < 2 * ix->leaves; v++)
-		fill[v] = ix->nstart[v];
-	for (int i = 0; i < n; i++)
-		FOR_COVER(ix, time_idx(ix, b[i].lo), time_idx(ix, b[i].hi), v,
-			  ix->items[fill[v]++] = i);
-	free(fill);
-	ix->bylo = ar_xmalloc((size_t)n * sizeof(int));
-	k = ar_xmalloc((size_t)n * sizeof *k);
-	for (int i = 0; i < n; i++)
-		k[i] = (Key){ b[i].lo, 0, 0, i };
-	sort_ids(k, n, ix->bylo);
-	free(k);
+		ix->taken[v] = ix->below[v] = AR_IV_EMPTY;
+	/* A cover has two nodes per level at most, and so have the paths. */
+	ix->sets = ar_xmalloc(4 * ((size_t)depth + 2) * sizeof(int));
 }
 
 static void index_free(LifeIndex *ix)
 {
-	free(ix->t), free(ix->nstart), free(ix->items), free(ix->bylo);
+	free(ix->t), free(ix->taken), free(ix->below), free(ix->sets);
+	ar_iv_pool_free(&ix->pool);
 }
 
-/*
- * Appends to *sp the spans of the placed buffers (offset >= 0) overlapping
- * buffer i in time: those alive at its lo, then those starting in (lo, hi).
- */
-static int placed_overlaps(const LifeIndex *ix, int i, Span **sp, int *cap)
+/* below[] along the path from node v to the root, stopping where the
+ * interval is held already (every ancestor then holds it too). */
+static void add_below(LifeIndex *ix, int v, int64_t lo, int64_t hi)
 {
-	const ArBuf *b = ix->b;
-	int k = 0, lo, hi;
-#define ADD(j)                                                              \
-	do {                                                                \
-		if ((j) != i && b[j].offset >= 0) {                         \
-			if (k == *cap)                                      \
-				*sp = ar_xrealloc(*sp, (size_t)(*cap *= 2) * \
-						  sizeof **sp);             \
-			(*sp)[k++] = (Span){ b[j].offset,                   \
-					     b[j].offset + b[j].size };     \
-		}                                                           \
-	} while (0)
-	for (int v = time_idx(ix, b[i].lo) + ix->leaves; v >= 1; v >>= 1)
-		for (int e = ix->nstart[v]; e < ix->nstart[v + 1]; e++)
-			ADD(ix->items[e]);
-	lo = 0, hi = ix->n;
-	while (lo < hi) {
-		int mid = (lo + hi) / 2;
-		if (b[ix->bylo[mid]].lo <= b[i].lo)
-			lo = mid + 1;
-		else
-			hi = mid;
+	for (; v >= 1; v >>= 1) {
+		if (ar_iv_covers(&ix->pool, ix->below[v], lo, hi))
+			return;
+		ar_iv_insert(&ix->pool, &ix->below[v], lo, hi);
 	}
-	for (; lo < ix->n && b[ix->bylo[lo]].lo < b[i].hi; lo++)
-		ADD(ix->bylo[lo]);
-#undef ADD
+}
+
+/* Records placed buffer i's bytes over its lifetime. */
+static void take(LifeIndex *ix, int i)
+{
+	const ArBuf *x = &ix->b[i];
+	int l = time_idx(ix, x->lo), r = time_idx(ix, x->hi);
+	int64_t top = x->offset + x->size;
+	FOR_COVER(ix, l, r, v, {
+		ar_iv_insert(&ix->pool, &ix->taken[v], x->offset, top);
+		add_below(ix, v, x->offset, top);
+	});
+	add_below(ix, l + ix->leaves, x->offset, top);
+	add_below(ix, r - 1 + ix->leaves, x->offset, top);
+}
+
+/* The non-empty sets holding every placed buffer that overlaps buffer i
+ * in time (and no other); returns how many went to ix->sets. */
+static int overlap_sets(LifeIndex *ix, int i)
+{
+	int l = time_idx(ix, ix->b[i].lo), r = time_idx(ix, ix->b[i].hi);
+	int k = 0, a = l + ix->leaves, z = r - 1 + ix->leaves;
+	FOR_COVER(ix, l, r, v, {
+		if (ix->below[v] != AR_IV_EMPTY)
+			ix->sets[k++] = ix->below[v];
+	});
+	/* The two root paths, once each: leaves share a depth, so the
+	 * walks meet where the paths join. */
+	for (; a >= 1; a >>= 1, z >>= 1) {
+		if (ix->taken[a] != AR_IV_EMPTY)
+			ix->sets[k++] = ix->taken[a];
+		if (z != a && ix->taken[z] != AR_IV_EMPTY)
+			ix->sets[k++] = ix->taken[z];
+	}
 	return k;
 }
 
-/*
- * Lowest offset where size fits between the spans; with best_fit, the
- * smallest gap that holds it (ties: lowest), falling back to the top.
- */
-static int64_t fit(Span *sp, int k, int64_t size, bool best_fit)
+/* The interval of some set that holds byte y, if any: y moves to its end. */
+static bool skip_taken(const LifeIndex *ix, int k, int64_t *y, int64_t size)
 {
-	int64_t cand = 0, best = -1, best_gap = INT64_MAX;
-	qsort(sp, (size_t)k, sizeof *sp, span_cmp);
+	bool moved = false;
 	for (int j = 0; j < k; j++) {
-		int64_t gap = sp[j].off - cand;
-		if (gap >= size) {
-			if (!best_fit)
-				return cand;
-			if (gap < best_gap)
-				best_gap = gap, best = cand;
+		int a = ar_iv_before(&ix->pool, ix->sets[j], *y + size);
+		if (a != AR_IV_EMPTY && ix->pool.node[a].hi > *y) {
+			*y = ix->pool.node[a].hi;
+			moved = true;
 		}
-		if (sp[j].top > cand)
-			cand = sp[j].top;
 	}
-	return best >= 0 ? best : cand;
+	return moved;
+}
+
+/* Lowest offset where size bytes meet no set: every jump passes only
+ * offsets whose bytes would meet the interval jumped over. */
+static int64_t first_fit(const LifeIndex *ix, int k, int64_t size)
+{
+	int64_t y = 0;
+	while (skip_taken(ix, k, &y, size))
+		;
+	return y;
+}
+
+/*
+ * The smallest gap between the sets' intervals that holds size (ties: the
+ * lowest), else the top of them all: the gaps are visited in order, each
+ * from the end of the bytes taken at y to the next interval's start.
+ */
+static int64_t best_fit(const LifeIndex *ix, int k, int64_t size)
+{
+	int64_t y = 0, best = -1, best_gap = INT64_MAX;
+	for (;;) {
+		int64_t z = INT64_MAX;
+		while (skip_taken(ix, k, &y, 1))
+			;
+		for (int j = 0; j < k; j++) {
+			int a = ar_iv_after(&ix->pool, ix->sets[j], y);
+			if (a != AR_IV_EMPTY && ix->pool.node[a].lo < z)
+				z = ix->pool.node[a].lo;
+		}
+		if (z == INT64_MAX)
+			break;
+		if (z - y >= size && z - y < best_gap) {
+			best_gap = z - y;
+			best = y;
+			if (best_gap == size)
+				break;
+		}
+		y = z;
+	}
+	return best >= 0 ? best : y;
 }
 
 /*
@@ -248,15 +280,13 @@ static void breadth_ranks(const LifeIndex *ix, int64_t *rank)
 int64_t ar_dsa_greedy(ArBuf *b, int n, ArGreedyOrder order)
 {
 	LifeIndex ix;
-	Key *k = ar_xmalloc((size_t)n * sizeof *k);
-	int *seq = ar_xmalloc((size_t)n * sizeof *seq);
+	Key *k = ar_xmalloc((size_t)n * sizeof *k + 1);
+	int *seq = ar_xmalloc((size_t)n * sizeof *seq + 1);
 	int64_t *rank = NULL, height = 0;
-	int cap = 64;
-	Span *sp = ar_xmalloc((size_t)cap * sizeof *sp);
 
 	index_build(&ix, b, n);
 	if (order == AR_GREEDY_BREADTH) {
-		rank = ar_xmalloc((size_t)n * sizeof *rank);
+		rank = ar_xmalloc((size_t)n * sizeof *rank + 1);
 		breadth_ranks(&ix, rank);
 	}
 	for (int i = 0; i < n; i++) {
@@ -276,13 +306,15 @@ int64_t ar_dsa_greedy(ArBuf *b, int n, ArGreedyOrder order)
 	}
 	sort_ids(k, n, seq);
 	for (int s = 0; s < n; s++) {
-		int i = seq[s];
-		int nk = placed_overlaps(&ix, i, &sp, &cap);
-		b[i].offset = fit(sp, nk, b[i].size, order == AR_GREEDY_BREADTH);
+		int i = seq[s], nk = overlap_sets(&ix, i);
+		b[i].offset = order == AR_GREEDY_BREADTH ?
+			      best_fit(&ix, nk, b[i].size) :
+			      first_fit(&ix, nk, b[i].size);
+		take(&ix, i);
 		if (b[i].offset + b[i].size > height)
 			height = b[i].offset + b[i].size;
 	}
 	index_free(&ix);
-	free(k), free(seq), free(rank), free(sp);
+	free(k), free(seq), free(rank);
 	return height;
 }

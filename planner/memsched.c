@@ -21,14 +21,21 @@
  *      expanded layer by layer (one more step each), merged when equal,
  *      and pruned when their peak already reaches the heuristic's.  Chains
  *      and short parallel branches (DenseNet, Inception, ResNet) keep the
- *      layers small; wide graphs hit the state or time cap (opt->time_limit)
- *      and keep the heuristic order.
+ *      layers small; wide graphs hit the state cap or the work budget and
+ *      keep the heuristic order.
+ * Searches 2 and 3 share one work budget (budget.h), counted in steps
+ * looked at: a candidate order simulated costs its steps, a state of the
+ * exact search the steps it scans for ready ones plus the words of each
+ * state it makes.
  */
 #include "passes.h"
 
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
+
+/* Steps looked at per search at the default effort: about two seconds
+ * of a 2020s core, as the time limit the searches had before budgets. */
+#define SCHED_WORK ((int64_t)1 << 27)
 
 typedef struct {
 	int n;                          /* steps, indexed in file order */
@@ -45,15 +52,8 @@ typedef struct {
 	int *gustart, *gusers;          /* CSR: steps that use each group */
 	int *gwstart, *gwriters;        /* CSR: steps that write each group */
 	int64_t initial_bytes;
-	double deadline;
+	ArBudget work;
 } Sched;
-
-static double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 /* Builds a CSR from (row, value) pairs, dropping repeated values in a row. */
 static void csr(int rows, const int *row, const int *val, int npairs,
@@ -289,35 +289,41 @@ static bool better(const Sim *a, int64_t peak, int64_t area)
 /*
  * Moves single steps within their dependency windows while that lowers
  * the peak (or, at equal peak, the summed live bytes, which guides the
- * search across plateaus).  Stops at a local optimum or the deadline.
+ * search across plateaus).  Stops at a local optimum or when the budget
+ * is spent; each candidate order simulated costs its steps.
  */
-static void local_search(const Sched *s, Sim *m, int *ord)
+static void local_search(Sched *s, Sim *m, int *ord)
 {
 	int *pos = ar_xmalloc(((size_t)s->n + 1) * sizeof(int));
 	int *cand = ar_xmalloc(((size_t)s->n + 1) * sizeof(int));
 	int64_t peak, area;
-	bool improved = true;
+	bool improved = true, moved = true;
 
 	sim_order(s, m, ord);
 	peak = m->peak;
 	area = m->area;
-	while (improved && now() < s->deadline) {
+	while (improved && ar_budget_left(&s->work)) {
 		improved = false;
-		for (int i = 0; i < s->n && now() < s->deadline; i++) {
-			int v = ord[i], lo = 0, hi = s->n - 1;
-			for (int k = 0; k < s->n; k++)
-				pos[ord[k]] = k;
+		for (int i = 0; i < s->n && ar_budget_left(&s->work); i++) {
+			int v, lo = 0, hi = s->n - 1;
+			/* Positions change only when a move is taken. */
+			if (moved)
+				for (int k = 0; k < s->n; k++)
+					pos[ord[k]] = k;
+			moved = false;
+			v = ord[i];
 			for (int j = s->pstart[v]; j < s->pstart[v + 1]; j++)
 				if (pos[s->preds[j]] + 1 > lo)
 					lo = pos[s->preds[j]] + 1;
 			for (int j = s->sstart[v]; j < s->sstart[v + 1]; j++)
 				if (pos[s->succs[j]] - 1 < hi)
 					hi = pos[s->succs[j]] - 1;
-			for (int to = lo; to <= hi && now() < s->deadline;
-			     to++) {
+			for (int to = lo; to <= hi; to++) {
 				int c = 0;
 				if (to == i)
 					continue;
+				if (!ar_budget_spend(&s->work, s->n))
+					break;
 				for (int k = 0; k < s->n; k++) {
 					if (k == i)
 						continue;
@@ -332,7 +338,7 @@ static void local_search(const Sched *s, Sim *m, int *ord)
 					peak = m->peak;
 					area = m->area;
 					memcpy(ord, cand, (size_t)s->n * sizeof(int));
-					improved = true;
+					improved = moved = true;
 					break;
 				}
 			}
@@ -450,8 +456,9 @@ static void table_grow(Table *t, const Pool *q, int from, int to)
 	t->used = to - from;
 }
 
-/* Expands state st by step v into the next layer (states from start). */
-static bool expand(const Sched *s, Pool *q, Table *t, int st, int v,
+/* Expands state st by step v into the next layer (states from start);
+ * false when the pool is full or the budget spent. */
+static bool expand(Sched *s, Pool *q, Table *t, int st, int v,
 		   int start, int64_t ub)
 {
 	const uint64_t *b = q->bits + (size_t)st * q->words;
@@ -463,7 +470,7 @@ static bool expand(const Sched *s, Pool *q, Table *t, int st, int v,
 		pk = q->peak[st];
 	if (pk >= ub)
 		return true;
-	if (!pool_grow(q))
+	if (!pool_grow(q) || !ar_budget_spend(&s->work, q->words))
 		return false;
 	b = q->bits + (size_t)st * q->words;
 	nb = q->bits + (size_t)q->n * q->words;
@@ -494,7 +501,7 @@ static bool expand(const Sched *s, Pool *q, Table *t, int st, int v,
  * finds an order under ub; returns ub when it proves none exists; -1 when
  * it ran out of states or time.
  */
-static int64_t exact(const Sched *s, int64_t ub, int *ord)
+static int64_t exact(Sched *s, int64_t ub, int *ord)
 {
 	Pool q = {0};
 	Table t = {0};
@@ -503,6 +510,10 @@ static int64_t exact(const Sched *s, int64_t ub, int *ord)
 
 	q.words = (s->n + 63) / 64;
 	q.max = (int)((64 << 20) / ((size_t)q.words * 8 + 24));
+	/* Every layer keeps a state for the way back: a pool with fewer
+	 * states than layers cannot finish. */
+	if (q.max <= s->n)
+		return -1;
 	pool_grow(&q);
 	memset(q.bits, 0, (size_t)q.words * 8);
 	q.peak[0] = q.resident[0] = s->initial_bytes;
@@ -514,7 +525,7 @@ static int64_t exact(const Sched *s, int64_t ub, int *ord)
 			cap *= 2;
 		table_reset(&t, cap);
 		for (int st = lo; st < hi; st++) {
-			if ((st & 255) == 0 && now() > s->deadline)
+			if (!ar_budget_spend(&s->work, s->n))
 				goto out;
 			for (int v = 0; v < s->n; v++) {
 				const uint64_t *b = q.bits + (size_t)st * q.words;
@@ -593,7 +604,8 @@ int ar_schedule_memory(const ArGraph *g, const ArPlanOptions *opt,
 
 	memset(&s, 0, sizeof s);
 	build(&s, g, p);
-	s.deadline = now() + (opt->time_limit > 0 ? opt->time_limit : 0);
+	ar_budget_init(&s.work, ar_effort_units(opt->effort, SCHED_WORK),
+		       opt->watch);
 	m.left = ar_xmalloc(((size_t)s.ng + 1) * sizeof(int));
 	m.alive = ar_xmalloc(((size_t)s.ng + 1) * sizeof(bool));
 	for (int i = 0; i < 3; i++)
@@ -620,6 +632,12 @@ int ar_schedule_memory(const ArGraph *g, const ArPlanOptions *opt,
 	scratch.slots = ar_xmalloc(((size_t)p->ntensors + 1) * sizeof(ArSlot));
 	memcpy(scratch.slots, p->slots, (size_t)p->ntensors * sizeof(ArSlot));
 	for (int i = 0; i < 3; i++) {
+		/* An order met before cannot win: ties go to the earlier. */
+		bool seen = false;
+		for (int j = 0; j < i && !seen; j++)
+			seen = !memcmp(ord[i], ord[j], (size_t)s.n * sizeof(int));
+		if (seen)
+			continue;
 		peak[i] = planner_peak(g, opt, &s, ord[i], &scratch);
 		if (peak[i] < peak[pick])
 			pick = i;

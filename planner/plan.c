@@ -26,7 +26,7 @@ void ar_plan_options_default(ArPlanOptions *o)
 	memset(o, 0, sizeof *o);
 	o->align = 16;
 	o->algo = "auto";
-	o->time_limit = 2.0;
+	o->effort = AR_EFFORT_DEFAULT;
 	o->order = AR_ORDER_MEMORY;
 	o->views = true;
 	o->inplace = AR_INPLACE_ELEMENTWISE;
@@ -124,18 +124,21 @@ static int assign_offsets(const ArGraph *g, const ArPlanOptions *opt,
 	ArBuf *bufs = build_buffers(g, p, &gr, &nb);
 	int *region = ar_xcalloc((size_t)nb + 1, sizeof *region);
 	ArDsaResult res;
+	ArBudget work;
 	int64_t at = 0;
 	int rc = AR_OK;
 
 	p->lower_bound = ar_dsa_lower_bound(bufs, nb, &at);
 	p->peak_step = (int)at;
+	ar_budget_init(&work, ar_effort_units(opt->effort, opt->nmemories ?
+					      AR_TIERS_WORK : AR_DSA_WORK),
+		       opt->watch);
 	if (opt->nmemories > 0) {
 		/* Memory tiers: a region per buffer, offsets inside it. */
 		if ((rc = ar_tiers_assign(g, opt, p, bufs, gr.of, nb, region,
-					  err)))
+					  &work, err)))
 			goto out;
-	} else if (ar_dsa_solve(bufs, nb, opt->algo, 0, opt->time_limit,
-				&res) < 0) {
+	} else if (ar_dsa_solve(bufs, nb, opt->algo, 0, &work, &res) < 0) {
 		rc = ar_fail(err, AR_EXIT_USAGE, "unknown --algo '%s'",
 			     opt->algo);
 		goto out;
@@ -144,6 +147,7 @@ static int assign_offsets(const ArGraph *g, const ArPlanOptions *opt,
 		p->algorithm = res.algorithm;
 		p->optimal = nb == 0 || res.optimal;
 	}
+	p->offset_work = work.granted - work.left;
 	for (int t = 0; t < g->ntensors; t++)
 		if (p->slots[t].planned)
 			p->slots[t].offset = gr.of[t] < 0 ? 0 :
@@ -289,11 +293,20 @@ int ar_plan_graph(const ArGraph *g, const ArPlanOptions *opt, int *outer,
 int ar_plan(const ArGraph *g, const ArPlanOptions *opt, ArPlan **out,
 	    ArError *err)
 {
+	ArPlanOptions o = *opt;
+	ArWatch own;
 	double t0 = now();
-	int rc = ar_plan_graph(g, opt, NULL, false, out, err);
-	ArPlan *p = *out;
+	ArPlan *p;
+	int rc;
 
+	if (!o.watch) {
+		ar_watch_start(&own, o.time_limit);
+		o.watch = &own;
+	}
+	rc = ar_plan_graph(g, &o, NULL, false, out, err);
+	p = *out;
 	p->plan_seconds = now() - t0;
+	p->stopped_by_time_limit = o.watch->fired;
 	if (rc)
 		return rc;
 	ar_plan_place_subs(p);

@@ -20,6 +20,7 @@
 #ifndef ARENAC_PLAN_H
 #define ARENAC_PLAN_H
 
+#include "budget.h"
 #include "graph.h"
 
 typedef enum { AR_ORDER_FILE, AR_ORDER_MEMORY } ArOrderMode;
@@ -40,7 +41,12 @@ typedef enum { AR_INPLACE_NONE, AR_INPLACE_ELEMENTWISE } ArInplaceMode;
 typedef struct ArPlanOptions {
 	int64_t align;          /* power of two, default 16 */
 	const char *algo;       /* see ar_dsa_algorithms; default "auto" */
-	double time_limit;      /* seconds for exact searches, default 2 */
+	int effort;             /* scales every search's work budget
+				   (budget.h), default AR_EFFORT_DEFAULT */
+	double time_limit;      /* the safety net: seconds after which the
+				   run's searches stop, 0 (default): none */
+	ArWatch *watch;         /* the run's deadline when several plans
+				   share one; NULL: ar_plan starts its own */
 	int64_t budget;         /* bytes, 0 for none */
 	ArOrderMode order;
 	bool views;             /* Reshape & co. alias their input */
@@ -126,6 +132,8 @@ typedef struct ArPlan {
 	const char *algorithm;
 	bool optimal;           /* arena_bytes proven minimal for this order */
 	double plan_seconds;
+	bool stopped_by_time_limit; /* a search was cut by --time-limit */
+	int64_t offset_work;    /* units the offset search spent (budget.h) */
 	int nregions;           /* 0: one arena of arena_bytes, no tiers */
 	ArRegion *regions;
 	bool placement_optimal; /* tiers: the region choice is proven best */

@@ -22,8 +22,10 @@
  *     branches that overflow; the bound gives each unplaced buffer the
  *     cheapest tier it still fits alone; a leaf better than the best known
  *     is taken only if every tier's offset assignment fits.  Seeded with
- *     the greedy result, stopped at half the time limit.
- * The rest of the time limit goes to the offset assignments.
+ *     the greedy result, it may spend half the work budget (budget.h), a
+ *     node costing one unit per buffer its bound visits.
+ * The rest of the budget goes to the offset assignments, each solve a
+ * share of what is left.
  */
 #include "tiers.h"
 
@@ -47,8 +49,8 @@ typedef struct {
 	int *order;                 /* buffers, most accesses per byte first */
 	int *rank;                  /* position of each buffer in order */
 	const char *algo;
-	double deadline;            /* 0: no time limit */
-	double bb_deadline;
+	ArBudget work;              /* everything but the branch and bound */
+	ArBudget bb;                /* the branch and bound and its solves */
 	ArBuf *tmp;                 /* one tier's buffers for ar_dsa_solve */
 	int *tmpidx;
 	/* The branch and bound. */
@@ -56,8 +58,7 @@ typedef struct {
 	int *best_tier;
 	int64_t *best_off;
 	double best;
-	bool found, incomplete, stop;
-	int64_t nodes;
+	bool found, incomplete;
 	ArTierResult *res;
 } Place;
 
@@ -86,24 +87,16 @@ static int cheapest_fit(const Place *s, int i, int r0)
 	return -1;
 }
 
-/* Seconds for the next solve: frac of what is left, 0 for no limit. */
-static double slice(double deadline, double frac)
-{
-	double left;
-	if (deadline <= 0)
-		return 0;
-	left = (deadline - ar_dsa_now()) * frac;
-	return left > 1e-3 ? left : 1e-3;
-}
-
 /*
  * Runs the offset assignment of tier k under assignment tier_of (capacity
- * cap, 0 to minimise) and writes the offsets back to s->b.  Returns the
- * number of buffers in the tier; *r gets the solver's result.
+ * cap, 0 to minimise) on the share num/den of what work has left, and
+ * writes the offsets back to s->b.  Returns the number of buffers in the
+ * tier; *r gets the solver's result.
  */
 static int solve_tier(Place *s, const int *tier_of, int k, int64_t cap,
-		      double seconds, ArDsaResult *r)
+		      ArBudget *work, int num, int den, ArDsaResult *r)
 {
+	ArBudget share;
 	int m = 0;
 	for (int i = 0; i < s->n; i++)
 		if (tier_of[i] == k) {
@@ -114,7 +107,9 @@ static int solve_tier(Place *s, const int *tier_of, int k, int64_t cap,
 	r->optimal = true;
 	if (m == 0)
 		return 0;
-	ar_dsa_solve(s->tmp, m, s->algo, cap, seconds, r);
+	ar_budget_share(work, num, den, &share);
+	ar_dsa_solve(s->tmp, m, s->algo, cap, &share, r);
+	ar_budget_settle(work, &share);
 	for (int j = 0; j < m; j++)
 		s->b[s->tmpidx[j]].offset = s->tmp[j].offset;
 	return m;
@@ -189,8 +184,7 @@ static bool repair(Place *s, int *tier_of)
 		for (;;) {
 			ArDsaResult dr;
 			int v, to;
-			solve_tier(s, tier_of, k, cap, slice(s->deadline, 0.25),
-				   &dr);
+			solve_tier(s, tier_of, k, cap, &s->work, 1, 4, &dr);
 			if (dr.height <= cap)
 				break;
 			v = pick_victim(s, tier_of, k, r, cap);
@@ -231,8 +225,8 @@ static void leaf(Place *s, double cost)
 {
 	for (int k = 0; k < s->nt; k++) {
 		ArDsaResult dr;
-		solve_tier(s, s->cur, k, s->tiers[k].capacity,
-			   slice(s->bb_deadline, 0.25), &dr);
+		solve_tier(s, s->cur, k, s->tiers[k].capacity, &s->bb, 1, 4,
+			   &dr);
 		if (dr.height > s->tiers[k].capacity) {
 			if (!dr.infeasible)
 				s->incomplete = true;
@@ -252,10 +246,7 @@ static void branch(Place *s, int d, double cost)
 	double bound = cost;
 	int i;
 
-	if (s->bb_deadline > 0 && (++s->nodes & 63) == 0 &&
-	    ar_dsa_now() > s->bb_deadline)
-		s->stop = true;
-	if (s->stop) {
+	if (!ar_budget_spend(&s->bb, s->n - d + 1)) {
 		s->incomplete = true;
 		return;
 	}
@@ -364,8 +355,7 @@ static void finish(Place *s, int *tier_of)
 			res->height_optimal[k] = true;
 			continue;
 		}
-		solve_tier(s, tier_of, k, 0, slice(s->deadline, 1.0 /
-						      (s->nt - k)), &dr);
+		solve_tier(s, tier_of, k, 0, &s->work, 1, s->nt - k, &dr);
 		if (dr.height < res->height[k]) {
 			res->height[k] = dr.height;
 			res->height_optimal[k] = dr.optimal;
@@ -380,21 +370,20 @@ static void finish(Place *s, int *tier_of)
 
 int ar_tiers_place(ArBuf *b, const int64_t *traffic, int n,
 		   const ArTier *tiers, int ntiers, const char *algo,
-		   double time_limit_s, int *tier_of, ArTierResult *res)
+		   ArBudget *work, int *tier_of, ArTierResult *res)
 {
-	double t0 = ar_dsa_now();
 	Place s = {0};
 	int rc = AR_OK;
 	ArBuf probe = {0, 1, 1, 0};
 	ArDsaResult pr;
 
 	memset(res, 0, sizeof *res);
-	if (ar_dsa_solve(&probe, 1, algo, 0, 0, &pr) < 0)
+	if (ar_dsa_solve(&probe, 1, algo, 0, work, &pr) < 0)
 		return AR_EXIT_USAGE;
 	s.b = b, s.traffic = traffic, s.n = n, s.nt = ntiers;
 	s.tiers = tiers, s.algo = algo, s.res = res;
-	s.deadline = time_limit_s > 0 ? t0 + time_limit_s : 0;
-	s.bb_deadline = time_limit_s > 0 ? t0 + time_limit_s / 2 : 0;
+	ar_budget_share(work, 1, 2, &s.bb);
+	ar_budget_init(&s.work, work->left - s.bb.left, work->watch);
 	for (int i = 0; i < n; i++)
 		if (b[i].hi > s.T)
 			s.T = b[i].hi;
@@ -430,6 +419,8 @@ int ar_tiers_place(ArBuf *b, const int64_t *traffic, int n,
 	}
 	finish(&s, tier_of);
 out:
+	ar_budget_settle(work, &s.bb);
+	ar_budget_settle(work, &s.work);
 	free(s.prof), free(s.order), free(s.rank), free(s.tmp);
 	free(s.tmpidx), free(s.cur), free(s.best_tier), free(s.best_off);
 	return rc;
@@ -548,7 +539,7 @@ static void init_regions(const ArGraph *g, const ArPlanOptions *opt,
 
 int ar_tiers_assign(const ArGraph *g, const ArPlanOptions *opt, ArPlan *p,
 		    ArBuf *bufs, const int *bufof, int nb, int *bufregion,
-		    ArError *err)
+		    ArBudget *work, ArError *err)
 {
 	ArTier tiers[AR_MAX_TIERS];
 	ArTierResult res;
@@ -581,7 +572,7 @@ int ar_tiers_assign(const ArGraph *g, const ArPlanOptions *opt, ArPlan *p,
 		}
 	}
 	rc = ar_tiers_place(bufs, buftraffic, nb, tiers, p->nregions,
-			    opt->algo, opt->time_limit, tier_of, &res);
+			    opt->algo, work, tier_of, &res);
 	if (rc == AR_EXIT_USAGE) {
 		rc = ar_fail(err, rc, "unknown --algo '%s'", opt->algo);
 		goto out;

@@ -31,27 +31,32 @@ typedef struct ArTierResult {
 	int64_t fail_need;
 } ArTierResult;
 
+/* Work units of a tier placement at the default effort: half for the
+ * branch and bound (a unit per buffer a node's bound visits), half for
+ * the offset assignments (dsa.h's units). */
+#define AR_TIERS_WORK AR_DSA_WORK
+
 /*
  * Gives each buffer a tier (tier_of) and an offset relative to its tier
  * (b[].offset) with every tier's height within its capacity, at the least
- * total traffic cost found within time_limit_s.  algo names the offset
+ * total traffic cost found within the work budget.  algo names the offset
  * solver (dsa.h).  Returns AR_OK, AR_EXIT_BUDGET when no placement was
  * found (res->fail_* say where) or AR_EXIT_USAGE for an unknown algo.
  */
 int ar_tiers_place(ArBuf *b, const int64_t *traffic, int n,
 		   const ArTier *tiers, int ntiers, const char *algo,
-		   double time_limit_s, int *tier_of, ArTierResult *res);
+		   ArBudget *work, int *tier_of, ArTierResult *res);
 
 /*
  * The plan-level step of offset assignment with opt->memories: bufs are
  * the plan's buffers (one per alias root, then the steps' workspaces) and
  * bufof maps tensors to them.  Sets every buffer's offset inside its
  * region and its region (bufregion), every slot's region, and
- * p->regions, arena_bytes, algorithm and optimal.
+ * p->regions, arena_bytes, algorithm and optimal; spends work.
  */
 int ar_tiers_assign(const ArGraph *g, const ArPlanOptions *opt, ArPlan *p,
 		    ArBuf *bufs, const int *bufof, int nb, int *bufregion,
-		    ArError *err);
+		    ArBudget *work, ArError *err);
 
 /* Frees p->regions (ar_plan_free calls it). */
 void ar_regions_free(ArPlan *p);

@@ -3,8 +3,9 @@
  *
  * It shares no code with the allocators: it recomputes what every tensor's
  * lifetime must cover from the graph and the step order, then checks every
- * pair of tensors that are live at the same step for disjoint bytes.  The
- * only overlaps it accepts are the ones aliasing creates on purpose:
+ * pair of tensors that are live at the same step for disjoint bytes (a
+ * sweep over time with the live tensors in byte order, its own max tree).
+ * The only overlaps it accepts are the ones aliasing creates on purpose:
  *   - a tensor and an alias_of ancestor (a view, a concat slice in its
  *     output), or two aliases of one buffer with the very same bytes;
  *   - an in-place output and the input it overwrites, touching only at the
@@ -18,6 +19,7 @@
  */
 #include "passes.h"
 
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -263,88 +265,166 @@ static int check_slots(const Ver *v)
 	return rc;
 }
 
-static int by_first(const void *a, const void *b, void *ctx)
+/* A sort record: ascending by k1, k2, then id. */
+typedef struct {
+	int64_t k1, k2;
+	int id;
+} Key;
+
+static int key_cmp(const void *pa, const void *pb)
 {
-	const ArPlan *p = ctx;
-	int x = *(const int *)a, y = *(const int *)b;
-	if (p->slots[x].first != p->slots[y].first)
-		return p->slots[x].first < p->slots[y].first ? -1 : 1;
-	return x < y ? -1 : x > y;
+	const Key *a = pa, *b = pb;
+	if (a->k1 != b->k1)
+		return a->k1 < b->k1 ? -1 : 1;
+	if (a->k2 != b->k2)
+		return a->k2 < b->k2 ? -1 : 1;
+	return (a->id > b->id) - (a->id < b->id);
 }
 
-/* A portable stand-in for qsort_r: insertion into runs + merge sort. */
-static void sort_ids(int *ids, int n, const ArPlan *p)
+static void sort_keys(Key *k, int n)
 {
-	int *tmp;
-	if (n < 2)
-		return;
-	tmp = ar_xmalloc((size_t)n * sizeof(int));
-	for (int w = 1; w < n; w *= 2) {
-		for (int lo = 0; lo < n; lo += 2 * w) {
-			int mid = lo + w < n ? lo + w : n;
-			int hi = lo + 2 * w < n ? lo + 2 * w : n;
-			int i = lo, j = mid, k = lo;
-			while (i < mid && j < hi)
-				tmp[k++] = by_first(&ids[j], &ids[i],
-						    (void *)p) < 0 ? ids[j++] :
-								      ids[i++];
-			while (i < mid)
-				tmp[k++] = ids[i++];
-			while (j < hi)
-				tmp[k++] = ids[j++];
-		}
-		memcpy(ids, tmp, (size_t)n * sizeof(int));
+	if (n > 1)
+		qsort(k, (size_t)n, sizeof *k, key_cmp);
+}
+
+/* Sorts keys whose k1 is a step (0 <= k1 < nsteps, or 0) by (k1, id),
+ * counting: ids ascend already, the order they were made in. */
+static void sort_steps(Key *k, int n, int nsteps)
+{
+	int *start = ar_xcalloc((size_t)nsteps + 2, sizeof *start);
+	Key *out = ar_xmalloc((size_t)n * sizeof *out + 1);
+	for (int i = 0; i < n; i++) {
+		/* check_slots has put every lifetime inside the steps. */
+		assert(k[i].k1 >= 0 && k[i].k1 <= nsteps);
+		start[k[i].k1 + 1]++;
 	}
-	free(tmp);
+	for (int s = 0; s <= nsteps; s++)
+		start[s + 1] += start[s];
+	for (int i = 0; i < n; i++)
+		out[start[k[i].k1]++] = k[i];
+	memcpy(k, out, (size_t)n * sizeof *k);
+	free(start), free(out);
 }
 
 /*
- * Sweep over steps in birth order; each tensor is checked against the
- * tensors still live when it is born.  Two tensors overlap in time iff the
- * later-born one is born before the other dies, so this sees every pair.
+ * The live tensors in byte order: every checked tensor has a rank by
+ * (region, offset, id), and a max tree over the ranks holds each live
+ * tensor's end (-1 where none lives), so the live tensors that reach past
+ * a given offset within a range of ranks are found without looking at the
+ * others.
+ */
+typedef struct {
+	const Ver *v;
+	const Key *pos;         /* the tensors by rank */
+	int n, leaves;
+	int64_t *end;           /* max tree, 2 * leaves */
+	int a;                  /* the tensor being checked */
+	int rc;
+} Live;
+
+static void live_set(Live *l, int rank, int64_t end)
+{
+	int v = rank + l->leaves;
+	l->end[v] = end;
+	for (v >>= 1; v >= 1; v >>= 1)
+		l->end[v] = l->end[2 * v] > l->end[2 * v + 1] ? l->end[2 * v]
+							     : l->end[2 * v + 1];
+}
+
+static int clash(const Ver *v, int a, int b)
+{
+	const ArSlot *sa = &v->p->slots[a], *sb = &v->p->slots[b];
+	return ar_fail(v->err, AR_EXIT_INTERNAL, "plan: tensors '%s' [%lld, "
+		       "%lld) steps [%d, %d] and '%s' [%lld, %lld) steps [%d, "
+		       "%d] overlap", tname(v, a), (long long)sa->offset,
+		       (long long)(sa->offset + v->g->tensors[a].bytes),
+		       sa->first, sa->last, tname(v, b), (long long)sb->offset,
+		       (long long)(sb->offset + v->g->tensors[b].bytes),
+		       sb->first, sb->last);
+}
+
+/* Checks l->a against the live tensors of ranks [lo, hi) in node's span
+ * [nlo, nhi) that end past off. */
+static void live_visit(Live *l, int node, int nlo, int nhi, int lo, int hi,
+		       int64_t off)
+{
+	if (l->rc || hi <= nlo || nhi <= lo || l->end[node] <= off)
+		return;
+	if (nhi - nlo == 1) {
+		int b = l->pos[nlo].id;
+		if (!overlap_allowed(l->v, l->a, b))
+			l->rc = clash(l->v, l->a, b);
+		return;
+	}
+	live_visit(l, 2 * node, nlo, (nlo + nhi) / 2, lo, hi, off);
+	live_visit(l, 2 * node + 1, (nlo + nhi) / 2, nhi, lo, hi, off);
+}
+
+/* The first rank at or after (region, offset). */
+static int rank_of(const Live *l, int64_t region, int64_t offset)
+{
+	int lo = 0, hi = l->n;
+	while (lo < hi) {
+		int mid = (lo + hi) / 2;
+		const Key *k = &l->pos[mid];
+		if (k->k1 < region || (k->k1 == region && k->k2 < offset))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/*
+ * Sweep over tensors in birth order; each is checked against the tensors
+ * still live when it is born whose bytes meet its own.  Two tensors
+ * overlap in time iff the later-born one is born before the other dies, so
+ * this sees every pair that shares a step and a byte, at a cost that grows
+ * with those pairs, not with everything live beside each tensor.
  */
 static int check_overlaps(const Ver *v)
 {
 	const ArGraph *g = v->g;
 	const ArPlan *p = v->p;
-	int *ids = ar_xmalloc((size_t)g->ntensors * sizeof(int) + 1);
-	int *live = ar_xmalloc((size_t)g->ntensors * sizeof(int) + 1);
-	int n = 0, nlive = 0, rc = AR_OK;
+	Key *birth = ar_xmalloc((size_t)g->ntensors * sizeof *birth + 1);
+	Key *death = ar_xmalloc((size_t)g->ntensors * sizeof *death + 1);
+	Key *pos = ar_xmalloc((size_t)g->ntensors * sizeof *pos + 1);
+	int *rank = ar_xmalloc((size_t)g->ntensors * sizeof *rank + 1);
+	Live l = { v, pos, 0, 1, NULL, -1, AR_OK };
+	int n = 0;
 
-	for (int t = 0; t < g->ntensors; t++)
-		if (p->slots[t].planned && g->tensors[t].bytes > 0)
-			ids[n++] = t;
-	sort_ids(ids, n, p);
-	for (int i = 0; i < n && !rc; i++) {
-		int a = ids[i], k = 0;
+	for (int t = 0; t < g->ntensors; t++) {
+		const ArSlot *s = &p->slots[t];
+		if (!s->planned || g->tensors[t].bytes <= 0)
+			continue;
+		birth[n] = (Key){ s->first, 0, t };
+		death[n] = (Key){ s->last, 0, t };
+		pos[n++] = (Key){ s->region, s->offset, t };
+	}
+	sort_steps(birth, n, p->nsteps), sort_steps(death, n, p->nsteps);
+	sort_keys(pos, n);
+	l.n = n;
+	while (l.leaves < n)
+		l.leaves <<= 1;
+	l.end = ar_xmalloc(2 * (size_t)l.leaves * sizeof *l.end);
+	for (int i = 0; i < 2 * l.leaves; i++)
+		l.end[i] = -1;
+	for (int i = 0; i < n; i++)
+		rank[pos[i].id] = i;
+	for (int i = 0, d = 0; i < n && !l.rc; i++) {
+		int a = birth[i].id;
 		const ArSlot *sa = &p->slots[a];
 		int64_t aend = sa->offset + g->tensors[a].bytes;
-		for (int j = 0; j < nlive; j++)
-			if (p->slots[live[j]].last >= sa->first)
-				live[k++] = live[j];
-		nlive = k;
-		for (int j = 0; j < nlive && !rc; j++) {
-			int b = live[j];
-			const ArSlot *sb = &p->slots[b];
-			int64_t bend = sb->offset + g->tensors[b].bytes;
-			if (sa->region == sb->region &&
-			    sa->offset < bend && sb->offset < aend &&
-			    !overlap_allowed(v, a, b))
-				rc = ar_fail(v->err, AR_EXIT_INTERNAL,
-					     "plan: tensors '%s' [%lld, %lld) "
-					     "steps [%d, %d] and '%s' [%lld, "
-					     "%lld) steps [%d, %d] overlap",
-					     tname(v, a), (long long)sa->offset,
-					     (long long)aend, sa->first,
-					     sa->last, tname(v, b),
-					     (long long)sb->offset,
-					     (long long)bend, sb->first,
-					     sb->last);
-		}
-		live[nlive++] = a;
+		/* Whatever died before a's first step was born before it. */
+		for (; d < n && death[d].k1 < sa->first; d++)
+			live_set(&l, rank[death[d].id], -1);
+		l.a = a;
+		live_visit(&l, 1, 0, l.leaves, rank_of(&l, sa->region, 0),
+			   rank_of(&l, sa->region, aend), sa->offset);
+		live_set(&l, rank[a], aend);
 	}
-	free(ids), free(live);
-	return rc;
+	free(birth), free(death), free(pos), free(rank), free(l.end);
+	return l.rc;
 }
 
 int ar_verify(const ArGraph *g, const ArPlan *p, ArError *err)

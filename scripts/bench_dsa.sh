@@ -2,13 +2,18 @@
 # bench_dsa.sh — the offset solvers on MiniMalloc's instances, first at
 # their capacity and then minimising, and on a synthetic 100,000-buffer
 # DAG (mostly short lifetimes, some long skip edges) with the heuristics.
-# Times are the solver's own (stderr "time:"), median of 3 runs.
+# Per row: the load lower bound, the proven bound (no placement is lower:
+# the load bound, or more where the exact search proved heights
+# infeasible), the height found, whether it is proven optimal, and the
+# solver's own time (stderr "time:"), median of 3 runs.  Heights and
+# bounds depend on --effort only (EFFORT, default arenac's), never on the
+# machine.
 #
 #   ARENAC=build/arenac ARENAC_SHARED=../shared sh scripts/bench_dsa.sh
-# TIME_LIMIT (default 10) bounds each minimising run.
+#   EFFORT=7 sh scripts/bench_dsa.sh   # 16 times the work per search
 ARENAC=${ARENAC:-build/arenac}
 DSA=${ARENAC_SHARED:-../shared}/dsa
-TIME_LIMIT=${TIME_LIMIT:-10}
+EFFORT=${EFFORT:+--effort $EFFORT}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
@@ -27,25 +32,25 @@ row() {
 	e=$tmp/err.1
 	n=$(($(wc -l <"$csv") - 1))
 	lb=$(field "lower bound" "$e")
+	pb=$(field "proven bound" "$e")
 	h=$(field height "$e")
-	printf '%-14s %-15s %7d %9s %9s %7s %-16s %-6s %8s\n' "$name" "$mode" \
-		"$n" "$lb" "$h" \
+	printf '%-14s %-15s %7d %9s %9s %9s %7s %-16s %-6s %8s\n' "$name" \
+		"$mode" "$n" "$lb" "$pb" "$h" \
 		"$(awk -v h="$h" -v l="$lb" 'BEGIN{printf "%.4f", l ? h / l : 1}')" \
 		"$(field algorithm "$e")" "$(field optimal "$e")" "$(cat "$tmp/median")"
 }
 
-printf '%-14s %-15s %7s %9s %9s %7s %-16s %-6s %8s\n' instance mode buffers \
-	lower height ratio algorithm proven time_s
+printf '%-14s %-15s %7s %9s %9s %9s %7s %-16s %-6s %8s\n' instance mode \
+	buffers lower proven height ratio algorithm optimal time_s
 if [ -d "$DSA" ]; then
 	[ -f "$DSA/input.12.csv" ] &&
-		row input.12 cap "$DSA/input.12.csv" --capacity 12
+		row input.12 cap "$DSA/input.12.csv" --capacity 12 $EFFORT
 	for f in "$DSA"/challenging/*.csv; do
 		[ -f "$f" ] && row "$(basename "$f" .csv)" cap "$f" \
-			--capacity 1048576
+			--capacity 1048576 $EFFORT
 	done
 	for f in "$DSA"/challenging/*.csv; do
-		[ -f "$f" ] && row "$(basename "$f" .csv)" min "$f" \
-			--time-limit "$TIME_LIMIT"
+		[ -f "$f" ] && row "$(basename "$f" .csv)" min "$f" $EFFORT
 	done
 else
 	echo "skipped: no shared dsa instances"
@@ -62,4 +67,4 @@ awk 'BEGIN {
 for a in greedy-size greedy-breadth greedy-lifetime; do
 	row dag-100k "$a" "$tmp/dag.csv" --algo "$a"
 done
-row dag-100k auto "$tmp/dag.csv" --time-limit 1
+row dag-100k auto "$tmp/dag.csv" $EFFORT

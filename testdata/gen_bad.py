@@ -194,7 +194,7 @@ def _():
     return model(nodes, [vi("t0", [1, 64])], [vi(f"t{n}", [1, 64])])
 
 
-@case("fanout_50000", "-", code=0, slow=True)
+@case("fanout_50000", "-", code=0)
 def _():
     # One tensor read by 50,000 nodes, whose outputs meet in one Concat.
     w = 50000

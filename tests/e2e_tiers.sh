@@ -32,7 +32,7 @@ two_tiers() {
 $(untiered "$@")
 EOF
 	fast=$((lb / 4))
-	if "$ARENAC" -q --selfcheck --time-limit 0.5 --json "$tmp/r.json" \
+	if "$ARENAC" -q --selfcheck --effort 4 --json "$tmp/r.json" \
 		--memory "sram:$fast:50G" --memory "dram:$((lb * 2)):2G" "$@" \
 		2>"$tmp/err" &&
 	   "$PYTHON" - "$tmp/r.json" <<'PY'

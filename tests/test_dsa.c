@@ -2,11 +2,15 @@
  * test_dsa.c — the offset solvers against hand-made cases with known
  * optima, a case that greedy-size provably misses, and a brute force on
  * small random instances.  Every solution goes through check_solution,
- * an all-pairs overlap test that shares nothing with the solvers.
+ * an all-pairs overlap test that shares nothing with the solvers.  Also:
+ * first fit against a sorted scan of every placed buffer, the interval
+ * sets under it, and the work budgets (same answer twice, a spent budget
+ * reported, the proven bound).
  */
 #include "testutil.h"
 
 #include "dsa.h"
+#include "ivset.h"
 
 #define B(lo, hi, size) { lo, hi, size, -1 }
 
@@ -29,10 +33,18 @@ static void check_solution(const ArBuf *b, int n, const ArDsaResult *r)
 	assert_true(r->height >= r->lower_bound);
 }
 
+/* A fresh budget of the default effort for each solve. */
+static ArBudget *work(void)
+{
+	static ArBudget w;
+	ar_budget_init(&w, AR_SOLVE_WORK, NULL);
+	return &w;
+}
+
 static int64_t solve(ArBuf *b, int n, const char *algo, int64_t cap,
 		     ArDsaResult *r)
 {
-	assert_int_equal(ar_dsa_solve(b, n, algo, cap, 10, r), 0);
+	assert_int_equal(ar_dsa_solve(b, n, algo, cap, work(), r), 0);
 	check_solution(b, n, r);
 	return r->height;
 }
@@ -117,9 +129,9 @@ static void test_capacity(void **state)
 	assert_true(solve(b, 5, "exact", 12, &r) <= 12);
 	assert_false(r.infeasible);
 	memcpy(b, in, sizeof b);
-	assert_int_equal(ar_dsa_solve(b, 5, "auto", 11, 10, &r), 0);
+	assert_int_equal(ar_dsa_solve(b, 5, "auto", 11, work(), &r), 0);
 	assert_true(r.infeasible);
-	assert_int_equal(ar_dsa_solve(b, 5, "no-such", 0, 10, &r), -1);
+	assert_int_equal(ar_dsa_solve(b, 5, "no-such", 0, work(), &r), -1);
 }
 
 static uint32_t rng = 12345;
@@ -186,12 +198,13 @@ static void test_random_vs_brute(void **state)
 		memcpy(b, in, sizeof b);
 		assert_int_equal(solve(b, n, "exact", 0, &r), opt);
 		assert_true(r.optimal);
+		assert_int_equal(r.bound, opt);
 		memcpy(b, in, sizeof b);
 		assert_true(solve(b, n, "exact", opt, &r) <= opt);
 		memcpy(b, in, sizeof b);
 		if (opt > 1) {
 			assert_int_equal(ar_dsa_solve(b, n, "exact", opt - 1,
-						      10, &r), 0);
+						      work(), &r), 0);
 			assert_true(r.infeasible);
 		}
 	}
@@ -208,10 +221,166 @@ static void test_large_chain(void **state)
 		b[i] = (ArBuf)B(i, i + 1 + rnd(3), 16 * (1 + rnd(64)));
 	for (int a = 1; a <= 3; a++) {
 		assert_int_equal(ar_dsa_solve(b, N, ar_dsa_algorithms[a], 0,
-					      10, &r), 0);
+					      work(), &r), 0);
 		assert_true(r.height >= r.lower_bound);
 	}
 	free(b);
+}
+
+/*
+ * First fit the slow way: the placed buffers that overlap in time, sorted
+ * by offset, scanned for the first gap; the visiting order is
+ * greedy-size's (size, then lifetime, descending; then index).
+ */
+static int by_size(const void *pa, const void *pb, const ArBuf *b)
+{
+	int x = *(const int *)pa, y = *(const int *)pb;
+	int64_t lx = b[x].hi - b[x].lo, ly = b[y].hi - b[y].lo;
+	if (b[x].size != b[y].size)
+		return b[x].size > b[y].size ? -1 : 1;
+	if (lx != ly)
+		return lx > ly ? -1 : 1;
+	return x - y;
+}
+
+static void first_fit_scan(ArBuf *b, int n)
+{
+	int ord[300], near[300];
+	for (int i = 0; i < n; i++)
+		ord[i] = i, b[i].offset = -1;
+	for (int i = 1; i < n; i++)     /* insertion sort: n is small */
+		for (int k = i; k > 0 && by_size(&ord[k], &ord[k - 1], b) < 0;
+		     k--) {
+			int t = ord[k];
+			ord[k] = ord[k - 1], ord[k - 1] = t;
+		}
+	for (int s = 0; s < n; s++) {
+		int x = ord[s], m = 0;
+		int64_t cand = 0;
+		for (int j = 0; j < n; j++)
+			if (b[j].offset >= 0 && b[j].lo < b[x].hi &&
+			    b[x].lo < b[j].hi)
+				near[m++] = j;
+		for (int i = 1; i < m; i++)
+			for (int k = i; k > 0 && b[near[k]].offset <
+					 b[near[k - 1]].offset; k--) {
+				int t = near[k];
+				near[k] = near[k - 1], near[k - 1] = t;
+			}
+		for (int j = 0; j < m; j++) {
+			if (b[near[j]].offset - cand >= b[x].size)
+				break;
+			if (b[near[j]].offset + b[near[j]].size > cand)
+				cand = b[near[j]].offset + b[near[j]].size;
+		}
+		b[x].offset = cand;
+	}
+}
+
+static void test_first_fit_vs_scan(void **state)
+{
+	(void)state;
+	for (int iter = 0; iter < 200; iter++) {
+		ArBuf fast[300], slow[300];
+		int n = 1 + rnd(300), span = 1 + rnd(n + 20);
+		ArDsaResult r;
+		for (int i = 0; i < n; i++) {
+			int64_t lo = rnd(span);
+			fast[i] = (ArBuf)B(lo, lo + 1 + rnd(1 + rnd(span)),
+					   16 * (1 + rnd(rnd(2) ? 4 : 64)));
+		}
+		memcpy(slow, fast, sizeof slow);
+		solve(fast, n, "greedy-size", 0, &r);
+		first_fit_scan(slow, n);
+		for (int i = 0; i < n; i++)
+			assert_int_equal(fast[i].offset, slow[i].offset);
+	}
+}
+
+static void test_ivset(void **state)
+{
+	ArIvPool p;
+	int s = AR_IV_EMPTY, k;
+	(void)state;
+	ar_iv_pool_init(&p);
+	ar_iv_insert(&p, &s, 10, 20);
+	ar_iv_insert(&p, &s, 30, 40);
+	ar_iv_insert(&p, &s, 50, 60);
+	assert_true(ar_iv_covers(&p, s, 12, 20));
+	assert_false(ar_iv_covers(&p, s, 15, 25));
+	k = ar_iv_before(&p, s, 30);            /* lo below 30: [10, 20) */
+	assert_int_equal(p.node[k].lo, 10);
+	k = ar_iv_after(&p, s, 30);             /* lo above 30: [50, 60) */
+	assert_int_equal(p.node[k].lo, 50);
+	assert_int_equal(ar_iv_after(&p, s, 50), AR_IV_EMPTY);
+	assert_int_equal(ar_iv_before(&p, s, 10), AR_IV_EMPTY);
+	/* Touching merges: [20, 30) joins its neighbours into [10, 40). */
+	ar_iv_insert(&p, &s, 20, 30);
+	assert_true(ar_iv_covers(&p, s, 10, 40));
+	/* One interval over several swallows them all. */
+	ar_iv_insert(&p, &s, 5, 55);
+	assert_true(ar_iv_covers(&p, s, 5, 60));
+	k = ar_iv_before(&p, s, 1000);
+	assert_int_equal(p.node[k].lo, 5);
+	assert_int_equal(p.node[k].hi, 60);
+	assert_int_equal(ar_iv_before(&p, s, 5), AR_IV_EMPTY);
+	ar_iv_pool_free(&p);
+}
+
+/* Random instances that the greedy orders do not solve to the bound. */
+static void hard_instance(ArBuf *b, int n)
+{
+	rng = 777;
+	for (int i = 0; i < n; i++) {
+		int64_t lo = rnd(60);
+		b[i] = (ArBuf)B(lo, lo + 1 + rnd(30), 16 * (1 + rnd(40)));
+	}
+}
+
+static void test_budget(void **state)
+{
+	enum { N = 120 };
+	ArBuf b1[N], b2[N], b3[N];
+	ArDsaResult r1, r2, r3;
+	ArBudget w, child;
+	(void)state;
+	assert_int_equal(ar_effort_units(AR_EFFORT_DEFAULT, 1000), 1000);
+	assert_int_equal(ar_effort_units(AR_EFFORT_DEFAULT + 1, 1000), 4000);
+	assert_int_equal(ar_effort_units(AR_EFFORT_DEFAULT - 2, 1000), 62);
+	assert_int_equal(ar_effort_units(AR_EFFORT_MIN, 10), 1);
+	/* A share is charged to its parent by what it spent. */
+	ar_budget_init(&w, 90, NULL);
+	ar_budget_share(&w, 1, 3, &child);
+	assert_int_equal(child.left, 30);
+	assert_true(ar_budget_spend(&child, 20));
+	assert_false(ar_budget_spend(&child, 11));
+	assert_false(ar_budget_spend(&child, 1));       /* spent stays spent */
+	ar_budget_settle(&w, &child);
+	assert_int_equal(w.left, 60);
+	assert_true(ar_budget_left(&w));
+	/* The same budget, the same answer; a small one runs out. */
+	hard_instance(b1, N);
+	memcpy(b2, b1, sizeof b2);
+	memcpy(b3, b1, sizeof b3);
+	ar_budget_init(&w, 200000, NULL);
+	assert_int_equal(ar_dsa_solve(b1, N, "exact", 0, &w, &r1), 0);
+	assert_true(r1.stopped && !r1.optimal && !r1.timed_out);
+	assert_true(r1.bound >= r1.lower_bound && r1.bound <= r1.height);
+	ar_budget_init(&w, 200000, NULL);
+	assert_int_equal(ar_dsa_solve(b2, N, "exact", 0, &w, &r2), 0);
+	assert_int_equal(r1.height, r2.height);
+	assert_int_equal(r1.nodes, r2.nodes);
+	for (int i = 0; i < N; i++)
+		assert_int_equal(b1[i].offset, b2[i].offset);
+	check_solution(b1, N, &r1);
+	/* A watch whose deadline has passed stops the search at once. */
+	{
+		ArWatch late = { 1e-9, false };
+		ar_budget_init(&w, 200000, &late);
+		assert_int_equal(ar_dsa_solve(b3, N, "exact", 0, &w, &r3), 0);
+		assert_true(r3.timed_out && late.fired);
+		check_solution(b3, N, &r3);
+	}
 }
 
 int main(void)
@@ -223,6 +392,9 @@ int main(void)
 		cmocka_unit_test(test_capacity),
 		cmocka_unit_test(test_random_vs_brute),
 		cmocka_unit_test(test_large_chain),
+		cmocka_unit_test(test_first_fit_vs_scan),
+		cmocka_unit_test(test_ivset),
+		cmocka_unit_test(test_budget),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,6 +1,8 @@
 /*
  * test_plan.c — lifetimes, the verifier and the poison executor on
- * hand-made graphs and hand-made (good and deliberately broken) plans.
+ * hand-made graphs and hand-made (good and deliberately broken) plans,
+ * and the verifier's overlap sweep against an all-pairs check on random
+ * plans.
  */
 #include "testutil.h"
 
@@ -199,12 +201,116 @@ static void test_view_alias(void **state)
 	ar_graph_free(g);
 }
 
+static uint32_t seed = 99;
+
+static int rnd(int n)
+{
+	seed = seed * 1103515245u + 12345u;
+	return (int)((seed >> 16) % (unsigned)n);
+}
+
+/*
+ * x feeds N Relu steps t_0..t_{N-1} (sizes 16 to 64 bytes), which a chain
+ * of Adds then consumes in a random order, so that their lifetimes end at
+ * different steps.  The plan gives every tensor a random 16-byte slot; the
+ * verifier must reject it exactly when two tensors that share a step
+ * share a byte (no aliasing here), which the all-pairs loop decides.
+ */
+static void test_verifier_vs_all_pairs(void **state)
+{
+	enum { N = 40 };
+	(void)state;
+	for (int trial = 0; trial < 300; trial++) {
+		ArGraph *g = ar_graph_new("fan");
+		ArPlan *p = calloc(1, sizeof *p);
+		ArError err = {0};
+		int order[N], acc, nt;
+		bool clash = false;
+		char name[16];
+		int x = ar_graph_add_tensor(g, "x");
+		g->tensors[x].kind = AR_TK_INPUT;
+		g->tensors[x].dtype = AR_DT_FLOAT;
+		g->tensors[x].rank = 1;
+		g->tensors[x].dims[0] = 4;
+		g->tensors[x].bytes = 16;
+		for (int i = 0; i < N; i++) {
+			int t, n;
+			snprintf(name, sizeof name, "t%d", i);
+			t = ar_graph_add_tensor(g, name);
+			g->tensors[t].dtype = AR_DT_FLOAT;
+			g->tensors[t].rank = 1;
+			g->tensors[t].dims[0] = 4 * (1 + rnd(4));
+			g->tensors[t].bytes = 4 * g->tensors[t].dims[0];
+			n = ar_graph_add_node(g, name, "Relu", "");
+			ar_node_set_io(&g->nodes[n], &x, 1, &t, 1);
+			g->tensors[t].producer = n;
+			order[i] = t;
+		}
+		for (int i = N - 1; i > 0; i--) {
+			int j = rnd(i + 1), t = order[i];
+			order[i] = order[j], order[j] = t;
+		}
+		acc = order[0];
+		for (int i = 1; i < N; i++) {
+			int in[2] = { acc, order[i] }, t, n;
+			snprintf(name, sizeof name, "a%d", i);
+			t = ar_graph_add_tensor(g, name);
+			g->tensors[t].dtype = AR_DT_FLOAT;
+			g->tensors[t].rank = 1;
+			g->tensors[t].dims[0] = 4;
+			g->tensors[t].bytes = 16;
+			n = ar_graph_add_node(g, name, "Add", "");
+			ar_node_set_io(&g->nodes[n], in, 2, &t, 1);
+			g->tensors[t].producer = n;
+			acc = t;
+		}
+		g->tensors[acc].kind = AR_TK_OUTPUT;
+		g->inputs = malloc(sizeof(int));
+		g->inputs[0] = x;
+		g->ninputs = 1;
+		g->outputs = malloc(sizeof(int));
+		g->outputs[0] = acc;
+		g->noutputs = 1;
+		nt = g->ntensors;
+		p->ntensors = nt;
+		p->align = 16;
+		p->slots = calloc((size_t)nt, sizeof *p->slots);
+		p->steps = malloc((size_t)g->nnodes * sizeof(int));
+		p->nsteps = g->nnodes;
+		for (int i = 0; i < g->nnodes; i++)
+			p->steps[i] = i;
+		ar_lifetimes(g, p);
+		p->arena_bytes = 16 * 4 * (int64_t)nt + 64;
+		for (int t = 0; t < nt; t++) {
+			/* Spread out, and now and then a narrow range. */
+			int slots = trial % 3 ? 4 * nt : 8;
+			p->slots[t].offset = 16 * rnd(slots);
+			p->slots[t].alias_of = p->slots[t].inplace_of = -1;
+		}
+		for (int a = 0; a < nt && !clash; a++)
+			for (int b = 0; b < a && !clash; b++) {
+				const ArSlot *sa = &p->slots[a], *sb = &p->slots[b];
+				clash = sa->first <= sb->last &&
+					sb->first <= sa->last &&
+					sa->offset < sb->offset + g->tensors[b].bytes &&
+					sb->offset < sa->offset + g->tensors[a].bytes;
+			}
+		assert_int_equal(ar_verify(g, p, &err),
+				 clash ? AR_EXIT_INTERNAL : AR_OK);
+		if (clash)
+			assert_non_null(strstr(err.msg, "overlap"));
+		ar_plan_free(p);
+		ar_graph_free(g);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_lifetimes),
 		cmocka_unit_test(test_verifier_accepts_good_plan),
 		cmocka_unit_test(test_verifier_catches_overlap),
+		cmocka_unit_test(test_verifier_vs_all_pairs),
 		cmocka_unit_test(test_verifier_catches_misalignment),
 		cmocka_unit_test(test_verifier_catches_arena_overrun),
 		cmocka_unit_test(test_verifier_catches_short_lifetime),

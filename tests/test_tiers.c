@@ -15,7 +15,9 @@ static const ArTier two_tiers[2] = {{100, 1.0}, {1000, 2.0}};
 static int place(ArBuf *b, const int64_t *traffic, int n, const ArTier *t,
 		 int nt, const char *algo, int *tier_of, ArTierResult *res)
 {
-	return ar_tiers_place(b, traffic, n, t, nt, algo, 2.0, tier_of, res);
+	ArBudget work;
+	ar_budget_init(&work, AR_TIERS_WORK, NULL);
+	return ar_tiers_place(b, traffic, n, t, nt, algo, &work, tier_of, res);
 }
 
 /* No two buffers of one tier share bytes while alive; heights fit. */

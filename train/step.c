@@ -72,11 +72,22 @@ typedef struct Build {
 	const bool *resident;
 	ArGraph *g;
 	int *nsrc, *tsrc;       /* the trace, grown with g (see train.h) */
+	int capn, capt;         /* their room, doubled as needed */
 	int *redo;      /* per base tensor: its recomputed copy, or -1 */
 	int *dx;        /* per base tensor: its (summed) gradient, or -1 */
 	int **parts;    /* per base tensor: partial gradients so far */
 	int *nparts;
 } Build;
+
+/* Room for index i in *a of *cap entries. */
+static void room(int **a, int *cap, int i)
+{
+	if (i < *cap)
+		return;
+	while (*cap <= i)
+		*cap = *cap ? 2 * *cap : 64;
+	*a = ar_xrealloc(*a, (size_t)*cap * sizeof **a);
+}
 
 /* A new tensor named like's name + suffix, shaped like it, in dtype dt
  * (AR_DT_UNDEFINED: like's), recorded as stemming from like's source. */
@@ -96,7 +107,7 @@ static int tensor_typed(Build *b, int like, const char *suffix,
 	if (x->dtype != l->dtype)
 		x->bytes = ar_numel(x) * (int64_t)ar_dtype_size(x->dtype);
 	x->kind = kind;
-	b->tsrc = ar_xrealloc(b->tsrc, (size_t)g->ntensors * sizeof(int));
+	room(&b->tsrc, &b->capt, t);
 	b->tsrc[t] = b->tsrc[like];
 	return t;
 }
@@ -121,7 +132,7 @@ static int step(Build *b, int src, const char *name, const char *suffix,
 	for (int i = 0; i < nout; i++)
 		if (out[i] >= 0)
 			b->g->tensors[out[i]].producer = id;
-	b->nsrc = ar_xrealloc(b->nsrc, (size_t)b->g->nnodes * sizeof(int));
+	room(&b->nsrc, &b->capn, id);
 	b->nsrc[id] = src;
 	return id;
 }
@@ -133,23 +144,22 @@ static bool available(const Build *b, int t)
 	       !b->resident || b->resident[t];
 }
 
-/* The value of base tensor t a backward step reads: t, or a recompute
- * of it emitted now (with whatever it needs first). */
-static int resolve(Build *b, int t)
+/* The value of base tensor u as a recompute may read it now. */
+static int value_of(const Build *b, int u)
 {
-	const ArNode *src;
-	int p, *in, *out, id;
+	return u < 0 ? -1 : available(b, u) ? u : b->redo[u];
+}
 
-	if (available(b, t))
-		return t;
-	if (b->redo[t] >= 0)
-		return b->redo[t];
-	p = b->m->base->tensors[t].producer;
-	src = &b->m->base->nodes[p];
+/* Emits the recompute of the node producing t, whose inputs all have a
+ * value by now; every output gets its recomputed copy. */
+static void recompute(Build *b, int t)
+{
+	int p = b->m->base->tensors[t].producer, *in, *out, id;
+	const ArNode *src = &b->m->base->nodes[p];
 	in = ar_xmalloc(((size_t)src->ninputs + 1) * sizeof(int));
 	out = ar_xmalloc(((size_t)src->noutputs + 1) * sizeof(int));
 	for (int j = 0; j < src->ninputs; j++)
-		in[j] = src->inputs[j] < 0 ? -1 : resolve(b, src->inputs[j]);
+		in[j] = value_of(b, src->inputs[j]);
 	for (int j = 0; j < src->noutputs; j++) {
 		int o = src->outputs[j];
 		out[j] = o < 0 ? -1 : tensor_like(b, o, ".recompute",
@@ -163,6 +173,45 @@ static int resolve(Build *b, int t)
 	b->g->nodes[id].nexplicit = src->nexplicit;
 	free(in);
 	free(out);
+}
+
+/*
+ * The value of base tensor t a backward step reads: t, or a recompute of
+ * it emitted now, after the recomputes its inputs need (inputs in order,
+ * depth first).  An explicit stack of (tensor, next input), not
+ * recursion: a chain freed whole is as deep as the network.
+ */
+static int resolve(Build *b, int t)
+{
+	int *tensor, *next, n = 0, cap = 16;
+
+	if (value_of(b, t) >= 0)
+		return value_of(b, t);
+	tensor = ar_xmalloc((size_t)cap * sizeof *tensor);
+	next = ar_xmalloc((size_t)cap * sizeof *next);
+	tensor[n] = t, next[n++] = 0;
+	while (n > 0) {
+		int x = tensor[n - 1];
+		const ArNode *src =
+			&b->m->base->nodes[b->m->base->tensors[x].producer];
+		int u;
+		if (next[n - 1] == src->ninputs) {
+			recompute(b, x);
+			n--;
+			continue;
+		}
+		u = src->inputs[next[n - 1]++];
+		if (u < 0 || value_of(b, u) >= 0)
+			continue;
+		if (n == cap) {
+			cap *= 2;
+			tensor = ar_xrealloc(tensor, (size_t)cap * sizeof *tensor);
+			next = ar_xrealloc(next, (size_t)cap * sizeof *next);
+		}
+		tensor[n] = u, next[n++] = 0;
+	}
+	free(tensor);
+	free(next);
 	return b->redo[t];
 }
 
@@ -396,8 +445,10 @@ ArGraph *ar_train_graph_traced(const ArTrainModel *m, const bool *resident,
 	bool chunked = m->spec.loss_chunks > 1;
 
 	b.g = ar_train_copy(m->base, NULL);
-	b.nsrc = ar_xmalloc(((size_t)b.g->nnodes + 1) * sizeof(int));
-	b.tsrc = ar_xmalloc(((size_t)nt + 1) * sizeof(int));
+	b.capn = b.g->nnodes + 1;
+	b.capt = nt + 1;
+	b.nsrc = ar_xmalloc((size_t)b.capn * sizeof(int));
+	b.tsrc = ar_xmalloc((size_t)b.capt * sizeof(int));
 	for (int i = 0; i < b.g->nnodes; i++)
 		b.nsrc[i] = i;
 	for (int t = 0; t < nt; t++)

@@ -402,31 +402,45 @@ static bool available(const ArTrainModel *m, const bool *resident, int t)
 	       resident[t];
 }
 
-/* Marks the forward nodes that must re-run to get t back. */
+/* Marks the forward nodes that must re-run to get t back.  A stack of its
+ * own, not recursion: a chain freed whole is as deep as the network.
+ * Each node pushes its inputs once, so stack holds as many as all nodes'
+ * inputs together, plus one. */
 static void closure(const ArTrainModel *m, const bool *resident, int t,
-		    bool *redo)
+		    bool *redo, int *stack)
 {
-	int p = m->base->tensors[t].producer;
-	const ArNode *n;
-	if (available(m, resident, t) || p < 0 || redo[p])
-		return;
-	redo[p] = true;
-	n = &m->base->nodes[p];
-	for (int j = 0; j < n->ninputs; j++)
-		if (n->inputs[j] >= 0)
-			closure(m, resident, n->inputs[j], redo);
+	int n = 0;
+	stack[n++] = t;
+	while (n > 0) {
+		int x = stack[--n], p = m->base->tensors[x].producer;
+		const ArNode *node;
+		if (available(m, resident, x) || p < 0 || redo[p])
+			continue;
+		redo[p] = true;
+		node = &m->base->nodes[p];
+		for (int j = 0; j < node->ninputs; j++)
+			if (node->inputs[j] >= 0)
+				stack[n++] = node->inputs[j];
+	}
 }
 
 int64_t ar_train_recompute_flops(const ArTrainModel *m, const bool *resident)
 {
-	bool *redo = ar_xcalloc((size_t)m->base->nnodes, sizeof *redo);
+	const ArGraph *g = m->base;
+	bool *redo = ar_xcalloc((size_t)g->nnodes, sizeof *redo);
+	size_t inputs = 1;
+	int *stack;
 	int64_t f = 0;
-	for (int t = 0; t < m->base->ntensors; t++)
+	for (int i = 0; i < g->nnodes; i++)
+		inputs += (size_t)g->nodes[i].ninputs;
+	stack = ar_xmalloc(inputs * sizeof *stack);
+	for (int t = 0; t < g->ntensors; t++)
 		if (m->saved[t])
-			closure(m, resident, t, redo);
-	for (int i = 0; i < m->base->nnodes; i++)
+			closure(m, resident, t, redo, stack);
+	for (int i = 0; i < g->nnodes; i++)
 		if (redo[i])
 			f = ar_train_add(f, m->flops[i]);
+	free(stack);
 	free(redo);
 	return f;
 }
