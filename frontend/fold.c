@@ -3,8 +3,8 @@
  *
  * Every output of such a node is a constant by kind (infer.c marks it);
  * its value is computed only when something needs it.  Eagerly, as
- * inference passes, only small values (at most AR_FOLD_EAGER_ELEMS
- * elements): shape computations (Shape -> Gather -> Concat -> Reshape),
+ * inference passes, only small values (the AR_FOLD_EAGER limits below):
+ * shape computations (Shape -> Gather -> Concat -> Reshape),
  * scalars, index arithmetic.  On demand, the rest: a shape function that
  * needs a larger constant's values (ar_const_ints) gets it computed with
  * whatever it is computed from, up to AR_FOLD_MAX_ELEMS elements; the
@@ -25,8 +25,15 @@
 
 #include "infer_ops.h"
 
-/* Values computed as inference passes, whether needed or not. */
-#define AR_FOLD_EAGER_ELEMS 1024
+/*
+ * Values computed as inference passes, whether needed or not: integer
+ * ones (shape arithmetic) up to AR_FOLD_EAGER_INTS elements, others (a
+ * Resize's scales) up to AR_FOLD_EAGER_FLOATS; small float weights are
+ * then left alone, which the ONNX suite's light models have by the
+ * thousand.
+ */
+#define AR_FOLD_EAGER_INTS 1024
+#define AR_FOLD_EAGER_FLOATS 16
 
 static bool foldable_type(ArDType dt)
 {
@@ -50,7 +57,8 @@ static bool inputs_ready(InferCtx *c, const ArNode *n, const ArOpDef *d)
 	return d->in_min == 0 || ar_in(c, n, 0);
 }
 
-/* Computes the outputs of n of at most limit elements (-1: any). */
+/* Computes the outputs of n of at most limit elements (-1: any; -2: the
+ * eager limits above, by type). */
 static void fold_node(InferCtx *c, ArNode *n, int64_t limit)
 {
 	const ArOpDef *d = ar_op_of(n);
@@ -64,7 +72,10 @@ static void fold_node(InferCtx *c, ArNode *n, int64_t limit)
 		    !foldable_type(out->dtype))
 			continue;
 		numel = ar_numel(out);
-		if (numel < 0 || (limit >= 0 && numel > limit))
+		if (numel < 0 || (limit >= 0 && numel > limit) ||
+		    (limit == -2 && numel > (ar_dtype_is_int(out->dtype) ?
+					     AR_FOLD_EAGER_INTS :
+					     AR_FOLD_EAGER_FLOATS)))
 			continue;
 		out->data = ar_xcalloc((size_t)out->bytes + 1, 1);
 		if (!d->fold(c, n, j, out, d->fold_arg)) {
@@ -76,7 +87,7 @@ static void fold_node(InferCtx *c, ArNode *n, int64_t limit)
 
 void ar_fold(InferCtx *c, ArNode *n)
 {
-	fold_node(c, n, AR_FOLD_EAGER_ELEMS);
+	fold_node(c, n, -2);
 }
 
 /* A constant whose value can still be computed from its producer. */

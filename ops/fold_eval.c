@@ -436,7 +436,8 @@ bool ar_fold_constantofshape(InferCtx *c, ArNode *n, int oj, ArTensor *out,
 			     int arg)
 {
 	const ArAttr *a = ar_attr(n, "value");
-	for (int64_t k = 0; k < ar_numel(out); k++) {
+	int64_t numel = ar_numel(out);
+	for (int64_t k = 0; k < numel; k++) {
 		if (a && a->t && a->t->data)
 			copy_elem(out, k, a->t, 0);
 		else

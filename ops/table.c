@@ -687,31 +687,66 @@ const ArOpDef *ar_op_table(int *count)
 	return table;
 }
 
+/*
+ * Lookups go through a hash of (domain, op) to the op's first entry: every
+ * pass asks the table about every node, and a binary search of string
+ * compares showed in profiles.  The index is built on the first lookup
+ * (the table is constant, so building it twice gives the same index).
+ */
+#define NSLOTS 1024             /* a power of two, over twice the entries */
+_Static_assert(2 * NTABLE < NSLOTS, "the op index needs more slots");
+static int16_t slot[NSLOTS];    /* entry index + 1; 0 for none */
+static bool indexed;
+
+static uint32_t hash_key(const char *domain, const char *op)
+{
+	uint32_t h = 2166136261u;
+	for (const char *c = domain_key(domain); *c; c++)
+		h = (h ^ (uint8_t)*c) * 16777619u;
+	h = (h ^ 0xffu) * 16777619u;
+	for (const char *c = op; *c; c++)
+		h = (h ^ (uint8_t)*c) * 16777619u;
+	return h;
+}
+
+static bool same_op(const ArOpDef *d, const char *domain, const char *op)
+{
+	return !strcmp(d->name, op) &&
+	       !strcmp(domain_key(d->domain), domain_key(domain));
+}
+
+static void build_index(void)
+{
+	assert(sorted());
+	for (int i = 0; i < NTABLE; i++) {
+		uint32_t h;
+		if (i > 0 && same_op(&table[i - 1], table[i].domain,
+				     table[i].name))
+			continue;       /* the op's first entry is indexed */
+		h = hash_key(table[i].domain, table[i].name);
+		while (slot[h & (NSLOTS - 1)])
+			h++;
+		slot[h & (NSLOTS - 1)] = (int16_t)(i + 1);
+	}
+	indexed = true;
+}
+
 const ArOpDef *ar_op_find(const char *domain, const char *op, int64_t opset)
 {
-	ArOpDef key = {.domain = domain, .name = op, .since = 0};
-	int lo = 0, hi = NTABLE;
 	const ArOpDef *best = NULL;
+	int i = -1;
 
-#ifndef NDEBUG
-	static bool checked;
-	if (!checked) {
-		assert(sorted());
-		checked = true;
-	}
-#endif
-	/* The first entry above key: entries of op, if any, start there. */
-	while (lo < hi) {
-		int mid = lo + (hi - lo) / 2;
-		if (cmp_def(&table[mid], &key) <= 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	for (; lo < NTABLE && !strcmp(table[lo].name, op) &&
-	       !strcmp(domain_key(table[lo].domain), domain_key(domain)) &&
-	       (table[lo].since <= opset || opset <= 0); lo++)
-		best = &table[lo];
+	if (!indexed)
+		build_index();
+	for (uint32_t h = hash_key(domain, op); slot[h & (NSLOTS - 1)]; h++)
+		if (same_op(&table[slot[h & (NSLOTS - 1)] - 1], domain, op)) {
+			i = slot[h & (NSLOTS - 1)] - 1;
+			break;
+		}
+	/* Entries of one op follow each other in increasing since. */
+	for (; i >= 0 && i < NTABLE && same_op(&table[i], domain, op) &&
+	       (table[i].since <= opset || opset <= 0); i++)
+		best = &table[i];
 	return best;
 }
 
