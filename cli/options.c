@@ -203,13 +203,24 @@ static const Option options[] = {
 		 "(Erf or Tanh chain) reads only its input, as\n"
 		 "GELU's own does (gelu); none: per-op rules"},
 	{"checkpoint", 0, CHOICE, "POLICY", TO(topt.policy),
-	 .choices = "none|all|sqrt|optimal", .flags = ECHO | TRAIN,
-	 .section = TRAINING,
+	 .choices = "none|all|sqrt|optimal|layer|selective",
+	 .flags = ECHO | TRAIN, .section = TRAINING,
 	 .help = "which activations stay for the backward pass:\n"
 		 "none (all stay), all (layer boundaries stay),\n"
 		 "sqrt (Chen et al.), optimal (least recompute\n"
-		 "that fits --budget); default optimal with\n"
+		 "that fits --budget), layer (each layer's input\n"
+		 "stays, the layer is recomputed: Megatron's full\n"
+		 "recomputation), selective (only the attention\n"
+		 "core is recomputed: QK^T, softmax, its dropout,\n"
+		 "attention over V); default optimal with\n"
 		 "--budget, else none"},
+	{"layer-boundary", 0, TEXT, "REGEX", TO(topt.layer_boundary),
+	 .flags = ECHO | TRAIN, .section = TRAINING,
+	 .help = "the layers' inputs, by a POSIX extended\n"
+		 "expression on tensor names (in the order they are\n"
+		 "computed; the last match ends the last layer);\n"
+		 "default: the repeated blocks between the\n"
+		 "activations that cut the forward pass"},
 	{"budget-sweep", 0, FLAG, NULL, TO(sweep), .value = true,
 	 .flags = TRAIN, .section = TRAINING,
 	 .help = "print the budget / recompute trade-off and exit"},

@@ -15,10 +15,15 @@
  *            node with parameters (Conv, Gemm, ...) stay, everything inside
  *            a layer is recomputed;
  *   sqrt     Chen et al. 2016: every ceil(sqrt(n))-th candidate stays;
- *   optimal  least recompute FLOPs whose arena fits the budget.
+ *   optimal  least recompute FLOPs whose arena fits the budget;
+ *   layer    Megatron's full recomputation: each layer's input stays,
+ *            the layer is recomputed (ckpt_layers.c);
+ *   selective  Megatron's selective recomputation: only the attention
+ *            core is recomputed (ckpt_layers.c).
  */
 typedef enum {
-	AR_CKPT_NONE, AR_CKPT_ALL, AR_CKPT_SQRT, AR_CKPT_OPTIMAL
+	AR_CKPT_NONE, AR_CKPT_ALL, AR_CKPT_SQRT, AR_CKPT_OPTIMAL,
+	AR_CKPT_LAYER, AR_CKPT_SELECTIVE
 } ArCkptPolicy;
 
 /*
@@ -58,6 +63,9 @@ typedef struct ArTrainOptions {
 	int64_t budget;         /* arena bytes, 0 for none */
 	double time_limit;      /* seconds for the selection search */
 	ArPlanOptions plan;     /* for every ar_plan call (budget is ignored) */
+	/* --layer-boundary: the layers' inputs (an expression on tensor
+	 * names) for the layer policy; NULL: found as repeated blocks. */
+	const char *layer_boundary;
 } ArTrainOptions;
 
 typedef struct ArTrainResult {
@@ -122,5 +130,13 @@ int64_t ar_chain_min_peak(const ArChain *c, bool *res);
 double ar_train_now(void);
 
 const char *ar_ckpt_policy_name(ArCkptPolicy p);
+
+/*
+ * The resident set of a fixed policy, layer or selective (ckpt_layers.c),
+ * into res (per base tensor); boundary as ArTrainOptions.layer_boundary.
+ * AR_EXIT_MODEL when the model has no layers or no attention core.
+ */
+int ar_ckpt_fixed(const ArTrainModel *m, ArCkptPolicy pol,
+		  const char *boundary, bool *res, ArError *err);
 
 #endif
