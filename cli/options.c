@@ -39,16 +39,22 @@ typedef enum {
 enum {
 	ECHO = 1,   /* shapes the plan: echoed in the outputs' "options" */
 	TRAIN = 2,  /* only with --train */
-	OUTPUT = 4  /* a file arenac writes: no two options may name one */
+	OUTPUT = 4, /* a file arenac writes: no two options may name one */
+	MULTI = 8   /* plans many devices (devices.h) */
 };
 
-typedef enum { SHAPES, PLANNING, TRAINING, OUTPUTS, LIMITS, OTHER } Section;
+typedef enum {
+	SHAPES, PLANNING, TRAINING, DEVICES, OUTPUTS, LIMITS, OTHER
+} Section;
 
 static const char *const section_title[] = {
 	[SHAPES] = "Shapes:",
 	[PLANNING] = "Planning:",
 	[TRAINING] = ("Training (one step: forward, loss, backward, update "
 		      "in one arena):"),
+	[DEVICES] = ("Many devices (with --train; the model's batch is the "
+		     "micro-batch;\n--memory then names each device's memory "
+		     "first, then slower ones):"),
 	[OUTPUTS] = "Outputs:",
 	[LIMITS] = "Limits:",
 	[OTHER] = "",
@@ -224,6 +230,54 @@ static const Option options[] = {
 	{"budget-sweep", 0, FLAG, NULL, TO(sweep), .value = true,
 	 .flags = TRAIN, .section = TRAINING,
 	 .help = "print the budget / recompute trade-off and exit"},
+
+	{"dp", 0, COUNT, "N", TO(dev.dp), .value = 1 << 20,
+	 .flags = ECHO | TRAIN | MULTI, .section = DEVICES,
+	 .help = "data parallelism: N devices, each on its own\n"
+		 "micro-batches, gradients reduced in buckets"},
+	{"zero", 0, CHOICE, "STAGE", TO(dev.zero), .choices = "0|1|2|3",
+	 .flags = ECHO | TRAIN | MULTI, .section = DEVICES, .needs = "dp",
+	 .help = "ZeRO over the --dp devices: 1 partitions the\n"
+		 "optimizer state, 2 the gradients too, 3 the\n"
+		 "weights too, gathered a layer at a time (0)"},
+	{"bucket", 0, BYTES, "BYTES", TO(dev.bucket),
+	 .flags = ECHO | TRAIN, .section = DEVICES,
+	 .help = "gradient bucket of the data-parallel reduction\n"
+		 "(25M)"},
+	{"tp", 0, COUNT, "N", TO(dev.tp), .value = 1 << 16,
+	 .flags = ECHO | TRAIN | MULTI, .section = DEVICES,
+	 .help = "Megatron tensor parallelism over N devices: the\n"
+		 "column- and row-parallel linears of attention\n"
+		 "and MLP, found in the graph, split with the\n"
+		 "activations between them"},
+	{"sequence-parallel", 0, FLAG, NULL, TO(dev.sp), .value = true,
+	 .flags = ECHO | TRAIN | MULTI, .section = DEVICES, .needs = "tp",
+	 .help = "the rest of each layer (norms, dropouts,\n"
+		 "residuals) split along the sequence too"},
+	{"pp", 0, COUNT, "N", TO(dev.pp), .value = 1 << 16,
+	 .flags = ECHO | TRAIN | MULTI, .section = DEVICES,
+	 .help = "pipeline parallelism: the layers in N stages,\n"
+		 "split to balance the devices' memory"},
+	{"microbatches", 0, COUNT, "M", TO(dev.microbatches),
+	 .value = 1 << 20, .flags = ECHO | TRAIN, .section = DEVICES,
+	 .help = "micro-batches per step and pipeline (1); with\n"
+		 "--fit, in all (one per device)"},
+	{"schedule", 0, CHOICE, NULL, TO(dev.schedule),
+	 .choices = "1f1b|gpipe", .flags = ECHO | TRAIN, .section = DEVICES,
+	 .help = "pipeline schedule: 1f1b (stage i holds min(N-i,\n"
+		 "M) micro-batches) or gpipe (all M) (1f1b)"},
+	{"offload", 0, CUSTOM, "WHAT:MEMORY", NOWHERE,
+	 .parse = cli_parse_offload, .flags = ECHO | TRAIN | MULTI,
+	 .section = DEVICES,
+	 .help = "keep optimizer (fp32 state), parameters or\n"
+		 "activations (those kept for the backward pass)\n"
+		 "in --memory MEMORY, moved each step (repeatable)"},
+	{"fit", 0, CUSTOM, "NxSIZE[:FLOPS[:LINK]]", NOWHERE,
+	 .parse = cli_parse_fit, .flags = ECHO | TRAIN, .section = DEVICES,
+	 .help = "the configurations of N devices of SIZE bytes\n"
+		 "(dp, zero, tp, pp, checkpoint) that fit, cheapest\n"
+		 "first; FLOPS per device and LINK bytes/s for the\n"
+		 "estimate (312T, 300G); exit 3 if none fits"},
 
 	{"json", 0, TEXT, "FILE", TO(json), .flags = OUTPUT,
 	 .section = OUTPUTS, .help = "JSON plan report ('-' for stdout)"},
@@ -585,6 +639,14 @@ static int check_combinations(const Cli *c)
 		return cli_usage_error("--fuse is for inference plans: a "
 				       "training step keeps the prologue's "
 				       "outputs for the backward pass");
+	for (int i = 0; i < NOPTIONS; i++)
+		if (c->given[i] && (options[i].flags & MULTI) && c->fitting)
+			return cli_usage_error("--fit searches the devices' "
+					       "configurations itself; give "
+					       "--%s without it",
+					       options[i].name);
+	if ((c->multi || c->fitting) && c->sweep)
+		return cli_usage_error("--budget-sweep plans one device");
 	/* Two outputs into one file would leave one of them, or on stdout
 	 * both run together. */
 	for (int i = 0; i < NOPTIONS; i++)
@@ -623,6 +685,8 @@ int cli_parse_args(Cli *c, int argc, char **argv)
 	c->topt.spec.grad_patterns = true;
 	c->topt.spec.freeze = c->freeze;
 	c->topt.spec.trainable = c->trainable;
+	ar_devices_spec_default(&c->dev);
+	c->dev.microbatches = 0;        /* not given (devices.c) */
 	for (int i = 0; i < NOPTIONS; i++) {
 		const Option *o = &options[i];
 		longs[i] = (struct option){o->name, has_arg(o) ?
@@ -665,6 +729,9 @@ int cli_parse_args(Cli *c, int argc, char **argv)
 				       "(%s ...)", argv[optind + 1]) :
 		       cli_usage_error("no model file given");
 	c->model = argv[optind];
+	for (int i = 0; i < NOPTIONS; i++)
+		c->multi = c->multi || (c->given[i] &&
+					(options[i].flags & MULTI));
 	if ((rc = check_combinations(c)))
 		return rc;
 	c->plan.diag = c->load.diag;    /* the caller's, set before */

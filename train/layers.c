@@ -206,7 +206,14 @@ static int by_regex(const ArGraph *g, int nfwd, const char *regex,
 		return ar_fail(err, AR_EXIT_USAGE, "--layer-boundary: '%s' is "
 			       "not a valid regular expression", regex);
 	hit = ar_xmalloc(((size_t)g->ntensors + 1) * sizeof(int));
-	/* In production order: by producer, outputs in their order. */
+	/* Graph inputs first (a pipeline stage's received activation), then
+	 * in production order: by producer, outputs in their order. */
+	for (int i = 0; i < g->ninputs; i++) {
+		int t = g->inputs[i];
+		if (ar_in_arena(g, t) &&
+		    !regexec(&re, g->tensors[t].name, 0, NULL, 0))
+			hit[n++] = t;
+	}
 	for (int k = 0; k < nfwd; k++)
 		for (int j = 0; ar_is_step(g, k) && j < g->nodes[k].noutputs;
 		     j++) {

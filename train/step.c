@@ -30,6 +30,11 @@
  * dropped from the step graph, whose tensor and node ids shift (the trace
  * maps them).
  *
+ * With offload_activations every resident activation a backward step
+ * reads is fetched back from the slower memory (arenac.parallel's Fetch,
+ * a step with no inputs) right before the first such step, and dies in
+ * the arena after its last forward use.
+ *
  * The optimizer update reads the parameter, its gradient, its fp32 master
  * copy (mixed precision) and its state, and writes "W.next": W rewritten
  * in place (the planner gives it W's storage).
@@ -133,15 +138,39 @@ static bool available(const Build *b, int t)
 	       !b->resident || b->resident[t];
 }
 
+/* With offload_activations, a resident activation lives in the slower
+ * memory from its last forward use to the backward pass. */
+static bool offloaded(const Build *b, int t)
+{
+	return b->m->spec.offload_activations &&
+	       b->m->base->tensors[t].kind == AR_TK_ACTIVATION &&
+	       (!b->resident || b->resident[t]);
+}
+
+/* An offloaded t fetched back (once), right before its first backward
+ * use. */
+static int fetch(Build *b, int t)
+{
+	int x;
+	if (b->redo[t] >= 0)
+		return b->redo[t];
+	x = tensor_like(b, t, ".fetch", AR_TK_ACTIVATION);
+	step(b, b->m->base->tensors[t].producer, b->g->tensors[t].name,
+	     ".fetch", (OpRef){AR_PARALLEL_DOMAIN, "Fetch", 1},
+	     AR_PHASE_RECOMPUTE, NULL, 0, &x, 1);
+	return b->redo[t] = x;
+}
+
 /* The value of base tensor t a backward step reads: t, or a recompute
- * of it emitted now (with whatever it needs first). */
+ * of it emitted now (with whatever it needs first), or its copy fetched
+ * back from the slower memory. */
 static int resolve(Build *b, int t)
 {
 	const ArNode *src;
 	int p, *in, *out, id;
 
 	if (available(b, t))
-		return t;
+		return offloaded(b, t) ? fetch(b, t) : t;
 	if (b->redo[t] >= 0)
 		return b->redo[t];
 	p = b->m->base->tensors[t].producer;

@@ -63,6 +63,13 @@ typedef struct ArTrainSpec {
 	/* Recognise the subgraphs of ops/grad_patterns.c (GELU) and give
 	 * each one backward step (patterns.c). */
 	bool grad_patterns;
+	/* Float graph inputs get gradients too: a pipeline stage's received
+	 * activation, whose gradient it sends back (stage.h). */
+	bool input_grads;
+	/* Resident activations live in a slower memory between their last
+	 * forward use and the backward pass, and are fetched back before
+	 * it (--offload activations; step.c). */
+	bool offload_activations;
 } ArTrainSpec;
 
 /* The persistent part of a step's memory, per kind (precision.c). */
