@@ -17,7 +17,7 @@
 #include <string.h>
 
 /* --offload's memories, by name among --memory's (not the device's). */
-static int resolve_offload(Cli *c)
+static int resolve_offload(Cli *c, ArError *err)
 {
 	for (int k = 0; k < AR_OFF_KINDS; k++) {
 		int idx = -1;
@@ -27,10 +27,10 @@ static int resolve_offload(Cli *c)
 			if (!strcmp(c->memories[m].name, c->offload_to[k]))
 				idx = m;
 		if (idx < 0)
-			return cli_usage_error("--offload: no --memory named "
-					       "'%s' besides the device's "
-					       "(the first --memory)",
-					       c->offload_to[k]);
+			return ar_fail(err, AR_EXIT_USAGE, "--offload: no "
+				       "--memory named '%s' besides the "
+				       "device's (the first --memory)",
+				       c->offload_to[k]);
 		c->dev.offload[k] = idx;
 	}
 	return AR_OK;
@@ -51,13 +51,13 @@ static char *stage_path(const char *path, int stage)
 }
 
 /* A '%' in an output name is "%d" once, or none. */
-static int check_path(const char *path)
+static int check_path(const char *path, ArError *err)
 {
 	const char *p = path ? strchr(path, '%') : NULL;
 	if (p && (p[1] != 'd' || strchr(p + 1, '%')))
-		return cli_usage_error("'%s': an output name may hold one %%d "
-				       "(the stage's number), no other %%",
-				       path);
+		return ar_fail(err, AR_EXIT_USAGE, "output '%s': a name may "
+			       "hold one %%d (the stage's number), no other %%",
+			       path);
 	return AR_OK;
 }
 
@@ -156,8 +156,10 @@ int cli_run_devices(Cli *c, const ArGraph *g, ArError *err)
 	FILE *f = table_file(c);
 	int given = c->dev.microbatches, rc;
 
-	if ((rc = check_path(c->json)) || (rc = check_path(c->header)) ||
-	    (rc = check_path(c->dot)) || (rc = check_path(c->timeline)))
+	if ((rc = check_path(c->json, err)) ||
+	    (rc = check_path(c->header, err)) ||
+	    (rc = check_path(c->dot, err)) ||
+	    (rc = check_path(c->timeline, err)))
 		return rc;
 	/* The devices' memories are accounts, not arena tiers. */
 	c->topt.plan.memories = NULL;
@@ -166,7 +168,7 @@ int cli_run_devices(Cli *c, const ArGraph *g, ArError *err)
 		c->dev.microbatches = 1;
 	if (c->fitting)
 		return run_fit(c, g, given, err);
-	if ((rc = resolve_offload(c)))
+	if ((rc = resolve_offload(c, err)))
 		return rc;
 	c->dev.memories = c->memories;
 	c->dev.nmemories = c->plan.nmemories;

@@ -6,6 +6,9 @@
 #include "devices_print.h"
 #include "numfmt.h"
 
+/* --fit's rows on the terminal, at most. */
+#define FIT_SHOWN 20
+
 static const char *const offload_name[AR_OFF_KINDS] = {
 	"optimizer", "parameters", "activations"};
 
@@ -127,7 +130,7 @@ void ar_print_fit(FILE *f, const char *model, const ArFitSpec *spec,
 	fprintf(f, "  %4s %4s %4s %4s %3s %4s %5s %-10s %16s %12s\n", "#", "dp",
 		"zero", "tp", "sp", "pp", "mb", "checkpoint", "largest",
 		"step (s)");
-	for (int i = 0; i < fr->nrows; i++) {
+	for (int i = 0; i < fr->nrows && i < FIT_SHOWN; i++) {
 		const ArFitRow *row = &fr->rows[i];
 		fprintf(f, "  %4d %4d %4d %4d %3s %4d %5d %-10s %16s %12.4g\n",
 			i + 1, row->spec.dp, row->spec.zero, row->spec.tp,
@@ -135,6 +138,9 @@ void ar_print_fit(FILE *f, const char *model, const ArFitSpec *spec,
 			row->spec.microbatches, ar_ckpt_policy_name(row->policy),
 			ar_fmt_count(a, row->largest), row->step_s);
 	}
+	if (fr->nrows > FIT_SHOWN)
+		fprintf(f, "  ... %d more (every one in the JSON report)\n",
+			fr->nrows - FIT_SHOWN);
 	fprintf(f, "  (largest: the largest device's total, estimated; the "
-		"first planned in full:)\n");
+		"first, planned in full:)\n");
 }

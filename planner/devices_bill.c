@@ -14,6 +14,7 @@
  * overlap of communication with compute is assumed.
  */
 #include "devices.h"
+#include "numfmt.h"
 
 #include <stdlib.h>
 
@@ -92,16 +93,17 @@ void ar_devices_finish(ArDevicesResult *r)
 int ar_devices_check(const ArDevicesResult *r, ArError *err)
 {
 	const ArDevicesSpec *s = &r->spec;
+	char a[AR_NUMFMT_LEN], b[AR_NUMFMT_LEN];
 	if (s->nmemories < 1)
 		return AR_OK;
 	for (int i = 0; i < r->ndevices; i++)
 		if (r->devices[i].total > s->memories[0].capacity)
 			return ar_fail(err, AR_EXIT_BUDGET, "device rank %d "
-				       "(stage %d) needs %lld bytes, more than "
-				       "the %lld of memory '%s'",
+				       "(stage %d) needs %s bytes, more than "
+				       "the %s of memory '%s'",
 				       r->devices[i].rank, r->devices[i].stage,
-				       (long long)r->devices[i].total,
-				       (long long)s->memories[0].capacity,
+				       ar_fmt_count(a, r->devices[i].total),
+				       ar_fmt_count(b, s->memories[0].capacity),
 				       s->memories[0].name);
 	for (int mem = 1; mem < s->nmemories; mem++) {
 		int64_t sum = 0;
@@ -112,11 +114,12 @@ int ar_devices_check(const ArDevicesResult *r, ArError *err)
 						r->devices[i].stage].offloaded[k]);
 		if (sum > s->memories[mem].capacity)
 			return ar_fail(err, AR_EXIT_BUDGET, "the state offloaded "
-				       "to memory '%s' takes %lld bytes over "
-				       "all %d devices, more than its %lld",
-				       s->memories[mem].name, (long long)sum,
-				       r->ndevices,
-				       (long long)s->memories[mem].capacity);
+				       "to memory '%s' takes %s bytes over "
+				       "all %d devices, more than its %s",
+				       s->memories[mem].name,
+				       ar_fmt_count(a, sum), r->ndevices,
+				       ar_fmt_count(b,
+						    s->memories[mem].capacity));
 	}
 	return AR_OK;
 }

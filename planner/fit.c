@@ -19,6 +19,7 @@
  * least memory a device would need and the configuration that needs it.
  */
 #include "devices.h"
+#include "numfmt.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -134,6 +135,7 @@ int ar_fit(const ArGraph *fwd, const ArTrainOptions *o, const ArFitSpec *f,
 	   ArFitResult *r, ArError *err)
 {
 	Rows rows = {0};
+	char a[AR_NUMFMT_LEN], b[AR_NUMFMT_LEN];
 	int rc = AR_OK;
 
 	memset(r, 0, sizeof *r);
@@ -172,9 +174,9 @@ int ar_fit(const ArGraph *fwd, const ArTrainOptions *o, const ArFitSpec *f,
 	r->nrows = r->planned ? rows.n : 0;
 	if (!rc && !r->planned && rows.n)
 		return ar_fail(err, AR_EXIT_BUDGET, "--fit: %d configurations "
-			       "of %d devices fit %lld bytes each by estimate, "
+			       "of %d devices fit %s bytes each by estimate, "
 			       "but the first %d planned in full do not",
-			       rows.n, f->devices, (long long)f->memory,
+			       rows.n, f->devices, ar_fmt_count(a, f->memory),
 			       rows.n < FIT_PLANS ? rows.n : FIT_PLANS);
 	if (!rc && !r->planned) {
 		const ArFitRow *m = &r->smallest_row;
@@ -183,11 +185,12 @@ int ar_fit(const ArGraph *fwd, const ArTrainOptions *o, const ArFitSpec *f,
 				       "configuration of %d devices could be "
 				       "planned", f->devices);
 		rc = ar_fail(err, AR_EXIT_BUDGET, "--fit: no configuration of "
-			     "%d devices fits %lld bytes each; the smallest "
-			     "device memory that would is %lld bytes (dp %d, "
+			     "%d devices fits %s bytes each; the smallest "
+			     "device memory that would is %s bytes (dp %d, "
 			     "zero %d, tp %d%s, pp %d, --checkpoint %s)",
-			     f->devices, (long long)f->memory,
-			     (long long)r->smallest, m->spec.dp, m->spec.zero,
+			     f->devices, ar_fmt_count(a, f->memory),
+			     ar_fmt_count(b, r->smallest), m->spec.dp,
+			     m->spec.zero,
 			     m->spec.tp, m->spec.sp ? " with sequence "
 			     "parallelism" : "", m->spec.pp,
 			     ar_ckpt_policy_name(m->policy));

@@ -37,20 +37,35 @@ int ar_inflight(ArSchedule s, int pp, int stage, int microbatches)
 
 int64_t ar_stash_bytes(const ArGraph *g, const ArPlan *p)
 {
-	int first_bwd = p->nsteps;
+	int first_bwd = p->nsteps, *lo, *hi;
 	int64_t sum = 0;
 	for (int i = 0; i < p->nsteps; i++)
 		if (g->nodes[p->steps[i]].phase == AR_PHASE_BACKWARD) {
 			first_bwd = i;
 			break;
 		}
+	/* A buffer lives while any tensor sharing it does (views, in-place
+	 * chains). */
+	lo = ar_xmalloc(((size_t)g->ntensors + 1) * sizeof *lo);
+	hi = ar_xmalloc(((size_t)g->ntensors + 1) * sizeof *hi);
+	for (int t = 0; t < g->ntensors; t++)
+		lo[t] = p->nsteps, hi[t] = -1;
 	for (int t = 0; t < g->ntensors; t++) {
 		const ArSlot *s = &p->slots[t];
-		if (s->planned && s->root == t && s->first < first_bwd &&
-		    s->last >= first_bwd)
+		if (!s->planned || s->root < 0)
+			continue;
+		if (s->first < lo[s->root])
+			lo[s->root] = s->first;
+		if (s->last > hi[s->root])
+			hi[s->root] = s->last;
+	}
+	for (int t = 0; t < g->ntensors; t++)
+		if (p->slots[t].planned && p->slots[t].root == t &&
+		    lo[t] < first_bwd && hi[t] >= first_bwd)
 			sum = ar_train_add(sum, ar_plan_padded(
 				p, g->tensors[t].bytes));
-	}
+	free(lo);
+	free(hi);
 	return sum;
 }
 

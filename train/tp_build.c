@@ -168,6 +168,18 @@ static int gather(Build *b, int m, int *rc)
 	return b->gathered[m] = out;
 }
 
+/* "[2,32,13]" into buf (64 bytes). */
+static const char *dims_text(char *buf, const ArTensor *t)
+{
+	size_t k = 0;
+	buf[k++] = '[';
+	for (int i = 0; i < t->rank && k < 48; i++)
+		k += (size_t)snprintf(buf + k, 64 - k, "%s%lld", i ? "," : "",
+				      (long long)t->dims[i]);
+	snprintf(buf + k, 64 - k, "]");
+	return buf;
+}
+
 /*
  * Groups of axes a reshape maps onto each other, from the model's shapes
  * I (rank r) and O (rank q): ig[k], og[k] the first axes of group k,
@@ -225,11 +237,16 @@ static int retarget(Build *b, int k, int id)
 			continue;
 		while (j < og[g + 1] && (dims[j] * pin) % pout)
 			j++;
-		if (j == og[g + 1])
+		if (j == og[g + 1]) {
+			char have[128], want[128];
 			return ar_fail(b->err, AR_EXIT_MODEL, "--tp %d: view '%s' "
-				       "(%s) cannot keep a device's share of "
-				       "axes %d to %d of '%s'", b->t, mn->name,
-				       mn->op, ig[g], ig[g + 1] - 1, I->name);
+				       "(%s) cannot split a device's share %s "
+				       "of '%s' like the whole, %s to %s: %d "
+				       "does not divide it", b->t, mn->name,
+				       mn->op, dims_text(have, X), I->name,
+				       dims_text(want, I), dims_text(want + 64,
+								     O), b->t);
+		}
 		dims[j] = dims[j] * pin / pout;
 	}
 	snprintf(name, sizeof name, "%s.shape", nd->name);
