@@ -355,8 +355,8 @@ static const char usage_outro[] =
 "\n"
 "Exit codes: 0 ok, 1 usage or file error (an unreadable model, an\n"
 "unwritable output), 2 bad or unsupported model, 3 the plan does not fit\n"
-"the budget or the --memory tiers, 4 internal error (a plan failed\n"
-"verification, out of memory).\n";
+"the budget or the --memory tiers (a device's memory; --fit: nothing\n"
+"fits), 4 internal error (a plan failed verification, out of memory).\n";
 
 int cli_usage_error(const char *fmt, ...)
 {

@@ -18,7 +18,7 @@
  * along the split axis (a bias) is split with it; a view's constant
  * target (a Reshape to heads) is rewritten so that each group of axes it
  * merges or splits keeps its share, the outermost axis of a group taking
- * the change (the heads, not the head size).
+ * the change (the heads, never the head size: t must divide the heads).
  */
 #include "graph_copy.h"
 #include "infer_ops.h"
@@ -211,7 +211,7 @@ static int group_axes(const int64_t *I, int r, const int64_t *O, int q,
 /*
  * A view (model node k, device node id) whose input changed shape and
  * whose target is a constant: the target rewritten so that each group of
- * axes keeps the input's share, its outermost axis that can taking it.
+ * axes keeps the input's share, its outermost axis taking it.
  */
 static int retarget(Build *b, int k, int id)
 {
@@ -235,9 +235,11 @@ static int retarget(Build *b, int k, int id)
 		int j = og[g];
 		if (pin == pout)
 			continue;
-		while (j < og[g + 1] && (dims[j] * pin) % pout)
+		/* The group's outermost axis takes the share (the heads),
+		 * never an inner one (the head size). */
+		while (j + 1 < og[g + 1] && dims[j] == 1)
 			j++;
-		if (j == og[g + 1]) {
+		if ((dims[j] * pin) % pout) {
 			char have[128], want[128];
 			return ar_fail(b->err, AR_EXIT_MODEL, "--tp %d: view '%s' "
 				       "(%s) cannot split a device's share %s "
