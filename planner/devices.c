@@ -275,6 +275,10 @@ static int plan_stage(ArDevicePlanner *c, const ArDevicesSpec *s, int a,
 			return rc;
 		g = sg.g;
 		o.spec.input_grads = a > 0;
+		o.spec.some_params = true;
+		/* The loss is the last stage's; the others send on. */
+		if (b < c->l.n)
+			o.spec.loss_chunks = 0;
 		if (o.policy == AR_CKPT_LAYER && !o.layer_boundary)
 			o.layer_boundary = regex = bounds_regex(c->d, &c->l,
 								a, b);
@@ -282,6 +286,12 @@ static int plan_stage(ArDevicePlanner *c, const ArDevicesSpec *s, int a,
 	o.spec.offload_activations = s->offload[AR_OFF_ACTIVATIONS] >= 0;
 	rc = ar_train_plan(g, &o, r, c->err);
 	free(regex);
+	if (rc && staged) {
+		char why[sizeof c->err->msg];
+		snprintf(why, sizeof why, "%s", c->err->msg);
+		ar_fail(c->err, rc, "--pp %d: stage %d (layers %d to %d): %s",
+			s->pp, stage, a, b - 1, why);
+	}
 	if (!rc) {
 		n->bill = r->bill;
 		n->bill.checkpoints = NULL;

@@ -64,7 +64,7 @@ static void test_layers_repeated(void **state)
 	assert_int_equal(l.n, 4);
 	assert_true(l.repeated);
 	for (int k = 0; k <= 4; k++) {
-		char name[8];
+		char name[16];
 		snprintf(name, sizeof name, "h%d", k);
 		assert_string_equal(g->tensors[l.bound[k]].name, name);
 	}

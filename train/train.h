@@ -66,6 +66,10 @@ typedef struct ArTrainSpec {
 	/* Float graph inputs get gradients too: a pipeline stage's received
 	 * activation, whose gradient it sends back (stage.h). */
 	bool input_grads;
+	/* The graph holds some of the model's parameters (a pipeline
+	 * stage): a --trainable or --freeze expression need not match one
+	 * here. */
+	bool some_params;
 	/* Resident activations live in a slower memory between their last
 	 * forward use and the backward pass, and are fetched back before
 	 * it (--offload activations; step.c). */
