@@ -78,7 +78,7 @@ struct ArDevicePlanner {
 	ArDevicesSpec s;        /* tp and sp; the rest per call */
 	ArTpGraph tg;
 	const ArGraph *d;       /* one device's forward graph */
-	const int64_t *cf, *cb; /* per node of d: collective bytes, or NULL */
+	const ArTpComm *comm;   /* per node of d, or NULL without --tp */
 	ArLayers l;             /* d's layers; n 0 when none were found */
 	ArError *err;
 	int rc;                 /* a probe's failure */
@@ -120,24 +120,34 @@ static int64_t tp_comm(const ArDevicePlanner *c, const ArTrainResult *r,
 	int64_t sum = 0;
 
 	*again = 0;
-	if (!c->cf)
+	if (!c->comm)
 		return 0;
 	g = ar_train_graph_traced(m, r->resident, &nsrc, &tsrc);
 	for (int i = 0; i < g->nnodes; i++) {
-		const ArNode *n = &g->nodes[i];
+		const ArNode *n = &g->nodes[i], *bn;
 		int b = nsrc[i], dn = b < 0 || b >= m->nfwd ? -1 :
 				      src ? src[b] : b;
+		const ArTpComm *x;
+		int64_t whole, fwd;
 		if (dn < 0 || dn >= c->d->nnodes)
 			continue;
+		/* The tensor the passes go over, in the step's precision. */
+		x = &c->comm[dn];
+		bn = &m->base->nodes[b];
+		whole = x->out ? m->base->tensors[bn->outputs[0]].bytes :
+				 bn->ninputs ? m->base->tensors[bn->inputs[0]].bytes
+					     : 0;
+		fwd = ar_tp_sent(whole, x->fwd, c->s.tp);
 		if (n->phase == AR_PHASE_FORWARD)
-			sum = ar_train_add(sum, c->cf[dn]);
+			sum = ar_train_add(sum, fwd);
 		else if (n->phase == AR_PHASE_RECOMPUTE &&
-			 !strcmp(n->op, m->base->nodes[b].op)) {
-			sum = ar_train_add(sum, c->cf[dn]);
-			*again = ar_train_add(*again, c->cf[dn]);
+			 !strcmp(n->op, bn->op)) {
+			sum = ar_train_add(sum, fwd);
+			*again = ar_train_add(*again, fwd);
 		} else if (n->phase == AR_PHASE_BACKWARD && !ar_op_of(n)) {
 			/* a gradient step (sums and updates are in the table) */
-			sum = ar_train_add(sum, c->cb[dn]);
+			sum = ar_train_add(sum, ar_tp_sent(whole, x->bwd,
+							   c->s.tp));
 		}
 	}
 	free(nsrc);
@@ -437,8 +447,7 @@ int ar_planner_open(const ArGraph *fwd, const ArTrainOptions *o,
 			return rc;
 		}
 		c->d = c->tg.g;
-		c->cf = c->tg.comm_fwd;
-		c->cb = c->tg.comm_bwd;
+		c->comm = c->tg.comm;
 	}
 	/* Layers are a fact to use where found; --pp needs them. */
 	if (ar_layers_find(c->d, c->d->nnodes, o->layer_boundary, &c->l, err))

@@ -146,6 +146,21 @@ def table2(tmp):
                                      sp=kw.get("sp", False))
             check(name + ": LayerNorm statistics", row_bytes == want,
                   (row_bytes, want))
+            if row in ("tensor parallel", "tensor + sequence parallel"):
+                # Ring passes over a [b, s, h] 16-bit activation, each
+                # sending (t - 1) / t of it: per layer 4 all-reduces
+                # (2 passes each), or with sequence parallelism 4
+                # all-gathers or reduce-scatters forward, 4 backward and
+                # 2 all-gathers again; besides, the embedding's
+                # all-reduce and the head's input (its gradient's
+                # all-reduce; or its sequence split, all-gathered
+                # forward, backward and again).
+                passes = 8 * 3 + 4 if row == "tensor parallel" else \
+                    10 * 3 + 6
+                st = rep["parallel"]["stages"][0]
+                check(name + ": bytes sent", st["comm_bytes_per_microbatch"]
+                      == passes * 2 * s * b * h * (t - 1) // t,
+                      st["comm_bytes_per_microbatch"])
         # Full recomputation with sequence parallelism: the layer input
         # itself is split.
         rc, rep, err = arenac(path, "--precision", "mixed-fp16", "--tp", t,

@@ -46,13 +46,28 @@ typedef struct ArTpSpec {
 	const char *layer_boundary;
 } ArTpSpec;
 
+/*
+ * What one node of a device's graph sends: the collective it is (or, for
+ * a column-parallel linear reading a whole activation, the all-reduce of
+ * its input's gradient), as ring passes over the whole tensor (output 0
+ * when `out`, else input 0), in its forward step and in its backward
+ * step.  An all-reduce is 2 passes, an all-gather or reduce-scatter 1;
+ * each pass sends (t - 1) / t of the tensor (ar_tp_sent).  Counted so,
+ * not in bytes, because the step's precision sizes the tensor.
+ */
+typedef struct ArTpComm {
+	unsigned char fwd, bwd;
+	bool out;
+} ArTpComm;
+
+static inline int64_t ar_tp_sent(int64_t bytes, int passes, int t)
+{
+	return t > 1 ? bytes / t * passes * (t - 1) : 0;
+}
+
 typedef struct ArTpGraph {
 	ArGraph *g;             /* one device's forward graph */
-	/* Per node of g: bytes one device sends in the collective the node
-	 * is (or, for a column-parallel linear without sequence parallelism,
-	 * in the all-reduce of its input's gradient), in its forward step
-	 * and in its backward step. */
-	int64_t *comm_fwd, *comm_bwd;
+	ArTpComm *comm;         /* per node of g */
 	int ncolumn, nrow, nembed;      /* linears and embeddings split */
 } ArTpGraph;
 

@@ -39,7 +39,7 @@ typedef struct Build {
 	int *model;             /* per device tensor: the model tensor it
 				   stands for (-1: a new constant) */
 	int nmodel;
-	int64_t *fwd, *bwd;     /* per device node */
+	ArTpComm *comm;         /* per device node */
 	int cap;
 	int entry;              /* sequence parallelism starts here, or -1 */
 	bool seq;               /* past the entry */
@@ -48,27 +48,19 @@ typedef struct Build {
 	ArError *err;
 } Build;
 
-/* Bytes a device sends in k ring passes over a tensor of `bytes`. */
-static int64_t ring(const Build *b, int64_t bytes, int k)
-{
-	int64_t r;
-	if (!ar_mul64(bytes / b->t, (int64_t)k * (b->t - 1), &r))
-		return INT64_MAX;
-	return r;
-}
-
-static void note_comm(Build *b, int node, int64_t fwd, int64_t bwd)
+/* Node `node` sends fwd and bwd ring passes over its input 0 (out:
+ * output 0). */
+static void note_comm(Build *b, int node, int fwd, int bwd, bool out)
 {
 	if (node >= b->cap) {
 		int cap = 2 * node + 64;
-		b->fwd = ar_xrealloc(b->fwd, (size_t)cap * sizeof *b->fwd);
-		b->bwd = ar_xrealloc(b->bwd, (size_t)cap * sizeof *b->bwd);
-		memset(b->fwd + b->cap, 0, (size_t)(cap - b->cap) * sizeof *b->fwd);
-		memset(b->bwd + b->cap, 0, (size_t)(cap - b->cap) * sizeof *b->bwd);
+		b->comm = ar_xrealloc(b->comm, (size_t)cap * sizeof *b->comm);
+		memset(b->comm + b->cap, 0,
+		       (size_t)(cap - b->cap) * sizeof *b->comm);
 		b->cap = cap;
 	}
-	b->fwd[node] += fwd;
-	b->bwd[node] += bwd;
+	b->comm[node] = (ArTpComm){(unsigned char)fwd, (unsigned char)bwd,
+				   out};
 }
 
 /* A device tensor whose shape is not that of the model's it stands for. */
@@ -163,8 +155,7 @@ static int gather(Build *b, int m, int *rc)
 		return b->gathered[m];
 	out = new_tensor(b, x, ".gathered", m);
 	id = collective(b, "AllGather", x, out, split_axis(b, x, m), rc);
-	note_comm(b, id, ring(b, b->n->tensors[out].bytes, 1),
-		  ring(b, b->n->tensors[out].bytes, 1));
+	note_comm(b, id, 1, 1, true);
 	return b->gathered[m] = out;
 }
 
@@ -340,23 +331,20 @@ static int emit(Build *b, int k)
 	/* Unless gathered, a column-parallel linear's input gradient is
 	 * all-reduced, in place. */
 	if (!rc && role == AR_TP_COLUMN && in[0] == b->cur[mn->inputs[0]])
-		note_comm(b, id, 0, ring(b, b->n->tensors[in[0]].bytes, 2));
+		note_comm(b, id, 0, 2, false);
 	if (!rc && out[0] != y) {
 		bool scatter = b->seq && role == AR_TP_ROW;
 		int c = collective(b, scatter ? "ReduceScatter" : "AllReduce",
 				   out[0], y, seq_axis(b->n->tensors[y].rank),
 				   &rc);
-		int64_t bytes = b->n->tensors[out[0]].bytes;
-		note_comm(b, c, ring(b, bytes, scatter ? 1 : 2),
-			  scatter ? ring(b, bytes, 1) : 0);
+		note_comm(b, c, scatter ? 1 : 2, scatter, false);
 	}
 	for (int j = 0; !rc && b->entry >= 0 && j < mn->noutputs; j++)
 		if (mn->outputs[j] == b->entry) {
 			int s = new_tensor(b, b->entry, ".seq", b->entry);
 			int c = collective(b, "Shard", b->entry, s,
 					   seq_axis(b->n->tensors[s].rank), &rc);
-			note_comm(b, c, 0, ring(b, b->n->tensors[b->entry].bytes,
-						1));
+			note_comm(b, c, 0, 1, false);
 			b->cur[b->entry] = s;
 			b->seq = true;
 		}
@@ -448,19 +436,18 @@ int ar_tp_graph(const ArGraph *fwd, const ArTpSpec *spec, ArTpGraph *out,
 	b.model = ar_xmalloc((size_t)b.nmodel * sizeof *b.model);
 	for (int t = 0; t < fwd->ntensors; t++)
 		b.cur[t] = b.model[t] = t, b.gathered[t] = -1;
-	note_comm(&b, 0, 0, 0);
+	note_comm(&b, 0, 0, 0, false);
 	split_weights(&b);
 	for (int k = 0; k < fwd->nnodes && !rc; k++)
 		rc = emit(&b, k);
-	note_comm(&b, b.n->nnodes, 0, 0);  /* one slot per node at least */
+	note_comm(&b, b.n->nnodes, 0, 0, false);  /* a slot per node */
 	count_roles(&r, fwd->nnodes, out);
 	ar_tp_roles_free(&r);
 	free(b.cur);
 	free(b.gathered);
 	free(b.model);
 	out->g = b.n;
-	out->comm_fwd = b.fwd;
-	out->comm_bwd = b.bwd;
+	out->comm = b.comm;
 	if (rc)
 		ar_tp_graph_free(out);
 	return rc;
@@ -469,7 +456,6 @@ int ar_tp_graph(const ArGraph *fwd, const ArTpSpec *spec, ArTpGraph *out,
 void ar_tp_graph_free(ArTpGraph *t)
 {
 	ar_graph_free(t->g);
-	free(t->comm_fwd);
-	free(t->comm_bwd);
+	free(t->comm);
 	memset(t, 0, sizeof *t);
 }
