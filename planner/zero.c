@@ -47,7 +47,8 @@ void ar_zero_bill(const ArTrainBill *b, int dp, int zero, int64_t bucket,
 		ar_train_add(b->parameter_bytes, b->frozen_bytes);
 	out->gradients = zero >= 2 ? ar_zero_part(b->gradient_bytes, psi, shards)
 				   : b->gradient_bytes;
-	out->optimizer_state = zero >= 1 ? ar_zero_part(state, psi, shards) : state;
+	out->optimizer_state = zero >= 1 ? ar_zero_part(state, psi, shards)
+					 : state;
 	out->constants = b->constant_bytes;
 	out->buffers = 0;
 	*dp_bytes = 0;

@@ -31,9 +31,10 @@ typedef struct ArLayers {
  * The layers of nodes [0, nfwd) of g.  With regex (a POSIX extended
  * expression on tensor names) the activations it matches, graph inputs
  * first and then in the order they are computed, are the bounds: each
- * layer's input and the last layer's output.  Without, the cut points (activations that alone are
- * open right after their producer; graph inputs and constants, available
- * throughout, do not count) split the steps into segments, and the
+ * layer's input and the last layer's output.  Without, the cut points
+ * (activations that alone are open right after their producer; graph
+ * inputs and constants, available throughout, do not count) split the
+ * steps into segments, and the
  * longest run of a repeating sequence of segments (the same ops on the
  * same shapes, wired alike) gives the layers: one period of the run each.
  * AR_EXIT_MODEL when fewer than one layer is found (naming the option),
