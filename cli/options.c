@@ -283,7 +283,10 @@ static const Option options[] = {
 	 .section = OUTPUTS, .help = "JSON plan report ('-' for stdout)"},
 	{"header", 'o', TEXT, "FILE", TO(header), .flags = OUTPUT,
 	 .section = OUTPUTS,
-	 .help = "C header with the arena layout ('-' for stdout)"},
+	 .help = "C header with the arena layout ('-' for stdout);\n"
+		 "with --pp a name holding %d (stage%d.h), like a\n"
+		 "--json, --dot or --timeline name, is written\n"
+		 "once per stage"},
 	{"prefix", 0, TEXT, "NAME", TO(prefix), .section = OUTPUTS,
 	 .help = "identifier prefix in the header (from the file name)"},
 	{"dot", 0, TEXT, "FILE", TO(dot), .flags = OUTPUT, .section = OUTPUTS,
