@@ -26,7 +26,8 @@ against the published numbers and the generators' own counts.
   count's, every stage's plan passes the poison executor, and the four
   stage headers compile together in one file;
 - tensor parallelism on a Llama graph (no biases, SwiGLU, rotary): the
-  column- and row-parallel linears found, the norms replicated;
+  column- and row-parallel linears found, the norms replicated; grouped
+  attention's key-value heads split and repeated per device;
 - --offload of the optimizer state, the parameters and the activations
   (bytes held, moved and their time at the memory's bandwidth), and
   exit 3 for a device or an offload memory too small;
@@ -325,6 +326,20 @@ def llama_tp(tmp):
         want = 2 * ((psi - norms) // 2 + norms)
         check(name + ": weights split, norms whole",
               d["parameters"] == want, (d["parameters"], want))
+    # Grouped attention: 2 key-value heads, one a device, repeated to the
+    # device's 2 query heads (Unsqueeze, Expand, Reshape rewritten).
+    c = gen_llama.Config(layers=2, seq=16, batch=2, dim=64, heads=4,
+                         kv_heads=2, ffn=172, vocab=128)
+    path = os.path.join(tmp, "gqa.onnx")
+    onnx.save(gen_llama.build(c), path)
+    rc, rep, err = arenac(path, "--tp", 2, "--sequence-parallel")
+    if ok("llama GQA --tp 2", rc, err):
+        shapes = {t["name"]: t["shape"] for t in rep["tensors"]}
+        hd = c.dim // c.heads
+        check("llama GQA --tp 2: keys repeated to the device's heads",
+              shapes.get("l0.k.rep") == [c.batch, c.heads // 2, c.seq, hd]
+              and shapes.get("l0.k.unsq") == [c.batch, 1, 1, c.seq, hd],
+              (shapes.get("l0.k.rep"), shapes.get("l0.k.unsq")))
 
 
 def offload(tmp):

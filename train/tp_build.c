@@ -18,7 +18,9 @@
  * along the split axis (a bias) is split with it; a view's constant
  * target (a Reshape to heads) is rewritten so that each group of axes it
  * merges or splits keeps its share, the outermost axis of a group taking
- * the change (the heads, never the head size: t must divide the heads).
+ * the change (the heads, never the head size: t must divide the heads),
+ * and a broadcast's constant output shape (an Expand repeating grouped
+ * keys and values) takes the input's split extents.
  */
 #include "graph_copy.h"
 #include "infer_ops.h"
@@ -200,26 +202,25 @@ static int group_axes(const int64_t *I, int r, const int64_t *O, int q,
 }
 
 /*
- * A view (model node k, device node id) whose input changed shape and
- * whose target is a constant: the target rewritten so that each group of
- * axes keeps the input's share, its outermost axis taking it.
+ * The target of a view (a Reshape) whose input changed shape: each group
+ * of axes it merges or splits keeps the input's share, the group's
+ * outermost axis taking it.  False with err set when it cannot.
  */
-static int retarget(Build *b, int k, int id)
+static bool view_dims(Build *b, const ArNode *mn, const ArTensor *X,
+		      int64_t *dims)
 {
-	const ArNode *mn = &b->g->nodes[k];
-	ArNode *nd = &b->n->nodes[id];
 	const ArTensor *I = &b->g->tensors[mn->inputs[0]];
 	const ArTensor *O = &b->g->tensors[mn->outputs[0]];
-	const ArTensor *X = &b->n->tensors[nd->inputs[0]];
-	int ig[AR_MAX_RANK + 1], og[AR_MAX_RANK + 1], ng, s;
-	int64_t dims[AR_MAX_RANK], *val;
-	char name[512];
+	int ig[AR_MAX_RANK + 1], og[AR_MAX_RANK + 1];
+	int ng = group_axes(I->dims, I->rank, O->dims, O->rank, ig, og);
+	char have[128], want[128];
 
-	ng = group_axes(I->dims, I->rank, O->dims, O->rank, ig, og);
-	if (ng < 0 || X->rank != I->rank)
-		return ar_fail(b->err, AR_EXIT_MODEL, "--tp %d: cannot split "
-			       "the view '%s' (%s)", b->t, mn->name, mn->op);
-	memcpy(dims, O->dims, sizeof dims);
+	if (ng < 0 || X->rank != I->rank) {
+		ar_fail(b->err, AR_EXIT_MODEL, "--tp %d: cannot split the view "
+			"'%s' (%s)", b->t, mn->name, mn->op);
+		return false;
+	}
+	memcpy(dims, O->dims, sizeof O->dims);
 	for (int g = 0; g < ng; g++) {
 		int64_t pin = ar_prod(X->dims, ig[g], ig[g + 1]);
 		int64_t pout = ar_prod(O->dims, og[g], og[g + 1]);
@@ -231,31 +232,87 @@ static int retarget(Build *b, int k, int id)
 		while (j + 1 < og[g + 1] && dims[j] == 1)
 			j++;
 		if ((dims[j] * pin) % pout) {
-			char have[128], want[128];
-			return ar_fail(b->err, AR_EXIT_MODEL, "--tp %d: view '%s' "
-				       "(%s) cannot split a device's share %s "
-				       "of '%s' like the whole, %s to %s: %d "
-				       "does not divide it", b->t, mn->name,
-				       mn->op, dims_text(have, X), I->name,
-				       dims_text(want, I), dims_text(want + 64,
-								     O), b->t);
+			ar_fail(b->err, AR_EXIT_MODEL, "--tp %d: view '%s' (%s) "
+				"cannot split a device's share %s of '%s' like "
+				"the whole, %s to %s: %d does not divide it",
+				b->t, mn->name, mn->op, dims_text(have, X),
+				I->name, dims_text(want, I),
+				dims_text(want + 64, O), b->t);
+			return false;
 		}
 		dims[j] = dims[j] * pin / pout;
 	}
+	return true;
+}
+
+/* The output shape of a broadcasting op (Expand) whose input changed:
+ * each axis the input's changed one lines up with (from the right)
+ * takes the input's extent. */
+static void broadcast_dims(Build *b, const ArNode *mn, const ArTensor *X,
+			   int64_t *dims)
+{
+	const ArTensor *I = &b->g->tensors[mn->inputs[0]];
+	const ArTensor *O = &b->g->tensors[mn->outputs[0]];
+	memcpy(dims, O->dims, sizeof O->dims);
+	for (int k = O->rank - I->rank; k < O->rank; k++) {
+		int a = k - (O->rank - I->rank);
+		if (k >= 0 && X->dims[a] != I->dims[a])
+			dims[k] = X->dims[a];
+	}
+}
+
+/*
+ * Input j of model node mn when it states the output's shape: a constant
+ * 1-D integer input of one value per output axis (a Reshape's target,
+ * not an Unsqueeze's axes) that, but for a view, holds the output's dims
+ * (an Expand's shape); else -1.
+ */
+static int shape_input(const Build *b, const ArNode *mn, bool view)
+{
+	const ArTensor *O = &b->g->tensors[mn->outputs[0]];
+	for (int j = 1; j < mn->nexplicit && (!view || j == 1); j++) {
+		const ArTensor *c = mn->inputs[j] < 0 ? NULL :
+				    &b->g->tensors[mn->inputs[j]];
+		bool same = true;
+		if (!c || !c->data || c->rank != 1 || c->dims[0] != O->rank ||
+		    c->dtype != AR_DT_INT64)
+			continue;
+		for (int i = 0; !view && i < O->rank; i++)
+			same = same && ((const int64_t *)c->data)[i] == O->dims[i];
+		if (same)
+			return j;
+	}
+	return -1;
+}
+
+/*
+ * A step (model node k, device node id) whose input changed shape and
+ * whose output shape is a constant input j: that input rewritten for the
+ * device's share (a new constant, NODE.shape).
+ */
+static int retarget(Build *b, int k, int id, int j, bool view)
+{
+	const ArNode *mn = &b->g->nodes[k];
+	ArNode *nd = &b->n->nodes[id];
+	const ArTensor *X = &b->n->tensors[nd->inputs[0]];
+	int rank = b->g->tensors[mn->outputs[0]].rank, s;
+	int64_t dims[AR_MAX_RANK], *val;
+	char name[512];
+
+	if (view && !view_dims(b, mn, X, dims))
+		return b->err->code;
+	if (!view)
+		broadcast_dims(b, mn, X, dims);
 	snprintf(name, sizeof name, "%s.shape", nd->name);
-	s = new_tensor(b, nd->inputs[1], "", -1);
+	s = new_tensor(b, nd->inputs[j], "", -1);
 	free(b->n->tensors[s].name);
 	b->n->tensors[s].name = ar_xstrdup(name);
-	free(b->n->tensors[s].data);
-	b->n->tensors[s].dtype = AR_DT_INT64;
-	b->n->tensors[s].rank = 1;
-	b->n->tensors[s].dims[0] = O->rank;
-	b->n->tensors[s].bytes = 8 * (int64_t)O->rank;
 	b->n->tensors[s].kind = AR_TK_CONSTANT;
-	val = ar_xmalloc(8 * (size_t)O->rank + 8);
-	memcpy(val, dims, 8 * (size_t)O->rank);
+	val = ar_xmalloc(8 * (size_t)rank + 8);
+	memcpy(val, dims, 8 * (size_t)rank);
+	free(b->n->tensors[s].data);
 	b->n->tensors[s].data = val;
-	b->n->nodes[id].inputs[1] = s;
+	nd->inputs[j] = s;
 	return AR_OK;
 }
 
@@ -319,10 +376,11 @@ static int emit(Build *b, int k)
 	if (!rc && (id = ar_copy_node(b->n, mn, in, out, b->err)) < 0)
 		rc = b->err->code;
 	if (!rc && step && needs_shapes(b, &b->n->nodes[id])) {
-		if (d && d->alias == AR_ALIAS_VIEW && mn->nexplicit >= 2 &&
-		    in[1] >= 0 && b->n->tensors[in[1]].data &&
-		    changed(b, in[0]))
-			rc = retarget(b, k, id);
+		bool view = d && d->alias == AR_ALIAS_VIEW;
+		int j = changed(b, in[0]) && mn->noutputs ?
+			shape_input(b, mn, view) : -1;
+		if (j > 0)
+			rc = retarget(b, k, id, j, view);
 		if (!rc && role == AR_TP_REGION)
 			split_operands(b, id);
 		if (!rc)
