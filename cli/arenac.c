@@ -50,8 +50,8 @@ static char *default_prefix(const char *path)
 	return p;
 }
 
-static int write_outputs(const Cli *c, ArGraph *g, const ArPlan *p,
-			 const ArTrainBill *bill, ArError *err)
+int cli_write_outputs(const Cli *c, ArGraph *g, const ArPlan *p,
+		      const ArTrainBill *bill, ArError *err)
 {
 	char *prefix = c->prefix ? NULL : default_prefix(c->model);
 	ArEmitInfo info = {
@@ -68,6 +68,9 @@ static int write_outputs(const Cli *c, ArGraph *g, const ArPlan *p,
 		.timeline_other = c->timeline_other,
 		.compare = c->compare ? &c->report : NULL,
 		.compare_path = c->compare,
+		.devices = c->devices,
+		.fit = c->fit_result,
+		.stage = c->stage,
 	};
 	/* Every output is finished before any is published: all or none. */
 	ArOutFile out[5];
@@ -110,7 +113,7 @@ static int write_outputs(const Cli *c, ArGraph *g, const ArPlan *p,
 	return rc;
 }
 
-static bool no_outputs(const Cli *c)
+bool cli_no_outputs(const Cli *c)
 {
 	return !c->quiet && !c->json && !c->header && !c->dot && !c->timeline &&
 	       !c->weights;
@@ -152,9 +155,9 @@ static int run_train(const Cli *c, const ArGraph *g, ArError *err)
 	if (!rc && c->selfcheck)
 		rc = ar_poison_run(r.graph, r.plan, err);
 	if (!rc)
-		rc = write_outputs(c, r.graph, r.plan, &r.bill, err);
+		rc = cli_write_outputs(c, r.graph, r.plan, &r.bill, err);
 	/* The bill once: with the summary, or else with the statistics. */
-	if (!rc && no_outputs(c)) {
+	if (!rc && cli_no_outputs(c)) {
 		ar_print_summary(stdout, c->model, r.graph, r.plan);
 		ar_print_train_stats(stdout, &r.bill);
 	} else if (!rc && c->stats) {
@@ -230,7 +233,8 @@ int main(int argc, char **argv)
 	if (!rc && c.fuse)
 		ar_fuse_preact(g);
 	if (!rc && c.train) {
-		if ((rc = run_train(&c, g, &err)))
+		if ((rc = c.multi || c.fitting ? cli_run_devices(&c, g, &err)
+					       : run_train(&c, g, &err)))
 			fprintf(stderr, "arenac: error: %s: %s\n", c.model,
 				err.msg);
 		ar_graph_free(g);
@@ -248,8 +252,8 @@ int main(int argc, char **argv)
 	if (!rc && c.selfcheck)
 		rc = ar_poison_run(g, p, &err);
 	if (!rc)
-		rc = write_outputs(&c, g, p, NULL, &err);
-	if (!rc && no_outputs(&c))
+		rc = cli_write_outputs(&c, g, p, NULL, &err);
+	if (!rc && cli_no_outputs(&c))
 		ar_print_summary(stdout, c.model, g, p);
 	if (rc)
 		fprintf(stderr, "arenac: error: %s: %s\n", c.model, err.msg);

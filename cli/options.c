@@ -39,16 +39,22 @@ typedef enum {
 enum {
 	ECHO = 1,   /* shapes the plan: echoed in the outputs' "options" */
 	TRAIN = 2,  /* only with --train */
-	OUTPUT = 4  /* a file arenac writes: no two options may name one */
+	OUTPUT = 4, /* a file arenac writes: no two options may name one */
+	MULTI = 8   /* plans many devices (devices.h) */
 };
 
-typedef enum { SHAPES, PLANNING, TRAINING, OUTPUTS, LIMITS, OTHER } Section;
+typedef enum {
+	SHAPES, PLANNING, TRAINING, DEVICES, OUTPUTS, LIMITS, OTHER
+} Section;
 
 static const char *const section_title[] = {
 	[SHAPES] = "Shapes:",
 	[PLANNING] = "Planning:",
 	[TRAINING] = ("Training (one step: forward, loss, backward, update "
 		      "in one arena):"),
+	[DEVICES] = ("Many devices (with --train; the model's batch is the "
+		     "micro-batch;\n--memory then names each device's memory "
+		     "first, then slower ones):"),
 	[OUTPUTS] = "Outputs:",
 	[LIMITS] = "Limits:",
 	[OTHER] = "",
@@ -209,22 +215,84 @@ static const Option options[] = {
 		 "(Erf or Tanh chain) reads only its input, as\n"
 		 "GELU's own does (gelu); none: per-op rules"},
 	{"checkpoint", 0, CHOICE, "POLICY", TO(topt.policy),
-	 .choices = "none|all|sqrt|optimal", .flags = ECHO | TRAIN,
-	 .section = TRAINING,
+	 .choices = "none|all|sqrt|optimal|layer|selective",
+	 .flags = ECHO | TRAIN, .section = TRAINING,
 	 .help = "which activations stay for the backward pass:\n"
 		 "none (all stay), all (layer boundaries stay),\n"
 		 "sqrt (Chen et al.), optimal (least recompute\n"
-		 "that fits --budget); default optimal with\n"
+		 "that fits --budget), layer (each layer's input\n"
+		 "stays, the layer is recomputed: Megatron's full\n"
+		 "recomputation), selective (only the attention\n"
+		 "core is recomputed: QK^T, softmax, its dropout,\n"
+		 "attention over V); default optimal with\n"
 		 "--budget, else none"},
+	{"layer-boundary", 0, TEXT, "REGEX", TO(topt.layer_boundary),
+	 .flags = ECHO | TRAIN, .section = TRAINING,
+	 .help = "the layers' inputs, by a POSIX extended\n"
+		 "expression on tensor names (in the order they are\n"
+		 "computed; the last match ends the last layer);\n"
+		 "default: the repeated blocks between the\n"
+		 "activations that cut the forward pass"},
 	{"budget-sweep", 0, FLAG, NULL, TO(sweep), .value = true,
 	 .flags = TRAIN, .section = TRAINING,
 	 .help = "print the budget / recompute trade-off and exit"},
+
+	{"dp", 0, COUNT, "N", TO(dev.dp), .value = 1 << 20,
+	 .flags = ECHO | TRAIN | MULTI, .section = DEVICES,
+	 .help = "data parallelism: N devices, each on its own\n"
+		 "micro-batches, gradients reduced in buckets"},
+	{"zero", 0, CHOICE, "STAGE", TO(dev.zero), .choices = "0|1|2|3",
+	 .flags = ECHO | TRAIN | MULTI, .section = DEVICES, .needs = "dp",
+	 .help = "ZeRO over the --dp devices: 1 partitions the\n"
+		 "optimizer state, 2 the gradients too, 3 the\n"
+		 "weights too, gathered a layer at a time (0)"},
+	{"bucket", 0, BYTES, "BYTES", TO(dev.bucket),
+	 .flags = ECHO | TRAIN, .section = DEVICES,
+	 .help = "gradient bucket of the data-parallel reduction\n"
+		 "(25M)"},
+	{"tp", 0, COUNT, "N", TO(dev.tp), .value = 1 << 16,
+	 .flags = ECHO | TRAIN | MULTI, .section = DEVICES,
+	 .help = "Megatron tensor parallelism over N devices: the\n"
+		 "column- and row-parallel linears of attention\n"
+		 "and MLP, found in the graph, split with the\n"
+		 "activations between them"},
+	{"sequence-parallel", 0, FLAG, NULL, TO(dev.sp), .value = true,
+	 .flags = ECHO | TRAIN | MULTI, .section = DEVICES, .needs = "tp",
+	 .help = "the rest of each layer (norms, dropouts,\n"
+		 "residuals) split along the sequence too"},
+	{"pp", 0, COUNT, "N", TO(dev.pp), .value = 1 << 16,
+	 .flags = ECHO | TRAIN | MULTI, .section = DEVICES,
+	 .help = "pipeline parallelism: the layers in N stages,\n"
+		 "split to balance the devices' memory"},
+	{"microbatches", 0, COUNT, "M", TO(dev.microbatches),
+	 .value = 1 << 20, .flags = ECHO | TRAIN, .section = DEVICES,
+	 .help = "micro-batches per step and pipeline (1); with\n"
+		 "--fit, in all (one per device)"},
+	{"schedule", 0, CHOICE, NULL, TO(dev.schedule),
+	 .choices = "1f1b|gpipe", .flags = ECHO | TRAIN, .section = DEVICES,
+	 .help = "pipeline schedule: 1f1b (stage i holds min(N-i,\n"
+		 "M) micro-batches) or gpipe (all M) (1f1b)"},
+	{"offload", 0, CUSTOM, "WHAT:MEMORY", NOWHERE,
+	 .parse = cli_parse_offload, .flags = ECHO | TRAIN | MULTI,
+	 .section = DEVICES,
+	 .help = "keep optimizer (fp32 state), parameters or\n"
+		 "activations (those kept for the backward pass)\n"
+		 "in --memory MEMORY, moved each step (repeatable)"},
+	{"fit", 0, CUSTOM, "NxSIZE[:FLOPS[:LINK]]", NOWHERE,
+	 .parse = cli_parse_fit, .flags = ECHO | TRAIN, .section = DEVICES,
+	 .help = "the configurations of N devices of SIZE bytes\n"
+		 "(dp, zero, tp, pp, checkpoint) that fit, cheapest\n"
+		 "first; FLOPS per device and LINK bytes/s for the\n"
+		 "estimate (312T, 300G); exit 3 if none fits"},
 
 	{"json", 0, TEXT, "FILE", TO(json), .flags = OUTPUT,
 	 .section = OUTPUTS, .help = "JSON plan report ('-' for stdout)"},
 	{"header", 'o', TEXT, "FILE", TO(header), .flags = OUTPUT,
 	 .section = OUTPUTS,
-	 .help = "C header with the arena layout ('-' for stdout)"},
+	 .help = "C header with the arena layout ('-' for stdout);\n"
+		 "with --pp a name holding %d (stage%d.h), like a\n"
+		 "--json, --dot or --timeline name, is written\n"
+		 "once per stage"},
 	{"prefix", 0, TEXT, "NAME", TO(prefix), .section = OUTPUTS,
 	 .help = "identifier prefix in the header (from the file name)"},
 	{"dot", 0, TEXT, "FILE", TO(dot), .flags = OUTPUT, .section = OUTPUTS,
@@ -296,8 +364,8 @@ static const char usage_outro[] =
 "\n"
 "Exit codes: 0 ok, 1 usage or file error (an unreadable model, an\n"
 "unwritable output), 2 bad or unsupported model, 3 the plan does not fit\n"
-"the budget or the --memory tiers, 4 internal error (a plan failed\n"
-"verification, out of memory).\n";
+"the budget or the --memory tiers (a device's memory; --fit: nothing\n"
+"fits), 4 internal error (a plan failed verification, out of memory).\n";
 
 int cli_usage_error(const char *fmt, ...)
 {
@@ -580,6 +648,14 @@ static int check_combinations(const Cli *c)
 		return cli_usage_error("--fuse is for inference plans: a "
 				       "training step keeps the prologue's "
 				       "outputs for the backward pass");
+	for (int i = 0; i < NOPTIONS; i++)
+		if (c->given[i] && (options[i].flags & MULTI) && c->fitting)
+			return cli_usage_error("--fit searches the devices' "
+					       "configurations itself; give "
+					       "--%s without it",
+					       options[i].name);
+	if ((c->multi || c->fitting) && c->sweep)
+		return cli_usage_error("--budget-sweep plans one device");
 	/* Two outputs into one file would leave one of them, or on stdout
 	 * both run together. */
 	for (int i = 0; i < NOPTIONS; i++)
@@ -618,6 +694,8 @@ int cli_parse_args(Cli *c, int argc, char **argv)
 	c->topt.spec.grad_patterns = true;
 	c->topt.spec.freeze = c->freeze;
 	c->topt.spec.trainable = c->trainable;
+	ar_devices_spec_default(&c->dev);
+	c->dev.microbatches = 0;        /* not given (devices.c) */
 	for (int i = 0; i < NOPTIONS; i++) {
 		const Option *o = &options[i];
 		longs[i] = (struct option){o->name, has_arg(o) ?
@@ -660,6 +738,9 @@ int cli_parse_args(Cli *c, int argc, char **argv)
 				       "(%s ...)", argv[optind + 1]) :
 		       cli_usage_error("no model file given");
 	c->model = argv[optind];
+	for (int i = 0; i < NOPTIONS; i++)
+		c->multi = c->multi || (c->given[i] &&
+					(options[i].flags & MULTI));
 	if ((rc = check_combinations(c)))
 		return rc;
 	c->plan.diag = c->load.diag;    /* the caller's, set before */

@@ -10,6 +10,7 @@
 #include <stdbool.h>
 
 #include "checkpoint.h"
+#include "devices.h"
 #include "infer.h"
 #include "planjson.h"
 #include "load.h"
@@ -45,6 +46,16 @@ typedef struct Cli {
 	bool train, sweep, fuse;
 	ArTrainOptions topt;
 	const char *freeze[CLI_MAX_REGEX], *trainable[CLI_MAX_REGEX];
+	/* Many devices (devices.h): --dp, --tp, --pp, ... (multi), --fit
+	 * (fitting); --offload's memories by name until resolved; what the
+	 * outputs report (devices.c). */
+	bool multi, fitting;
+	ArDevicesSpec dev;
+	ArFitSpec fit;
+	const char *offload_to[AR_OFF_KINDS];
+	const ArDevicesResult *devices;
+	const ArFitResult *fit_result;
+	int stage;
 	bool given[CLI_MAX_OPTIONS];    /* by table row */
 	char options[1024];     /* the planning options, echoed in outputs */
 } Cli;
@@ -54,6 +65,16 @@ typedef struct Cli {
  * AR_EXIT_USAGE after printing the one-line error.
  */
 int cli_parse_args(Cli *c, int argc, char **argv);
+
+/* Writes the outputs the options name for graph g planned as p
+ * (arenac.c); no_outputs: none named, and not quiet. */
+int cli_write_outputs(const Cli *c, ArGraph *g, const ArPlan *p,
+		      const ArTrainBill *bill, ArError *err);
+bool cli_no_outputs(const Cli *c);
+
+/* --dp, --tp, --pp, --offload and --fit (devices.c): plans, prints and
+ * writes every device's step. */
+int cli_run_devices(Cli *c, const ArGraph *g, ArError *err);
 
 /* --list-ops (listops.c): prints the op table; CLI_DONE. */
 int cli_list_ops(Cli *c, char *arg);

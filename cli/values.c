@@ -247,3 +247,55 @@ int cli_parse_memory(Cli *c, char *arg)
 	return AR_OK;
 }
 
+
+/* --offload WHAT:MEMORY; the memory is found once every --memory is read
+ * (devices.c). */
+int cli_parse_offload(Cli *c, char *arg)
+{
+	static const char *const what[AR_OFF_KINDS] = {
+		"optimizer", "parameters", "activations"};
+	char *colon = strchr(arg, ':');
+	if (colon && colon[1])
+		for (int k = 0; k < AR_OFF_KINDS; k++)
+			if ((size_t)(colon - arg) == strlen(what[k]) &&
+			    !strncmp(arg, what[k], strlen(what[k]))) {
+				c->offload_to[k] = colon + 1;
+				return AR_OK;
+			}
+	return cli_usage_error("--offload wants optimizer:MEMORY, "
+			       "parameters:MEMORY or activations:MEMORY, "
+			       "not '%s'", arg);
+}
+
+/* --fit NxSIZE[:FLOPS[:LINK]], cut apart in place. */
+int cli_parse_fit(Cli *c, char *arg)
+{
+	char *x = strchr(arg, 'x'), *end, *rate, *link;
+	const char *bad;
+	long n;
+	errno = 0;
+	n = x ? strtol(arg, &end, 10) : 0;
+	if (!x || errno || end != x || n < 1 || n > 1 << 16)
+		return cli_usage_error("--fit wants DEVICESxSIZE, like 8x80G, "
+				       "not '%s'", arg);
+	rate = strchr(x + 1, ':');
+	link = rate ? strchr(rate + 1, ':') : NULL;
+	if (rate)
+		*rate++ = 0;
+	if (link)
+		*link++ = 0;
+	c->fit.devices = (int)n;
+	c->fit.device_flops = AR_DEFAULT_FLOPS;
+	c->fit.link_bandwidth = AR_DEFAULT_LINK;
+	if (!cli_parse_size(x + 1, &c->fit.memory, &bad) || !c->fit.memory)
+		return cli_size_error("--fit", "a memory size above 0", x + 1,
+				      bad);
+	if ((rate && !parse_rate(rate, &c->fit.device_flops, &bad)) ||
+	    (link && !parse_rate(link, &c->fit.link_bandwidth, &bad)))
+		return cli_usage_error("--fit wants FLOP/s and bytes/s with "
+				       "K, M, G or T (powers of 1000), not "
+				       "'%s'", link && bad >= link ? link :
+				       rate);
+	c->fitting = true;
+	return AR_OK;
+}

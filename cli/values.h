@@ -32,6 +32,8 @@ int cli_parse_trainable(Cli *c, char *arg);
 int cli_parse_freeze(Cli *c, char *arg);
 int cli_parse_dot_focus(Cli *c, char *arg);
 int cli_parse_timeline_other(Cli *c, char *arg);
+int cli_parse_offload(Cli *c, char *arg);
+int cli_parse_fit(Cli *c, char *arg);
 
 /* Edits (insert, delete, replace, swap two neighbours) from a[0..la) to
  * b; 99 for strings of 40 characters or more. */

@@ -32,6 +32,11 @@ typedef struct ArEmitInfo {
 	/* --timeline-compare: another plan drawn below this one. */
 	const struct ArPlanReport *compare;
 	const char *compare_path;
+	/* Many devices (devices.h): the JSON's "parallel" and "devices"
+	 * (and "fit"), the plan being stage `stage`'s. */
+	const struct ArDevicesResult *devices;
+	const struct ArFitResult *fit;
+	int stage;
 } ArEmitInfo;
 
 /* Atomic output: a temporary file beside the target, renamed on commit.
@@ -59,6 +64,8 @@ void ar_json_str(FILE *f, const char *s);
 
 int ar_write_json(FILE *f, const ArGraph *g, const ArPlan *p,
 		  const ArEmitInfo *info);
+/* The report's multi-device part (json_devices.c). */
+void ar_write_devices_json(FILE *f, const ArEmitInfo *info);
 int ar_write_header(FILE *f, const ArGraph *g, const ArPlan *p,
 		    const ArEmitInfo *info, ArError *err);
 /* Format from the extension: .dot writes DOT text, .svg/.png/.pdf render

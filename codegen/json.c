@@ -505,6 +505,8 @@ int ar_write_json(FILE *f, const ArGraph *g, const ArPlan *p,
 		fputs("\n  ]", f);
 	if (info->training)
 		write_training(f, info->training);
+	if (info->devices)
+		ar_write_devices_json(f, info);
 	fputs("\n}\n", f);
 	return ferror(f) ? AR_EXIT_USAGE : AR_OK;
 }

@@ -190,6 +190,10 @@ int ar_shape_reduce(InferCtx *c, ArNode *n);
 int ar_shape_argreduce(InferCtx *c, ArNode *n);
 int ar_shape_topk(InferCtx *c, ArNode *n);
 int ar_shape_depth_to_space(InferCtx *c, ArNode *n);
+/* The collectives of a per-device graph (shape_parallel.c). */
+int ar_shape_allgather(InferCtx *c, ArNode *n);
+int ar_shape_scatter(InferCtx *c, ArNode *n);
+int ar_shape_send(InferCtx *c, ArNode *n);
 int ar_shape_space_to_depth(InferCtx *c, ArNode *n);
 
 /*

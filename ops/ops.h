@@ -118,6 +118,9 @@ ArGradReads ar_grad_reads(const ArGradRule *r, uint32_t need);
 #define AR_GRAD_SUFFIX "Grad"
 /* The domain of the ops a training step adds (gradients, sums, updates). */
 #define AR_TRAIN_DOMAIN "arenac.training"
+/* The domain of the collectives a per-device graph holds (AllGather,
+ * ReduceScatter, ...: ops/shape_parallel.c, train/parallel.c). */
+#define AR_PARALLEL_DOMAIN "arenac.parallel"
 
 /*
  * How a control-flow op runs the graphs in its attributes (the planner's
@@ -164,9 +167,14 @@ enum {
 				   values (Shape, Size) */
 	AR_OP_LOSS = 4,         /* a loss: a model whose first output it
 				   computes brings its own loss to --train */
-	AR_OP_VALUE = 8         /* its output is a value the model states
+	AR_OP_VALUE = 8,        /* its output is a value the model states
 				   (Constant; ConstantOfShape, a fill of a
 				   stated shape): of floats, a weight */
+	AR_OP_RECOMPUTED = 16   /* its outputs never stay for the backward
+				   pass: a backward step that reads one
+				   gets it recomputed (a sequence-parallel
+				   all-gather, gathered again rather than
+				   stored, as Megatron-LM does) */
 };
 
 /*

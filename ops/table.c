@@ -22,6 +22,7 @@
 
 #define ONNX(op, v) .domain = NULL, .name = (op), .since = (v)
 #define TRAINING(op) .domain = AR_TRAIN_DOMAIN, .name = (op), .since = 1
+#define PARALLEL(op) .domain = AR_PARALLEL_DOMAIN, .name = (op), .since = 1
 #define PREVIEW(op) .domain = "ai.onnx.preview.training", .name = (op), \
 	.since = 1
 #define MS(op) .domain = "com.microsoft", .name = (op), .since = 1
@@ -572,6 +573,26 @@ static const ArOpDef table[] = {
 	/* What --fuse preact makes (frontend/fuse.c): after inference. */
 	{FUSED(AR_PREACT_CONV), IO(2, VAR, 1, 1), .flops = ar_flops_conv,
 	 .runtime = true},
+	/* The collectives of a per-device graph (train/parallel.c): no
+	 * FLOPs; each one's gradient step is the collective that undoes it
+	 * (an all-gather's a reduce-scatter, ...), reading no values. */
+	{PARALLEL("AllGather"), IO(1, 1, 1, 1),
+	 .flags = AR_OP_NOFOLD | AR_OP_RECOMPUTED,
+	 .shape = ar_shape_allgather, .grad = &G_PASS,
+	 .flops = ar_flops_none},
+	{PARALLEL("AllReduce"), IO(1, 1, 1, 1), .flags = AR_OP_NOFOLD,
+	 .shape = ar_shape_unary, .alias = AR_ALIAS_INPLACE, .inplace = B(0),
+	 .grad = &G_PASS, .flops = ar_flops_none},
+	/* An offloaded activation fetched back for the backward pass. */
+	{PARALLEL("Fetch"), IO(0, 0, 1, 1), .flags = AR_OP_NOFOLD,
+	 .flops = ar_flops_none},
+	{PARALLEL("PipelineSend"), IO(1, 1, 1, 1),
+	 .flags = AR_OP_NOFOLD | AR_OP_LOSS, .shape = ar_shape_send,
+	 .grad = &G_PASS, .flops = ar_flops_none},
+	{PARALLEL("ReduceScatter"), IO(1, 1, 1, 1), .flags = AR_OP_NOFOLD,
+	 .shape = ar_shape_scatter, .grad = &G_PASS, .flops = ar_flops_none},
+	{PARALLEL("Shard"), IO(1, 1, 1, 1), .flags = AR_OP_NOFOLD,
+	 .shape = ar_shape_scatter, .grad = &G_PASS, .flops = ar_flops_none},
 	/* The training step's own ops (train/train.c), besides each forward
 	 * op's gradient (op + "Grad", described by its rule). */
 	{TRAINING("AdamUpdate"), IO(4, 5, 1, 1), .alias = AR_ALIAS_INPLACE,

@@ -64,6 +64,7 @@ typedef struct Search {
 	const ArTrainModel *m;
 	ChainCache *cc;
 	ArPlanOptions popt;
+	const char *layer_boundary;
 	int64_t budget;
 	ArBudget work;
 	int evals;
@@ -83,8 +84,9 @@ typedef struct Search {
 
 const char *ar_ckpt_policy_name(ArCkptPolicy p)
 {
-	static const char *const names[] = {"none", "all", "sqrt", "optimal"};
-	return (unsigned)p < 4 ? names[p] : "invalid";
+	static const char *const names[] = {"none", "all", "sqrt", "optimal",
+					    "layer", "selective"};
+	return (unsigned)p < 6 ? names[p] : "invalid";
 }
 
 /* Plans the selection; keeps it when it is the cheapest fit so far.
@@ -339,6 +341,7 @@ static void search_init(Search *s, const ArTrainModel *m, ChainCache *cc,
 	s->popt = o->plan;
 	s->popt.budget = 0;
 	s->popt.watch = watch;
+	s->layer_boundary = o->layer_boundary;
 	/* The node order is the schedule: recomputes sit where they pay. */
 	s->popt.order = AR_ORDER_FILE;
 	s->budget = budget;
@@ -363,6 +366,12 @@ static int run_policy(Search *s, ArCkptPolicy pol, bool *res, bool *exact)
 	const ArTrainModel *m = s->m;
 	bool fit = false;
 	*exact = false;
+	if (pol == AR_CKPT_LAYER || pol == AR_CKPT_SELECTIVE) {
+		if (!(s->rc = ar_ckpt_fixed(m, pol, s->layer_boundary, res,
+					    s->err)))
+			plan_selection(s, res, ar_train_recompute_flops(m, res));
+		return s->rc;
+	}
 	if (pol != AR_CKPT_OPTIMAL || !s->budget) {
 		select_policy(m, pol, res);
 		plan_selection(s, res, ar_train_recompute_flops(m, res));

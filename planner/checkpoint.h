@@ -15,10 +15,15 @@
  *            node with parameters (Conv, Gemm, ...) stay, everything inside
  *            a layer is recomputed;
  *   sqrt     Chen et al. 2016: every ceil(sqrt(n))-th candidate stays;
- *   optimal  least recompute FLOPs whose arena fits the budget.
+ *   optimal  least recompute FLOPs whose arena fits the budget;
+ *   layer    Megatron's full recomputation: each layer's input stays,
+ *            the layer is recomputed (ckpt_layers.c);
+ *   selective  Megatron's selective recomputation: only the attention
+ *            core is recomputed (ckpt_layers.c).
  */
 typedef enum {
-	AR_CKPT_NONE, AR_CKPT_ALL, AR_CKPT_SQRT, AR_CKPT_OPTIMAL
+	AR_CKPT_NONE, AR_CKPT_ALL, AR_CKPT_SQRT, AR_CKPT_OPTIMAL,
+	AR_CKPT_LAYER, AR_CKPT_SELECTIVE
 } ArCkptPolicy;
 
 /*
@@ -63,6 +68,9 @@ typedef struct ArTrainOptions {
 	/* For every ar_plan call (its budget is ignored); its effort and
 	 * time limit bound the selection search too. */
 	ArPlanOptions plan;
+	/* --layer-boundary: the layers' inputs (an expression on tensor
+	 * names) for the layer policy; NULL: found as repeated blocks. */
+	const char *layer_boundary;
 } ArTrainOptions;
 
 typedef struct ArTrainResult {
@@ -125,5 +133,13 @@ int64_t ar_chain_solve(const ArChain *c, int64_t budget, bool *res,
 int64_t ar_chain_min_peak(const ArChain *c, bool *res);
 
 const char *ar_ckpt_policy_name(ArCkptPolicy p);
+
+/*
+ * The resident set of a fixed policy, layer or selective (ckpt_layers.c),
+ * into res (per base tensor); boundary as ArTrainOptions.layer_boundary.
+ * AR_EXIT_MODEL when the model has no layers or no attention core.
+ */
+int ar_ckpt_fixed(const ArTrainModel *m, ArCkptPolicy pol,
+		  const char *boundary, bool *res, ArError *err);
 
 #endif

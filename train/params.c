@@ -123,7 +123,8 @@ static void find_params(const ArTrainModel *m, char *memo, bool *is)
 }
 
 /* Applies one option's expressions: selected[t] for the parameters any of
- * them matches; each must match one. */
+ * them matches; each must match one, but in a pipeline stage's graph,
+ * which holds only some. */
 static int select_by(const ArTrainModel *m, const char *opt,
 		     const char *const *res, int n, const bool *is,
 		     const char *memo, bool *selected, ArError *err)
@@ -146,7 +147,7 @@ static int select_by(const ArTrainModel *m, const char *opt,
 				hits++;
 			}
 		regfree(&re);
-		if (!hits)
+		if (!hits && !m->spec.some_params)
 			return ar_fail(err, AR_EXIT_USAGE, "%s '%s' matches no "
 				       "parameter", opt, res[k]);
 	}

@@ -144,10 +144,45 @@ static bool available(const Build *b, int t)
 	       !b->resident || b->resident[t];
 }
 
-/* The value of base tensor u as a recompute may read it now. */
-static int value_of(const Build *b, int u)
+/* With offload_activations, a resident activation lives in the slower
+ * memory from its last forward use to the backward pass. */
+static bool offloaded(const Build *b, int t)
 {
-	return u < 0 ? -1 : available(b, u) ? u : b->redo[u];
+	return b->m->spec.offload_activations &&
+	       b->m->base->tensors[t].kind == AR_TK_ACTIVATION &&
+	       (!b->resident || b->resident[t]);
+}
+
+/* An offloaded t fetched back (once), right before its first use in the
+ * backward pass. */
+static int fetch(Build *b, int t)
+{
+	int x;
+	if (b->redo[t] >= 0)
+		return b->redo[t];
+	x = tensor_like(b, t, ".fetch", AR_TK_ACTIVATION);
+	step(b, b->m->base->tensors[t].producer, b->g->tensors[t].name,
+	     ".fetch", (OpRef){AR_PARALLEL_DOMAIN, "Fetch", 1},
+	     AR_PHASE_RECOMPUTE, NULL, 0, &x, 1);
+	return b->redo[t] = x;
+}
+
+/* Whether base tensor u has a value a step may read now. */
+static bool has_value(const Build *b, int u)
+{
+	return available(b, u) || b->redo[u] >= 0;
+}
+
+/* The value of base tensor u as a step reads it now: u, its copy fetched
+ * back from the slower memory, or its recompute (-1 while there is
+ * none). */
+static int value_of(Build *b, int u)
+{
+	if (u < 0)
+		return -1;
+	if (available(b, u))
+		return offloaded(b, u) ? fetch(b, u) : u;
+	return b->redo[u];
 }
 
 /* Emits the recompute of the node producing t, whose inputs all have a
@@ -176,8 +211,9 @@ static void recompute(Build *b, int t)
 }
 
 /*
- * The value of base tensor t a backward step reads: t, or a recompute of
- * it emitted now, after the recomputes its inputs need (inputs in order,
+ * The value of base tensor t a backward step reads: t, its copy fetched
+ * back from the slower memory, or a recompute of it emitted now, after
+ * the recomputes its inputs need (inputs in order,
  * depth first).  An explicit stack of (tensor, next input), not
  * recursion: a chain freed whole is as deep as the network.
  */
@@ -185,7 +221,7 @@ static int resolve(Build *b, int t)
 {
 	int *tensor, *next, n = 0, cap = 16;
 
-	if (value_of(b, t) >= 0)
+	if (has_value(b, t))
 		return value_of(b, t);
 	tensor = ar_xmalloc((size_t)cap * sizeof *tensor);
 	next = ar_xmalloc((size_t)cap * sizeof *next);
@@ -201,7 +237,7 @@ static int resolve(Build *b, int t)
 			continue;
 		}
 		u = src->inputs[next[n - 1]++];
-		if (u < 0 || value_of(b, u) >= 0)
+		if (u < 0 || has_value(b, u))
 			continue;
 		if (n == cap) {
 			cap *= 2;

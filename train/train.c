@@ -113,12 +113,15 @@ uint32_t ar_train_grad_outputs(const ArGradView *v)
 	return v->rule->dout ? v->rule->dout : 1u;
 }
 
-/* Which tensors depend on a trained parameter. */
+/* Which tensors depend on a trained parameter (or, with input_grads, on
+ * a float graph input). */
 static void requires_grad(const ArTrainModel *m, bool *rg)
 {
 	const ArGraph *g = m->base;
 	for (int t = 0; t < g->ntensors; t++)
-		rg[t] = m->param[t];
+		rg[t] = m->param[t] || (m->spec.input_grads &&
+					g->tensors[t].kind == AR_TK_INPUT &&
+					ar_train_is_float(g->tensors[t].dtype));
 	for (int i = 0; i < m->nfwd; i++) {
 		const ArNode *n = &g->nodes[i];
 		const ArGradRule *r = ar_op_grad(n);
@@ -241,7 +244,8 @@ static int backward_flow(ArTrainModel *m, const bool *rg, ArError *err)
 }
 
 /* Candidates: saved activations and the activations they are computed
- * from, in production order. */
+ * from, in production order; not the outputs of an op that are always
+ * recomputed (AR_OP_RECOMPUTED). */
 static void find_candidates(ArTrainModel *m)
 {
 	const ArGraph *g = m->base;
@@ -261,12 +265,17 @@ static void find_candidates(ArTrainModel *m)
 		}
 	}
 	m->cand = ar_xmalloc(((size_t)g->ntensors + 1) * sizeof(int));
-	for (int i = 0; i < m->nfwd; i++)
+	for (int i = 0; i < m->nfwd; i++) {
+		const ArOpDef *d = ar_op_of(&g->nodes[i]);
+		/* Never resident, so never a choice: always recomputed. */
+		if (d && (d->flags & AR_OP_RECOMPUTED))
+			continue;
 		for (int j = 0; j < g->nodes[i].noutputs; j++) {
 			int t = g->nodes[i].outputs[j];
 			if (t >= 0 && need[t])
 				m->cand[m->ncand++] = t;
 		}
+	}
 	free(need);
 }
 

@@ -63,6 +63,17 @@ typedef struct ArTrainSpec {
 	/* Recognise the subgraphs of ops/grad_patterns.c (GELU) and give
 	 * each one backward step (patterns.c). */
 	bool grad_patterns;
+	/* Float graph inputs get gradients too: a pipeline stage's received
+	 * activation, whose gradient it sends back (stage.h). */
+	bool input_grads;
+	/* The graph holds some of the model's parameters (a pipeline
+	 * stage): a --trainable or --freeze expression need not match one
+	 * here. */
+	bool some_params;
+	/* Resident activations live in a slower memory between their last
+	 * forward use and the backward pass, and are fetched back before
+	 * it (--offload activations; step.c). */
+	bool offload_activations;
 } ArTrainSpec;
 
 /* The persistent part of a step's memory, per kind (precision.c). */

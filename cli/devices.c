@@ -1,0 +1,185 @@
+/*
+ * devices.c — the command line's runs on many devices: one configuration
+ * (--dp, --zero, --tp, --sequence-parallel, --pp, --offload) or the
+ * search (--fit).  The per-device table goes to stdout (as the summary
+ * does: without output files; with --stats to stderr); the outputs are
+ * each stage's: a file name holding "%d" is written once per pipeline
+ * stage with its number (stage headers get the prefix PREFIX_stageN),
+ * any other once, for stage 0.  The JSON report holds the devices of
+ * every stage whichever stage's plan it carries.
+ */
+#include "devices_print.h"
+#include "numfmt.h"
+#include "options.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* --offload's memories, by name among --memory's (not the device's). */
+static int resolve_offload(Cli *c, ArError *err)
+{
+	for (int k = 0; k < AR_OFF_KINDS; k++) {
+		int idx = -1;
+		if (!c->offload_to[k])
+			continue;
+		for (int m = 1; m < c->plan.nmemories; m++)
+			if (!strcmp(c->memories[m].name, c->offload_to[k]))
+				idx = m;
+		if (idx < 0)
+			return ar_fail(err, AR_EXIT_USAGE, "--offload: no "
+				       "--memory named '%s' besides the "
+				       "device's (the first --memory)",
+				       c->offload_to[k]);
+		c->dev.offload[k] = idx;
+	}
+	return AR_OK;
+}
+
+/* path with its "%d" as stage's number; NULL when it has none. */
+static char *stage_path(const char *path, int stage)
+{
+	const char *d = path ? strstr(path, "%d") : NULL;
+	size_t n;
+	char *s;
+	if (!d)
+		return NULL;
+	n = strlen(path) + 16;
+	s = ar_xmalloc(n);
+	snprintf(s, n, "%.*s%d%s", (int)(d - path), path, stage, d + 2);
+	return s;
+}
+
+/* A '%' in an output name is "%d" once, or none. */
+static int check_path(const char *path, ArError *err)
+{
+	const char *p = path ? strchr(path, '%') : NULL;
+	if (p && (p[1] != 'd' || strchr(p + 1, '%')))
+		return ar_fail(err, AR_EXIT_USAGE, "output '%s': a name may "
+			       "hold one %%d (the stage's number), no other %%",
+			       path);
+	return AR_OK;
+}
+
+/* The header prefix of stage i: PREFIX_stageN (PREFIX: --prefix, else
+ * the model's file name without folder or extension). */
+static char *stage_prefix(const Cli *c, int i)
+{
+	const char *base = c->prefix, *slash, *dot;
+	size_t len, n;
+	char *s;
+	if (!base) {
+		slash = strrchr(c->model, '/');
+		base = slash ? slash + 1 : c->model;
+		dot = strrchr(base, '.');
+		len = dot && dot != base ? (size_t)(dot - base) : strlen(base);
+	} else {
+		len = strlen(base);
+	}
+	n = len + 24;
+	s = ar_xmalloc(n);
+	snprintf(s, n, "%.*s_stage%d", (int)len, base, i);
+	return s;
+}
+
+static int write_stages(const Cli *c, const ArDevicesResult *r,
+			const ArFitResult *fit, ArError *err)
+{
+	int rc = AR_OK;
+	for (int i = 0; i < r->nstages && !rc; i++) {
+		const ArStage *st = &r->stages[i];
+		Cli s = *c;
+		char *json = stage_path(c->json, i), *hdr = stage_path(c->header,
+								     i);
+		char *dot = stage_path(c->dot, i), *tl = stage_path(c->timeline,
+								  i);
+		char *prefix = NULL;
+		s.json = json ? json : i ? NULL : c->json;
+		s.header = hdr ? hdr : i ? NULL : c->header;
+		s.dot = dot ? dot : i ? NULL : c->dot;
+		s.timeline = tl ? tl : i ? NULL : c->timeline;
+		if (r->nstages > 1 && s.header)
+			s.prefix = prefix = stage_prefix(c, i);
+		s.devices = r;
+		s.fit_result = fit;
+		s.stage = i;
+		if (s.json || s.header || s.dot || s.timeline)
+			rc = cli_write_outputs(&s, st->train.graph,
+					       st->train.plan, &st->train.bill,
+					       err);
+		free(json), free(hdr), free(dot), free(tl), free(prefix);
+	}
+	return rc;
+}
+
+static int selfcheck(const ArDevicesResult *r, ArError *err)
+{
+	int rc = AR_OK;
+	for (int i = 0; i < r->nstages && !rc; i++)
+		rc = ar_poison_run(r->stages[i].train.graph,
+				   r->stages[i].train.plan, err);
+	return rc;
+}
+
+/* The table on stdout, or with --stats on stderr. */
+static FILE *table_file(const Cli *c)
+{
+	return cli_no_outputs(c) ? stdout : c->stats ? stderr : NULL;
+}
+
+/* given: --microbatches, or 0 (one per device). */
+static int run_fit(Cli *c, const ArGraph *g, int given, ArError *err)
+{
+	ArFitResult fr;
+	FILE *f = table_file(c);
+	int rc;
+
+	c->fit.microbatches = given;
+	c->fit.schedule = c->dev.schedule;
+	c->fit.bucket = c->dev.bucket;
+	rc = ar_fit(g, &c->topt, &c->fit, &fr, err);
+	if (!rc && c->selfcheck)
+		rc = selfcheck(&fr.best, err);
+	if (!rc)
+		rc = write_stages(c, &fr.best, &fr, err);
+	if (!rc && f) {
+		ar_print_fit(f, c->model, &c->fit, &fr);
+		ar_print_devices(f, c->model, &fr.best);
+	}
+	ar_fit_free(&fr);
+	return rc;
+}
+
+int cli_run_devices(Cli *c, const ArGraph *g, ArError *err)
+{
+	ArDevicesResult r;
+	FILE *f = table_file(c);
+	int given = c->dev.microbatches, rc;
+
+	if ((rc = check_path(c->json, err)) ||
+	    (rc = check_path(c->header, err)) ||
+	    (rc = check_path(c->dot, err)) ||
+	    (rc = check_path(c->timeline, err)))
+		return rc;
+	/* The devices' memories are accounts, not arena tiers. */
+	c->topt.plan.memories = NULL;
+	c->topt.plan.nmemories = 0;
+	if (!given)
+		c->dev.microbatches = 1;
+	if (c->fitting)
+		return run_fit(c, g, given, err);
+	if ((rc = resolve_offload(c, err)))
+		return rc;
+	c->dev.memories = c->memories;
+	c->dev.nmemories = c->plan.nmemories;
+	rc = ar_devices_plan(g, &c->topt, &c->dev, &r, err);
+	if (!rc && c->selfcheck)
+		rc = selfcheck(&r, err);
+	if (!rc)
+		rc = write_stages(c, &r, NULL, err);
+	/* Over a memory, the table still says who holds what. */
+	if ((!rc || (rc == AR_EXIT_BUDGET && r.devices)) && f)
+		ar_print_devices(f, c->model, &r);
+	ar_devices_free(&r);
+	return rc;
+}

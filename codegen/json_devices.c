@@ -1,0 +1,135 @@
+/*
+ * json_devices.c — the JSON report's multi-device part (devices.h): the
+ * configuration, each pipeline stage, the offloads, the step-time
+ * estimate, every device's bill, and with --fit the configurations that
+ * fit.  The report's plan (steps, tensors) is the one of the stage it
+ * names ("parallel": {"stage": N}).
+ */
+#include "devices.h"
+#include "emit.h"
+
+#include <inttypes.h>
+
+static const char *const offload_name[AR_OFF_KINDS] = {
+	"optimizer", "parameters", "activations"};
+
+static void write_spec(FILE *f, const ArDevicesSpec *s, ArCkptPolicy pol)
+{
+	fprintf(f, "\"dp\": %d, \"zero\": %d, \"tp\": %d, "
+		"\"sequence_parallel\": %s, \"pp\": %d, \"microbatches\": %d, "
+		"\"schedule\": \"%s\", \"checkpoint_policy\": \"%s\"",
+		s->dp, s->zero, s->tp, s->sp ? "true" : "false", s->pp,
+		s->microbatches, ar_schedule_name(s->schedule),
+		ar_ckpt_policy_name(pol));
+}
+
+static void write_stages(FILE *f, const ArDevicesResult *r)
+{
+	fputs(", \"stages\": [", f);
+	for (int i = 0; i < r->nstages; i++) {
+		const ArStage *st = &r->stages[i];
+		fprintf(f, "%s\n    {\"stage\": %d, \"first_layer\": %d, "
+			"\"layers\": %d, \"inflight_microbatches\": %d, "
+			"\"stash_bytes\": %" PRId64 ", \"arena_one_microbatch"
+			"_bytes\": %" PRId64 ", \"activations_arena\": %" PRId64
+			", \"flops_per_microbatch\": %" PRId64 ", \"comm_bytes"
+			"_per_microbatch\": %" PRId64 ", \"recompute_comm_bytes"
+			"\": %" PRId64 ", \"dp_bytes_per_step\": %" PRId64
+			", \"total\": %" PRId64 "}", i ? "," : "", i,
+			st->first_layer, st->layers, st->inflight,
+			st->stash_bytes, st->arena_one,
+			st->bill.activations_arena, st->flops, st->comm_bytes,
+			st->recompute_comm, st->dp_bytes, st->bill.total);
+	}
+	fputs("]", f);
+}
+
+static void write_offload(FILE *f, const ArDevicesResult *r)
+{
+	const ArDevicesSpec *s = &r->spec;
+	bool any = false;
+	fputs(", \"offload\": [", f);
+	for (int k = 0; k < AR_OFF_KINDS; k++) {
+		int64_t held = 0, moved = 0;
+		if (s->offload[k] < 0)
+			continue;
+		for (int i = 0; i < r->nstages; i++) {
+			if (r->stages[i].offloaded[k] > held)
+				held = r->stages[i].offloaded[k];
+			if (r->stages[i].moved_bytes[k] > moved)
+				moved = r->stages[i].moved_bytes[k];
+		}
+		fprintf(f, "%s{\"what\": \"%s\", \"memory\": ", any ? ", " : "",
+			offload_name[k]);
+		ar_json_str(f, s->memories[s->offload[k]].name);
+		fprintf(f, ", \"bytes_per_device\": %" PRId64 ", \"moved_bytes_"
+			"per_step\": %" PRId64 ", \"seconds_per_step\": %.9g}",
+			held, moved, r->moved_s[k]);
+		any = true;
+	}
+	fputs("]", f);
+}
+
+static void write_devices(FILE *f, const ArDevicesResult *r)
+{
+	fputs(",\n  \"devices\": [", f);
+	for (int i = 0; i < r->ndevices; i++) {
+		const ArDeviceBill *d = &r->devices[i];
+		fprintf(f, "%s\n    {\"rank\": %d, \"stage\": %d, \"dp_rank\": "
+			"%d, \"tp_rank\": %d, \"parameters\": %" PRId64
+			", \"gradients\": %" PRId64 ", \"optimizer_state\": %"
+			PRId64 ", \"activations_arena\": %" PRId64
+			", \"buffers\": %" PRId64 ", \"constants\": %" PRId64
+			", \"total\": %" PRId64 ", \"offloaded\": %" PRId64 "}",
+			i ? "," : "", d->rank, d->stage, d->dp_rank, d->tp_rank,
+			d->parameters, d->gradients, d->optimizer_state,
+			d->activations_arena, d->buffers, d->constants,
+			d->total, d->offloaded);
+	}
+	fputs("\n  ]", f);
+}
+
+static void write_fit(FILE *f, const ArFitResult *fit)
+{
+	fprintf(f, ",\n  \"fit\": {\"considered\": %d, \"smallest_bytes\": %"
+		PRId64 ", \"configurations\": [", fit->considered,
+		fit->smallest);
+	for (int i = 0; i < fit->nrows; i++) {
+		const ArFitRow *row = &fit->rows[i];
+		fprintf(f, "%s\n    {", i ? "," : "");
+		write_spec(f, &row->spec, row->policy);
+		fprintf(f, ", \"largest_bytes\": %" PRId64 ", \"step_seconds\": "
+			"%.9g, \"planned\": %s}", row->largest, row->step_s,
+			i == 0 ? "true" : "false");
+	}
+	fputs("]}", f);
+}
+
+void ar_write_devices_json(FILE *f, const ArEmitInfo *info)
+{
+	const ArDevicesResult *r = info->devices;
+	fputs(",\n  \"parallel\": {", f);
+	write_spec(f, &r->spec, r->policy);
+	fprintf(f, ", \"bucket_bytes\": %" PRId64 ", \"stage\": %d, "
+		"\"ranks\": %d, \"layers\": %d, \"tensor_parallel\": "
+		"{\"column\": %d, \"row\": %d, \"embedding\": %d}",
+		r->spec.bucket, info->stage, r->ndevices, r->nlayers,
+		r->tp_columns, r->tp_rows, r->tp_embeddings);
+	if (r->split) {
+		fputs(", \"split\": [", f);
+		for (int i = 0; i <= r->nstages; i++)
+			fprintf(f, "%s%d", i ? ", " : "", r->split[i]);
+		fprintf(f, "], \"even_split_largest_bytes\": %" PRId64,
+			r->even_largest);
+	}
+	fprintf(f, ", \"largest_bytes\": %" PRId64, r->largest);
+	write_stages(f, r);
+	write_offload(f, r);
+	fprintf(f, ",\n    \"estimate\": {\"compute_seconds\": %.9g, "
+		"\"comm_seconds\": %.9g, \"bubble_seconds\": %.9g, "
+		"\"offload_seconds\": %.9g, \"step_seconds\": %.9g}}",
+		r->compute_s, r->comm_s, r->bubble_s, r->offload_s, r->step_s);
+	write_devices(f, r);
+	if (info->fit)
+		write_fit(f, info->fit);
+}

@@ -1,0 +1,207 @@
+/*
+ * fit.c — --fit DEVICES: the configurations of a given number of devices
+ * of a given memory that fit, cheapest first.
+ *
+ * The search is bounded and deterministic: every tensor-parallel size t
+ * dividing the device count (with and without sequence parallelism when
+ * t > 1), every checkpoint policy of none, selective and layer, every
+ * pipeline size p dividing what is left (up to the layers), the data
+ * parallelism d filling the rest, and every ZeRO stage when d > 1.  The
+ * step keeps one global batch: B micro-batches in all (--microbatches,
+ * else one per device), so each pipeline runs B / d of them (a d not
+ * dividing B is skipped).  Each configuration is billed from the planner's
+ * probes (devices.c: the whole device graph planned once per t, sequence
+ * parallelism and policy; pipeline stages estimated from plans of one and
+ * two layers) and ranked by the estimated step time (recompute FLOPs and
+ * communication included, devices_bill.c).  The cheapest that fits is
+ * then planned in full, every stage verified; should its real plan not
+ * fit after all, the next is.  Nothing fits: AR_EXIT_BUDGET, naming the
+ * least memory a device would need and the configuration that needs it.
+ */
+#include "devices.h"
+#include "numfmt.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Configurations planned in full at most, in ranking order. */
+#define FIT_PLANS 4
+
+static const ArCkptPolicy policies[] = {AR_CKPT_NONE, AR_CKPT_SELECTIVE,
+					AR_CKPT_LAYER};
+#define NPOLICIES ((int)(sizeof policies / sizeof *policies))
+
+typedef struct Rows {
+	ArFitRow *v;
+	int n, cap;
+} Rows;
+
+static void push(Rows *r, const ArFitRow *row)
+{
+	if (r->n == r->cap) {
+		r->cap = r->cap ? 2 * r->cap : 64;
+		r->v = ar_xrealloc(r->v, (size_t)r->cap * sizeof *r->v);
+	}
+	r->v[r->n++] = *row;
+}
+
+/* Cheapest first; then the smaller; then the search's order. */
+static int cmp_row(const void *a, const void *b)
+{
+	const ArFitRow *x = a, *y = b;
+	if (x->step_s != y->step_s)
+		return x->step_s < y->step_s ? -1 : 1;
+	if (x->largest != y->largest)
+		return x->largest < y->largest ? -1 : 1;
+	return x->order - y->order;
+}
+
+/* The configurations of planner c (its t, sequence parallelism, policy). */
+static void configurations(ArDevicePlanner *c, const ArFitSpec *f,
+			   const ArDevicesSpec *base, ArCkptPolicy pol,
+			   Rows *rows, ArFitResult *r)
+{
+	int rest = f->devices / base->tp;
+	int all = f->microbatches ? f->microbatches : f->devices;
+	ArError scratch;
+
+	for (int pp = 1; pp <= rest; pp++) {
+		int dp = rest / pp;
+		if (rest % pp || all % dp ||
+		    (pp > 1 && ar_planner_layers(c) < pp))
+			continue;
+		for (int zero = 0; zero <= (dp > 1 ? 3 : 0); zero++) {
+			ArDevicesSpec s = *base;
+			ArDevicesResult est;
+			ArFitRow row = {.policy = pol};
+			s.dp = dp;
+			s.pp = pp;
+			s.zero = zero;
+			s.microbatches = all / dp;
+			r->considered++;
+			if (ar_planner_estimate(c, &s, &est, &scratch)) {
+				ar_devices_free(&est);
+				continue;
+			}
+			row.spec = s;
+			row.largest = est.largest;
+			row.step_s = est.step_s;
+			row.fits = est.largest <= f->memory;
+			row.order = r->considered;
+			if (!r->smallest || row.largest < r->smallest) {
+				r->smallest = row.largest;
+				r->smallest_row = row;
+			}
+			if (row.fits)
+				push(rows, &row);
+			ar_devices_free(&est);
+		}
+	}
+}
+
+/* Plans rows in order until one fits for real: it becomes the first. */
+static int plan_best(const ArGraph *fwd, const ArTrainOptions *o,
+		     const ArFitSpec *f, Rows *rows, ArFitResult *r,
+		     ArError *err)
+{
+	ArMemory dev = {"device", f->memory, 0};
+	for (int i = 0; i < rows->n && i < FIT_PLANS; i++) {
+		ArTrainOptions po = *o;
+		ArDevicesSpec s = rows->v[i].spec;
+		int rc;
+		po.policy = rows->v[i].policy;
+		s.memories = &dev;
+		s.nmemories = 1;
+		rc = ar_devices_plan(fwd, &po, &s, &r->best, err);
+		if (rc == AR_OK) {
+			r->best.spec.memories = NULL;
+			r->best.spec.nmemories = 0;
+			memmove(rows->v, rows->v + i,
+				(size_t)(rows->n - i) * sizeof *rows->v);
+			rows->n -= i;
+			rows->v[0].largest = r->best.largest;
+			r->planned = true;
+			return AR_OK;
+		}
+		ar_devices_free(&r->best);
+		if (rc != AR_EXIT_BUDGET)
+			return rc;
+	}
+	return AR_OK;
+}
+
+int ar_fit(const ArGraph *fwd, const ArTrainOptions *o, const ArFitSpec *f,
+	   ArFitResult *r, ArError *err)
+{
+	Rows rows = {0};
+	char a[AR_NUMFMT_LEN], b[AR_NUMFMT_LEN];
+	int rc = AR_OK;
+
+	memset(r, 0, sizeof *r);
+	for (int tp = 1; tp <= f->devices; tp++) {
+		if (f->devices % tp)
+			continue;
+		for (int sp = 0; sp <= (tp > 1); sp++)
+			for (int k = 0; k < NPOLICIES; k++) {
+				ArTrainOptions po = *o;
+				ArDevicesSpec base;
+				ArDevicePlanner *c;
+				ArError scratch;
+				ar_devices_spec_default(&base);
+				base.tp = tp;
+				base.sp = sp;
+				base.schedule = f->schedule;
+				base.bucket = f->bucket;
+				base.device_flops = f->device_flops;
+				base.link_bandwidth = f->link_bandwidth;
+				po.policy = policies[k];
+				po.budget = 0;
+				/* A model that cannot be split so: none. */
+				if (ar_planner_open(fwd, &po, &base, &c,
+						    &scratch))
+					continue;
+				configurations(c, f, &base, policies[k], &rows,
+					       r);
+				ar_planner_close(c);
+			}
+	}
+	if (rows.n) {
+		qsort(rows.v, (size_t)rows.n, sizeof *rows.v, cmp_row);
+		rc = plan_best(fwd, o, f, &rows, r, err);
+	}
+	r->rows = rows.v;
+	r->nrows = r->planned ? rows.n : 0;
+	if (!rc && !r->planned && rows.n)
+		return ar_fail(err, AR_EXIT_BUDGET, "--fit: %d configurations "
+			       "of %d devices fit %s bytes each by estimate, "
+			       "but the first %d planned in full do not",
+			       rows.n, f->devices, ar_fmt_count(a, f->memory),
+			       rows.n < FIT_PLANS ? rows.n : FIT_PLANS);
+	if (!rc && !r->planned) {
+		const ArFitRow *m = &r->smallest_row;
+		if (!r->smallest)
+			return ar_fail(err, AR_EXIT_MODEL, "--fit: no "
+				       "configuration of %d devices could be "
+				       "planned", f->devices);
+		rc = ar_fail(err, AR_EXIT_BUDGET, "--fit: no configuration of "
+			     "%d devices fits %s bytes each; the smallest "
+			     "device memory that would is %s bytes (dp %d, "
+			     "zero %d, tp %d%s, pp %d, --checkpoint %s)",
+			     f->devices, ar_fmt_count(a, f->memory),
+			     ar_fmt_count(b, r->smallest), m->spec.dp,
+			     m->spec.zero,
+			     m->spec.tp, m->spec.sp ? " with sequence "
+			     "parallelism" : "", m->spec.pp,
+			     ar_ckpt_policy_name(m->policy));
+	}
+	return rc;
+}
+
+void ar_fit_free(ArFitResult *r)
+{
+	free(r->rows);
+	if (r->planned)
+		ar_devices_free(&r->best);
+	memset(r, 0, sizeof *r);
+}
