@@ -16,16 +16,20 @@ export ARENAC_SHARED="${ARENAC_SHARED:-}"
 pass=0
 fail=0
 failed=""
+# Each suite's wall time goes to the log (never into a verdict), so a slow
+# suite shows where make check's minutes go.
 run() {
 	name=$1
 	shift
 	echo "== $name"
+	t0=$(date +%s)
 	if "$@"; then
 		pass=$((pass + 1))
 	else
 		fail=$((fail + 1))
 		failed="$failed $name"
 	fi
+	echo "== $name: $(($(date +%s) - t0)) s"
 }
 for t in "$BUILD"/tests/test_*; do
 	[ -x "$t" ] || continue
