@@ -51,15 +51,10 @@ static void print_offload(FILE *f, const ArDevicesResult *r)
 	char a[AR_NUMFMT_LEN], b[AR_NUMFMT_LEN];
 	const ArDevicesSpec *s = &r->spec;
 	for (int k = 0; k < AR_OFF_KINDS; k++) {
-		int64_t held = 0, moved = 0;
+		int64_t held, moved;
 		if (s->offload[k] < 0)
 			continue;
-		for (int i = 0; i < r->nstages; i++) {
-			if (r->stages[i].offloaded[k] > held)
-				held = r->stages[i].offloaded[k];
-			if (r->stages[i].moved_bytes[k] > moved)
-				moved = r->stages[i].moved_bytes[k];
-		}
+		ar_devices_offload_most(r, k, &held, &moved);
 		fprintf(f, "  offload        %s in '%s': %s bytes a device, %s "
 			"moved a step", offload_name[k],
 			s->memories[s->offload[k]].name, ar_fmt_count(a, held),

@@ -50,15 +50,10 @@ static void write_offload(FILE *f, const ArDevicesResult *r)
 	bool any = false;
 	fputs(", \"offload\": [", f);
 	for (int k = 0; k < AR_OFF_KINDS; k++) {
-		int64_t held = 0, moved = 0;
+		int64_t held, moved;
 		if (s->offload[k] < 0)
 			continue;
-		for (int i = 0; i < r->nstages; i++) {
-			if (r->stages[i].offloaded[k] > held)
-				held = r->stages[i].offloaded[k];
-			if (r->stages[i].moved_bytes[k] > moved)
-				moved = r->stages[i].moved_bytes[k];
-		}
+		ar_devices_offload_most(r, k, &held, &moved);
 		fprintf(f, "%s{\"what\": \"%s\", \"memory\": ", any ? ", " : "",
 			offload_name[k]);
 		ar_json_str(f, s->memories[s->offload[k]].name);

@@ -419,3 +419,13 @@ bool ar_in_arena(const ArGraph *g, int t)
 		return false;   /* an unread output of unknown shape */
 	return x->producer < 0 || ar_is_step(g, x->producer);
 }
+
+void ar_graph_copy_io(ArGraph *g, const ArGraph *src)
+{
+	g->inputs = ar_xmalloc(((size_t)src->ninputs + 2) * sizeof(int));
+	memcpy(g->inputs, src->inputs, (size_t)src->ninputs * sizeof(int));
+	g->ninputs = src->ninputs;
+	g->outputs = ar_xmalloc(((size_t)src->noutputs + 1) * sizeof(int));
+	memcpy(g->outputs, src->outputs, (size_t)src->noutputs * sizeof(int));
+	g->noutputs = src->noutputs;
+}

@@ -271,6 +271,9 @@ int ar_graph_add_node(ArGraph *g, const char *name, const char *op,
 		      const char *domain);
 void ar_node_set_io(ArNode *n, const int *in, int nin, const int *out,
 		    int nout);
+/* A copy of src's graph input and output lists (same tensor ids) into g,
+ * with room for one more input (a training step's label). */
+void ar_graph_copy_io(ArGraph *g, const ArGraph *src);
 
 /* True when a node runs at run time (it is not folded away). */
 bool ar_is_step(const ArGraph *g, int node);

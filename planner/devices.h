@@ -147,6 +147,10 @@ int64_t ar_zero_part(int64_t bytes, int64_t psi, int dp);
  * estimate and the largest total; then the capacities: AR_EXIT_BUDGET
  * when a device or an offload memory is too small. */
 void ar_devices_finish(ArDevicesResult *r);
+/* Offloaded kind k: the most bytes any device holds in the slower memory
+ * and the most it moves a step (devices_bill.c). */
+void ar_devices_offload_most(const ArDevicesResult *r, int k, int64_t *held,
+			     int64_t *moved);
 int ar_devices_check(const ArDevicesResult *r, ArError *err);
 
 /* pipeline.c: bytes one microbatch holds from its forward pass to its

@@ -123,3 +123,15 @@ int ar_devices_check(const ArDevicesResult *r, ArError *err)
 	}
 	return AR_OK;
 }
+
+void ar_devices_offload_most(const ArDevicesResult *r, int k, int64_t *held,
+			     int64_t *moved)
+{
+	*held = *moved = 0;
+	for (int i = 0; i < r->nstages; i++) {
+		if (r->stages[i].offloaded[k] > *held)
+			*held = r->stages[i].offloaded[k];
+		if (r->stages[i].moved_bytes[k] > *moved)
+			*moved = r->stages[i].moved_bytes[k];
+	}
+}

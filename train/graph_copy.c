@@ -40,12 +40,7 @@ ArGraph *ar_copy_tensors(const ArGraph *src)
 		int id = ar_graph_add_tensor(g, src->tensors[t].name);
 		ar_copy_tensor(&g->tensors[id], &src->tensors[t]);
 	}
-	g->inputs = ar_xmalloc(((size_t)src->ninputs + 2) * sizeof(int));
-	memcpy(g->inputs, src->inputs, (size_t)src->ninputs * sizeof(int));
-	g->ninputs = src->ninputs;
-	g->outputs = ar_xmalloc(((size_t)src->noutputs + 1) * sizeof(int));
-	memcpy(g->outputs, src->outputs, (size_t)src->noutputs * sizeof(int));
-	g->noutputs = src->noutputs;
+	ar_graph_copy_io(g, src);
 	return g;
 }
 

@@ -54,12 +54,7 @@ ArGraph *ar_train_copy(const ArGraph *src, const int *order)
 		n->phase = s->phase;
 		n->opset = s->opset;
 	}
-	g->inputs = ar_xmalloc(((size_t)src->ninputs + 2) * sizeof(int));
-	memcpy(g->inputs, src->inputs, (size_t)src->ninputs * sizeof(int));
-	g->ninputs = src->ninputs;
-	g->outputs = ar_xmalloc(((size_t)src->noutputs + 1) * sizeof(int));
-	memcpy(g->outputs, src->outputs, (size_t)src->noutputs * sizeof(int));
-	g->noutputs = src->noutputs;
+	ar_graph_copy_io(g, src);
 	free(at);
 	return g;
 }
