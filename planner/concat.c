@@ -39,6 +39,7 @@
 #include "ops.h"
 #include "passes.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -124,11 +125,40 @@ static bool is_elided(const ArPlan *p, const ArNode *n)
 
 /* The planner's peak for p's order with the current links plus in-place. */
 static int64_t peak_with_inplace(const ArGraph *g, const ArPlanOptions *opt,
-				 ArPlan *p)
+				 ArPlan *p, int *peak_step)
 {
 	if (opt->inplace == AR_INPLACE_ELEMENTWISE)
 		ar_inplace(g, p);
-	return ar_live_peak(g, p, NULL);
+	return ar_live_peak(g, p, peak_step);
+}
+
+/*
+ * The steps each buffer is live over, by the tensor owning it (root[t]:
+ * t's owner, through alias and in-place links).  Undoing an elision
+ * changes live bytes only within its buffer's span: its slices, the output
+ * and whatever shares their bytes are all members, and no link outside
+ * forms or breaks (the slices die at the Concat, which writes nothing in
+ * place).  So an elision whose buffer is not live at a peak step cannot
+ * lower the peak, and need not be tried.
+ */
+static void buffer_spans(const ArPlan *p, int *root, int *lo, int *hi)
+{
+	ArAliasMemo m;
+	ar_alias_memo_init(&m, p);
+	for (int t = 0; t < p->ntensors; t++)
+		lo[t] = INT32_MAX, hi[t] = -1;
+	for (int t = 0; t < p->ntensors; t++) {
+		int r;
+		root[t] = -1;
+		if (!p->slots[t].planned)
+			continue;
+		r = root[t] = ar_alias_root(p, &m, t, NULL);
+		if (p->slots[t].first < lo[r])
+			lo[r] = p->slots[t].first;
+		if (p->slots[t].last > hi[r])
+			hi[r] = p->slots[t].last;
+	}
+	ar_alias_memo_free(&m);
 }
 
 /* Turns elided concat n back into a copy. */
@@ -266,23 +296,34 @@ static void undo_clashes(const ArGraph *g, ArPlan *p)
 static int64_t refine_in_order(const ArGraph *g, const ArPlanOptions *opt,
 			       ArPlan *p)
 {
-	int64_t cur = peak_with_inplace(g, opt, p);
-	ArSlot *keep = ar_xmalloc(((size_t)p->ntensors + 1) * sizeof *keep);
+	size_t nt = (size_t)p->ntensors + 1;
+	int at, *root = ar_xmalloc(nt * sizeof(int));
+	int *lo = ar_xmalloc(nt * sizeof(int)), *hi = ar_xmalloc(nt * sizeof(int));
+	int64_t cur = peak_with_inplace(g, opt, p, &at);
+	ArSlot *keep = ar_xmalloc(nt * sizeof *keep);
 
+	buffer_spans(p, root, lo, hi);
 	for (int s = 0; s < p->nsteps; s++) {
 		const ArNode *n = &g->nodes[p->steps[s]];
 		int64_t pk;
+		int r, pat;
 		if (!is_concat(n) || !is_elided(p, n))
+			continue;
+		r = root[n->outputs[0]];
+		if (r < 0 || at < lo[r] || at > hi[r])
 			continue;
 		memcpy(keep, p->slots, (size_t)p->ntensors * sizeof *keep);
 		undo(p, n);
-		pk = peak_with_inplace(g, opt, p);
-		if (pk < cur)
+		pk = peak_with_inplace(g, opt, p, &pat);
+		if (pk < cur) {
 			cur = pk;
-		else
+			at = pat;
+			buffer_spans(p, root, lo, hi);
+		} else {
 			memcpy(p->slots, keep, (size_t)p->ntensors * sizeof *keep);
+		}
 	}
-	free(keep);
+	free(keep), free(root), free(lo), free(hi);
 	return cur;
 }
 
@@ -320,7 +361,7 @@ void ar_concat_refine(const ArGraph *g, const ArPlanOptions *opt, ArPlan *p)
 	}
 	ar_schedule(g, opt, p, p->steps);
 	ar_lifetimes(g, p);
-	if (peak_with_inplace(g, opt, p) >= elided) {
+	if (peak_with_inplace(g, opt, p, NULL) >= elided) {
 		memcpy(p->slots, slots, nsl);
 		memcpy(p->steps, steps, nst);
 	}
