@@ -214,11 +214,15 @@ static const Option options[] = {
 	 .help = "which activations stay for the backward pass:\n"
 		 "none (all stay), all (layer boundaries stay),\n"
 		 "sqrt (Chen et al.), optimal (least recompute\n"
-		 "that fits --budget); default optimal with\n"
-		 "--budget, else none"},
+		 "that fits --budget, never more than a fixed\n"
+		 "policy; without --budget: the smallest arena it\n"
+		 "reaches); default optimal with --budget, else\n"
+		 "none"},
 	{"budget-sweep", 0, FLAG, NULL, TO(sweep), .value = true,
 	 .flags = TRAIN, .section = TRAINING,
-	 .help = "print the budget / recompute trade-off and exit"},
+	 .help = "print the budget / recompute trade-off from the\n"
+		 "no-recompute arena down to --budget (default:\n"
+		 "the smallest reachable arena) and exit"},
 
 	{"json", 0, TEXT, "FILE", TO(json), .flags = OUTPUT,
 	 .section = OUTPUTS, .help = "JSON plan report ('-' for stdout)"},

@@ -687,7 +687,53 @@ const ArOpDef *ar_op_table(int *count)
 	return table;
 }
 
+/*
+ * The planner asks for the same few ops over and over (the in-place pass
+ * runs once per elided concat of a training graph): the answers of recent
+ * questions, by value, verified on every hit, spare the binary search.
+ */
+#define FIND_CACHE 256
+typedef struct Found {
+	char domain[32], op[48];
+	int64_t opset;
+	const ArOpDef *def;
+	bool used;
+} Found;
+
+static Found *found(const char *domain, const char *op, int64_t opset)
+{
+	static Found cache[FIND_CACHE];
+	uint64_t h = 0xcbf29ce484222325ull ^ (uint64_t)opset;
+	for (const char *c = op; *c; c++)
+		h = (h ^ (unsigned char)*c) * 0x100000001b3ull;
+	for (const char *c = domain ? domain : ""; *c; c++)
+		h = (h ^ (unsigned char)*c) * 0x100000001b3ull;
+	return &cache[h % FIND_CACHE];
+}
+
+static const ArOpDef *search(const char *domain, const char *op,
+			     int64_t opset);
+
 const ArOpDef *ar_op_find(const char *domain, const char *op, int64_t opset)
+{
+	const char *d = domain ? domain : "";
+	Found *f;
+	if (strlen(d) >= sizeof f->domain || strlen(op) >= sizeof f->op)
+		return search(domain, op, opset);
+	f = found(d, op, opset);
+	if (!f->used || f->opset != opset || strcmp(f->op, op) ||
+	    strcmp(f->domain, d)) {
+		strcpy(f->domain, d);
+		strcpy(f->op, op);
+		f->opset = opset;
+		f->def = search(domain, op, opset);
+		f->used = true;
+	}
+	return f->def;
+}
+
+static const ArOpDef *search(const char *domain, const char *op,
+			     int64_t opset)
 {
 	ArOpDef key = {.domain = domain, .name = op, .since = 0};
 	int lo = 0, hi = NTABLE;
