@@ -220,8 +220,10 @@ static const Option options[] = {
 	 .help = "which activations stay for the backward pass:\n"
 		 "none (all stay), all (layer boundaries stay),\n"
 		 "sqrt (Chen et al.), optimal (least recompute\n"
-		 "that fits --budget), layer (each layer's input\n"
-		 "stays, the layer is recomputed: Megatron's full\n"
+		 "that fits --budget, never more than a fixed\n"
+		 "policy; without --budget: the smallest arena it\n"
+		 "reaches), layer (each layer's input stays, the\n"
+		 "layer is recomputed: Megatron's full\n"
 		 "recomputation), selective (only the attention\n"
 		 "core is recomputed: QK^T, softmax, its dropout,\n"
 		 "attention over V); default optimal with\n"
@@ -235,7 +237,9 @@ static const Option options[] = {
 		 "activations that cut the forward pass"},
 	{"budget-sweep", 0, FLAG, NULL, TO(sweep), .value = true,
 	 .flags = TRAIN, .section = TRAINING,
-	 .help = "print the budget / recompute trade-off and exit"},
+	 .help = "print the budget / recompute trade-off from the\n"
+		 "no-recompute arena down to --budget (default:\n"
+		 "the smallest reachable arena) and exit"},
 
 	{"dp", 0, COUNT, "N", TO(dev.dp), .value = 1 << 20,
 	 .flags = ECHO | TRAIN | MULTI, .section = DEVICES,

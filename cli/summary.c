@@ -316,7 +316,8 @@ void ar_print_train_stats(FILE *f, const ArTrainBill *b)
 		percent(b->recompute_flops, b->forward_flops));
 	fprintf(f, "  checkpoints      %d of %d activations resident%s\n",
 		b->ncheckpoints, b->ncandidates,
-		b->exact ? " (least recompute, proven)" : "");
+		!b->recompute_flops ? " (nothing recomputed)" :
+		b->exact ? " (least recompute for the budget, proven)" : "");
 }
 
 void ar_print_train_sweep(FILE *f, const char *model, const ArSweepPoint *pts,
@@ -326,15 +327,10 @@ void ar_print_train_sweep(FILE *f, const char *model, const ArSweepPoint *pts,
 	fprintf(f, "%s: budget sweep (optimal checkpoints)\n", model);
 	fprintf(f, "  %15s  %15s  %11s  %12s\n", "budget", "arena",
 		"checkpoints", "extra FLOPs");
-	for (int i = 0; i < n; i++) {
-		if (!pts[i].feasible) {
-			fprintf(f, "  %15s  %15s\n", grouped(pts[i].budget, a),
-				"does not fit");
-			continue;
-		}
-		fprintf(f, "  %15s  %15s  %11d  %11.2f%%\n",
+	for (int i = 0; i < n; i++)
+		fprintf(f, "  %15s  %15s  %11d  %11.2f%%%s\n",
 			grouped(pts[i].budget, a),
 			grouped(pts[i].arena_bytes, b), pts[i].ncheckpoints,
-			pts[i].extra_percent);
-	}
+			pts[i].extra_percent,
+			pts[i].smallest ? "  the smallest reachable arena" : "");
 }

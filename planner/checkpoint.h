@@ -15,11 +15,17 @@
  *            node with parameters (Conv, Gemm, ...) stay, everything inside
  *            a layer is recomputed;
  *   sqrt     Chen et al. 2016: every ceil(sqrt(n))-th candidate stays;
- *   optimal  least recompute FLOPs whose arena fits the budget;
  *   layer    Megatron's full recomputation: each layer's input stays,
  *            the layer is recomputed (ckpt_layers.c);
  *   selective  Megatron's selective recomputation: only the attention
- *            core is recomputed (ckpt_layers.c).
+ *            core is recomputed (ckpt_layers.c);
+ *   optimal  the least recompute FLOPs whose arena fits the budget, never
+ *            more than any fixed policy (the others, layer and selective
+ *            where the model has layers) that fits, never more at a
+ *            larger budget; without a budget, the smallest arena any
+ *            selection reaches, at its least recompute.
+ * A node's statistics and masks stay exactly when its first output does
+ * (train.h), under every policy.
  */
 typedef enum {
 	AR_CKPT_NONE, AR_CKPT_ALL, AR_CKPT_SQRT, AR_CKPT_OPTIMAL,
@@ -52,9 +58,11 @@ typedef struct ArTrainBill {
 	const char **checkpoints;       /* names of resident activations */
 	int ncandidates;
 	/* The arena size of each search candidate came from ar_plan (a real
-	 * plan); exact: the selection is proven to need the least recompute. */
+	 * plan); exact: the selection is proven to need the least recompute
+	 * (no recompute at all, brute force, or the chain's dynamic program
+	 * over every selection whose model held at its answer). */
 	bool exact;
-	int evaluations;                /* ar_plan calls made by the search */
+	int evaluations;                /* selections planned by the search */
 } ArTrainBill;
 
 /* The optimal search plans each selection it judges with this many
@@ -79,14 +87,17 @@ typedef struct ArTrainResult {
 	ArPlan *plan;
 	bool *resident;         /* per base tensor */
 	ArTrainBill bill;
-	/* With AR_EXIT_BUDGET: the smallest arena any selection reaches and
-	 * its recompute FLOPs (also in err). */
+	/* With AR_EXIT_BUDGET: the smallest arena any selection the search
+	 * knows reaches and its least recompute FLOPs (also in err), the
+	 * same whatever the budget; for a fixed policy, its own arena. */
 	int64_t min_arena, min_arena_recompute;
+	int64_t policy_arena;
 } ArTrainResult;
 
 /*
  * Builds the model, selects checkpoints, plans and verifies the step.
  * AR_EXIT_BUDGET when no selection the policy allows fits o->budget.
+ * optimal without a budget: the smallest arena the search reaches.
  */
 int ar_train_plan(const ArGraph *fwd, const ArTrainOptions *o,
 		  ArTrainResult *res, ArError *err);
@@ -96,6 +107,7 @@ void ar_train_result_free(ArTrainResult *res);
 typedef struct ArSweepPoint {
 	int64_t budget;
 	bool feasible;
+	bool smallest;          /* the smallest reachable arena's row */
 	int64_t arena_bytes;
 	int64_t recompute_flops;
 	double extra_percent;   /* recompute FLOPs in % of the forward pass */
@@ -103,43 +115,40 @@ typedef struct ArSweepPoint {
 	bool stopped_by_time_limit; /* --time-limit cut the search short */
 } ArSweepPoint;
 
-/* The optimal policy at budgets from the no-recompute arena downwards
- * (steps of 10% of it), ending at the first budget nothing fits. */
+/* optimal at eleven budgets from the no-recompute arena down to
+ * o->budget (without one: the smallest reachable arena), evenly, the
+ * recompute never rising as the budget grows, and a last row with the
+ * smallest reachable arena when the budgets go below it. */
 int ar_train_sweep(const ArGraph *fwd, const ArTrainOptions *o,
 		   ArSweepPoint **pts, int *npts, ArError *err);
 
 /*
- * The chain view of a training model for the dynamic program of
- * chain_dp.c (its header comment gives the model).  ar_chain_build
- * measures every segment, with ar_plan under plan's alias options, within
- * the work budget (nodes of the step graphs it plans); *out stays NULL
- * when the forward graph has no point that separates it, or when the
- * probes would cost more than the budget has (known before the first).
+ * The chain view of a training model (chain.h) for the dynamic program
+ * of chain_dp.c: ar_chain_build finds its points and units, gives each
+ * unit its options and measures the segments with ar_plan under plan's
+ * alias options, within the work budget (nodes of the step graphs it
+ * plans); *out stays NULL when the work ran out before the options were
+ * measured.
  */
 typedef struct ArChain ArChain;
 int ar_chain_build(const ArTrainModel *m, const ArPlanOptions *plan,
 		   ArBudget *work, ArChain **out, ArError *err);
 void ar_chain_free(ArChain *c);
-/* Every candidate is a point: the DP ranges over all selections. */
-bool ar_chain_pure(const ArChain *c);
+/* The measured entries cover every selection: the program's optimum is
+ * the optimum over all of them (when its model holds). */
+bool ar_chain_complete(const ArChain *c);
 int ar_chain_points(const ArChain *c);
 int ar_chain_probes(const ArChain *c);
-/* The least-recompute selection whose model peak fits budget, into res
- * (per base tensor); returns its recompute FLOPs and sets *peak to its
- * model peak, or returns -1 when none fits the model. */
-int64_t ar_chain_solve(const ArChain *c, int64_t budget, bool *res,
-		       int64_t *peak);
-/* The smallest model peak of any selection, the cheapest such into res. */
-int64_t ar_chain_min_peak(const ArChain *c, bool *res);
+/* The points of the chain's memory / recompute curve (chain_dp.c), the
+ * same for every budget: by model peak, smallest first, each cheaper than
+ * the one before. */
+int ar_chain_npoints(const ArChain *c);
+/* Point k's selection into res (per base tensor); returns its recompute
+ * FLOPs, *peak its model peak. */
+int64_t ar_chain_point(const ArChain *c, int k, bool *res, int64_t *peak);
+/* A selection of the smallest model peak, likewise. */
+int64_t ar_chain_smallest(const ArChain *c, bool *res, int64_t *peak);
 
 const char *ar_ckpt_policy_name(ArCkptPolicy p);
-
-/*
- * The resident set of a fixed policy, layer or selective (ckpt_layers.c),
- * into res (per base tensor); boundary as ArTrainOptions.layer_boundary.
- * AR_EXIT_MODEL when the model has no layers or no attention core.
- */
-int ar_ckpt_fixed(const ArTrainModel *m, ArCkptPolicy pol,
-		  const char *boundary, bool *res, ArError *err);
 
 #endif

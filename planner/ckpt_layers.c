@@ -19,7 +19,7 @@
  * Policies only say what stays; step.c recomputes the rest from what
  * stays, and the planner plans the step as for any selection.
  */
-#include "checkpoint.h"
+#include "ckpt_search.h"
 #include "layers.h"
 
 #include <assert.h>
@@ -141,8 +141,8 @@ static int by_layer(const ArTrainModel *m, const char *boundary, bool *res,
 	return AR_OK;
 }
 
-int ar_ckpt_fixed(const ArTrainModel *m, ArCkptPolicy pol,
-		  const char *boundary, bool *res, ArError *err)
+int ar_ckpt_layers(const ArTrainModel *m, ArCkptPolicy pol,
+		   const char *boundary, bool *res, ArError *err)
 {
 	for (int i = 0; i < m->ncand; i++)
 		res[m->cand[i]] = true;

@@ -66,7 +66,7 @@ done
 
 "$ARENAC" -q --train --batch 64 --budget 4M testdata/lenet.onnx 2>"$tmp/err"
 [ $? -eq 3 ] || bad "lenet under 4M should exit 3"
-grep -q "smallest reachable arena is 7573520 bytes" "$tmp/err" ||
+grep -q "fits the budget of 4,194,304 bytes; the smallest reachable arena is 7,573,520 bytes" "$tmp/err" ||
 	bad "exit 3 message: $(cat "$tmp/err")"
 
 # Training options without --train, even at their default values.

@@ -4,7 +4,9 @@
  * (a product by a constant keeps nothing, Where only its condition, Div's
  * divisor gradient reads the divisor and the quotient, Gather only its
  * indices, LayerNorm and BatchNorm their materialised statistics, Dropout
- * its one-byte mask, GELU's Erf chain only its input), which tensors are
+ * its one-byte mask, GELU's Erf chain only its input), statistics and
+ * masks tied to their node's output under every checkpoint policy, which
+ * tensors are
  * parameters (folded transforms of a weight are the weight; scalars,
  * integers and shape-derived constants never), --freeze and --trainable,
  * the precision modes' bill, a model's own loss, and the chunked loss.
@@ -15,6 +17,7 @@
 #include "graph_build.h"
 #include "plan.h"
 #include "checkpoint.h"
+#include "ckpt_search.h"
 
 /* A graph under construction: x [4, 8] input, a weight per MatMul. */
 typedef struct G {
@@ -380,6 +383,57 @@ static void test_split(void **state)
 	ar_graph_free(b.g);
 }
 
+/* LayerNorm's statistics and Dropout's mask are tied to the node's first
+ * output: no candidate of their own, and under every policy recomputed
+ * exactly when it is (sqrt used to count them as activations, which on
+ * DenseNet-121 kept the BatchNorm statistics and freed their outputs). */
+static void test_ties(void **state)
+{
+	G b = start();
+	int h = linear(&b, "h", b.x, 8);
+	int y = t2(&b, "ln", AR_TK_ACTIVATION, 4, 8);
+	int d = t2(&b, "d", AR_TK_ACTIVATION, 4, 8);
+	int in[3] = {h, gb_tensor(b.g, "ln.g", AR_TK_WEIGHT, 8, 0, 0, 0),
+		     gb_tensor(b.g, "ln.b", AR_TK_WEIGHT, 8, 0, 0, 0)};
+	ArTrainModel *m;
+	gb_node(b.g, "LayerNormalization", in, 3, y);
+	op(&b, "Dropout", y, -1, d);
+	finish(&b, linear(&b, "logits", d, 10));
+	m = model(b.g, &plain);
+	/* h, ln, d, logits: the statistics and the mask are no candidates. */
+	assert_int_equal(m->ncand, 4);
+	for (int t = 0; t < m->base->ntensors; t++) {
+		const char *n = m->base->tensors[t].name;
+		if (strstr(n, "ln.mean") || strstr(n, "ln.inv_std"))
+			assert_int_equal(m->lead[t], y);
+		if (strstr(n, "d.mask"))
+			assert_int_equal(m->lead[t], d);
+	}
+	for (ArCkptPolicy pol = AR_CKPT_NONE; pol <= AR_CKPT_SQRT; pol++) {
+		bool *res = calloc((size_t)m->base->ntensors, sizeof *res);
+		ArGraph *step;
+		bool ln_redo = false, stats_redo = false;
+		bool d_redo = false, mask_redo = false;
+		ar_ckpt_select(m, pol, res);
+		step = ar_train_graph(m, res);
+		for (int t = 0; t < step->ntensors; t++) {
+			const char *n = step->tensors[t].name;
+			ln_redo |= !strcmp(n, "ln.recompute");
+			stats_redo |= !strcmp(n, "ln.mean.recompute");
+			d_redo |= !strcmp(n, "d.recompute");
+			mask_redo |= !strcmp(n, "d.mask.recompute");
+		}
+		assert_int_equal(ln_redo, !res[y]);
+		assert_int_equal(stats_redo, ln_redo);
+		assert_int_equal(d_redo, !res[d]);
+		assert_int_equal(mask_redo, d_redo);
+		ar_graph_free(step);
+		free(res);
+	}
+	ar_train_model_free(m);
+	ar_graph_free(b.g);
+}
+
 /* Dropout: its bool mask, one byte an element. */
 static void test_dropout_mask(void **state)
 {
@@ -640,6 +694,7 @@ int main(void)
 		cmocka_unit_test(test_unary),
 		cmocka_unit_test(test_gather),
 		cmocka_unit_test(test_layernorm),
+		cmocka_unit_test(test_ties),
 		cmocka_unit_test(test_batchnorm),
 		cmocka_unit_test(test_gelu_chain),
 		cmocka_unit_test(test_split),

@@ -141,7 +141,7 @@ static int step(Build *b, int src, const char *name, const char *suffix,
 static bool available(const Build *b, int t)
 {
 	return b->m->base->tensors[t].kind != AR_TK_ACTIVATION ||
-	       !b->resident || b->resident[t];
+	       ar_train_resident(b->m, b->resident, t);
 }
 
 /* With offload_activations, a resident activation lives in the slower

@@ -239,8 +239,9 @@ static int backward_flow(ArTrainModel *m, const bool *rg, ArError *err)
 }
 
 /* Candidates: saved activations and the activations they are computed
- * from, in production order; not the outputs of an op that are always
- * recomputed (AR_OP_RECOMPUTED). */
+ * from, in production order; a node's later such outputs tied to its
+ * first (train.h); not the outputs of an op that are always recomputed
+ * (AR_OP_RECOMPUTED). */
 static void find_candidates(ArTrainModel *m)
 {
 	const ArGraph *g = m->base;
@@ -260,15 +261,22 @@ static void find_candidates(ArTrainModel *m)
 		}
 	}
 	m->cand = ar_xmalloc(((size_t)g->ntensors + 1) * sizeof(int));
+	m->lead = ar_xmalloc(((size_t)g->ntensors + 1) * sizeof(int));
+	for (int t = 0; t < g->ntensors; t++)
+		m->lead[t] = -1;
 	for (int i = 0; i < m->nfwd; i++) {
 		const ArOpDef *d = ar_op_of(&g->nodes[i]);
+		int first = -1;
 		/* Never resident, so never a choice: always recomputed. */
 		if (d && (d->flags & AR_OP_RECOMPUTED))
 			continue;
 		for (int j = 0; j < g->nodes[i].noutputs; j++) {
 			int t = g->nodes[i].outputs[j];
-			if (t >= 0 && need[t])
-				m->cand[m->ncand++] = t;
+			if (t < 0 || !need[t])
+				continue;
+			if (first < 0)
+				m->cand[m->ncand++] = first = t;
+			m->lead[t] = first;
 		}
 	}
 	free(need);
@@ -395,6 +403,7 @@ void ar_train_model_free(ArTrainModel *m)
 	free(m->saved);
 	free(m->ncontrib);
 	free(m->cand);
+	free(m->lead);
 	free(m->flops);
 	free(m);
 }
@@ -402,8 +411,8 @@ void ar_train_model_free(ArTrainModel *m)
 /* Whether a backward step may read t as it is (no recompute). */
 static bool available(const ArTrainModel *m, const bool *resident, int t)
 {
-	return m->base->tensors[t].kind != AR_TK_ACTIVATION || !resident ||
-	       resident[t];
+	return m->base->tensors[t].kind != AR_TK_ACTIVATION ||
+	       ar_train_resident(m, resident, t);
 }
 
 /* Marks the forward nodes that must re-run to get t back.  A stack of its

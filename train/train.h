@@ -121,8 +121,16 @@ typedef struct ArTrainModel {
 	bool *grad;             /* per tensor: its gradient is computed */
 	bool *saved;            /* per tensor: a backward step reads it */
 	int *ncontrib;          /* per tensor: gradient contributions to sum */
-	int *cand;              /* checkpoint candidates, in production order */
+	/* Checkpoint candidates, in production order: a node's first output
+	 * a backward step needs, or needs to recompute from.  Its other such
+	 * outputs (LayerNorm's mean and 1/std, BatchNorm's batch statistics,
+	 * Dropout's mask) are tied to it: resident exactly when it is, so a
+	 * selection is a choice per candidate, and no policy counts a node's
+	 * statistics as activations of their own. */
+	int *cand;
 	int ncand;
+	int *lead;              /* per tensor: the candidate it is or is tied
+				 * to, -1 for none */
 	int64_t *flops;         /* per base node */
 	int64_t forward_flops, backward_flops;
 	ArTrainMemory mem;
@@ -160,7 +168,8 @@ void ar_train_model_free(ArTrainModel *m);
 
 /*
  * resident: per base tensor, true for activations that stay resident (NULL:
- * all of them).  The FLOPs of the forward nodes the graph below re-runs.
+ * all of them); read at the candidates only, a tied output following its
+ * lead.  The FLOPs of the forward nodes the graph below re-runs.
  */
 int64_t ar_train_recompute_flops(const ArTrainModel *m, const bool *resident);
 /* The training-step graph for that selection (step.c); its node order is
@@ -201,6 +210,14 @@ ArDType ar_train_state_dtype(const ArTrainModel *m, int param);
  * nodes in the order `order` gives (node k is src's order[k]; NULL: as
  * they are), producers renumbered accordingly (train.c). */
 ArGraph *ar_train_copy(const ArGraph *src, const int *order);
+
+/* Whether activation t stays resident under the selection (its lead's
+ * entry; NULL: everything stays). */
+static inline bool ar_train_resident(const ArTrainModel *m,
+				     const bool *resident, int t)
+{
+	return !resident || resident[m->lead[t] >= 0 ? m->lead[t] : t];
+}
 
 /* Sums and products of sizes and FLOPs, saturating at INT64_MAX. */
 static inline int64_t ar_train_add(int64_t a, int64_t b)
