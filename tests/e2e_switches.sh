@@ -47,7 +47,8 @@ all16() {
 # A training step with no recompute, then sqrt checkpoints under 70% of
 # its arena.  sqrt is a fixed selection: where its arena stays above that
 # (the peak at the first layers' gradients, which no recompute lowers),
-# exit 3 naming the budget is the right answer; any other failure is not.
+# exit 3 naming the budget ("above the budget of") is the right answer;
+# any other failure is not.
 train() {
 	run --train "$@" || return
 	full=$("$PYTHON" -c 'import json, sys
@@ -56,7 +57,7 @@ print(json.load(open(sys.argv[1]))["arena_bytes"])' "$tmp/r.json")
 		--budget $((full * 7 / 10)) "$@" 2>"$tmp/err"
 	rc=$?
 	if [ $rc -eq 0 ] ||
-	   { [ $rc -eq 3 ] && grep -q "fits the budget" "$tmp/err"; }; then
+	   { [ $rc -eq 3 ] && grep -q "above the budget of" "$tmp/err"; }; then
 		pass=$((pass + 1))
 	else
 		fail=$((fail + 1))
