@@ -46,8 +46,8 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from e2e_paper_oracles import ARENAC, check, gen_gpt, gen_llama, onnx, \
-    results  # noqa: E402
+from e2e_paper_oracles import ARENAC, check, gen_gpt, gen_llama, \
+    layer_saved, onnx, results  # noqa: E402
 import korthikanti  # noqa: E402
 import zero_paper  # noqa: E402
 
@@ -80,24 +80,8 @@ def gpt(tmp, name, **kw):
 
 def saved(report, layer):
     """What layer `layer` keeps from its forward pass for the backward
-    pass (read by a backward or recompute step): {name: its buffer} and
-    {buffer: bytes}."""
-    tensors = {t["name"]: t for t in report["tensors"]}
-    phase = {o: s["phase"] for s in report["steps"] for o in s["outputs"]}
-    read = {i for s in report["steps"]
-            if s["phase"] in ("backward", "recompute") for i in s["inputs"]}
-    names, size = {}, {}
-    for n in read:
-        if not (n.startswith("l%d." % layer) or n == "h%d" % layer):
-            continue
-        if phase.get(n) != "forward":
-            continue
-        r = n
-        while tensors[r]["alias_of"] or tensors[r]["inplace_of"]:
-            r = tensors[r]["alias_of"] or tensors[r]["inplace_of"]
-        names[n] = r
-        size[r] = tensors[r]["bytes"]
-    return names, size
+    pass (read by a backward or recompute step)."""
+    return layer_saved(report, layer, ("backward", "recompute"))
 
 
 TABLE2_CONFIGS = [(32, 2, 64, 4, 2), (16, 4, 128, 8, 4), (48, 1, 96, 3, 3)]

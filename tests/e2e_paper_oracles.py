@@ -190,14 +190,14 @@ def llama_checks(tmp):
             save_and_plan(m, tmp, preset)
 
 
-def layer_saved(report, layer):
+def layer_saved(report, layer, readers=("backward",)):
     """What gen_gpt layer `layer` keeps for the backward pass: the tensors
-    named l{i}.* or h{i} that a forward step produced and a backward step
-    reads, {name: its buffer (through alias_of and inplace_of)}, and the
-    buffers' bytes, {buffer: bytes}."""
+    named l{i}.* or h{i} that a forward step produced and a step of a
+    phase in `readers` reads, {name: its buffer (through alias_of and
+    inplace_of)}, and the buffers' bytes, {buffer: bytes}."""
     tensors = {t["name"]: t for t in report["tensors"]}
     phase = {o: s["phase"] for s in report["steps"] for o in s["outputs"]}
-    read = {i for s in report["steps"] if s["phase"] == "backward"
+    read = {i for s in report["steps"] if s["phase"] in readers
             for i in s["inputs"]}
     names, size = {}, {}
     for n in read:
