@@ -48,8 +48,8 @@ RT_OBJS   := $(RT_SRCS:%.c=$(BUILD)/obj/%.o)
 RT_LIB    := $(BUILD)/libarenac_rt.a
 RT_DEPS   := $(RT_LIB) $(BUILD)/obj/tests/pbread.o
 
-.PHONY: all deps demo check test test-runtime examples sanitize fuzz bench \
-	install uninstall clean
+.PHONY: all deps demo check test test-build test-runtime examples sanitize \
+	fuzz bench install uninstall clean
 
 # Sanitizer and fuzzing builds live in their own folders, so that their
 # objects never mix with the plain build's.
@@ -58,6 +58,8 @@ FUZZ_BUILD   ?= build-fuzz
 SAN_COMMON   := -fno-sanitize-recover=all -fno-omit-frame-pointer
 FUZZ_SECONDS ?= 60
 CHECK_FUZZ_SECONDS ?= 60
+# Builds and test suites run this many at a time (tests/run.sh).
+NPROC := $(shell nproc 2>/dev/null || echo 1)
 
 all: $(ARENAC)
 
@@ -130,8 +132,13 @@ demo: deps
 
 # CC carries SANFLAGS for the scripts that link programs against the
 # (then instrumented) libraries.
-test: $(ARENAC) $(TEST_BINS) $(RT_DEPS)
-	@BUILD=$(BUILD) PYTHON=$(PYTHON) CC="$(CC) $(SANFLAGS)" sh tests/run.sh
+test:
+	@$(MAKE) --no-print-directory -j$(NPROC) test-build
+	@BUILD=$(BUILD) PYTHON=$(PYTHON) CC="$(CC) $(SANFLAGS)" \
+		JOBS=$(NPROC) sh tests/run.sh
+
+# What the suites run.
+test-build: $(ARENAC) $(TEST_BINS) $(RT_DEPS)
 
 # Just the reference runtime's end-to-end tests.
 test-runtime: $(ARENAC) $(RT_DEPS)
@@ -153,7 +160,8 @@ sanitize:
 		test
 
 fuzz:
-	@$(MAKE) --no-print-directory BUILD=$(FUZZ_BUILD) CC=clang OPT="-O1 -g" \
+	@$(MAKE) --no-print-directory -j$(NPROC) BUILD=$(FUZZ_BUILD) CC=clang \
+		OPT="-O1 -g" \
 		SANFLAGS="-fsanitize=fuzzer-no-link,address,undefined $(SAN_COMMON)" \
 		$(FUZZ_BUILD)/fuzz/fuzz_pipeline
 	@sh scripts/fuzz.sh $(FUZZ_BUILD)/fuzz/fuzz_pipeline $(FUZZ_SECONDS)

@@ -2,7 +2,8 @@
 # run.sh — runs every test program and end-to-end script, then prints one
 # closing line "N passed, N failed".  Exits non-zero if anything failed.
 # Each cmocka binary tests/test_* and each tests/e2e_*.sh / tests/e2e_*.py
-# counts as one suite; cmocka prints its own per-test summary lines.
+# counts as one suite (tests/run_suite.sh runs one); cmocka prints its own
+# per-test summary lines.
 BUILD=${BUILD:-build}
 PYTHON=${PYTHON:-/usr/bin/python3}
 export BUILD PYTHON
@@ -13,36 +14,32 @@ fi
 export ARENAC_SHARED="${ARENAC_SHARED:-}"
 [ -d "${ARENAC_SHARED:-/nonexistent}/models" ] ||
 	echo "skipped: no shared models (set ARENAC_SHARED or put shared/ beside the repository)"
+# Suites run JOBS at a time (default: one per CPU), each in a folder of
+# its own, so no suite depends on another's files or on the machine's
+# speed; their output comes out whole, one suite at a time.
+JOBS=${JOBS:-$(nproc 2>/dev/null || echo 1)}
+res=$(mktemp -d)
+trap 'rm -rf "$res"' EXIT
+: >"$res/lock"
+for t in "$BUILD"/tests/test_* tests/e2e_*.sh tests/e2e_*.py; do
+	case $t in
+	*/test_*) [ -x "$t" ] && echo "$t" ;;
+	*) [ -f "$t" ] && echo "$t" ;;
+	esac
+done >"$res/suites"
+xargs -P "$JOBS" -n 1 sh tests/run_suite.sh "$res" <"$res/suites"
 pass=0
 fail=0
 failed=""
-# Each suite's wall time goes to the log (never into a verdict), so a slow
-# suite shows where make check's minutes go.
-run() {
-	name=$1
-	shift
-	echo "== $name"
-	t0=$(date +%s)
-	if "$@"; then
+while read -r t; do
+	# A suite that left no verdict failed too.
+	if [ "$(cat "$res/$(basename "$t").rc" 2>/dev/null)" = 0 ]; then
 		pass=$((pass + 1))
 	else
 		fail=$((fail + 1))
-		failed="$failed $name"
+		failed="$failed $(basename "$t")"
 	fi
-	echo "== $name: $(($(date +%s) - t0)) s"
-}
-for t in "$BUILD"/tests/test_*; do
-	[ -x "$t" ] || continue
-	run "$(basename "$t")" "$t"
-done
-for t in tests/e2e_*.sh; do
-	[ -f "$t" ] || continue
-	run "$(basename "$t")" sh "$t"
-done
-for t in tests/e2e_*.py; do
-	[ -f "$t" ] || continue
-	run "$(basename "$t")" "$PYTHON" "$t"
-done
+done <"$res/suites"
 [ -n "$failed" ] && echo "failed suites:$failed"
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
