@@ -5,9 +5,10 @@
  *
  * A fixed policy's selection depends on the model alone; optimal is the
  * search of ckpt_search.c, which plans every fixed policy of ar_ckpt_fixed
- * among its candidates, so it is never worse than any of them that fits.
- * A policy added to the list (and to ar_ckpt_select) is held against
- * optimal with nothing else to change.
+ * the model has (layer and selective need layers and an attention core:
+ * ckpt_layers.c) among its candidates, so it is never worse than any of
+ * them that fits.  A policy added to the list (and to ar_ckpt_select or
+ * ar_ckpt_layers) is held against optimal with nothing else to change.
  *
  * When nothing fits, the message says what the policy asked for reaches,
  * and separately the smallest arena the search reaches at all (and its
