@@ -38,18 +38,22 @@ void ar_text_close(ArText *t)
 	*t = ar_text_on(t->f);
 }
 
+static void grow(ArText *t, size_t n)
+{
+	size_t cap = t->cap ? t->cap : 256;
+	while (cap < t->n + n)
+		cap *= 2;
+	t->s = ar_xrealloc(t->s, cap);
+	t->cap = cap;
+}
+
 /* Room for n more bytes. */
-static char *room(ArText *t, size_t n)
+static inline char *room(ArText *t, size_t n)
 {
 	if (t->n >= FLUSH_AT)
 		flush(t);
-	if (t->n + n > t->cap) {
-		size_t cap = t->cap ? t->cap : 256;
-		while (cap < t->n + n)
-			cap *= 2;
-		t->s = ar_xrealloc(t->s, cap);
-		t->cap = cap;
-	}
+	if (t->n + n > t->cap)
+		grow(t, n);
 	return t->s + t->n;
 }
 
@@ -79,14 +83,22 @@ void ar_text_upper(ArText *t, const char *s)
 	t->n += n;
 }
 
-/* v in base 10 or 16, with a minus sign when neg. */
-static void put_num(ArText *t, uint64_t v, unsigned base, bool neg)
+/* v in decimal (hex: in base 16), with a minus sign when neg; the two
+ * bases apart so that each divides by a constant. */
+static void put_num(ArText *t, uint64_t v, bool hex, bool neg)
 {
 	char buf[24], *p = buf + sizeof buf;
-	do {
-		*--p = "0123456789abcdef"[v % base];
-		v /= base;
-	} while (v);
+	if (hex) {
+		do {
+			*--p = "0123456789abcdef"[v & 15];
+			v >>= 4;
+		} while (v);
+	} else {
+		do {
+			*--p = (char)('0' + v % 10);
+			v /= 10;
+		} while (v);
+	}
 	if (neg)
 		*--p = '-';
 	ar_text_putn(t, p, (size_t)(buf + sizeof buf - p));
@@ -120,7 +132,7 @@ void ar_text_printf(ArText *t, const char *fmt, ...)
 			     va_arg(ap, long) : len == 2 ? va_arg(ap, long long)
 			     : (int64_t)va_arg(ap, size_t);
 			/* 0 - (uint64_t)sv is |sv| even for INT64_MIN. */
-			put_num(t, sv < 0 ? 0 - (uint64_t)sv : (uint64_t)sv, 10,
+			put_num(t, sv < 0 ? 0 - (uint64_t)sv : (uint64_t)sv, false,
 				sv < 0);
 			break;
 		case 'u':
@@ -128,7 +140,7 @@ void ar_text_printf(ArText *t, const char *fmt, ...)
 			uv = len == 0 ? va_arg(ap, unsigned) : len == 1 ?
 			     va_arg(ap, unsigned long) : len == 2 ?
 			     va_arg(ap, unsigned long long) : va_arg(ap, size_t);
-			put_num(t, uv, fmt[-1] == 'u' ? 10 : 16, false);
+			put_num(t, uv, fmt[-1] == 'x', false);
 			break;
 		case 's': {
 			const char *s = va_arg(ap, const char *);

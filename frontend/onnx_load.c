@@ -24,6 +24,7 @@
 #include "ops.h"
 #include "numfmt.h"
 #include "onnx.pb-c.h"
+#include "pbarena.h"
 
 /* Raw data and the narrowing copies below read ONNX's little-endian bytes
  * as host values. */
@@ -881,6 +882,7 @@ int ar_load_onnx_buffer(const uint8_t *buf, size_t len,
 {
 	static const ArLoadOptions defaults = {.dim_default = -1, .batch = -1};
 	Onnx__ModelProto *m;
+	ArPbArena arena;
 	Loader L = {0};
 	int rc;
 
@@ -895,10 +897,13 @@ int ar_load_onnx_buffer(const uint8_t *buf, size_t len,
 		return ar_fail(err, AR_EXIT_MODEL, "not a usable ONNX model: "
 			       "protobuf messages nested deeper than %d levels",
 			       MAX_PROTO_DEPTH);
-	m = onnx__model_proto__unpack(NULL, len, buf);
-	if (!m)
+	ar_pb_arena_init(&arena);
+	m = onnx__model_proto__unpack(&arena.alloc, len, buf);
+	if (!m) {
+		ar_pb_arena_free(&arena);
 		return ar_fail(err, AR_EXIT_MODEL, "not an ONNX model: the "
 			       "protobuf is truncated or malformed");
+	}
 	L.model = m;
 	if (!m->graph) {
 		rc = ar_fail(err, AR_EXIT_MODEL, "not an ONNX model: no graph");
@@ -930,7 +935,7 @@ int ar_load_onnx_buffer(const uint8_t *buf, size_t len,
 	ar_binder_free(&L.bind);
 	free(L.inputs);
 done:
-	onnx__model_proto__free_unpacked(m, NULL);
+	ar_pb_arena_free(&arena);
 	return rc;
 }
 
