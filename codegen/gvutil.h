@@ -5,11 +5,9 @@
 #ifndef ARENAC_GVUTIL_H
 #define ARENAC_GVUTIL_H
 
-#include <graphviz/cgraph.h>
-#include <graphviz/gvc.h>
-
 #include "emit.h"
 #include "graph.h"
+#include "gvload.h"
 #include "plan.h"
 
 /*
