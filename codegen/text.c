@@ -1,9 +1,10 @@
 /*
  * text.c — ArText, the buffered writer of text.h.
  *
- * The buffer goes to the FILE whenever it passes FLUSH_AT bytes, so a
- * table of any length costs a few large fwrites and bounded memory.  Write
- * errors stay with the FILE, whose owner checks ferror (outfile.c).
+ * The buffer (BUF bytes, more only for one longer piece) goes to the FILE
+ * whenever it is full, so a table of any length costs a few large fwrites
+ * and bounded memory.  Write errors stay with the FILE, whose owner checks
+ * ferror (outfile.c).
  */
 #include "text.h"
 
@@ -16,7 +17,7 @@
 
 #include "graph.h"
 
-#define FLUSH_AT ((size_t)1 << 16)
+#define BUF ((size_t)1 << 16)
 
 ArText ar_text_on(FILE *f)
 {
@@ -38,46 +39,21 @@ void ar_text_close(ArText *t)
 	*t = ar_text_on(t->f);
 }
 
-static void grow(ArText *t, size_t n)
+char *ar_text_room_slow(ArText *t, size_t n)
 {
-	size_t cap = t->cap ? t->cap : 256;
-	while (cap < t->n + n)
-		cap *= 2;
-	t->s = ar_xrealloc(t->s, cap);
-	t->cap = cap;
-}
-
-/* Room for n more bytes. */
-static inline char *room(ArText *t, size_t n)
-{
-	if (t->n >= FLUSH_AT)
-		flush(t);
-	if (t->n + n > t->cap)
-		grow(t, n);
-	return t->s + t->n;
-}
-
-void ar_text_putn(ArText *t, const char *s, size_t n)
-{
-	memcpy(room(t, n), s, n);
-	t->n += n;
-}
-
-void ar_text_putc(ArText *t, char c)
-{
-	*room(t, 1) = c;
-	t->n++;
-}
-
-void ar_text_puts(ArText *t, const char *s)
-{
-	ar_text_putn(t, s, strlen(s));
+	flush(t);
+	if (n >= t->cap) {
+		t->cap = n < BUF ? BUF : n + 1;
+		free(t->s);
+		t->s = ar_xmalloc(t->cap);
+	}
+	return t->s;
 }
 
 void ar_text_upper(ArText *t, const char *s)
 {
 	size_t n = strlen(s);
-	char *d = room(t, n);
+	char *d = ar_text_room(t, n);
 	for (size_t i = 0; i < n; i++)
 		d[i] = s[i] >= 'a' && s[i] <= 'z' ? s[i] - 'a' + 'A' : s[i];
 	t->n += n;

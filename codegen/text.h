@@ -15,10 +15,11 @@
 #define ARENAC_TEXT_H
 
 #include <stdio.h>
+#include <string.h>
 
 typedef struct ArText {
 	FILE *f;
-	char *s;
+	char *s;                    /* the buffer: n bytes held, cap room */
 	size_t n, cap;
 } ArText;
 
@@ -34,9 +35,6 @@ void ar_text_close(ArText *t);
  */
 void ar_text_printf(ArText *t, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
-void ar_text_puts(ArText *t, const char *s);
-void ar_text_putn(ArText *t, const char *s, size_t n);     /* n bytes of s */
-void ar_text_putc(ArText *t, char c);
 void ar_text_upper(ArText *t, const char *s);      /* s upper-cased */
 /*
  * The first max bytes of s (all of it when shorter) as a C string
@@ -44,5 +42,36 @@ void ar_text_upper(ArText *t, const char *s);      /* s upper-cased */
  */
 void ar_text_c_str(ArText *t, const char *s, size_t max);
 void ar_text_json_str(ArText *t, const char *s);
+
+/*
+ * Room for n more bytes at t->s + t->n when the buffer is full (text.c):
+ * writes the buffer out first.  The small writers below are inline, as
+ * the tables make hundreds of thousands of calls.
+ */
+char *ar_text_room_slow(ArText *t, size_t n);
+
+static inline char *ar_text_room(ArText *t, size_t n)
+{
+	/* Strictly less, so that an ArText without a buffer yet (cap 0)
+	 * always takes the slow path, even for n = 0. */
+	return n < t->cap - t->n ? t->s + t->n : ar_text_room_slow(t, n);
+}
+
+static inline void ar_text_putn(ArText *t, const char *s, size_t n)
+{
+	memcpy(ar_text_room(t, n), s, n);
+	t->n += n;
+}
+
+static inline void ar_text_puts(ArText *t, const char *s)
+{
+	ar_text_putn(t, s, strlen(s));
+}
+
+static inline void ar_text_putc(ArText *t, char c)
+{
+	*ar_text_room(t, 1) = c;
+	t->n++;
+}
 
 #endif

@@ -14,7 +14,7 @@
 
 #include "graph.h"
 
-#define CHUNK ((size_t)1 << 20)
+#define CHUNK ((size_t)1 << 16)
 
 struct ArPbChunk {
 	ArPbChunk *next;

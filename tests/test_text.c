@@ -82,18 +82,24 @@ static void test_escapes(void **state)
 	free(got);
 }
 
-/* Far past the flush size, every byte in order, and a FILE write after
- * the close lands after all of it. */
+/* Far past the buffer's size, and one piece longer than the buffer, every
+ * byte in order; a FILE write after the close lands after all of it. */
 static void test_long_text_in_order(void **state)
 {
-	enum { N = 100000 };
-	char *got, *p;
+	enum { N = 100000, LONG = 200000 };
+	char *got, *p, *big = malloc(LONG + 1);
 	Mem m;
 	ArText t = mem_open(&m);
 	(void)state;
 
-	for (int i = 0; i < N; i++)
+	assert_non_null(big);
+	memset(big, 'a', LONG);
+	big[LONG] = '\0';
+	for (int i = 0; i < N; i++) {
 		ar_text_printf(&t, "%d,", i);
+		if (i == N / 2)
+			ar_text_upper(&t, big);
+	}
 	ar_text_close(&t);
 	fputs("end", m.f);
 	got = mem_close(&m, &t);
@@ -103,9 +109,13 @@ static void test_long_text_in_order(void **state)
 		assert_int_equal(strtol(p, &e, 10), i);
 		assert_int_equal(*e, ',');
 		p = e + 1;
+		if (i == N / 2) {
+			assert_int_equal(strspn(p, "A"), LONG);
+			p += LONG;
+		}
 	}
 	assert_string_equal(p, "end");
-	free(got);
+	free(got), free(big);
 }
 
 int main(void)
