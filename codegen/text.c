@@ -18,6 +18,7 @@
 #include "graph.h"
 
 #define BUF ((size_t)1 << 16)
+#define LIT 64
 
 ArText ar_text_on(FILE *f)
 {
@@ -85,16 +86,23 @@ void ar_text_printf(ArText *t, const char *fmt, ...)
 	va_list ap;
 	va_start(ap, fmt);
 	while (*fmt) {
-		const char *lit = fmt;
-		int len = 0;           /* 0 int, 1 long, 2 long long, 3 size_t */
+		int len = 0;          /* 0 int, 1 long, 2 long long, 3 size_t */
 		int64_t sv;
 		uint64_t uv;
 
-		while (*fmt && *fmt != '%')
-			fmt++;
-		ar_text_putn(t, lit, (size_t)(fmt - lit));
-		if (!*fmt)
-			break;
+		if (*fmt != '%') {
+			/* Literal text, copied as it is scanned, up to LIT
+			 * bytes at a time. */
+			char *d = ar_text_room(t, LIT);
+			size_t k = 0;
+			while (k < LIT && fmt[k] && fmt[k] != '%') {
+				d[k] = fmt[k];
+				k++;
+			}
+			t->n += k;
+			fmt += k;
+			continue;
+		}
 		fmt++;
 		if (*fmt == 'z')
 			len = 3, fmt++;
