@@ -551,8 +551,9 @@ static Agraph_t *build(const ArGraph *g, const ArPlan *p,
 		       const ArEmitInfo *info)
 {
 	const ArGvLib *lib = ar_gv();
-	Dot d = {.gv = lib->agopen("dataflow", lib->Agdirected, NULL), .g = g,
-		 .p = p, .info = info};
+	Dot d = {.gv = lib->agopen("dataflow", lib->Agdirected,
+				   ar_gv_ordered()),
+		 .g = g, .p = p, .info = info};
 
 	d.mode = info->dot_focus_set ? AR_DOT_FOCUS :
 		 !info->dot_expand && p->nsteps > CONDENSE_ABOVE ?

@@ -33,6 +33,7 @@ int ar_gv_load(const char *path, ArError *err)
 {
 	const char *missing = NULL;
 	const Agdesc_t *dir, *undir;
+	const Agiddisc_t *ids;
 	void *h;
 
 	if (loaded)
@@ -49,12 +50,14 @@ int ar_gv_load(const char *path, ArError *err)
 #undef AR_GV_LOAD
 	dir = sym(h, "Agdirected", &missing);
 	undir = sym(h, "Agundirected", &missing);
+	ids = sym(h, "AgIdDisc", &missing);
 	if (missing)
 		return ar_fail(err, AR_EXIT_USAGE, "%s: pictures need "
 			       "Graphviz, and %s has no '%s'", path,
 			       AR_GVC_SONAME, missing);
 	lib.Agdirected = *dir;
 	lib.Agundirected = *undir;
+	lib.AgIdDisc = *ids;
 	loaded = true;
 	return AR_OK;
 }

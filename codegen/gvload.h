@@ -30,6 +30,7 @@ typedef struct ArGvLib {
 	AR_GV_FUNCS(AR_GV_MEMBER)
 #undef AR_GV_MEMBER
 	Agdesc_t Agdirected, Agundirected;
+	Agiddisc_t AgIdDisc;        /* cgraph's default ID discipline */
 } ArGvLib;
 
 /*
