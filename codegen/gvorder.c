@@ -8,7 +8,9 @@
  * reshuffled by any change in how arenac allocates.  Here named graphs
  * get the IDs 2, 4, 6, ... in the order they are made; every other object
  * keeps the default discipline (its anonymous IDs are odd, so the two
- * never meet).
+ * never meet).  The names are interned with agstrdup, as the default's
+ * are: cgraph reads the flags in front of a name it is given (to tell an
+ * HTML label), so a plain copy would be read past its start.
  */
 #include "gvutil.h"
 
@@ -16,6 +18,7 @@
 #include <string.h>
 
 typedef struct Ids {
+	Agraph_t *root;
 	void *dflt;                 /* the default discipline's state */
 	char **names;               /* names[k]: the graph with ID 2 (k + 1) */
 	size_t n;
@@ -34,6 +37,7 @@ static bool ours(int objtype, IDTYPE id)
 static void *ids_open(Agraph_t *g, Agdisc_t *disc)
 {
 	Ids *s = ar_xcalloc(1, sizeof *s);
+	s->root = g;
 	s->dflt = dflt()->open(g, disc);
 	return s;
 }
@@ -52,7 +56,7 @@ static long ids_map(void *state, int objtype, char *str, IDTYPE *id,
 	if (!createflag)
 		return 0;
 	s->names = ar_xrealloc(s->names, (s->n + 1) * sizeof *s->names);
-	s->names[s->n++] = ar_xstrdup(str);
+	s->names[s->n++] = ar_gv()->agstrdup(s->root, str);
 	*id = 2 * s->n;
 	return 1;
 }
@@ -79,9 +83,10 @@ static char *ids_print(void *state, int objtype, IDTYPE id)
 static void ids_close(void *state)
 {
 	Ids *s = state;
-	dflt()->close(s->dflt);
+	/* Before cgraph closes its string dictionary (agclose). */
 	for (size_t k = 0; k < s->n; k++)
-		free(s->names[k]);
+		ar_gv()->agstrfree(s->root, s->names[k]);
+	dflt()->close(s->dflt);
 	free(s->names);
 	free(s);
 }
