@@ -22,7 +22,12 @@ ONNX_PROTO ?= /usr/include/onnx/onnx.proto
 
 PKGS    := libcgraph libgvc libprotobuf-c
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+# arenac loads Graphviz only when it draws a picture (codegen/gvload.c), by
+# the soname of the libgvc it was built against; the tests link Graphviz
+# to read the pictures back.
+GV_LIBS    = $(shell pkg-config --libs libcgraph libgvc 2>/dev/null)
+GVC_SONAME = $(shell objdump -p $$($(CC) -print-file-name=libgvc.so) \
+		2>/dev/null | awk '$$1 == "SONAME" {print $$2}')
 
 WARN    := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wno-unused-parameter
 OPT     ?= -O2 -g
@@ -30,7 +35,7 @@ CFLAGS  ?=
 ALL_CFLAGS = -std=c11 -D_POSIX_C_SOURCE=200809L $(OPT) $(WARN) $(SANFLAGS) \
 	-DARENAC_VERSION='"$(VERSION)"' -Ifrontend -Iops -Itrain -Iplanner -Icodegen \
 	-I$(BUILD)/gen $(PKG_CFLAGS) $(CFLAGS)
-LDLIBS  = $(PKG_LIBS) -lm
+LDLIBS  = $(shell pkg-config --libs libprotobuf-c 2>/dev/null) -lm -ldl
 
 LIB_SRCS  := $(sort $(wildcard frontend/*.c ops/*.c train/*.c planner/*.c \
 		codegen/*.c))
@@ -81,6 +86,8 @@ $(BUILD)/obj/%.o: %.c $(BUILD)/gen/onnx.pb-c.h
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
 
+$(BUILD)/obj/codegen/gvload.o: ALL_CFLAGS += -DAR_GVC_SONAME='"$(GVC_SONAME)"'
+
 $(LIB): $(LIB_OBJS)
 	rm -f $@
 	ar rcs $@ $^
@@ -99,7 +106,7 @@ $(RT_LIB): $(RT_OBJS)
 $(BUILD)/tests/%: tests/%.c $(LIB) $(RT_LIB) $(wildcard tests/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -Itests -Iruntime -o $@ $< $(LIB) $(RT_LIB) \
-		$(LDLIBS) -lcmocka
+		$(LDLIBS) $(GV_LIBS) -lcmocka
 
 # Built with SANFLAGS holding -fsanitize=fuzzer-no-link,... (see fuzz:).
 $(BUILD)/fuzz/%: fuzz/%.c $(LIB)

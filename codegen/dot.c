@@ -186,7 +186,7 @@ static void tensor_node(Dot *d, const int *members, int count, int block)
 	Agnode_t *n;
 
 	snprintf(id, sizeof id, "t%d", t);
-	n = agnode(block >= 0 ? d->clusters[block] : d->gv, id, 1);
+	n = ar_gv()->agnode(block >= 0 ? d->clusters[block] : d->gv, id, 1);
 	for (int i = 0; i < count; i++) {
 		const ArTensor *y = &d->g->tensors[members[i]];
 		const ArSlot *z = &d->p->slots[members[i]];
@@ -329,7 +329,8 @@ static void box_node(Dot *d, int b)
 
 	snprintf(id, sizeof id, "s%d", first);
 	/* Made in its block's cluster: Graphviz adds it to the root too. */
-	n = d->boxes[b] = agnode(block >= 0 ? d->clusters[block] : d->gv, id, 1);
+	n = d->boxes[b] = ar_gv()->agnode(block >= 0 ? d->clusters[block] :
+					  d->gv, id, 1);
 	if (has_peak) {
 		char lb[32];
 		ar_gv_bytes(lb, sizeof lb, d->p->lower_bound);
@@ -391,7 +392,7 @@ static void block_cluster(Dot *d, int k)
 	Agraph_t *c;
 
 	snprintf(name, sizeof name, "cluster_b%d", k);
-	c = d->clusters[k] = agsubg(d->gv, name, 1);
+	c = d->clusters[k] = ar_gv()->agsubg(d->gv, name, 1);
 	ar_gv_set(c, "label", "\xc3\x97%d: steps %d to %d, %d repeats of %d "
 		  "step%s (the first drawn)", b->count, b->first,
 		  b->first + b->period * b->count - 1, b->count, b->period,
@@ -404,10 +405,10 @@ static void block_cluster(Dot *d, int k)
 
 static void edge(Dot *d, Agnode_t *tail, Agnode_t *head, bool loop)
 {
-	Agedge_t *e = agedge(d->gv, tail, head, NULL, 0);
+	Agedge_t *e = ar_gv()->agedge(d->gv, tail, head, NULL, 0);
 	if (e)
 		return;
-	e = agedge(d->gv, tail, head, NULL, 1);
+	e = ar_gv()->agedge(d->gv, tail, head, NULL, 1);
 	if (loop) {
 		/* The value the next repeat starts from: drawn, but not
 		 * allowed to pull the layout back up. */
@@ -491,8 +492,8 @@ static void legend(Dot *d)
 {
 	char html[2048];
 	size_t k = 0;
-	Agnode_t *n = agnode(d->gv, "legend", 1);
-	Agsym_t *label = agattr(d->gv, AGNODE, "label", NULL);
+	Agnode_t *n = ar_gv()->agnode(d->gv, "legend", 1);
+	Agsym_t *label = ar_gv()->agattr(d->gv, AGNODE, "label", NULL);
 	char *s;
 
 	k += (size_t)snprintf(html + k, sizeof html - k, "<table border=\"0\" "
@@ -511,9 +512,9 @@ static void legend(Dot *d)
 			 "the peak</td></tr></table>");
 	ar_gv_set(n, "shape", "plaintext");
 	ar_gv_set(n, "class", "legend");
-	s = agstrdup_html(d->gv, html);
-	agxset(n, label, s);
-	agstrfree(d->gv, s);
+	s = ar_gv()->agstrdup_html(d->gv, html);
+	ar_gv()->agxset(n, label, s);
+	ar_gv()->agstrfree(d->gv, s);
 }
 
 static void title(Dot *d)
@@ -549,8 +550,10 @@ static void title(Dot *d)
 static Agraph_t *build(const ArGraph *g, const ArPlan *p,
 		       const ArEmitInfo *info)
 {
-	Dot d = {.gv = agopen("dataflow", Agdirected, NULL), .g = g, .p = p,
-		 .info = info};
+	const ArGvLib *lib = ar_gv();
+	Dot d = {.gv = lib->agopen("dataflow", lib->Agdirected,
+				   ar_gv_ordered()),
+		 .g = g, .p = p, .info = info};
 
 	d.mode = info->dot_focus_set ? AR_DOT_FOCUS :
 		 !info->dot_expand && p->nsteps > CONDENSE_ABOVE ?
@@ -562,11 +565,11 @@ static Agraph_t *build(const ArGraph *g, const ArPlan *p,
 	ar_gv_set(d.gv, "fontname", "Helvetica");
 	ar_gv_set(d.gv, "nodesep", "0.2");
 	ar_gv_set(d.gv, "ranksep", "0.25");
-	agattr(d.gv, AGNODE, "fontname", "Helvetica");
-	agattr(d.gv, AGNODE, "fontsize", "10");
-	agattr(d.gv, AGNODE, "margin", "0.06,0.03");
-	agattr(d.gv, AGNODE, "height", "0.3");
-	agattr(d.gv, AGEDGE, "arrowsize", "0.6");
+	lib->agattr(d.gv, AGNODE, "fontname", "Helvetica");
+	lib->agattr(d.gv, AGNODE, "fontsize", "10");
+	lib->agattr(d.gv, AGNODE, "margin", "0.06,0.03");
+	lib->agattr(d.gv, AGNODE, "height", "0.3");
+	lib->agattr(d.gv, AGEDGE, "arrowsize", "0.6");
 	title(&d);
 	d.boxes = ar_xcalloc((size_t)d.v.nboxes + 1, sizeof *d.boxes);
 	d.clusters = ar_xcalloc((size_t)d.v.nblocks + 1, sizeof *d.clusters);
@@ -593,8 +596,10 @@ int ar_write_dot(const char *path, const ArGraph *g, const ArPlan *p,
 		return ar_fail(err, AR_EXIT_USAGE, "%s: --dot-focus %d: the "
 			       "plan has steps 0 to %d", path, info->dot_focus,
 			       p->nsteps - 1);
+	if ((rc = ar_gv_load(path, err)) != AR_OK)
+		return rc;
 	gv = build(g, p, info);
 	rc = ar_gv_write(gv, path, "dot", out, err);
-	agclose(gv);
+	ar_gv()->agclose(gv);
 	return rc;
 }

@@ -38,7 +38,7 @@ GVC_t *ar_gv_context(void)
 {
 	static GVC_t *gvc;
 	if (!gvc)
-		gvc = gvContext();
+		gvc = ar_gv()->gvContext();
 	return gvc;
 }
 
@@ -76,25 +76,27 @@ static bool fit_bitmap(Agraph_t *g)
 static int render(Agraph_t *g, FILE *f, const char *fmt, const char *engine,
 		  const char *path, ArError *err)
 {
+	const ArGvLib *lib = ar_gv();
 	GVC_t *gvc;
 	int rc = AR_OK;
 
 	if (!strcmp(fmt, "dot") || !strcmp(fmt, "gv"))
-		return agwrite(g, f) == 0 ? AR_OK : ar_fail(err, AR_EXIT_USAGE,
-			"%s: write failed", path);
+		return lib->agwrite(g, f) == 0 ? AR_OK : ar_fail(err,
+			AR_EXIT_USAGE, "%s: write failed", path);
 	gvc = ar_gv_context();
-	if (gvLayout(gvc, g, engine) != 0)
+	if (lib->gvLayout(gvc, g, engine) != 0)
 		rc = ar_fail(err, AR_EXIT_INTERNAL, "%s: graphviz layout failed:"
 			     " %s", path, gv_msg);
 	else if (!strcmp(fmt, "png") && fit_bitmap(g) &&
-		 (gvFreeLayout(gvc, g), gvLayout(gvc, g, engine) != 0))
+		 (lib->gvFreeLayout(gvc, g),
+		  lib->gvLayout(gvc, g, engine) != 0))
 		rc = ar_fail(err, AR_EXIT_INTERNAL, "%s: graphviz layout failed:"
 			     " %s", path, gv_msg);
-	else if (gvRender(gvc, g, fmt, f) != 0)
+	else if (lib->gvRender(gvc, g, fmt, f) != 0)
 		rc = ar_fail(err, AR_EXIT_USAGE, "%s: graphviz cannot render "
 			     "'%s' (use .dot, .svg, .png or .pdf): %s", path,
 			     fmt, gv_msg);
-	gvFreeLayout(gvc, g);
+	lib->gvFreeLayout(gvc, g);
 	return rc;
 }
 
@@ -116,9 +118,9 @@ int ar_gv_write(Agraph_t *g, const char *path, const char *engine,
 	if ((rc = ar_out_open(&o, path, err)) != AR_OK)
 		return rc;
 	gv_msg[0] = '\0';
-	old = agseterrf(catch_msg);
+	old = ar_gv()->agseterrf(catch_msg);
 	rc = render(g, o.f, ext, engine, path, err);
-	agseterrf(old);
+	ar_gv()->agseterrf(old);
 	if (rc) {
 		ar_out_abort(&o);
 		return rc;
@@ -136,7 +138,7 @@ void ar_gv_set(void *obj, const char *attr, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(buf, sizeof buf, fmt, ap);
 	va_end(ap);
-	agsafeset(obj, (char *)attr, buf, "");
+	ar_gv()->agsafeset(obj, (char *)attr, buf, "");
 }
 
 int64_t ar_gv_region_base(const ArPlan *p, int r)

@@ -5,11 +5,9 @@
 #ifndef ARENAC_GVUTIL_H
 #define ARENAC_GVUTIL_H
 
-#include <graphviz/cgraph.h>
-#include <graphviz/gvc.h>
-
 #include "emit.h"
 #include "graph.h"
+#include "gvload.h"
 #include "plan.h"
 
 /*
@@ -31,6 +29,13 @@ int ar_gv_write(Agraph_t *g, const char *path, const char *engine,
  * (tests too) must use this one.
  */
 GVC_t *ar_gv_context(void);
+
+/*
+ * For agopen: named (sub)graphs numbered in the order they are made, so
+ * that a graph's clusters are written in that order, not in the order of
+ * their names' heap addresses (gvorder.c).
+ */
+Agdisc_t *ar_gv_ordered(void);
 
 /* agsafeset with a printf format. */
 void ar_gv_set(void *obj, const char *attr, const char *fmt, ...)

@@ -51,39 +51,32 @@ void hdr_tmpl(const Hdr *h, const char *t)
 	}
 }
 
-void hdr_str(const Hdr *h, const char *s)
+void hdr_str(ArText *out, const char *s)
 {
-	char buf[MAX_LITERAL + 1];
-	snprintf(buf, sizeof buf, "%s", s);
-	ar_c_str(h->f, buf);
+	ar_text_c_str(out, s, MAX_LITERAL);
 }
 
-void hdr_upper(const Hdr *h, const char *s)
+void hdr_dtype(const Hdr *h, ArText *out, ArDType dt)
 {
-	for (; *s; s++)
-		fputc(*s >= 'a' && *s <= 'z' ? *s - 'a' + 'A' : *s, h->f);
+	ar_text_printf(out, "%s_DT_", h->up);
+	ar_text_upper(out, ar_dtype_name(dt));
 }
 
-void hdr_dtype(const Hdr *h, ArDType dt)
+void hdr_open_pool(const Hdr *h, ArText *out, const char *type,
+		   const char *name)
 {
-	fprintf(h->f, "%s_DT_", h->up);
-	hdr_upper(h, ar_dtype_name(dt));
+	ar_text_printf(out, "static const %s %s_%s[] = {", type, h->tab, name);
 }
 
-void hdr_open_pool(const Hdr *h, const char *type, const char *name)
-{
-	fprintf(h->f, "static const %s %s_%s[] = {", type, h->tab, name);
-}
-
-void hdr_open_table(const Hdr *h, const char *type, const char *name,
-		    const char *count_macro, int count)
+void hdr_open_table(const Hdr *h, ArText *out, const char *type,
+		    const char *name, const char *count_macro, int count)
 {
 	if (h->sub)
-		fprintf(h->f, "static const %s_%s %s_%s[%d] = {\n", h->lo, type,
-			h->tab, name, count + 1);
+		ar_text_printf(out, "static const %s_%s %s_%s[%d] = {\n", h->lo,
+			       type, h->tab, name, count + 1);
 	else
-		fprintf(h->f, "const %s_%s %s_%s[%s_%s + 1] = {\n", h->lo, type,
-			h->lo, name, h->up, count_macro);
+		ar_text_printf(out, "const %s_%s %s_%s[%s_%s + 1] = {\n", h->lo,
+			       type, h->lo, name, h->up, count_macro);
 }
 
 typedef struct Each {
@@ -118,9 +111,9 @@ void hdr_each_sub(const Hdr *h, void (*fn)(const Hdr *sh, void *ctx),
 	ar_plan_walk_subs(h->top, each_sub, &e);
 }
 
-void hdr_pool_sep(const Hdr *h, int *k)
+void hdr_pool_sep(ArText *out, int *k)
 {
-	fputs(*k % 16 ? " " : "\n\t", h->f);
+	ar_text_puts(out, *k % 16 ? " " : "\n\t");
 	(*k)++;
 }
 

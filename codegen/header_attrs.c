@@ -17,34 +17,34 @@
  * the header leaves out like the weights. */
 #define MAX_TENSOR_ATTR 64
 
-static void put_i64(FILE *f, int64_t v)
+static void put_i64(ArText *out, int64_t v)
 {
 	if (v == INT64_MIN)
-		fputs("(-INT64_C(9223372036854775807) - 1)", f);
+		ar_text_puts(out, "(-INT64_C(9223372036854775807) - 1)");
 	else if (v >= INT32_MIN && v <= INT32_MAX)
-		fprintf(f, "%lld", (long long)v);
+		ar_text_printf(out, "%lld", (long long)v);
 	else
-		fprintf(f, "INT64_C(%lld)", (long long)v);
+		ar_text_printf(out, "INT64_C(%lld)", (long long)v);
 }
 
 /* The shortest text that reads back as the same float, always with a
  * point or exponent so the f suffix is valid. */
-static void put_f32(FILE *f, float v)
+static void put_f32(ArText *out, float v)
 {
 	char buf[40];
 	if (isnan(v)) {
-		fputs("NAN", f);
+		ar_text_puts(out, "NAN");
 		return;
 	}
 	if (isinf(v)) {
-		fputs(v < 0 ? "-HUGE_VALF" : "HUGE_VALF", f);
+		ar_text_puts(out, v < 0 ? "-HUGE_VALF" : "HUGE_VALF");
 		return;
 	}
 	snprintf(buf, sizeof buf, "%.9g", v);
-	fputs(buf, f);
+	ar_text_puts(out, buf);
 	if (!strpbrk(buf, ".e"))
-		fputs(".0", f);
-	fputc('f', f);
+		ar_text_puts(out, ".0");
+	ar_text_putc(out, 'f');
 }
 
 /* Numeric values of a small tensor attribute: integers into ints, floats
@@ -130,13 +130,13 @@ int hdr_num_attrs(const Hdr *h)
 }
 
 /* The int64_t pool, or with floats the float pool. */
-static void write_number_pool(const Hdr *h, bool floats)
+static void write_number_pool(const Hdr *h, ArText *out, bool floats)
 {
 	int64_t iv[MAX_TENSOR_ATTR];
 	float fv[MAX_TENSOR_ATTR];
 	int k = 0;
 
-	hdr_open_pool(h, floats ? "float" : "int64_t",
+	hdr_open_pool(h, out, floats ? "float" : "int64_t",
 		      floats ? "attr_floats" : "attr_ints");
 	for (int s = 0; s < h->p->nsteps; s++) {
 		const ArNode *n = hdr_step_node(h, s);
@@ -144,58 +144,58 @@ static void write_number_pool(const Hdr *h, bool floats)
 			const void *v;
 			int cnt = pool_values(&n->attrs[a], floats, iv, fv, &v);
 			for (int j = 0; j < cnt; j++) {
-				hdr_pool_sep(h, &k);
+				hdr_pool_sep(out, &k);
 				if (floats)
-					put_f32(h->f, ((const float *)v)[j]);
+					put_f32(out, ((const float *)v)[j]);
 				else
-					put_i64(h->f, ((const int64_t *)v)[j]);
-				fputc(',', h->f);
+					put_i64(out, ((const int64_t *)v)[j]);
+				ar_text_putc(out, ',');
 			}
 		}
 	}
-	hdr_pool_sep(h, &k);
-	fputs(floats ? "0.0f\n};\n\n" : "0\n};\n\n", h->f);
+	hdr_pool_sep(out, &k);
+	ar_text_puts(out, floats ? "0.0f\n};\n\n" : "0\n};\n\n");
 }
 
-static void write_string_pool(const Hdr *h)
+static void write_string_pool(const Hdr *h, ArText *out)
 {
-	hdr_open_pool(h, "char *const", "attr_strings");
-	fputc('\n', h->f);
+	hdr_open_pool(h, out, "char *const", "attr_strings");
+	ar_text_putc(out, '\n');
 	for (int s = 0; s < h->p->nsteps; s++) {
 		const ArNode *n = hdr_step_node(h, s);
 		for (int a = 0; a < n->nattrs; a++) {
 			const ArAttr *at = &n->attrs[a];
 			if (at->type != AR_ATTR_STRING)
 				continue;
-			fputc('\t', h->f);
-			hdr_str(h, at->s);
-			fputs(",\n", h->f);
+			ar_text_putc(out, '\t');
+			hdr_str(out, at->s);
+			ar_text_puts(out, ",\n");
 		}
 	}
-	fputs("\t0\n};\n\n", h->f);
+	ar_text_puts(out, "\t0\n};\n\n");
 }
 
-void hdr_write_attrs(const Hdr *h)
+void hdr_write_attrs(const Hdr *h, ArText *out)
 {
 	int pi = 0, pf = 0, ps = 0;
 
-	write_number_pool(h, false);
-	write_number_pool(h, true);
-	write_string_pool(h);
-	hdr_open_table(h, "attr", "attrs", "NUM_ATTRS", h->nattrs);
+	write_number_pool(h, out, false);
+	write_number_pool(h, out, true);
+	write_string_pool(h, out);
+	hdr_open_table(h, out, "attr", "attrs", "NUM_ATTRS", h->nattrs);
 	for (int s = 0; s < h->p->nsteps; s++) {
 		const ArNode *n = hdr_step_node(h, s);
 		for (int a = 0; a < n->nattrs; a++) {
 			const ArAttr *at = &n->attrs[a];
 			int ni, nf, ns;
 			hdr_attr_counts(at, &ni, &nf, &ns);
-			fputs("\t{", h->f);
-			hdr_str(h, at->name);
-			fprintf(h->f, ", %s_ATTR_%s, ", h->up,
+			ar_text_puts(out, "\t{");
+			hdr_str(out, at->name);
+			ar_text_printf(out, ", %s_ATTR_%s, ", h->up,
 				hdr_attr_type_name(at->type));
-			hdr_dtype(h, at->type == AR_ATTR_TENSOR ? at->t->dtype :
+			hdr_dtype(h, out, at->type == AR_ATTR_TENSOR ? at->t->dtype :
 				  AR_DT_UNDEFINED);
-			fprintf(h->f, ", %d, %s_attr_ints + %d, %s_attr_floats "
+			ar_text_printf(out, ", %d, %s_attr_ints + %d, %s_attr_floats "
 				"+ %d, %s_attr_strings + %d},\n", ni + nf + ns,
 				h->tab, pi, h->tab, pf, h->tab, ps);
 			pi += ni;
@@ -203,7 +203,7 @@ void hdr_write_attrs(const Hdr *h)
 			ps += ns;
 		}
 	}
-	fprintf(h->f, "\t{0, %s_ATTR_UNDEFINED, %s_DT_UNDEFINED, 0, "
+	ar_text_printf(out, "\t{0, %s_ATTR_UNDEFINED, %s_DT_UNDEFINED, 0, "
 		"%s_attr_ints, %s_attr_floats, %s_attr_strings}\n};\n\n",
 		h->up, h->up, h->tab, h->tab, h->tab);
 }

@@ -13,6 +13,7 @@
 #define ARENAC_HEADER_PARTS_H
 
 #include "emit.h"
+#include "text.h"
 
 typedef struct Hdr {
 	FILE *f;
@@ -42,21 +43,22 @@ typedef struct Hdr {
 /* t with "@" standing for the identifier prefix and "$" for the macro
  * prefix, which keeps the long fixed parts of the header readable. */
 void hdr_tmpl(const Hdr *h, const char *t);
-void hdr_str(const Hdr *h, const char *s);      /* a C string literal */
-void hdr_upper(const Hdr *h, const char *s);    /* s upper-cased */
-void hdr_dtype(const Hdr *h, ArDType dt);       /* PREFIX_DT_FLOAT32 */
+/* The parts that write through an ArText take one (text.h). */
+void hdr_str(ArText *out, const char *s);       /* a C string literal */
+void hdr_dtype(const Hdr *h, ArText *out, ArDType dt); /* PREFIX_DT_FLOAT32 */
 /* Opens a pool: a static array defined with the tables, whose entries the
  * tables point into.  Every pool ends with a filler element (C has no
  * empty arrays), so an entry may point one past its last value. */
-void hdr_open_pool(const Hdr *h, const char *type, const char *name);
-void hdr_pool_sep(const Hdr *h, int *k);        /* sixteen values a line */
+void hdr_open_pool(const Hdr *h, ArText *out, const char *type,
+		   const char *name);
+void hdr_pool_sep(ArText *out, int *k);         /* sixteen values a line */
 const ArNode *hdr_step_node(const Hdr *h, int s);
 void hdr_set_case(char *s, int upper);
 
 /* Opens table name of the current set: "const T @_name[$_COUNT + 1]"
  * for the model graph's, a static one of count + 1 for a subgraph's. */
-void hdr_open_table(const Hdr *h, const char *type, const char *name,
-		    const char *count_macro, int count);
+void hdr_open_table(const Hdr *h, ArText *out, const char *type,
+		    const char *name, const char *count_macro, int count);
 /* Calls fn with the Hdr of each planned subgraph's table set. */
 void hdr_each_sub(const Hdr *h, void (*fn)(const Hdr *sh, void *ctx),
 		  void *ctx);
@@ -74,8 +76,8 @@ bool hdr_any_scratch(const Hdr *h);
 void hdr_write_sub_macros(const Hdr *h);
 void hdr_write_step_fields(const Hdr *h);
 void hdr_write_sub_types(const Hdr *h);
-void hdr_write_step_sub_pool(const Hdr *h);
-void hdr_write_step_work(const Hdr *h, int s);
+void hdr_write_step_sub_pool(const Hdr *h, ArText *out);
+void hdr_write_step_work(const Hdr *h, ArText *out, int s);
 void hdr_write_subgraphs(const Hdr *h);
 void hdr_write_sub_intro(const Hdr *h);
 const char *hdr_sub_use(const Hdr *h);
@@ -86,13 +88,13 @@ int hdr_num_attrs(const Hdr *h);
 int hdr_needs_math(const Hdr *h);   /* NAN or HUGE_VALF among the values */
 /* Values of one attribute in the int, float and string pools. */
 void hdr_attr_counts(const ArAttr *a, int *ni, int *nf, int *ns);
-void hdr_write_attrs(const Hdr *h);
+void hdr_write_attrs(const Hdr *h, ArText *out);
 
 /* header_tiers.c: what a tiered plan (--memory) adds. */
 void hdr_region_idents(Hdr *h);
 void hdr_write_intro_regions(const Hdr *h);
 void hdr_write_region_macros(const Hdr *h);
-void hdr_write_regions(const Hdr *h);
+void hdr_write_regions(const Hdr *h, ArText *out);
 int hdr_weights_region(const Hdr *h);   /* --weights-in's region, or -1 */
 
 #endif

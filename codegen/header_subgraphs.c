@@ -103,22 +103,22 @@ void hdr_write_sub_types(const Hdr *h)
 }
 
 /* The ids of the subgraphs each step runs, one pool per table set. */
-void hdr_write_step_sub_pool(const Hdr *h)
+void hdr_write_step_sub_pool(const Hdr *h, ArText *out)
 {
 	int k = 0, first = h->sub ? h->sub_id + 1 : 0;
-	hdr_open_pool(h, "int32_t", "step_subgraphs");
+	hdr_open_pool(h, out, "int32_t", "step_subgraphs");
 	for (int s = 0; s < h->p->nsteps; s++)
 		for (int j = 0; j < h->p->nsubs; j++)
 			if (h->p->subs[j].node == h->p->steps[s]) {
-				hdr_pool_sep(h, &k);
-				fprintf(h->f, "%d,", ar_plan_sub_id(h->p, first,
+				hdr_pool_sep(out, &k);
+				ar_text_printf(out, "%d,", ar_plan_sub_id(h->p, first,
 								    j));
 			}
-	hdr_pool_sep(h, &k);
-	fputs("-1\n};\n\n", h->f);
+	hdr_pool_sep(out, &k);
+	ar_text_puts(out, "-1\n};\n\n");
 }
 
-void hdr_write_step_work(const Hdr *h, int s)
+void hdr_write_step_work(const Hdr *h, ArText *out, int s)
 {
 	const ArScratch *x = ar_plan_scratch(h->p, h->p->steps[s]);
 	int n = 0, at = 0;
@@ -129,38 +129,40 @@ void hdr_write_step_work(const Hdr *h, int s)
 	for (int j = 0; j < h->p->nsubs; j++)
 		n += h->p->subs[j].node == h->p->steps[s];
 	if (x)
-		fprintf(h->f, ", %lldu, %lldu", (long long)((h->sub ?
+		ar_text_printf(out, ", %lldu, %lldu", (long long)((h->sub ?
 			h->sub->base : 0) + x->offset), (long long)x->bytes);
 	else
-		fprintf(h->f, ", %s_NOT_IN_ARENA, 0u", h->up);
+		ar_text_printf(out, ", %s_NOT_IN_ARENA, 0u", h->up);
 	if (h->nreg)
-		fprintf(h->f, ", %d", x ? (h->sub ? h->sub->region :
+		ar_text_printf(out, ", %d", x ? (h->sub ? h->sub->region :
 					   x->region) : 0);
-	fprintf(h->f, ", %s_step_subgraphs + %d, %d", h->tab, at, n);
+	ar_text_printf(out, ", %s_step_subgraphs + %d, %d", h->tab, at, n);
 }
 
 static void write_sub_row(const ArSubPlan *sp, int id, int parent, void *ctx)
 {
 	const Hdr *h = ctx;
+	ArText out = ar_text_on(h->f);
 	int step = -1;
 
 	for (int s = 0; s < sp->up_p->nsteps; s++)
 		if (sp->up_p->steps[s] == sp->node)
 			step = s;
-	fprintf(h->f, "\t/* %d */ {", id);
-	hdr_str(h, sp->g->name);
-	fputs(", ", h->f);
-	hdr_str(h, sp->attr);
-	fprintf(h->f, ", %d, %d, %s_SUBGRAPH_%s, %d, ", parent, step, h->up,
+	ar_text_printf(&out, "\t/* %d */ {", id);
+	hdr_str(&out, sp->g->name);
+	ar_text_puts(&out, ", ");
+	hdr_str(&out, sp->attr);
+	ar_text_printf(&out, ", %d, %d, %s_SUBGRAPH_%s, %d, ", parent, step, h->up,
 		sp->loop ? "LOOP_BODY" : "BRANCH", sp->plan != NULL);
 	if (sp->plan)
-		fprintf(h->f, "%lldu, %s_sg%d_tensors, %d, %s_sg%d_steps, %d, "
+		ar_text_printf(&out, "%lldu, %s_sg%d_tensors, %d, %s_sg%d_steps, %d, "
 			"%s_sg%d_inputs, %d, %s_sg%d_outputs, %d},\n",
 			(long long)sp->plan->arena_bytes, h->lo, id,
 			sp->g->ntensors, h->lo, id, sp->plan->nsteps, h->lo, id,
 			sp->g->ninputs, h->lo, id, sp->g->noutputs);
 	else
-		fputs("0u, 0, 0, 0, 0, 0, 0, 0, 0},\n", h->f);
+		ar_text_puts(&out, "0u, 0, 0, 0, 0, 0, 0, 0, 0},\n");
+	ar_text_close(&out);
 }
 
 void hdr_write_subgraphs(const Hdr *h)

@@ -67,38 +67,38 @@ int hdr_num_quants(const ArGraph *g)
 
 /* One entry per quantized tensor of the set, in tensor order (a
  * subgraph's indices name its own tensors). */
-static void write_quants(const Hdr *h)
+static void write_quants(const Hdr *h, ArText *out)
 {
 	const ArGraph *g = h->g;
-	hdr_open_table(h, "quant", "quants", "NUM_QUANTS", hdr_num_quants(g));
+	hdr_open_table(h, out, "quant", "quants", "NUM_QUANTS", hdr_num_quants(g));
 	for (int i = 0; i < g->ntensors; i++) {
 		const ArQuant *q = &g->tensors[i].quant;
 		if (quantized(&g->tensors[i]))
-			fprintf(h->f, "\t{%d, %d, %d, %lldu},\n", q->scale,
+			ar_text_printf(out, "\t{%d, %d, %d, %lldu},\n", q->scale,
 				q->zero_point, q->axis,
 				(long long)(q->block > 0 ? q->block : 0));
 	}
-	fputs("\t{-1, -1, -1, 0u}\n};\n\n", h->f);
+	ar_text_puts(out, "\t{-1, -1, -1, 0u}\n};\n\n");
 }
 
-static void write_tensors(const Hdr *h)
+static void write_tensors(const Hdr *h, ArText *out)
 {
 	const ArGraph *g = h->g;
 	const int64_t *woff = h->wl->off[h->sub_id + 1];
 	int k = 0, at = 0, nq = 0;
 
-	hdr_open_pool(h, "int32_t", "dims");
+	hdr_open_pool(h, out, "int32_t", "dims");
 	for (int i = 0; i < g->ntensors; i++)
 		for (int d = 0; d < g->tensors[i].rank; d++) {
-			hdr_pool_sep(h, &k);
-			fprintf(h->f, "%lld,", (long long)g->tensors[i].dims[d]);
+			hdr_pool_sep(out, &k);
+			ar_text_printf(out, "%lld,", (long long)g->tensors[i].dims[d]);
 		}
-	hdr_pool_sep(h, &k);
-	fputs("0\n};\n\n", h->f);
+	hdr_pool_sep(out, &k);
+	ar_text_puts(out, "0\n};\n\n");
 
 	if (!h->sub)
-		hdr_tmpl(h, "/* Indexed by tensor id. */\n");
-	hdr_open_table(h, "tensor", "tensors", "NUM_TENSORS", g->ntensors);
+		ar_text_puts(out, "/* Indexed by tensor id. */\n");
+	hdr_open_table(h, out, "tensor", "tensors", "NUM_TENSORS", g->ntensors);
 	for (int i = 0; i < g->ntensors; i++) {
 		const ArTensor *t = &g->tensors[i];
 		const ArSlot *s = &h->p->slots[i], *o;
@@ -106,123 +106,128 @@ static void write_tensors(const Hdr *h)
 		int region;
 
 		o = place(h, i, &offset, &region);
-		fprintf(h->f, "\t/* %d */ {", i);
-		hdr_str(h, t->name);
-		fputs(", ", h->f);
-		hdr_dtype(h, t->dtype);
-		fprintf(h->f, ", %s_KIND_", h->up);
-		hdr_upper(h, ar_kind_name(t->kind));
-		fprintf(h->f, ", %d, %s_dims + %d, %lldu, ", t->rank, h->tab, at,
+		ar_text_printf(out, "\t/* %d */ {", i);
+		hdr_str(out, t->name);
+		ar_text_puts(out, ", ");
+		hdr_dtype(h, out, t->dtype);
+		ar_text_printf(out, ", %s_KIND_", h->up);
+		ar_text_upper(out, ar_kind_name(t->kind));
+		ar_text_printf(out, ", %d, %s_dims + %d, %lldu, ", t->rank, h->tab, at,
 			(long long)(t->bytes > 0 ? t->bytes : 0));
 		if (o->planned)
-			fprintf(h->f, "%lldu, ", (long long)offset);
+			ar_text_printf(out, "%lldu, ", (long long)offset);
 		else
-			fprintf(h->f, "%s_NOT_IN_ARENA, ", h->up);
+			ar_text_printf(out, "%s_NOT_IN_ARENA, ", h->up);
 		if (h->nreg)
-			fprintf(h->f, "%d, ", o->planned ? region : 0);
-		fprintf(h->f, "%d, %d, %d, %lldu, %d, ", s->first, s->last,
+			ar_text_printf(out, "%d, ", o->planned ? region : 0);
+		ar_text_printf(out, "%d, %d, %d, %lldu, %d, ", s->first, s->last,
 			s->alias_of, (long long)(s->alias_of >= 0 ?
 						 s->alias_offset : 0),
 			s->inplace_of);
 		if (woff[i] >= 0)
-			fprintf(h->f, "%lldu, ", (long long)woff[i]);
+			ar_text_printf(out, "%lldu, ", (long long)woff[i]);
 		else
-			fprintf(h->f, "%s_NOT_IN_ARENA, ", h->up);
-		fprintf(h->f, "%lldu, %d, ",
+			ar_text_printf(out, "%s_NOT_IN_ARENA, ", h->up);
+		ar_text_printf(out, "%lldu, %d, ",
 			(long long)(t->rank >= 0 ? ar_numel(t) : 0), o->io);
 		if (quantized(t))
-			fprintf(h->f, "%d, ", nq++);
+			ar_text_printf(out, "%d, ", nq++);
 		else
-			fprintf(h->f, "%s_NO_QUANT, ", h->up);
-		fprintf(h->f, "0x%xu},\n", (unsigned)t->bounded);
+			ar_text_printf(out, "%s_NO_QUANT, ", h->up);
+		ar_text_printf(out, "0x%xu},\n", (unsigned)t->bounded);
 		at += t->rank > 0 ? t->rank : 0;
 	}
-	fprintf(h->f, "\t{0, %s_DT_UNDEFINED, 0, 0, %s_dims, 0u, "
+	ar_text_printf(out, "\t{0, %s_DT_UNDEFINED, 0, 0, %s_dims, 0u, "
 		"%s_NOT_IN_ARENA, %s-1, -1, -1, 0u, -1, %s_NOT_IN_ARENA, 0u, "
 		"-1, %s_NO_QUANT, 0u}\n};\n\n", h->up, h->tab, h->up,
 		h->nreg ? "0, " : "", h->up, h->up);
 }
 
 /* A list of tensor ids, ending with -1. */
-static void write_ids(const Hdr *h, const char *name, const int *ids, int n)
+static void write_ids(const Hdr *h, ArText *out, const char *name,
+		      const int *ids, int n)
 {
 	if (h->sub)
-		fprintf(h->f, "static const int32_t %s_%s[%d] = {", h->tab,
+		ar_text_printf(out, "static const int32_t %s_%s[%d] = {", h->tab,
 			name, n + 1);
 	else
-		fprintf(h->f, "const int32_t %s_%s[%s_NUM_%s + 1] = {", h->lo,
+		ar_text_printf(out, "const int32_t %s_%s[%s_NUM_%s + 1] = {", h->lo,
 			name, h->up, name[0] == 'i' ? "INPUTS" : "OUTPUTS");
 	for (int i = 0; i < n; i++)
-		fprintf(h->f, "%d, ", ids[i]);
-	fputs("-1};\n", h->f);
+		ar_text_printf(out, "%d, ", ids[i]);
+	ar_text_puts(out, "-1};\n");
 }
 
-static void write_steps(const Hdr *h)
+static void write_steps(const Hdr *h, ArText *out)
 {
 	const ArPlan *p = h->p;
 	int k = 0, io = 0, na = 0;
 
-	hdr_open_pool(h, "int32_t", "step_io");
+	hdr_open_pool(h, out, "int32_t", "step_io");
 	for (int s = 0; s < p->nsteps; s++) {
 		const ArNode *n = hdr_step_node(h, s);
 		for (int j = 0; j < n->nexplicit; j++) {
-			hdr_pool_sep(h, &k);
-			fprintf(h->f, "%d,", n->inputs[j]);
+			hdr_pool_sep(out, &k);
+			ar_text_printf(out, "%d,", n->inputs[j]);
 		}
 		for (int j = 0; j < n->noutputs; j++) {
-			hdr_pool_sep(h, &k);
-			fprintf(h->f, "%d,", n->outputs[j]);
+			hdr_pool_sep(out, &k);
+			ar_text_printf(out, "%d,", n->outputs[j]);
 		}
 	}
-	hdr_pool_sep(h, &k);
-	fputs("-1\n};\n\n", h->f);
+	hdr_pool_sep(out, &k);
+	ar_text_puts(out, "-1\n};\n\n");
 
-	hdr_write_attrs(h);
+	hdr_write_attrs(h, out);
 	if (h->work)
-		hdr_write_step_sub_pool(h);
+		hdr_write_step_sub_pool(h, out);
 	if (!h->sub)
-		hdr_tmpl(h, "/* In execution order. */\n");
-	hdr_open_table(h, "step", "steps", "NUM_STEPS", p->nsteps);
+		ar_text_puts(out, "/* In execution order. */\n");
+	hdr_open_table(h, out, "step", "steps", "NUM_STEPS", p->nsteps);
 	for (int s = 0; s < p->nsteps; s++) {
 		const ArNode *n = hdr_step_node(h, s);
-		fprintf(h->f, "\t/* %d */ {", s);
-		hdr_str(h, n->op);
-		fputs(", ", h->f);
-		hdr_str(h, n->domain);
-		fputs(", ", h->f);
-		hdr_str(h, n->name);
-		fprintf(h->f, ", %d, %s_step_io + %d, %d, %s_step_io + %d, "
+		ar_text_printf(out, "\t/* %d */ {", s);
+		hdr_str(out, n->op);
+		ar_text_puts(out, ", ");
+		hdr_str(out, n->domain);
+		ar_text_puts(out, ", ");
+		hdr_str(out, n->name);
+		ar_text_printf(out, ", %d, %s_step_io + %d, %d, %s_step_io + %d, "
 			"%d, %s_attrs + %d, %d, %d, %lld, %s_PHASE_",
 			p->steps[s], h->tab, io, n->nexplicit, h->tab,
 			io + n->nexplicit, n->noutputs, h->tab, na, n->nattrs,
 			p->noop[s], (long long)n->opset, h->up);
-		hdr_upper(h, ar_phase_name(n->phase));
+		ar_text_upper(out, ar_phase_name(n->phase));
 		if (h->work)
-			hdr_write_step_work(h, s);
-		fputs("},\n", h->f);
+			hdr_write_step_work(h, out, s);
+		ar_text_puts(out, "},\n");
 		io += n->nexplicit + n->noutputs;
 		na += n->nattrs;
 	}
-	fprintf(h->f, "\t{0, 0, 0, -1, %s_step_io, 0, %s_step_io, 0, "
+	ar_text_printf(out, "\t{0, 0, 0, -1, %s_step_io, 0, %s_step_io, 0, "
 		"%s_attrs, 0, 0, 0, %s_PHASE_FORWARD", h->tab, h->tab, h->tab,
 		h->up);
 	if (h->work)
-		fprintf(h->f, ", %s_NOT_IN_ARENA, 0u,%s %s_step_subgraphs, 0",
+		ar_text_printf(out, ", %s_NOT_IN_ARENA, 0u,%s %s_step_subgraphs, 0",
 			h->up, h->nreg ? " 0," : "", h->tab);
-	fputs("}\n};\n\n", h->f);
+	ar_text_puts(out, "}\n};\n\n");
 }
 
-/* One table set: tensors, inputs and outputs, steps. */
+/* One table set: tensors, inputs and outputs, steps; the bulk of the
+ * header, written through one ArText (text.h). */
 static void write_set(const Hdr *h)
 {
-	write_tensors(h);
-	write_quants(h);
-	write_ids(h, "inputs", h->g->inputs, h->g->ninputs);
-	write_ids(h, "outputs", h->g->outputs, h->g->noutputs);
-	fputc('\n', h->f);
+	ArText out = ar_text_on(h->f);
+
+	write_tensors(h, &out);
+	write_quants(h, &out);
+	write_ids(h, &out, "inputs", h->g->inputs, h->g->ninputs);
+	write_ids(h, &out, "outputs", h->g->outputs, h->g->noutputs);
+	ar_text_putc(&out, '\n');
 	if (h->nreg && !h->sub)
-		hdr_write_regions(h);
-	write_steps(h);
+		hdr_write_regions(h, &out);
+	write_steps(h, &out);
+	ar_text_close(&out);
 }
 
 static void write_sub_set(const Hdr *sh, void *ctx)

@@ -87,15 +87,16 @@ void hdr_write_region_macros(const Hdr *h)
 }
 
 /* The regions as a table, for code that walks them. */
-void hdr_write_regions(const Hdr *h)
+void hdr_write_regions(const Hdr *h, ArText *out)
 {
-	hdr_tmpl(h, "const @_region @_regions[$_NUM_REGIONS] = {\n");
+	ar_text_printf(out, "const %s_region %s_regions[%s_NUM_REGIONS] = {\n",
+		       h->lo, h->lo, h->up);
 	for (int r = 0; r < h->nreg; r++) {
-		fputs("\t{", h->f);
-		hdr_str(h, h->p->regions[r].name);
-		fprintf(h->f, ", %s_ARENA_%s_SIZE, %lldu}%s\n", h->up, h->rup[r],
+		ar_text_puts(out, "\t{");
+		hdr_str(out, h->p->regions[r].name);
+		ar_text_printf(out, ", %s_ARENA_%s_SIZE, %lldu}%s\n", h->up, h->rup[r],
 			(long long)h->p->regions[r].weights_bytes,
 			r + 1 < h->nreg ? "," : "");
 	}
-	fputs("};\n\n", h->f);
+	ar_text_puts(out, "};\n\n");
 }

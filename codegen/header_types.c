@@ -23,13 +23,16 @@ const char *hdr_attr_type_name(ArAttrType t)
 static void write_enum(const Hdr *h, const char *name, const char *what,
 		       const char *const *names, int n)
 {
-	fprintf(h->f, "typedef enum %s_%s {\n", h->lo, name);
+	ArText out = ar_text_on(h->f);
+
+	ar_text_printf(&out, "typedef enum %s_%s {\n", h->lo, name);
 	for (int i = 0; i < n; i++) {
-		fprintf(h->f, "\t%s_%s_", h->up, what);
-		hdr_upper(h, names[i]);
-		fprintf(h->f, " = %d%s\n", i, i + 1 < n ? "," : "");
+		ar_text_printf(&out, "\t%s_%s_", h->up, what);
+		ar_text_upper(&out, names[i]);
+		ar_text_printf(&out, " = %d%s\n", i, i + 1 < n ? "," : "");
 	}
-	fprintf(h->f, "} %s_%s;\n\n", h->lo, name);
+	ar_text_printf(&out, "} %s_%s;\n\n", h->lo, name);
+	ar_text_close(&out);
 }
 
 static void write_enums(const Hdr *h)

@@ -8,6 +8,7 @@
 #include "emit.h"
 #include "checkpoint.h"
 #include "infer_ops.h"
+#include "text.h"
 
 #include <assert.h>
 #include <inttypes.h>
@@ -20,40 +21,40 @@
 
 void ar_json_str(FILE *f, const char *s)
 {
-	fputc('"', f);
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		if (*p == '"' || *p == '\\')
-			fprintf(f, "\\%c", *p);
-		else if (*p == '\n')
-			fputs("\\n", f);
-		else if (*p == '\t')
-			fputs("\\t", f);
-		else if (*p < 0x20 || *p == 0x7f)
-			fprintf(f, "\\u%04x", *p);
-		else
-			fputc(*p, f);
-	}
-	fputc('"', f);
+	ArText out = ar_text_on(f);
+	ar_text_json_str(&out, s);
+	ar_text_close(&out);
 }
 
-static void tensor_ref(FILE *f, const ArGraph *g, int id)
+static void tensor_ref(ArText *out, const ArGraph *g, int id)
 {
 	if (id < 0)
-		fputs("null", f);
+		ar_text_puts(out, "null");
 	else
-		ar_json_str(f, g->tensors[id].name);
+		ar_text_json_str(out, g->tensors[id].name);
 }
 
-/* The graph's inputs or outputs by name, in the model's order. */
-static void write_io(FILE *f, const ArGraph *g, const char *what,
-		     const int *ids, int n)
+/* Tensors by name as a JSON list. */
+static void ref_list(ArText *out, const ArGraph *g, const int *ids, int n)
 {
-	fprintf(f, "  \"%s\": [", what);
+	ar_text_putc(out, '[');
 	for (int i = 0; i < n; i++) {
-		fputs(i ? ", " : "", f);
-		tensor_ref(f, g, ids[i]);
+		ar_text_puts(out, i ? ", " : "");
+		tensor_ref(out, g, ids[i]);
 	}
-	fputs("],\n", f);
+	ar_text_putc(out, ']');
+}
+
+/* The graph's inputs or outputs ("what") by name, in the model's order,
+ * as the report's own entry (top) or a subgraph's field. */
+static void write_io(FILE *f, const ArGraph *g, const char *what,
+		     const int *ids, int n, bool top)
+{
+	ArText out = ar_text_on(f);
+	ar_text_printf(&out, top ? "  \"%s\": " : ", \"%s\": ", what);
+	ref_list(&out, g, ids, n);
+	ar_text_puts(&out, top ? ",\n" : "");
+	ar_text_close(&out);
 }
 
 /*
@@ -69,92 +70,101 @@ typedef struct Scope {
 	const char *in;             /* indent of the list's entries */
 } Scope;
 
+/* Closes a list of scope sc's entries: "]" indented one level out. */
+static void close_list(ArText *out, const Scope *sc)
+{
+	ar_text_putc(out, '\n');
+	ar_text_putn(out, sc->in, strlen(sc->in) - 2);
+	ar_text_putc(out, ']');
+}
+
 static int sub_id(const Scope *sc, int k)
 {
 	return ar_plan_sub_id(sc->p, sc->first_id, k);
 }
 
 /* A step's workspace and the subgraphs it runs, when it has them. */
-static void write_step_extras(FILE *f, const Scope *sc, int node)
+static void write_step_extras(ArText *out, const Scope *sc, int node)
 {
 	const ArScratch *x = ar_plan_scratch(sc->p, node);
 	bool any = false;
 
 	if (x) {
-		fprintf(f, ", \"scratch_offset\": %" PRId64 ", \"scratch_bytes\""
+		ar_text_printf(out, ", \"scratch_offset\": %" PRId64 ", \"scratch_bytes\""
 			": %" PRId64, (sc->sub ? sc->sub->base : 0) + x->offset,
 			x->bytes);
 		if (sc->p->nregions > 0) {
-			fputs(", \"scratch_region\": ", f);
-			ar_json_str(f, sc->p->regions[x->region].name);
+			ar_text_puts(out, ", \"scratch_region\": ");
+			ar_text_json_str(out, sc->p->regions[x->region].name);
 		}
 	}
 	for (int k = 0; k < sc->p->nsubs; k++) {
 		if (sc->p->subs[k].node != node)
 			continue;
-		fprintf(f, "%s%d", any ? ", " : ", \"subgraphs\": [",
+		ar_text_printf(out, "%s%d", any ? ", " : ", \"subgraphs\": [",
 			sub_id(sc, k));
 		any = true;
 	}
 	if (any)
-		fputs("]", f);
+		ar_text_puts(out, "]");
 }
 
 static void write_steps(FILE *f, const Scope *sc)
 {
+	ArText text = ar_text_on(f), *out = &text;
 	const ArGraph *g = sc->g;
 	const ArPlan *p = sc->p;
 
-	fputs("\"steps\": [", f);
+	ar_text_puts(out, "\"steps\": [");
 	for (int s = 0; s < p->nsteps; s++) {
 		const ArNode *n = &g->nodes[p->steps[s]];
-		fprintf(f, "%s\n%s{\"index\": %d, \"name\": ", s ? "," : "",
+		ar_text_printf(out, "%s\n%s{\"index\": %d, \"name\": ", s ? "," : "",
 			sc->in, s);
-		ar_json_str(f, n->name);
-		fputs(", \"op\": ", f);
-		ar_json_str(f, n->op);
+		ar_text_json_str(out, n->name);
+		ar_text_puts(out, ", \"op\": ");
+		ar_text_json_str(out, n->op);
 		if (*n->domain) {
-			fputs(", \"domain\": ", f);
-			ar_json_str(f, n->domain);
+			ar_text_puts(out, ", \"domain\": ");
+			ar_text_json_str(out, n->domain);
 		}
-		fprintf(f, ", \"phase\": \"%s\", \"noop\": %s, \"inputs\": [",
-			ar_phase_name(n->phase), p->noop[s] ? "true" : "false");
-		for (int i = 0; i < n->nexplicit; i++) {
-			fputs(i ? ", " : "", f);
-			tensor_ref(f, g, n->inputs[i]);
-		}
-		fputs("], \"outputs\": [", f);
-		for (int i = 0; i < n->noutputs; i++) {
-			fputs(i ? ", " : "", f);
-			tensor_ref(f, g, n->outputs[i]);
-		}
-		fputs("]", f);
+		ar_text_printf(out, ", \"phase\": \"%s\", \"noop\": %s, "
+			       "\"inputs\": ", ar_phase_name(n->phase),
+			       p->noop[s] ? "true" : "false");
+		ref_list(out, g, n->inputs, n->nexplicit);
+		ar_text_puts(out, ", \"outputs\": ");
+		ref_list(out, g, n->outputs, n->noutputs);
 		if (n->ninputs > n->nexplicit) {
 			/* Outer-scope reads of subgraphs: live during this step. */
-			fputs(", \"captures\": [", f);
-			for (int i = n->nexplicit; i < n->ninputs; i++) {
-				fputs(i > n->nexplicit ? ", " : "", f);
-				tensor_ref(f, g, n->inputs[i]);
-			}
-			fputs("]", f);
+			ar_text_puts(out, ", \"captures\": ");
+			ref_list(out, g, n->inputs + n->nexplicit,
+				 n->ninputs - n->nexplicit);
 		}
-		write_step_extras(f, sc, p->steps[s]);
-		fputs("}", f);
+		write_step_extras(out, sc, p->steps[s]);
+		ar_text_puts(out, "}");
 	}
-	fprintf(f, "\n%.*s]", (int)strlen(sc->in) - 2, sc->in);
+	close_list(out, sc);
+	ar_text_close(out);
 }
 
 /*
  * A shape; with run_time, a bounded tensor's data-dependent axes are -1
  * (their bound is in max_shape).
  */
-static void write_dims(FILE *f, const ArTensor *t, bool run_time)
+static void write_dims(ArText *out, const ArTensor *t, bool run_time)
 {
-	fputc('[', f);
+	ar_text_putc(out, '[');
 	for (int d = 0; d < t->rank; d++)
-		fprintf(f, "%s%" PRId64, d ? ", " : "",
+		ar_text_printf(out, "%s%" PRId64, d ? ", " : "",
 			run_time && (t->bounded >> d & 1u) ? -1 : t->dims[d]);
-	fputc(']', f);
+	ar_text_putc(out, ']');
+}
+
+/* v as printf's %.9g writes it. */
+static void put_g9(ArText *out, double v)
+{
+	char buf[32];
+	snprintf(buf, sizeof buf, "%.9g", v);
+	ar_text_puts(out, buf);
 }
 
 /* Types ar_get_int reads exactly: the integers, packed ones included. */
@@ -167,7 +177,7 @@ static bool int_values(ArDType dt)
 /* The values of parameter tensor id as a JSON list, or null when they
  * are not known at compile time (or too many, or of a type not read:
  * float8 zero points). */
-static void quant_values(FILE *f, const ArGraph *g, int id)
+static void quant_values(ArText *out, const ArGraph *g, int id)
 {
 	const ArTensor *t = &g->tensors[id];
 	int64_t n = ar_numel(t);
@@ -176,21 +186,21 @@ static void quant_values(FILE *f, const ArGraph *g, int id)
 
 	if (!t->data || n < 0 || n > QUANT_VALUES_MAX ||
 	    (!fl && !int_values(t->dtype))) {
-		fputs("null", f);
+		ar_text_puts(out, "null");
 		return;
 	}
-	fputc('[', f);
+	ar_text_putc(out, '[');
 	for (int64_t k = 0; k < n; k++) {
 		double v = fl ? ar_get_float(t, k) : 0;
-		fputs(k ? ", " : "", f);
+		ar_text_puts(out, k ? ", " : "");
 		if (!fl)
-			fprintf(f, "%" PRId64, ar_get_int(t, k));
+			ar_text_printf(out, "%" PRId64, ar_get_int(t, k));
 		else if (isfinite(v))
-			fprintf(f, "%.9g", v);
+			put_g9(out, v);
 		else
-			fputs("null", f);
+			ar_text_puts(out, "null");
 	}
-	fputc(']', f);
+	ar_text_putc(out, ']');
 }
 
 /*
@@ -199,32 +209,32 @@ static void quant_values(FILE *f, const ArGraph *g, int id)
  * zero.  axis null: one scale for the tensor; block_size null: not
  * blocked.
  */
-static void quant_param(FILE *f, const ArGraph *g, const char *key, int id,
+static void quant_param(ArText *out, const ArGraph *g, const char *key, int id,
 			const char *absent)
 {
-	fprintf(f, "\"%s_tensor\": ", key);
-	tensor_ref(f, g, id);
-	fprintf(f, ", \"%s\": ", key);
+	ar_text_printf(out, "\"%s_tensor\": ", key);
+	tensor_ref(out, g, id);
+	ar_text_printf(out, ", \"%s\": ", key);
 	if (id >= 0)
-		quant_values(f, g, id);
+		quant_values(out, g, id);
 	else
-		fputs(absent, f);
+		ar_text_puts(out, absent);
 }
 
-static void write_quant(FILE *f, const ArGraph *g, const ArQuant *q)
+static void write_quant(ArText *out, const ArGraph *g, const ArQuant *q)
 {
-	fputs(", \"quant\": {", f);
-	quant_param(f, g, "scale", q->scale, "null");
-	fputs(", ", f);
-	quant_param(f, g, "zero_point", q->zero_point, "[0]");
+	ar_text_puts(out, ", \"quant\": {");
+	quant_param(out, g, "scale", q->scale, "null");
+	ar_text_puts(out, ", ");
+	quant_param(out, g, "zero_point", q->zero_point, "[0]");
 	if (q->axis >= 0)
-		fprintf(f, ", \"axis\": %d", q->axis);
+		ar_text_printf(out, ", \"axis\": %d", q->axis);
 	else
-		fputs(", \"axis\": null", f);
+		ar_text_puts(out, ", \"axis\": null");
 	if (q->block > 0)
-		fprintf(f, ", \"block_size\": %" PRId64 "}", q->block);
+		ar_text_printf(out, ", \"block_size\": %" PRId64 "}", q->block);
 	else
-		fputs(", \"block_size\": null}", f);
+		ar_text_puts(out, ", \"block_size\": null}");
 }
 
 /*
@@ -250,6 +260,7 @@ static const ArSlot *place_of(const Scope *sc, int i, int64_t *offset,
 
 static void write_tensors(FILE *f, const Scope *sc)
 {
+	ArText text = ar_text_on(f), *out = &text;
 	const ArGraph *g = sc->g;
 	const ArPlan *p = sc->p;
 	/* Regions are named by the top plan's list. */
@@ -257,7 +268,7 @@ static void write_tensors(FILE *f, const Scope *sc)
 	for (const ArSubPlan *u = sc->sub; u; u = u->up)
 		top = u->up_p;
 
-	fputs("\"tensors\": [", f);
+	ar_text_puts(out, "\"tensors\": [");
 	for (int i = 0; i < g->ntensors; i++) {
 		const ArTensor *t = &g->tensors[i];
 		const ArSlot *s = &p->slots[i], *owner;
@@ -266,54 +277,55 @@ static void write_tensors(FILE *f, const Scope *sc)
 		bool here;
 
 		owner = place_of(sc, i, &offset, &region, &here);
-		fprintf(f, "%s\n%s{\"name\": ", i ? "," : "", sc->in);
-		ar_json_str(f, t->name);
-		fprintf(f, ", \"dtype\": \"%s\", \"shape\": ",
+		ar_text_printf(out, "%s\n%s{\"name\": ", i ? "," : "", sc->in);
+		ar_text_json_str(out, t->name);
+		ar_text_printf(out, ", \"dtype\": \"%s\", \"shape\": ",
 			ar_dtype_name(t->dtype));
 		if (t->rank < 0)
-			fputs("null", f);
+			ar_text_puts(out, "null");
 		else
-			write_dims(f, t, true);
+			write_dims(out, t, true);
 		if (t->bounded) {
-			fputs(", \"bounded\": true, \"max_shape\": ", f);
-			write_dims(f, t, false);
+			ar_text_puts(out, ", \"bounded\": true, \"max_shape\": ");
+			write_dims(out, t, false);
 		}
 		if (t->bytes < 0)
-			fputs(", \"bytes\": null", f);
+			ar_text_puts(out, ", \"bytes\": null");
 		else
-			fprintf(f, ", \"bytes\": %" PRId64, t->bytes);
-		fprintf(f, ", \"kind\": \"%s\"", ar_kind_name(t->kind));
+			ar_text_printf(out, ", \"bytes\": %" PRId64, t->bytes);
+		ar_text_printf(out, ", \"kind\": \"%s\"", ar_kind_name(t->kind));
 		if (owner->planned && top->nregions > 0) {
-			fputs(", \"region\": ", f);
-			ar_json_str(f, top->regions[region].name);
+			ar_text_puts(out, ", \"region\": ");
+			ar_text_json_str(out, top->regions[region].name);
 		}
 		if (owner->planned)
-			fprintf(f, ", \"offset\": %" PRId64, offset);
+			ar_text_printf(out, ", \"offset\": %" PRId64, offset);
 		else
-			fputs(", \"offset\": null", f);
+			ar_text_puts(out, ", \"offset\": null");
 		if (here)
-			fprintf(f, ", \"first_step\": %d, \"last_step\": %d",
+			ar_text_printf(out, ", \"first_step\": %d, \"last_step\": %d",
 				s->first, s->last);
 		else
-			fputs(", \"first_step\": null, \"last_step\": null", f);
-		fputs(", \"alias_of\": ", f);
-		tensor_ref(f, g, s->alias_of);
+			ar_text_puts(out, ", \"first_step\": null, \"last_step\": null");
+		ar_text_puts(out, ", \"alias_of\": ");
+		tensor_ref(out, g, s->alias_of);
 		if (s->alias_of >= 0)
-			fprintf(f, ", \"alias_offset\": %" PRId64,
+			ar_text_printf(out, ", \"alias_offset\": %" PRId64,
 				s->alias_offset);
-		fputs(", \"inplace_of\": ", f);
-		tensor_ref(f, g, s->inplace_of);
+		ar_text_puts(out, ", \"inplace_of\": ");
+		tensor_ref(out, g, s->inplace_of);
 		if (owner->io >= 0)
-			fprintf(f, ", \"io\": %d", owner->io);
+			ar_text_printf(out, ", \"io\": %d", owner->io);
 		if (t->quant.scale >= 0 || t->quant.zero_point >= 0)
-			write_quant(f, g, &t->quant);
+			write_quant(out, g, &t->quant);
 		if (p->outer && p->outer[i] >= 0) {
-			fputs(", \"outer\": ", f);
-			tensor_ref(f, sc->sub->up_g, p->outer[i]);
+			ar_text_puts(out, ", \"outer\": ");
+			tensor_ref(out, sc->sub->up_g, p->outer[i]);
 		}
-		fputs("}", f);
+		ar_text_puts(out, "}");
 	}
-	fprintf(f, "\n%.*s]", (int)strlen(sc->in) - 2, sc->in);
+	close_list(out, sc);
+	ar_text_close(out);
 }
 
 /*
@@ -350,18 +362,6 @@ static void write_regions(FILE *f, const ArPlan *p)
 			fputs(", \"traffic_seconds\": null}", f);
 	}
 	fputs("\n  ]", f);
-}
-
-/* Graph inputs or outputs of a subgraph, by name. */
-static void write_names(FILE *f, const ArGraph *g, const char *what,
-			const int *ids, int n)
-{
-	fprintf(f, ", \"%s\": [", what);
-	for (int i = 0; i < n; i++) {
-		fputs(i ? ", " : "", f);
-		tensor_ref(f, g, ids[i]);
-	}
-	fputs("]", f);
 }
 
 static int step_of(const ArPlan *p, int node)
@@ -412,9 +412,10 @@ static void write_sub_list(FILE *f, const Scope *sc, int parent, bool *any)
 			q->arena_bytes, q->lower_bound,
 			q->optimal ? "true" : "false");
 		ar_json_str(f, q->algorithm ? q->algorithm : "none");
-		write_names(f, sp->g, "inputs", sp->g->inputs, sp->g->ninputs);
-		write_names(f, sp->g, "outputs", sp->g->outputs,
-			    sp->g->noutputs);
+		write_io(f, sp->g, "inputs", sp->g->inputs, sp->g->ninputs,
+			 false);
+		write_io(f, sp->g, "outputs", sp->g->outputs,
+			 sp->g->noutputs, false);
 		{
 			Scope in = {sp->g, q, sp, id + 1, "      "};
 			fputs(",\n     ", f);
@@ -494,8 +495,8 @@ int ar_write_json(FILE *f, const ArGraph *g, const ArPlan *p,
 	fputs(",\n  \"options\": ", f);
 	ar_json_str(f, info->options ? info->options : "");
 	fputs(",\n", f);
-	write_io(f, g, "inputs", g->inputs, g->ninputs);
-	write_io(f, g, "outputs", g->outputs, g->noutputs);
+	write_io(f, g, "inputs", g->inputs, g->ninputs, true);
+	write_io(f, g, "outputs", g->outputs, g->noutputs, true);
 	fputs("  ", f);
 	write_steps(f, &top);
 	fputs(",\n  ", f);

@@ -77,30 +77,6 @@ void ar_strv_free(char **v, int n)
 	free(v);
 }
 
-void ar_c_str(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		switch (c) {
-		case '"': fputs("\\\"", f); break;
-		case '\\': fputs("\\\\", f); break;
-		case '\n': fputs("\\n", f); break;
-		case '\t': fputs("\\t", f); break;
-		/* "??/" and friends are trigraphs under -std=c99. */
-		case '?': fputs("\\?", f); break;
-		default:
-			/* Three octal digits always: a following digit in the
-			 * name cannot extend the escape. */
-			if (c < 0x20 || c >= 0x7f)
-				fprintf(f, "\\%03o", c);
-			else
-				fputc(c, f);
-		}
-	}
-	fputc('"', f);
-}
-
 void ar_c_comment(FILE *f, const char *s)
 {
 	int prev = 0;

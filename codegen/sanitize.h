@@ -28,8 +28,7 @@ char **ar_c_idents_unique(const char *const *names, int n,
 			  const char *fallback);
 void ar_strv_free(char **v, int n);
 
-/* Writes s as a C string literal, quotes included, valid in C99 and C++. */
-void ar_c_str(FILE *f, const char *s);
+/* C string literals: ar_text_c_str (text.h), for the header's tables. */
 
 /* Writes s for the inside of a C block comment: it cannot end the comment,
  * open a nested one, splice lines or hold a non-ASCII byte. */

@@ -57,8 +57,8 @@ Agnode_t *ar_tl_box(ArTlPage *pg, const char *name, const char *cls,
 	}
 	pg->nshapes++;
 	/* A name met twice would move the first shape: never. */
-	assert(!agnode(pg->gv, (char *)name, 0));
-	n = agnode(pg->gv, (char *)name, 1);
+	assert(!ar_gv()->agnode(pg->gv, (char *)name, 0));
+	n = ar_gv()->agnode(pg->gv, (char *)name, 1);
 	free(tagged);
 	ar_gv_set(n, "class", "%s", cls);
 	ar_gv_set(n, "pos", "%.1f,%.1f!", (x0 + x1) / 2, (y0 + y1) / 2);
@@ -296,7 +296,8 @@ static Agraph_t *build(const ArGraph *g, const ArPlan *p,
 		       const ArEmitInfo *info)
 {
 	const ArPlanReport *cmp = info->compare;
-	ArTlPage pg = {.gv = agopen("timeline", Agundirected, NULL)};
+	const ArGvLib *lib = ar_gv();
+	ArTlPage pg = {.gv = lib->agopen("timeline", lib->Agundirected, NULL)};
 	int nsteps = p->nsteps;
 	int64_t amax = p->arena_bytes;
 	char *model = ar_dot_label(ar_gv_basename(info->model_path ?
@@ -318,13 +319,13 @@ static Agraph_t *build(const ArGraph *g, const ArPlan *p,
 	ar_gv_set(pg.gv, "bgcolor", "white");
 	ar_gv_set(pg.gv, "layout", "nop");
 	ar_gv_set(pg.gv, "pad", "0.2");
-	agattr(pg.gv, AGNODE, "shape", "box");
+	lib->agattr(pg.gv, AGNODE, "shape", "box");
 	/* "shape": a label may overflow its box (the tick texts) without a
 	 * warning.  The label default stays Graphviz's own, so the empty
 	 * labels that ar_tl_box sets survive a round trip through DOT. */
-	agattr(pg.gv, AGNODE, "fixedsize", "shape");
-	agattr(pg.gv, AGNODE, "fontname", "Helvetica");
-	agattr(pg.gv, AGNODE, "label", "\\N");
+	lib->agattr(pg.gv, AGNODE, "fixedsize", "shape");
+	lib->agattr(pg.gv, AGNODE, "fontname", "Helvetica");
+	lib->agattr(pg.gv, AGNODE, "label", "\\N");
 
 	describe(plan, sizeof plan, p);
 	if (cmp) {
@@ -346,8 +347,13 @@ static Agraph_t *build(const ArGraph *g, const ArPlan *p,
 int ar_write_timeline(const char *path, const ArGraph *g, const ArPlan *p,
 		      const ArEmitInfo *info, ArOutFile *out, ArError *err)
 {
-	Agraph_t *gv = build(g, p, info);
-	int rc = ar_gv_write(gv, path, "nop", out, err);
-	agclose(gv);
+	Agraph_t *gv;
+	int rc = ar_gv_load(path, err);
+
+	if (rc != AR_OK)
+		return rc;
+	gv = build(g, p, info);
+	rc = ar_gv_write(gv, path, "nop", out, err);
+	ar_gv()->agclose(gv);
 	return rc;
 }

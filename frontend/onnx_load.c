@@ -24,6 +24,7 @@
 #include "ops.h"
 #include "numfmt.h"
 #include "onnx.pb-c.h"
+#include "pbarena.h"
 
 /* Raw data and the narrowing copies below read ONNX's little-endian bytes
  * as host values. */
@@ -876,40 +877,43 @@ static bool nesting_ok(const ProtobufCMessageDescriptor *d, const uint8_t *p,
 	return true;
 }
 
-int ar_load_onnx_buffer(const uint8_t *buf, size_t len,
-			const ArLoadOptions *opt, ArGraph **out, ArError *err)
+/* buf's model unpacked into arena, which the caller frees whatever the
+ * outcome. */
+static int unpack(const uint8_t *buf, size_t len, ArPbArena *arena,
+		  Onnx__ModelProto **m, ArError *err)
 {
-	static const ArLoadOptions defaults = {.dim_default = -1, .batch = -1};
-	Onnx__ModelProto *m;
-	Loader L = {0};
-	int rc;
-
-	*out = NULL;
-	L.opt = opt ? opt : &defaults;
-	L.err = err;
-	L.max_nodes = L.opt->max_nodes ? L.opt->max_nodes : AR_DEFAULT_MAX_NODES;
-	L.max_depth = L.opt->max_depth ? L.opt->max_depth : AR_DEFAULT_MAX_DEPTH;
 	if (len == 0)
 		return ar_fail(err, AR_EXIT_MODEL, "empty file");
 	if (!nesting_ok(&onnx__model_proto__descriptor, buf, buf + len, 0))
 		return ar_fail(err, AR_EXIT_MODEL, "not a usable ONNX model: "
 			       "protobuf messages nested deeper than %d levels",
 			       MAX_PROTO_DEPTH);
-	m = onnx__model_proto__unpack(NULL, len, buf);
-	if (!m)
+	*m = onnx__model_proto__unpack(&arena->alloc, len, buf);
+	if (!*m)
 		return ar_fail(err, AR_EXIT_MODEL, "not an ONNX model: the "
 			       "protobuf is truncated or malformed");
+	return AR_OK;
+}
+
+/* The IR of an unpacked model. */
+static int load_model(const Onnx__ModelProto *m, const ArLoadOptions *opt,
+		      ArGraph **out, ArError *err)
+{
+	static const ArLoadOptions defaults = {.dim_default = -1, .batch = -1};
+	Loader L = {0};
+	int rc;
+
+	L.opt = opt ? opt : &defaults;
+	L.err = err;
+	L.max_nodes = L.opt->max_nodes ? L.opt->max_nodes : AR_DEFAULT_MAX_NODES;
+	L.max_depth = L.opt->max_depth ? L.opt->max_depth : AR_DEFAULT_MAX_DEPTH;
 	L.model = m;
-	if (!m->graph) {
-		rc = ar_fail(err, AR_EXIT_MODEL, "not an ONNX model: no graph");
-		goto done;
-	}
-	if (!m->has_ir_version || m->ir_version < 3) {
-		rc = ar_fail(err, AR_EXIT_MODEL, "unsupported IR version %lld "
-			     "(arenac reads IR 3 to 10)",
-			     (long long)m->ir_version);
-		goto done;
-	}
+	if (!m->graph)
+		return ar_fail(err, AR_EXIT_MODEL, "not an ONNX model: no graph");
+	if (!m->has_ir_version || m->ir_version < 3)
+		return ar_fail(err, AR_EXIT_MODEL, "unsupported IR version %lld "
+			       "(arenac reads IR 3 to 10)",
+			       (long long)m->ir_version);
 	if (m->ir_version > 10)
 		ar_warn(&L.opt->diag, "IR version %lld is newer than arenac "
 			"knows (10); reading it as 10",
@@ -929,8 +933,22 @@ int ar_load_onnx_buffer(const uint8_t *buf, size_t len,
 	}
 	ar_binder_free(&L.bind);
 	free(L.inputs);
-done:
-	onnx__model_proto__free_unpacked(m, NULL);
+	return rc;
+}
+
+int ar_load_onnx_buffer(const uint8_t *buf, size_t len,
+			const ArLoadOptions *opt, ArGraph **out, ArError *err)
+{
+	ArPbArena arena;
+	Onnx__ModelProto *m;
+	int rc;
+
+	*out = NULL;
+	ar_pb_arena_init(&arena);
+	rc = unpack(buf, len, &arena, &m, err);
+	if (!rc)
+		rc = load_model(m, opt, out, err);
+	ar_pb_arena_free(&arena);
 	return rc;
 }
 
@@ -946,6 +964,8 @@ int ar_load_onnx(const char *path, const ArLoadOptions *opt, ArGraph **out,
 	char a[AR_NUMFMT_LEN], b[AR_NUMFMT_LEN];
 	FILE *f = fopen(path, "rb");
 	struct stat st;
+	ArPbArena arena;
+	Onnx__ModelProto *m;
 	uint8_t *buf;
 	size_t size;
 	int rc;
@@ -977,7 +997,14 @@ int ar_load_onnx(const char *path, const ArLoadOptions *opt, ArGraph **out,
 		return ar_fail(err, AR_EXIT_USAGE, "cannot read: %s", why);
 	}
 	fclose(f);
-	rc = ar_load_onnx_buffer(buf, size, opt, out, err);
+	/* The unpacked model holds copies of all it needs (the raw data
+	 * too), so the file's bytes go before the IR is built beside it:
+	 * 40 MB less at the peak for a graph of a million nodes. */
+	ar_pb_arena_init(&arena);
+	rc = unpack(buf, size, &arena, &m, err);
 	free(buf);
+	if (!rc)
+		rc = load_model(m, opt, out, err);
+	ar_pb_arena_free(&arena);
 	return rc;
 }

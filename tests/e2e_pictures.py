@@ -252,6 +252,11 @@ def dataflow(model, dims, tag, blocks):
               if g.get("class") == "cluster block"]
     counts_seen = sorted(int(re.match("\u00d7(\\d+)", x).group(1)) for x in labels)
     check(tag + ": repeated blocks", counts_seen == sorted(blocks), counts_seen)
+    # In the order they are made, whatever the heap did (gvorder.c).
+    titles = [g.find(SVG + "title").text for g in root.iter(SVG + "g")
+              if g.get("class") == "cluster block"]
+    check(tag + ": clusters in order",
+          titles == ["cluster_b%d" % i for i in range(len(titles))], titles)
 
 
 def shared_models():

@@ -40,13 +40,14 @@ static Agraph_t *timeline_with(const ArGraph *ag, const ArPlan *p,
 			       const ArEmitInfo *info)
 {
 	ArError err = {0};
-	GVC_t *gvc = ar_gv_context();
+	GVC_t *gvc;
 	Agraph_t *g, *out;
 	char *text;
 	unsigned len;
 
 	assert_int_equal(ar_write_timeline(tmp("tl.dot"), ag, p, info, NULL,
 					   &err), AR_OK);
+	gvc = ar_gv_context();      /* once the writer has loaded Graphviz */
 	g = read_dot(tmp("tl.dot"));
 	assert_string_equal(attr(g, "layout"), "nop");
 	assert_int_equal(gvLayout(gvc, g, "nop"), 0);
