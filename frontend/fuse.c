@@ -155,18 +155,6 @@ static bool find_chain(const ArGraph *g, const int *reads, int c, Chain *ch)
 	return ch->n > 0;
 }
 
-static ArAttr *add_attr(ArNode *n, const char *name, ArAttrType type)
-{
-	ArAttr *a;
-	n->attrs = ar_xrealloc(n->attrs, (size_t)(n->nattrs + 1) *
-					 sizeof *n->attrs);
-	a = &n->attrs[n->nattrs++];
-	memset(a, 0, sizeof *a);
-	a->name = ar_xstrdup(name);
-	a->type = type;
-	return a;
-}
-
 /* Conv node c becomes the fused node reading the chain's input. */
 static void rewrite(ArGraph *g, int c, const Chain *ch)
 {
@@ -187,12 +175,12 @@ static void rewrite(ArGraph *g, int c, const Chain *ch)
 	n->op = ar_xstrdup(AR_PREACT_CONV);
 	n->domain = ar_xstrdup(AR_FUSED_DOMAIN);
 	n->opset = 1;
-	a = add_attr(n, "prologue", AR_ATTR_INTS);
+	a = ar_node_add_attr(n, "prologue", AR_ATTR_INTS);
 	a->ints = ar_xmalloc((size_t)ch->n * sizeof *a->ints);
 	memcpy(a->ints, ch->code, (size_t)ch->n * sizeof *a->ints);
 	a->nints = ch->n;
 	if (ch->neps) {
-		a = add_attr(n, "prologue_epsilon", AR_ATTR_FLOATS);
+		a = ar_node_add_attr(n, "prologue_epsilon", AR_ATTR_FLOATS);
 		a->floats = ar_xmalloc((size_t)ch->neps * sizeof *a->floats);
 		memcpy(a->floats, ch->eps, (size_t)ch->neps * sizeof(float));
 		a->nfloats = ch->neps;

@@ -353,6 +353,18 @@ int ar_graph_add_node(ArGraph *g, const char *name, const char *op,
 	return g->nnodes++;
 }
 
+ArAttr *ar_node_add_attr(ArNode *n, const char *name, ArAttrType type)
+{
+	ArAttr *a;
+	n->attrs = ar_xrealloc(n->attrs, (size_t)(n->nattrs + 1) *
+					 sizeof *n->attrs);
+	a = &n->attrs[n->nattrs++];
+	memset(a, 0, sizeof *a);
+	a->name = ar_xstrdup(name);
+	a->type = type;
+	return a;
+}
+
 void ar_node_set_io(ArNode *n, const int *in, int nin, const int *out,
 		    int nout)
 {

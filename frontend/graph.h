@@ -271,6 +271,9 @@ int ar_graph_add_node(ArGraph *g, const char *name, const char *op,
 		      const char *domain);
 void ar_node_set_io(ArNode *n, const int *in, int nin, const int *out,
 		    int nout);
+/* A new attribute of n, zeroed but for its name and type (the caller sets
+ * its value); n->attrs grows by one, whatever allocated it. */
+ArAttr *ar_node_add_attr(ArNode *n, const char *name, ArAttrType type);
 /* A copy of src's graph input and output lists (same tensor ids) into g,
  * with room for one more input (a training step's label). */
 void ar_graph_copy_io(ArGraph *g, const ArGraph *src);

@@ -30,6 +30,7 @@
 
 #include "graph.h"
 #include "ivset.h"
+#include "sortkey.h"
 
 const char *const ar_greedy_names[AR_GREEDY_COUNT] = {
 	"greedy-size", "greedy-breadth", "greedy-lifetime"
@@ -66,28 +67,10 @@ static int time_idx(const LifeIndex *ix, int64_t v)
 	return lo;
 }
 
-/* A sort record: ascending by k1, k2, k3, then id for determinism. */
-typedef struct {
-	int64_t k1, k2, k3;
-	int id;
-} Key;
-
-static int key_cmp(const void *pa, const void *pb)
-{
-	const Key *a = pa, *b = pb;
-	if (a->k1 != b->k1)
-		return a->k1 < b->k1 ? -1 : 1;
-	if (a->k2 != b->k2)
-		return a->k2 < b->k2 ? -1 : 1;
-	if (a->k3 != b->k3)
-		return a->k3 < b->k3 ? -1 : 1;
-	return (a->id > b->id) - (a->id < b->id);
-}
-
 /* Sorts keys and writes their ids, in order, to out. */
-static void sort_ids(Key *k, int n, int *out)
+static void sort_ids(ArSortKey *k, int n, int *out)
 {
-	qsort(k, (size_t)n, sizeof *k, key_cmp);
+	ar_sort_keys(k, n);
 	for (int i = 0; i < n; i++)
 		out[i] = k[i].id;
 }
@@ -249,7 +232,7 @@ static void breadth_ranks(const LifeIndex *ix, int64_t *rank)
 	int64_t *live = ar_xcalloc((size_t)ne + 1, sizeof *live);
 	int64_t *rmin = ar_xmalloc(2 * (size_t)L * sizeof *rmin);
 	int *visit = ar_xmalloc((size_t)ne * sizeof *visit);
-	Key *k = ar_xmalloc((size_t)ne * sizeof *k);
+	ArSortKey *k = ar_xmalloc((size_t)ne * sizeof *k);
 	const ArBuf *b = ix->b;
 
 	for (int i = 0; i < ix->n; i++) {
@@ -259,7 +242,7 @@ static void breadth_ranks(const LifeIndex *ix, int64_t *rank)
 	for (int e = 0; e < ne; e++) {
 		if (e)
 			live[e] += live[e - 1];
-		k[e] = (Key){ -live[e], 0, 0, e };
+		k[e] = (ArSortKey){ -live[e], 0, 0, e };
 	}
 	sort_ids(k, ne, visit);
 	for (int v = 0; v < 2 * L; v++)
@@ -280,7 +263,7 @@ static void breadth_ranks(const LifeIndex *ix, int64_t *rank)
 int64_t ar_dsa_greedy(ArBuf *b, int n, ArGreedyOrder order)
 {
 	LifeIndex ix;
-	Key *k = ar_xmalloc((size_t)n * sizeof *k + 1);
+	ArSortKey *k = ar_xmalloc((size_t)n * sizeof *k + 1);
 	int *seq = ar_xmalloc((size_t)n * sizeof *seq + 1);
 	int64_t *rank = NULL, height = 0;
 
@@ -293,13 +276,13 @@ int64_t ar_dsa_greedy(ArBuf *b, int n, ArGreedyOrder order)
 		int64_t len = b[i].hi - b[i].lo;
 		switch (order) {
 		case AR_GREEDY_BREADTH:
-			k[i] = (Key){ rank[i], -b[i].size, -len, i };
+			k[i] = (ArSortKey){ rank[i], -b[i].size, -len, i };
 			break;
 		case AR_GREEDY_LIFETIME:
-			k[i] = (Key){ -len, -b[i].size, 0, i };
+			k[i] = (ArSortKey){ -len, -b[i].size, 0, i };
 			break;
 		default:
-			k[i] = (Key){ -b[i].size, -len, 0, i };
+			k[i] = (ArSortKey){ -b[i].size, -len, 0, i };
 			break;
 		}
 		b[i].offset = -1;

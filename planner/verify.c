@@ -18,6 +18,7 @@
  * the tensors.
  */
 #include "passes.h"
+#include "sortkey.h"
 
 #include <assert.h>
 #include <stdlib.h>
@@ -265,34 +266,12 @@ static int check_slots(const Ver *v)
 	return rc;
 }
 
-/* A sort record: ascending by k1, k2, then id. */
-typedef struct {
-	int64_t k1, k2;
-	int id;
-} Key;
-
-static int key_cmp(const void *pa, const void *pb)
-{
-	const Key *a = pa, *b = pb;
-	if (a->k1 != b->k1)
-		return a->k1 < b->k1 ? -1 : 1;
-	if (a->k2 != b->k2)
-		return a->k2 < b->k2 ? -1 : 1;
-	return (a->id > b->id) - (a->id < b->id);
-}
-
-static void sort_keys(Key *k, int n)
-{
-	if (n > 1)
-		qsort(k, (size_t)n, sizeof *k, key_cmp);
-}
-
 /* Sorts keys whose k1 is a step (0 <= k1 < nsteps, or 0) by (k1, id),
  * counting: ids ascend already, the order they were made in. */
-static void sort_steps(Key *k, int n, int nsteps)
+static void sort_steps(ArSortKey *k, int n, int nsteps)
 {
 	int *start = ar_xcalloc((size_t)nsteps + 2, sizeof *start);
-	Key *out = ar_xmalloc((size_t)n * sizeof *out + 1);
+	ArSortKey *out = ar_xmalloc((size_t)n * sizeof *out + 1);
 	for (int i = 0; i < n; i++) {
 		/* check_slots has put every lifetime inside the steps. */
 		assert(k[i].k1 >= 0 && k[i].k1 <= nsteps);
@@ -315,7 +294,7 @@ static void sort_steps(Key *k, int n, int nsteps)
  */
 typedef struct {
 	const Ver *v;
-	const Key *pos;         /* the tensors by rank */
+	const ArSortKey *pos;   /* the tensors by rank */
 	int n, leaves;
 	int64_t *end;           /* max tree, 2 * leaves */
 	int a;                  /* the tensor being checked */
@@ -366,7 +345,7 @@ static int rank_of(const Live *l, int64_t region, int64_t offset)
 	int lo = 0, hi = l->n;
 	while (lo < hi) {
 		int mid = (lo + hi) / 2;
-		const Key *k = &l->pos[mid];
+		const ArSortKey *k = &l->pos[mid];
 		if (k->k1 < region || (k->k1 == region && k->k2 < offset))
 			lo = mid + 1;
 		else
@@ -386,9 +365,9 @@ static int check_overlaps(const Ver *v)
 {
 	const ArGraph *g = v->g;
 	const ArPlan *p = v->p;
-	Key *birth = ar_xmalloc((size_t)g->ntensors * sizeof *birth + 1);
-	Key *death = ar_xmalloc((size_t)g->ntensors * sizeof *death + 1);
-	Key *pos = ar_xmalloc((size_t)g->ntensors * sizeof *pos + 1);
+	ArSortKey *birth = ar_xmalloc((size_t)g->ntensors * sizeof *birth + 1);
+	ArSortKey *death = ar_xmalloc((size_t)g->ntensors * sizeof *death + 1);
+	ArSortKey *pos = ar_xmalloc((size_t)g->ntensors * sizeof *pos + 1);
 	int *rank = ar_xmalloc((size_t)g->ntensors * sizeof *rank + 1);
 	Live l = { v, pos, 0, 1, NULL, -1, AR_OK };
 	int n = 0;
@@ -397,12 +376,12 @@ static int check_overlaps(const Ver *v)
 		const ArSlot *s = &p->slots[t];
 		if (!s->planned || g->tensors[t].bytes <= 0)
 			continue;
-		birth[n] = (Key){ s->first, 0, t };
-		death[n] = (Key){ s->last, 0, t };
-		pos[n++] = (Key){ s->region, s->offset, t };
+		birth[n] = (ArSortKey){ s->first, 0, 0, t };
+		death[n] = (ArSortKey){ s->last, 0, 0, t };
+		pos[n++] = (ArSortKey){ s->region, s->offset, 0, t };
 	}
 	sort_steps(birth, n, p->nsteps), sort_steps(death, n, p->nsteps);
-	sort_keys(pos, n);
+	ar_sort_keys(pos, n);
 	l.n = n;
 	while (l.leaves < n)
 		l.leaves <<= 1;

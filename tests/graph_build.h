@@ -39,14 +39,7 @@ static inline int gb_node(ArGraph *g, const char *op, const int *in, int nin,
 static inline void gb_int_attr(ArGraph *g, int node, const char *name,
 			       int64_t v)
 {
-	ArNode *n = &g->nodes[node];
-	ArAttr *a;
-	n->attrs = ar_xrealloc(n->attrs, (size_t)(n->nattrs + 1) * sizeof *a);
-	a = &n->attrs[n->nattrs++];
-	memset(a, 0, sizeof *a);
-	a->name = ar_xstrdup(name);
-	a->type = AR_ATTR_INT;
-	a->i = v;
+	ar_node_add_attr(&g->nodes[node], name, AR_ATTR_INT)->i = v;
 }
 
 static inline void gb_io(ArGraph *g, const int *in, int nin, const int *out,

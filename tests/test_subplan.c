@@ -44,14 +44,7 @@ static int capture(ArGraph *sub, const char *name, int64_t n)
 
 static void graph_attr(ArGraph *g, int node, const char *name, ArGraph *sub)
 {
-	ArNode *n = &g->nodes[node];
-	ArAttr *a;
-	n->attrs = ar_xrealloc(n->attrs, (size_t)(n->nattrs + 1) * sizeof *a);
-	a = &n->attrs[n->nattrs++];
-	memset(a, 0, sizeof *a);
-	a->name = ar_xstrdup(name);
-	a->type = AR_ATTR_GRAPH;
-	a->g = sub;
+	ar_node_add_attr(&g->nodes[node], name, AR_ATTR_GRAPH)->g = sub;
 }
 
 /* The node reads `t` of its own graph through a subgraph. */
