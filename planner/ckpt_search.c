@@ -85,36 +85,37 @@ static int select_fixed(ArCkptSearch *s, ArCkptPolicy pol, ArError *err)
 	return AR_OK;
 }
 
-/* Each fixed policy's selection, once: a model without layers has no
- * layer policy to hold optimal against (asked for by name, it is an
- * error: ar_ckpt_plan_fixed).  A boundary expression that does not
- * compile is the user's error whatever the policy. */
-static void fixed_selections(ArCkptSearch *s)
+/*
+ * Fixed policy i's selection into s->res; false where the model lacks
+ * what it needs (layer and selective: layers, an attention core), which
+ * leaves that policy out of what optimal is held against (asked for by
+ * name, it is an error: ar_ckpt_plan_fixed).  Each is found once, on
+ * first use: a plan under one fixed policy never looks for layers.
+ */
+static bool fixed_res(ArCkptSearch *s, int i)
 {
 	const ArTrainModel *m = s->m;
-	assert(ar_ckpt_nfixed <= AR_CKPT_NFIXED_MAX);
-	for (int i = 0; i < ar_ckpt_nfixed; i++) {
+	if (!s->fixed_tried[i]) {
 		ArError e;
 		int rc = select_fixed(s, ar_ckpt_fixed[i], &e);
+		s->fixed_tried[i] = true;
+		/* A boundary expression that does not compile is the user's
+		 * error whatever the policy. */
 		if (rc == AR_EXIT_USAGE && !s->rc) {
 			s->rc = rc;
 			*s->err = e;
 		}
 		if (rc)
-			continue;
+			return false;
 		s->fixed[i] = ar_xmalloc((size_t)m->ncand + 1);
 		for (int k = 0; k < m->ncand; k++)
 			s->fixed[i][k] = s->res[m->cand[k]];
+		return true;
 	}
-}
-
-/* Fixed policy i's selection into s->res; false where there is none. */
-static bool fixed_res(ArCkptSearch *s, int i)
-{
 	if (!s->fixed[i])
 		return false;
-	for (int k = 0; k < s->m->ncand; k++)
-		s->res[s->m->cand[k]] = s->fixed[i][k];
+	for (int k = 0; k < m->ncand; k++)
+		s->res[m->cand[k]] = s->fixed[i][k];
 	return true;
 }
 
@@ -135,7 +136,11 @@ void ar_ckpt_search_init(ArCkptSearch *s, const ArTrainModel *m,
 	fresh_work(s, &s->work);
 	s->res = ar_xcalloc((size_t)m->base->ntensors + 1, sizeof *s->res);
 	s->layer_boundary = o->layer_boundary;
-	fixed_selections(s);
+	assert(ar_ckpt_nfixed <= AR_CKPT_NFIXED_MAX);
+	/* A boundary given is checked at once, whatever the policy. */
+	for (int i = 0; i < ar_ckpt_nfixed && o->layer_boundary; i++)
+		if (ar_ckpt_fixed[i] == AR_CKPT_LAYER)
+			fixed_res(s, i);
 }
 
 void ar_ckpt_search_free(ArCkptSearch *s)
@@ -241,7 +246,7 @@ int ar_ckpt_plan_fixed(ArCkptSearch *s, ArCkptPolicy pol)
 	if (s->rc)
 		return -1;
 	for (int i = 0; i < ar_ckpt_nfixed; i++)
-		if (ar_ckpt_fixed[i] == pol && s->fixed[i])
+		if (ar_ckpt_fixed[i] == pol && fixed_res(s, i))
 			return plan_fixed_at(s, i);
 	/* Not there: say why. */
 	s->rc = select_fixed(s, pol, s->err);
@@ -508,9 +513,11 @@ static int least_arena(ArCkptSearch *s)
 	/* A fixed set of selections, within a budget of its own. */
 	fresh_work(s, &s->work);
 	cand = ar_xmalloc((size_t)cap * sizeof *cand);
-	for (int i = 0; i < ar_ckpt_nfixed && !s->rc; i++)
-		if (s->fixed[i])
-			cand[n++] = plan_fixed_at(s, i);
+	for (int i = 0; i < ar_ckpt_nfixed && !s->rc; i++) {
+		int e = plan_fixed_at(s, i);
+		if (e >= 0)
+			cand[n++] = e;
+	}
 	need_chain(s);
 	if (!s->rc && s->chain) {
 		int64_t peak, cost = ar_chain_smallest(s->chain, s->res, &peak);

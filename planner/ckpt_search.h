@@ -56,8 +56,9 @@ typedef struct ArCkptSearch {
 	bool ran_out;           /* some walk stopped at its work budget */
 	bool *res;              /* scratch selection, per base tensor */
 	/* Per fixed policy (ar_ckpt_fixed's order), its selection per
-	 * candidate; NULL where the model lacks what it needs. */
+	 * candidate once tried; NULL where the model lacks what it needs. */
 	bool *fixed[AR_CKPT_NFIXED_MAX];
+	bool fixed_tried[AR_CKPT_NFIXED_MAX];
 	const char *layer_boundary;
 } ArCkptSearch;
 
