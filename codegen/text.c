@@ -60,26 +60,61 @@ void ar_text_upper(ArText *t, const char *s)
 	t->n += n;
 }
 
-/* v in decimal (hex: in base 16), with a minus sign when neg; the two
- * bases apart so that each divides by a constant. */
+/* Decimal digits of v: 1 for 0 to 9, up to 20. */
+static int dec_len(uint64_t v)
+{
+	int n = 1;
+	for (uint64_t p = 10; n < 20 && v >= p; p *= 10)
+		n++;
+	return n;
+}
+
+/*
+ * v in decimal (hex: in base 16), with a minus sign when neg, written
+ * straight into the buffer from its last digit back; decimal two digits
+ * per division, and in 32-bit arithmetic once v fits, as tens of
+ * thousands of table numbers made the divisions most of a row's cost.
+ */
 static void put_num(ArText *t, uint64_t v, bool hex, bool neg)
 {
-	char buf[24], *p = buf + sizeof buf;
+	static const char pairs[] =
+		"00010203040506070809101112131415161718192021222324"
+		"25262728293031323334353637383940414243444546474849"
+		"50515253545556575859606162636465666768697071727374"
+		"75767778798081828384858687888990919293949596979899";
+	int n = hex ? 1 : dec_len(v);
+	char *d, *p;
+
+	if (hex)
+		for (uint64_t x = v >> 4; x; x >>= 4)
+			n++;
+	d = ar_text_room(t, (size_t)n + 1);
+	if (neg)
+		*d++ = '-';
+	p = d + n;
 	if (hex) {
 		do {
 			*--p = "0123456789abcdef"[v & 15];
 			v >>= 4;
 		} while (v);
 	} else {
-		do {
-			*--p = (char)('0' + v % 10);
-			v /= 10;
-		} while (v);
+		for (; v > UINT32_MAX; v /= 100, p -= 2)
+			memcpy(p - 2, pairs + 2 * (v % 100), 2);
+		for (uint32_t w = (uint32_t)v; ; w /= 100, p -= 2) {
+			if (w < 10) {
+				*--p = (char)('0' + w);
+				break;
+			}
+			memcpy(p - 2, pairs + 2 * (w % 100), 2);
+			if (w < 100)
+				break;
+		}
 	}
-	if (neg)
-		*--p = '-';
-	ar_text_putn(t, p, (size_t)(buf + sizeof buf - p));
+	t->n += (size_t)n + neg;
 }
+
+/* The bytes that end a run of literal text in a format. */
+static const bool ends_literal[256] = {['\0'] = true, ['%'] = true};
 
 void ar_text_printf(ArText *t, const char *fmt, ...)
 {
@@ -91,16 +126,12 @@ void ar_text_printf(ArText *t, const char *fmt, ...)
 		uint64_t uv;
 
 		if (*fmt != '%') {
-			/* Literal text, copied as it is scanned, up to LIT
-			 * bytes at a time. */
-			char *d = ar_text_room(t, LIT);
-			size_t k = 0;
-			while (k < LIT && fmt[k] && fmt[k] != '%') {
-				d[k] = fmt[k];
-				k++;
-			}
-			t->n += k;
-			fmt += k;
+			/* Literal text: one table test per byte, one copy. */
+			const char *e = fmt + 1;
+			while (!ends_literal[(unsigned char)*e])
+				e++;
+			ar_text_putn(t, fmt, (size_t)(e - fmt));
+			fmt = e;
 			continue;
 		}
 		fmt++;
