@@ -39,12 +39,14 @@ typedef struct ArEmitInfo {
 	int stage;
 } ArEmitInfo;
 
-/* Atomic output: a temporary file beside the target, renamed on commit.
- * A path of "-" writes to stdout. */
+/* Atomic output: a temporary file beside the target, renamed on commit,
+ * or the target left as it is when it already holds the output (outfile.c).
+ * A path of "-" writes to stdout (path NULL); an existing target that is no
+ * regular file (/dev/null) is written straight (sink NULL). */
 typedef struct ArOutFile {
 	FILE *f;
 	char *path;
-	char *tmp;
+	struct ArOutSink *sink;
 } ArOutFile;
 
 int ar_out_open(ArOutFile *o, const char *path, ArError *err);

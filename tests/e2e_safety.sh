@@ -70,6 +70,38 @@ rc=$?
 if [ "$rc" -eq 1 ] && clean "$tmp/o4" && [ -z "$(ls -A "$tmp/o4/arena.h")" ]; then
 	ok; else bad "header path is a folder: exit $rc, left $(ls -A "$tmp/o4")"; fi
 
+# 4b. A rerun whose output is already there leaves the file in place (same
+# inode) with a new modification time; an older file that only starts like
+# the output, is longer, or differs anywhere is replaced by the output.
+mkdir "$tmp/o6"
+o=$tmp/o6/r.json
+"$ARENAC" -q --dim N=1 --json "$tmp/o6/want.json" $m
+cp "$tmp/o6/want.json" "$o"
+ino=$(stat -c %i "$o")
+touch -d @1000000000 "$o"
+if "$ARENAC" -q --dim N=1 --json "$o" $m && [ "$(stat -c %i "$o")" = "$ino" ] &&
+   [ "$(stat -c %Y "$o")" -gt 1000000000 ] && cmp -s "$o" "$tmp/o6/want.json" &&
+   clean "$tmp/o6"; then ok; else bad "identical rerun: replaced or not touched"; fi
+for how in shorter longer first last; do
+	case $how in
+	shorter) head -c 100 "$tmp/o6/want.json" > "$o" ;;
+	longer) { cat "$tmp/o6/want.json"; echo more; } > "$o" ;;
+	first) { printf x; tail -c +2 "$tmp/o6/want.json"; } > "$o" ;;
+	last) { head -c -2 "$tmp/o6/want.json"; printf 'x\n'; } > "$o" ;;
+	esac
+	if "$ARENAC" -q --dim N=1 --json "$o" $m && cmp -s "$o" "$tmp/o6/want.json" &&
+	   clean "$tmp/o6"; then ok; else bad "older output ($how) not replaced"; fi
+done
+
+# 4c. A target that is no regular file (a FIFO here; /dev/null as root) is
+# written, not replaced by a file.
+mkfifo "$tmp/o6/fifo"
+timeout 20 cat "$tmp/o6/fifo" > "$tmp/o6/from_fifo" &
+"$ARENAC" -q --dim N=1 --json "$tmp/o6/fifo" $m
+wait
+if [ -p "$tmp/o6/fifo" ] && cmp -s "$tmp/o6/from_fifo" "$tmp/o6/want.json" &&
+   clean "$tmp/o6"; then ok; else bad "FIFO target replaced or not written"; fi
+
 # 5. Hostile names.
 "$PYTHON" - "$tmp/evil.onnx" <<'PY' || exit 1
 import sys
