@@ -176,11 +176,49 @@ void ar_text_printf(ArText *t, const char *fmt, ...)
 	va_end(ap);
 }
 
+/*
+ * The bytes a C literal (c_plain) and a JSON string (json_plain) take as
+ * they are: runs of them are found by one table test per byte and copied
+ * at once, as names are most of the header's and the report's bytes.  The
+ * terminator is not plain, so a run also stops at the end.
+ */
+#define PRINTABLE(c) ((c) >= 0x20 && (c) < 0x7f)
+#define C_PLAIN(c) (PRINTABLE(c) && (c) != '"' && (c) != '\\' && (c) != '?')
+#define JSON_PLAIN(c) ((c) >= 0x20 && (c) != 0x7f && (c) != '"' && \
+		       (c) != '\\')
+#define ROW(m, c) m(c), m(c + 1), m(c + 2), m(c + 3), m(c + 4), m(c + 5), \
+	m(c + 6), m(c + 7)
+#define TABLE(m) { ROW(m, 0), ROW(m, 8), ROW(m, 16), ROW(m, 24), ROW(m, 32), \
+	ROW(m, 40), ROW(m, 48), ROW(m, 56), ROW(m, 64), ROW(m, 72), ROW(m, 80), \
+	ROW(m, 88), ROW(m, 96), ROW(m, 104), ROW(m, 112), ROW(m, 120), \
+	ROW(m, 128), ROW(m, 136), ROW(m, 144), ROW(m, 152), ROW(m, 160), \
+	ROW(m, 168), ROW(m, 176), ROW(m, 184), ROW(m, 192), ROW(m, 200), \
+	ROW(m, 208), ROW(m, 216), ROW(m, 224), ROW(m, 232), ROW(m, 240), \
+	ROW(m, 248) }
+static const bool c_plain[256] = TABLE(C_PLAIN);
+static const bool json_plain[256] = TABLE(JSON_PLAIN);
+
+/* The length of the run of plain bytes at s, at most max. */
+static size_t plain_run(const bool *plain, const char *s, size_t max)
+{
+	size_t k = 0;
+	while (k < max && plain[(unsigned char)s[k]])
+		k++;
+	return k;
+}
+
 void ar_text_c_str(ArText *t, const char *s, size_t max)
 {
+	size_t i = 0;
 	ar_text_putc(t, '"');
-	for (size_t i = 0; i < max && s[i]; i++) {
-		unsigned char c = (unsigned char)s[i];
+	for (;;) {
+		size_t k = plain_run(c_plain, s + i, max - i);
+		unsigned char c;
+		ar_text_putn(t, s + i, k);
+		i += k;
+		if (i >= max || !s[i])
+			break;
+		c = (unsigned char)s[i++];
 		switch (c) {
 		case '"': ar_text_puts(t, "\\\""); break;
 		case '\\': ar_text_puts(t, "\\\\"); break;
@@ -188,17 +226,14 @@ void ar_text_c_str(ArText *t, const char *s, size_t max)
 		case '\t': ar_text_puts(t, "\\t"); break;
 		/* "??/" and friends are trigraphs under -std=c99. */
 		case '?': ar_text_puts(t, "\\?"); break;
-		default:
+		default: {
 			/* Three octal digits always: a following digit in the
 			 * name cannot extend the escape. */
-			if (c < 0x20 || c >= 0x7f) {
-				char e[4] = {'\\', (char)('0' + (c >> 6)),
-					     (char)('0' + ((c >> 3) & 7)),
-					     (char)('0' + (c & 7))};
-				ar_text_putn(t, e, 4);
-			} else {
-				ar_text_putc(t, (char)c);
-			}
+			char e[4] = {'\\', (char)('0' + (c >> 6)),
+				     (char)('0' + ((c >> 3) & 7)),
+				     (char)('0' + (c & 7))};
+			ar_text_putn(t, e, 4);
+		}
 		}
 	}
 	ar_text_putc(t, '"');
@@ -207,21 +242,26 @@ void ar_text_c_str(ArText *t, const char *s, size_t max)
 void ar_text_json_str(ArText *t, const char *s)
 {
 	ar_text_putc(t, '"');
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		if (*p == '"' || *p == '\\') {
-			ar_text_putc(t, '\\');
-			ar_text_putc(t, (char)*p);
-		} else if (*p == '\n') {
+	for (;;) {
+		size_t k = plain_run(json_plain, s, SIZE_MAX);
+		unsigned char c;
+		ar_text_putn(t, s, k);
+		s += k;
+		if (!*s)
+			break;
+		c = (unsigned char)*s++;
+		if (c == '"' || c == '\\') {
+			char e[2] = {'\\', (char)c};
+			ar_text_putn(t, e, 2);
+		} else if (c == '\n') {
 			ar_text_puts(t, "\\n");
-		} else if (*p == '\t') {
+		} else if (c == '\t') {
 			ar_text_puts(t, "\\t");
-		} else if (*p < 0x20 || *p == 0x7f) {
-			char e[6] = {'\\', 'u', '0', '0',
-				     "0123456789abcdef"[*p >> 4],
-				     "0123456789abcdef"[*p & 15]};
-			ar_text_putn(t, e, 6);
 		} else {
-			ar_text_putc(t, (char)*p);
+			char e[6] = {'\\', 'u', '0', '0',
+				     "0123456789abcdef"[c >> 4],
+				     "0123456789abcdef"[c & 15]};
+			ar_text_putn(t, e, 6);
 		}
 	}
 	ar_text_putc(t, '"');
