@@ -292,6 +292,102 @@ static void undo_clashes(const ArGraph *g, ArPlan *p)
 	free(root), free(off), free(pos);
 }
 
+/* The next tensor up t's chain of alias and in-place links, or -1. */
+static int link_up(const ArPlan *p, int t)
+{
+	const ArSlot *s = &p->slots[t];
+	return s->alias_of >= 0 ? s->alias_of : s->inplace_of;
+}
+
+/* Per try of refine_in_order: which tensors sit in the tried concat's
+ * slices (in[t], known where seen[t] == stamp). */
+typedef struct {
+	int *pos;               /* n's input index per tensor, else -1 */
+	int *seen, stamp;
+	bool *in;
+} Slices;
+
+/*
+ * t sits in a slice of elided concat n: its chain reaches n's output
+ * through one of n's inputs.  Answers are kept for every tensor on the way,
+ * so a try walks each chain link once, however deep the nesting.
+ */
+static bool in_slice(const ArPlan *p, const ArNode *n, Slices *sl, int t)
+{
+	int y = n->outputs[0], u = t, up;
+	bool in = false, done = false;
+
+	for (int hops = 0; u >= 0 && hops <= p->ntensors; hops++, u = up) {
+		if (sl->seen[u] == sl->stamp) {
+			in = sl->in[u];
+			break;
+		}
+		up = link_up(p, u);
+		if (up == y) {
+			in = sl->pos[u] >= 0;
+			done = true;
+			break;
+		}
+	}
+	for (int v = t; v >= 0 && (v != u || done); v = link_up(p, v)) {
+		sl->seen[v] = sl->stamp;
+		sl->in[v] = in;
+		if (v == u)
+			break;
+	}
+	return in;
+}
+
+/*
+ * Undoing elided concat n leaves the bytes live at step `at` as they are
+ * when every member of its slices (root: buffer owners, as in
+ * buffer_spans) died before `at`, is neither a graph input, constant nor
+ * graph output, and is not read by a step whose output took over a dying
+ * input's buffer (taken: set by readers_taken).
+ *
+ * Why: n's buffer keeps its root, so its size, and its last step and flags,
+ * as no slice member is last or flagged; the in-place pass, run afresh,
+ * then decides as before from `at` on.  The slices' own buffers, now free,
+ * die before `at`.  The pass may link onto them anew, but only an output
+ * that took nothing before (so its buffer grows, if anything), or a slice
+ * over a buffer that died unlinked where the slice is made: no link that
+ * made a buffer live at `at` breaks, and none forms across `at`.  So such a
+ * try cannot lower a peak at `at` and is skipped without recomputing the
+ * links and the peak (most of DenseNet's tries).
+ */
+static bool keeps_peak(const ArGraph *g, const ArPlan *p, const ArNode *n,
+		       const int *root, const bool *isout, const bool *taken,
+		       int at, Slices *sl)
+{
+	int r = root[n->outputs[0]];
+	bool keeps = true;
+	sl->stamp++;
+	for (int j = 0; j < n->nexplicit; j++)
+		sl->pos[n->inputs[j]] = j;
+	for (int t = 0; t < p->ntensors && keeps; t++)
+		if (root[t] == r && in_slice(p, n, sl, t))
+			keeps = p->slots[t].last < at && !isout[t] &&
+				g->tensors[t].producer >= 0 && !taken[t];
+	for (int j = 0; j < n->nexplicit; j++)
+		sl->pos[n->inputs[j]] = -1;
+	return keeps;
+}
+
+/* taken[t]: t is read by a step whose output is in place of an input. */
+static void readers_taken(const ArGraph *g, const ArPlan *p, bool *taken)
+{
+	memset(taken, 0, (size_t)p->ntensors * sizeof *taken);
+	for (int s = 0; s < p->nsteps; s++) {
+		const ArNode *n = &g->nodes[p->steps[s]];
+		if (n->noutputs < 1 || n->outputs[0] < 0 ||
+		    p->slots[n->outputs[0]].inplace_of < 0)
+			continue;
+		for (int j = 0; j < n->ninputs; j++)
+			if (n->inputs[j] >= 0)
+				taken[n->inputs[j]] = true;
+	}
+}
+
 /* Copies where one elision alone keeps the peak up, in p's order. */
 static int64_t refine_in_order(const ArGraph *g, const ArPlanOptions *opt,
 			       ArPlan *p)
@@ -299,10 +395,17 @@ static int64_t refine_in_order(const ArGraph *g, const ArPlanOptions *opt,
 	size_t nt = (size_t)p->ntensors + 1;
 	int at, *root = ar_xmalloc(nt * sizeof(int));
 	int *lo = ar_xmalloc(nt * sizeof(int)), *hi = ar_xmalloc(nt * sizeof(int));
+	bool *isout = ar_graph_output_flags(g);
+	bool *taken = ar_xmalloc(nt * sizeof(bool));
+	Slices sl = {ar_xmalloc(nt * sizeof(int)), ar_xmalloc(nt * sizeof(int)),
+		     0, ar_xmalloc(nt * sizeof(bool))};
 	int64_t cur = peak_with_inplace(g, opt, p, &at);
 	ArSlot *keep = ar_xmalloc(nt * sizeof *keep);
 
+	for (int t = 0; t < p->ntensors; t++)
+		sl.pos[t] = sl.seen[t] = -1;
 	buffer_spans(p, root, lo, hi);
+	readers_taken(g, p, taken);
 	for (int s = 0; s < p->nsteps; s++) {
 		const ArNode *n = &g->nodes[p->steps[s]];
 		int64_t pk;
@@ -312,6 +415,8 @@ static int64_t refine_in_order(const ArGraph *g, const ArPlanOptions *opt,
 		r = root[n->outputs[0]];
 		if (r < 0 || at < lo[r] || at > hi[r])
 			continue;
+		if (keeps_peak(g, p, n, root, isout, taken, at, &sl))
+			continue;
 		memcpy(keep, p->slots, (size_t)p->ntensors * sizeof *keep);
 		undo(p, n);
 		pk = peak_with_inplace(g, opt, p, &pat);
@@ -319,11 +424,13 @@ static int64_t refine_in_order(const ArGraph *g, const ArPlanOptions *opt,
 			cur = pk;
 			at = pat;
 			buffer_spans(p, root, lo, hi);
+			readers_taken(g, p, taken);
 		} else {
 			memcpy(p->slots, keep, (size_t)p->ntensors * sizeof *keep);
 		}
 	}
-	free(keep), free(root), free(lo), free(hi);
+	free(keep), free(root), free(lo), free(hi), free(isout), free(taken);
+	free(sl.pos), free(sl.seen), free(sl.in);
 	return cur;
 }
 

@@ -221,6 +221,52 @@ static void test_concat_nested(void **state)
 }
 
 /*
+ * The end of a dense block: c1 = Concat(a, b), c2 = Concat(c1, e), then two
+ * wide Convs (h, k: 1024 bytes each) make f, the last slice of c3 =
+ * Concat(c2, f).  All elided, c3's 512 bytes are reserved while h and k
+ * peak (2560 with x); c3 a copy, c2's 384 are (2432), and c3's own copy
+ * (c2 + f + c3) stays below.  So the refinement undoes c3 alone: undoing
+ * c1 or c2 frees nothing at the peak (their slices are long dead), which
+ * concat.c also sees without recomputing the peak.
+ */
+static void test_concat_refine_outer(void **state)
+{
+	ArGraph *g = ar_graph_new("block");
+	int x = gb_tensor(g, "x", AR_TK_INPUT, 1, 1, 4, 4);
+	int a = gb_tensor(g, "a", AR_TK_ACTIVATION, 1, 2, 4, 4);
+	int b = gb_tensor(g, "b", AR_TK_ACTIVATION, 1, 2, 4, 4);
+	int c1 = gb_tensor(g, "c1", AR_TK_ACTIVATION, 1, 4, 4, 4);
+	int e = gb_tensor(g, "e", AR_TK_ACTIVATION, 1, 2, 4, 4);
+	int c2 = gb_tensor(g, "c2", AR_TK_ACTIVATION, 1, 6, 4, 4);
+	int h = gb_tensor(g, "h", AR_TK_ACTIVATION, 1, 16, 4, 4);
+	int k = gb_tensor(g, "k", AR_TK_ACTIVATION, 1, 16, 4, 4);
+	int f = gb_tensor(g, "f", AR_TK_ACTIVATION, 1, 2, 4, 4);
+	int c3 = gb_tensor(g, "c3", AR_TK_ACTIVATION, 1, 8, 4, 4);
+	int y = gb_tensor(g, "y", AR_TK_OUTPUT, 1, 1, 4, 4);
+	ArPlan *p;
+	gb_node(g, "Conv", &x, 1, a);
+	gb_node(g, "Conv", &x, 1, b);
+	gb_int_attr(g, gb_node(g, "Concat", (int[]){a, b}, 2, c1), "axis", 1);
+	gb_node(g, "Conv", &c1, 1, e);
+	gb_int_attr(g, gb_node(g, "Concat", (int[]){c1, e}, 2, c2), "axis", 1);
+	gb_node(g, "Conv", &c2, 1, h);
+	gb_node(g, "Conv", &h, 1, k);
+	gb_node(g, "Conv", &k, 1, f);
+	gb_int_attr(g, gb_node(g, "Concat", (int[]){c2, f}, 2, c3), "axis", 1);
+	gb_node(g, "Conv", &c3, 1, y);
+	gb_io(g, &x, 1, &y, 1);
+	expect_peak(g, ELIDE, 2432);
+	p = plan(g, ELIDE);
+	assert_int_equal(p->slots[a].alias_of, c1);
+	assert_int_equal(p->slots[c1].alias_of, c2);
+	assert_int_equal(p->slots[e].alias_of, c2);
+	assert_int_equal(p->slots[c2].alias_of, -1);
+	assert_int_equal(p->slots[f].alias_of, -1);
+	ar_plan_free(p);
+	ar_graph_free(g);
+}
+
+/*
  * a, b -> Concat -> c -> Reshape -> v -> Conv -> w; Conv(a, w) -> z.  Elided,
  * a would sit inside c's bytes while v (c's view) is live and a is still
  * read: neither contains the other, so the Concat must stay a copy.  With
@@ -405,6 +451,7 @@ int main(void)
 		cmocka_unit_test(test_inplace_needs_dying_input),
 		cmocka_unit_test(test_concat_three_way),
 		cmocka_unit_test(test_concat_nested),
+		cmocka_unit_test(test_concat_refine_outer),
 		cmocka_unit_test(test_concat_slice_outlives_view),
 		cmocka_unit_test(test_concat_dropout_backward),
 		cmocka_unit_test(test_inplace_backward),
