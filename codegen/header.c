@@ -58,7 +58,8 @@ void hdr_str(ArText *out, const char *s)
 
 void hdr_dtype(const Hdr *h, ArText *out, ArDType dt)
 {
-	ar_text_printf(out, "%s_DT_", h->up);
+	ar_text_puts(out, h->up);
+	ar_text_puts(out, "_DT_");
 	ar_text_upper(out, ar_dtype_name(dt));
 }
 

@@ -81,6 +81,34 @@ static void write_quants(const Hdr *h, ArText *out)
 	ar_text_puts(out, "\t{-1, -1, -1, 0u}\n};\n\n");
 }
 
+/* v then sep: the tables' number fields ("u, " after the unsigned ones). */
+static void num(ArText *out, int64_t v, const char *sep)
+{
+	ar_text_dec(out, v);
+	ar_text_puts(out, sep);
+}
+
+/* PREFIX_name: the macros the rows name. */
+static void macro(const Hdr *h, ArText *out, const char *name)
+{
+	ar_text_puts(out, h->up);
+	ar_text_putc(out, '_');
+	ar_text_puts(out, name);
+}
+
+/* TABLE<pool> + at, and ", ": an entry's place in a pool. */
+static void pool_ref(const Hdr *h, ArText *out, const char *pool, int at)
+{
+	ar_text_puts(out, h->tab);
+	ar_text_puts(out, pool);
+	num(out, at, ", ");
+}
+
+/*
+ * One row per tensor, the bulk of the header: written field by field
+ * rather than through a format, as the row's literal pieces then cost a
+ * store each (most of DenseNet's header time went to scanning formats).
+ */
 static void write_tensors(const Hdr *h, ArText *out)
 {
 	const ArGraph *g = h->g;
@@ -91,7 +119,7 @@ static void write_tensors(const Hdr *h, ArText *out)
 	for (int i = 0; i < g->ntensors; i++)
 		for (int d = 0; d < g->tensors[i].rank; d++) {
 			hdr_pool_sep(out, &k);
-			ar_text_printf(out, "%lld,", (long long)g->tensors[i].dims[d]);
+			num(out, g->tensors[i].dims[d], ",");
 		}
 	hdr_pool_sep(out, &k);
 	ar_text_puts(out, "0\n};\n\n");
@@ -106,34 +134,40 @@ static void write_tensors(const Hdr *h, ArText *out)
 		int region;
 
 		o = place(h, i, &offset, &region);
-		ar_text_printf(out, "\t/* %d */ {", i);
+		ar_text_puts(out, "\t/* ");
+		ar_text_dec(out, i);
+		ar_text_puts(out, " */ {");
 		hdr_str(out, t->name);
 		ar_text_puts(out, ", ");
 		hdr_dtype(h, out, t->dtype);
-		ar_text_printf(out, ", %s_KIND_", h->up);
+		ar_text_puts(out, ", ");
+		macro(h, out, "KIND_");
 		ar_text_upper(out, ar_kind_name(t->kind));
-		ar_text_printf(out, ", %d, %s_dims + %d, %lldu, ", t->rank, h->tab, at,
-			(long long)(t->bytes > 0 ? t->bytes : 0));
+		ar_text_puts(out, ", ");
+		num(out, t->rank, ", ");
+		pool_ref(h, out, "_dims + ", at);
+		num(out, t->bytes > 0 ? t->bytes : 0, "u, ");
 		if (o->planned)
-			ar_text_printf(out, "%lldu, ", (long long)offset);
+			num(out, offset, "u, ");
 		else
-			ar_text_printf(out, "%s_NOT_IN_ARENA, ", h->up);
+			macro(h, out, "NOT_IN_ARENA, ");
 		if (h->nreg)
-			ar_text_printf(out, "%d, ", o->planned ? region : 0);
-		ar_text_printf(out, "%d, %d, %d, %lldu, %d, ", s->first, s->last,
-			s->alias_of, (long long)(s->alias_of >= 0 ?
-						 s->alias_offset : 0),
-			s->inplace_of);
+			num(out, o->planned ? region : 0, ", ");
+		num(out, s->first, ", ");
+		num(out, s->last, ", ");
+		num(out, s->alias_of, ", ");
+		num(out, s->alias_of >= 0 ? s->alias_offset : 0, "u, ");
+		num(out, s->inplace_of, ", ");
 		if (woff[i] >= 0)
-			ar_text_printf(out, "%lldu, ", (long long)woff[i]);
+			num(out, woff[i], "u, ");
 		else
-			ar_text_printf(out, "%s_NOT_IN_ARENA, ", h->up);
-		ar_text_printf(out, "%lldu, %d, ",
-			(long long)(t->rank >= 0 ? ar_numel(t) : 0), o->io);
+			macro(h, out, "NOT_IN_ARENA, ");
+		num(out, t->rank >= 0 ? ar_numel(t) : 0, "u, ");
+		num(out, o->io, ", ");
 		if (quantized(t))
-			ar_text_printf(out, "%d, ", nq++);
+			num(out, nq++, ", ");
 		else
-			ar_text_printf(out, "%s_NO_QUANT, ", h->up);
+			macro(h, out, "NO_QUANT, ");
 		ar_text_printf(out, "0x%xu},\n", (unsigned)t->bounded);
 		at += t->rank > 0 ? t->rank : 0;
 	}
@@ -168,11 +202,11 @@ static void write_steps(const Hdr *h, ArText *out)
 		const ArNode *n = hdr_step_node(h, s);
 		for (int j = 0; j < n->nexplicit; j++) {
 			hdr_pool_sep(out, &k);
-			ar_text_printf(out, "%d,", n->inputs[j]);
+			num(out, n->inputs[j], ",");
 		}
 		for (int j = 0; j < n->noutputs; j++) {
 			hdr_pool_sep(out, &k);
-			ar_text_printf(out, "%d,", n->outputs[j]);
+			num(out, n->outputs[j], ",");
 		}
 	}
 	hdr_pool_sep(out, &k);
@@ -186,17 +220,25 @@ static void write_steps(const Hdr *h, ArText *out)
 	hdr_open_table(h, out, "step", "steps", "NUM_STEPS", p->nsteps);
 	for (int s = 0; s < p->nsteps; s++) {
 		const ArNode *n = hdr_step_node(h, s);
-		ar_text_printf(out, "\t/* %d */ {", s);
+		ar_text_puts(out, "\t/* ");
+		ar_text_dec(out, s);
+		ar_text_puts(out, " */ {");
 		hdr_str(out, n->op);
 		ar_text_puts(out, ", ");
 		hdr_str(out, n->domain);
 		ar_text_puts(out, ", ");
 		hdr_str(out, n->name);
-		ar_text_printf(out, ", %d, %s_step_io + %d, %d, %s_step_io + %d, "
-			"%d, %s_attrs + %d, %d, %d, %lld, %s_PHASE_",
-			p->steps[s], h->tab, io, n->nexplicit, h->tab,
-			io + n->nexplicit, n->noutputs, h->tab, na, n->nattrs,
-			p->noop[s], (long long)n->opset, h->up);
+		ar_text_puts(out, ", ");
+		num(out, p->steps[s], ", ");
+		pool_ref(h, out, "_step_io + ", io);
+		num(out, n->nexplicit, ", ");
+		pool_ref(h, out, "_step_io + ", io + n->nexplicit);
+		num(out, n->noutputs, ", ");
+		pool_ref(h, out, "_attrs + ", na);
+		num(out, n->nattrs, ", ");
+		num(out, p->noop[s], ", ");
+		num(out, n->opset, ", ");
+		macro(h, out, "PHASE_");
 		ar_text_upper(out, ar_phase_name(n->phase));
 		if (h->work)
 			hdr_write_step_work(h, out, s);

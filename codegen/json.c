@@ -153,9 +153,12 @@ static void write_steps(FILE *f, const Scope *sc)
 static void write_dims(ArText *out, const ArTensor *t, bool run_time)
 {
 	ar_text_putc(out, '[');
-	for (int d = 0; d < t->rank; d++)
-		ar_text_printf(out, "%s%" PRId64, d ? ", " : "",
-			run_time && (t->bounded >> d & 1u) ? -1 : t->dims[d]);
+	for (int d = 0; d < t->rank; d++) {
+		if (d)
+			ar_text_puts(out, ", ");
+		ar_text_dec(out, run_time && (t->bounded >> d & 1u) ? -1 :
+			    t->dims[d]);
+	}
 	ar_text_putc(out, ']');
 }
 
@@ -258,6 +261,24 @@ static const ArSlot *place_of(const Scope *sc, int i, int64_t *offset,
 	return &w.p->slots[w.t];
 }
 
+/* A string field's value: ", \"key\": \"s\"" (s needs no escapes). */
+static void str_field(ArText *out, const char *key, const char *s)
+{
+	ar_text_puts(out, key);
+	ar_text_putc(out, '"');
+	ar_text_puts(out, s);
+	ar_text_putc(out, '"');
+}
+
+/* A number field: key (", \"name\": ") then v. */
+static void num_field(ArText *out, const char *key, int64_t v)
+{
+	ar_text_puts(out, key);
+	ar_text_dec(out, v);
+}
+
+/* One entry per tensor, written field by field rather than through
+ * formats (their scanning was most of the report's time). */
 static void write_tensors(FILE *f, const Scope *sc)
 {
 	ArText text = ar_text_on(f), *out = &text;
@@ -277,10 +298,12 @@ static void write_tensors(FILE *f, const Scope *sc)
 		bool here;
 
 		owner = place_of(sc, i, &offset, &region, &here);
-		ar_text_printf(out, "%s\n%s{\"name\": ", i ? "," : "", sc->in);
+		ar_text_puts(out, i ? ",\n" : "\n");
+		ar_text_puts(out, sc->in);
+		ar_text_puts(out, "{\"name\": ");
 		ar_text_json_str(out, t->name);
-		ar_text_printf(out, ", \"dtype\": \"%s\", \"shape\": ",
-			ar_dtype_name(t->dtype));
+		str_field(out, ", \"dtype\": ", ar_dtype_name(t->dtype));
+		ar_text_puts(out, ", \"shape\": ");
 		if (t->rank < 0)
 			ar_text_puts(out, "null");
 		else
@@ -292,30 +315,29 @@ static void write_tensors(FILE *f, const Scope *sc)
 		if (t->bytes < 0)
 			ar_text_puts(out, ", \"bytes\": null");
 		else
-			ar_text_printf(out, ", \"bytes\": %" PRId64, t->bytes);
-		ar_text_printf(out, ", \"kind\": \"%s\"", ar_kind_name(t->kind));
+			num_field(out, ", \"bytes\": ", t->bytes);
+		str_field(out, ", \"kind\": ", ar_kind_name(t->kind));
 		if (owner->planned && top->nregions > 0) {
 			ar_text_puts(out, ", \"region\": ");
 			ar_text_json_str(out, top->regions[region].name);
 		}
 		if (owner->planned)
-			ar_text_printf(out, ", \"offset\": %" PRId64, offset);
+			num_field(out, ", \"offset\": ", offset);
 		else
 			ar_text_puts(out, ", \"offset\": null");
-		if (here)
-			ar_text_printf(out, ", \"first_step\": %d, \"last_step\": %d",
-				s->first, s->last);
-		else
+		if (here) {
+			num_field(out, ", \"first_step\": ", s->first);
+			num_field(out, ", \"last_step\": ", s->last);
+		} else
 			ar_text_puts(out, ", \"first_step\": null, \"last_step\": null");
 		ar_text_puts(out, ", \"alias_of\": ");
 		tensor_ref(out, g, s->alias_of);
 		if (s->alias_of >= 0)
-			ar_text_printf(out, ", \"alias_offset\": %" PRId64,
-				s->alias_offset);
+			num_field(out, ", \"alias_offset\": ", s->alias_offset);
 		ar_text_puts(out, ", \"inplace_of\": ");
 		tensor_ref(out, g, s->inplace_of);
 		if (owner->io >= 0)
-			ar_text_printf(out, ", \"io\": %d", owner->io);
+			num_field(out, ", \"io\": ", owner->io);
 		if (t->quant.scale >= 0 || t->quant.zero_point >= 0)
 			write_quant(out, g, &t->quant);
 		if (p->outer && p->outer[i] >= 0) {

@@ -75,7 +75,7 @@ static int dec_len(uint64_t v)
  * per division, and in 32-bit arithmetic once v fits, as tens of
  * thousands of table numbers made the divisions most of a row's cost.
  */
-static void put_num(ArText *t, uint64_t v, bool hex, bool neg)
+static inline void put_num(ArText *t, uint64_t v, bool hex, bool neg)
 {
 	static const char pairs[] =
 		"00010203040506070809101112131415161718192021222324"
@@ -113,6 +113,21 @@ static void put_num(ArText *t, uint64_t v, bool hex, bool neg)
 	t->n += (size_t)n + neg;
 }
 
+void ar_text_dec(ArText *t, int64_t v)
+{
+	/* Most table numbers are one digit or -1 (ranks, flags, "none"). */
+	if (v >= -9 && v <= 9) {
+		char *d = ar_text_room(t, 2);
+		if (v < 0)
+			*d++ = '-';
+		*d = (char)('0' + (v < 0 ? -v : v));
+		t->n += 1 + (v < 0);
+		return;
+	}
+	/* 0 - (uint64_t)v is |v| even for INT64_MIN. */
+	put_num(t, v < 0 ? 0 - (uint64_t)v : (uint64_t)v, false, v < 0);
+}
+
 /* The bytes that end a run of literal text in a format. */
 static const bool ends_literal[256] = {['\0'] = true, ['%'] = true};
 
@@ -126,12 +141,17 @@ void ar_text_printf(ArText *t, const char *fmt, ...)
 		uint64_t uv;
 
 		if (*fmt != '%') {
-			/* Literal text: one table test per byte, one copy. */
-			const char *e = fmt + 1;
-			while (!ends_literal[(unsigned char)*e])
-				e++;
-			ar_text_putn(t, fmt, (size_t)(e - fmt));
-			fmt = e;
+			/* Literal text, copied as it is scanned (most runs
+			 * are a few bytes, shorter than a call to memcpy), up
+			 * to LIT bytes at a time; one table test per byte. */
+			char *d = ar_text_room(t, LIT);
+			size_t k = 0;
+			do {
+				d[k] = fmt[k];
+				k++;
+			} while (k < LIT && !ends_literal[(unsigned char)fmt[k]]);
+			t->n += k;
+			fmt += k;
 			continue;
 		}
 		fmt++;
@@ -146,9 +166,7 @@ void ar_text_printf(ArText *t, const char *fmt, ...)
 			sv = len == 0 ? va_arg(ap, int) : len == 1 ?
 			     va_arg(ap, long) : len == 2 ? va_arg(ap, long long)
 			     : (int64_t)va_arg(ap, size_t);
-			/* 0 - (uint64_t)sv is |sv| even for INT64_MIN. */
-			put_num(t, sv < 0 ? 0 - (uint64_t)sv : (uint64_t)sv, false,
-				sv < 0);
+			ar_text_dec(t, sv);
 			break;
 		case 'u':
 		case 'x':

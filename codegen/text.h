@@ -14,6 +14,7 @@
 #ifndef ARENAC_TEXT_H
 #define ARENAC_TEXT_H
 
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -36,6 +37,10 @@ void ar_text_close(ArText *t);
 void ar_text_printf(ArText *t, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 void ar_text_upper(ArText *t, const char *s);      /* s upper-cased */
+/* v in decimal: printf's %lld without the format, for the big tables'
+ * rows, which write their literal parts with ar_text_puts (a literal's
+ * copy is inlined there, where a format is scanned byte by byte). */
+void ar_text_dec(ArText *t, int64_t v);
 /*
  * The first max bytes of s (all of it when shorter) as a C string
  * literal, quotes included, valid in C99 and C++; s as a JSON string.

@@ -36,8 +36,10 @@ static char *mem_close(Mem *m, ArText *t)
 
 static void test_printf_like_libc(void **state)
 {
-	static const long long v[] = {0, 1, -1, 9, 10, -10, INT_MAX, INT_MIN,
-				      INT64_MAX, INT64_MIN, 1234567890123LL};
+	static const long long v[] = {0, 1, -1, 9, -9, 10, -10, 99, 100,
+				      -100, 4294967295LL, 4294967296LL,
+				      INT_MAX, INT_MIN, INT64_MAX, INT64_MIN,
+				      1234567890123LL};
 	char want[4096], *got;
 	size_t at = 0;
 	Mem m;
@@ -54,6 +56,10 @@ static void test_printf_like_libc(void **state)
 				       (unsigned long long)v[i],
 				       (unsigned)v[i], (unsigned)d, (long)v[i],
 				       (size_t)v[i]);
+		/* The rows' own number writer, as %lld. */
+		ar_text_dec(&t, v[i]);
+		at += (size_t)snprintf(want + at, sizeof want - at, "%lld",
+				       v[i]);
 	}
 	ar_text_printf(&t, "%s_%c%%%s", "PREFIX", 'x', "");
 	snprintf(want + at, sizeof want - at, "%s_%c%%%s", "PREFIX", 'x', "");
