@@ -221,26 +221,30 @@ static bool pair_clashes(const ArGraph *g, const ArPlan *p,
  * bucketing by slice keeps a 50,000-input Concat linear.
  */
 static bool slice_clashes(const ArGraph *g, const ArPlan *p, const ArNode *n,
-			  const int *root, const int64_t *off, int *pos)
+			  const int *root, const int64_t *off,
+			  const int *mstart, const int *mlist, int *pos)
 {
 	int y = n->outputs[0], r = root[y], ne = n->nexplicit, nm = 0;
+	int nr = mstart[r + 1] - mstart[r];
 	int64_t ylo = off[y], yhi = off[y] + g->tensors[y].bytes;
-	int *cand = ar_xmalloc(((size_t)g->ntensors + 1) * sizeof(int));
-	int *key = ar_xmalloc(((size_t)g->ntensors + 1) * sizeof(int));
-	int *mem = ar_xmalloc(((size_t)g->ntensors + 1) * sizeof(int));
+	int *cand = ar_xmalloc(((size_t)nr + 1) * sizeof(int));
+	int *key = ar_xmalloc(((size_t)nr + 1) * sizeof(int));
+	int *mem = ar_xmalloc(((size_t)nr + 1) * sizeof(int));
 	int *start = ar_xcalloc((size_t)ne + 3, sizeof(int));
 	bool clash = false;
 
 	for (int j = 0; j < ne; j++)
 		pos[n->inputs[j]] = j;
 	/* Bucket 0 holds the members outside n's slices, bucket j+1 slice j. */
-	for (int t = 0; t < g->ntensors; t++)
-		if (root[t] == r && g->tensors[t].bytes > 0 && off[t] < yhi &&
+	for (int i = mstart[r]; i < mstart[r + 1]; i++) {
+		int t = mlist[i];
+		if (g->tensors[t].bytes > 0 && off[t] < yhi &&
 		    ylo < off[t] + g->tensors[t].bytes) {
 			key[nm] = slice_of(p, n, pos, t) + 1;
 			start[key[nm] + 1]++;
 			cand[nm++] = t;
 		}
+	}
 	for (int k = 0; k <= ne; k++)
 		start[k + 1] += start[k];
 	for (int i = 0; i < nm; i++)
@@ -261,6 +265,21 @@ static bool slice_clashes(const ArGraph *g, const ArPlan *p, const ArNode *n,
 	return clash;
 }
 
+/* Tensors by owner (root[t], -1: none), in increasing id: a counting
+ * sort into mlist, owner r's from mstart[r] to mstart[r + 1]. */
+static void group_members(const int *root, int nt, int *mstart, int *mlist)
+{
+	memset(mstart, 0, ((size_t)nt + 2) * sizeof *mstart);
+	for (int t = 0; t < nt; t++)
+		if (root[t] >= 0)
+			mstart[root[t] + 2]++;
+	for (int r = 0; r < nt; r++)
+		mstart[r + 2] += mstart[r + 1];
+	for (int t = 0; t < nt; t++)
+		if (root[t] >= 0)
+			mlist[mstart[root[t] + 1]++] = t;
+}
+
 /* Copies, in step order, the elisions the final order makes unsafe; an
  * inner concat goes first, which keeps the outer one's slices in place.
  * No in-place link exists yet, so roots are those of alias_of alone. */
@@ -269,6 +288,10 @@ static void undo_clashes(const ArGraph *g, ArPlan *p)
 	int *root = ar_xmalloc(((size_t)g->ntensors + 1) * sizeof(int));
 	int64_t *off = ar_xmalloc(((size_t)g->ntensors + 1) * sizeof(int64_t));
 	int *pos = ar_xmalloc(((size_t)g->ntensors + 1) * sizeof(int));
+	/* The members of each buffer, by owner: mlist[mstart[r] ..
+	 * mstart[r + 1]), so that each concat looks at its buffer's alone. */
+	int *mstart = ar_xmalloc(((size_t)g->ntensors + 2) * sizeof(int));
+	int *mlist = ar_xmalloc(((size_t)g->ntensors + 1) * sizeof(int));
 	bool stale = true;
 
 	for (int t = 0; t < g->ntensors; t++)
@@ -284,12 +307,13 @@ static void undo_clashes(const ArGraph *g, ArPlan *p)
 				root[t] = p->slots[t].planned ?
 					  ar_alias_root(p, &m, t, &off[t]) : -1;
 			ar_alias_memo_free(&m);
+			group_members(root, g->ntensors, mstart, mlist);
 		}
-		stale = slice_clashes(g, p, n, root, off, pos);
+		stale = slice_clashes(g, p, n, root, off, mstart, mlist, pos);
 		if (stale)
 			undo(p, n);
 	}
-	free(root), free(off), free(pos);
+	free(root), free(off), free(pos), free(mstart), free(mlist);
 }
 
 /* The next tensor up t's chain of alias and in-place links, or -1. */
