@@ -717,6 +717,9 @@ const ArOpDef *ar_op_table(int *count)
 #define NSLOTS 1024             /* a power of two, over twice the entries */
 _Static_assert(2 * NTABLE < NSLOTS, "the op index needs more slots");
 static int16_t slot[NSLOTS];    /* entry index + 1; 0 for none */
+/* At an op's first entry: how many entries the op has (they follow each
+ * other), so its versions are walked without comparing names again. */
+static int16_t nversions[NTABLE];
 static bool indexed;
 
 static uint32_t hash_key(const char *domain, const char *op)
@@ -741,9 +744,14 @@ static void build_index(void)
 	assert(sorted());
 	for (int i = 0; i < NTABLE; i++) {
 		uint32_t h;
+		int k = i;
 		if (i > 0 && same_op(&table[i - 1], table[i].domain,
 				     table[i].name))
 			continue;       /* the op's first entry is indexed */
+		while (k < NTABLE && same_op(&table[k], table[i].domain,
+					     table[i].name))
+			k++;
+		nversions[i] = (int16_t)(k - i);
 		h = hash_key(table[i].domain, table[i].name);
 		while (slot[h & (NSLOTS - 1)])
 			h++;
@@ -765,8 +773,8 @@ const ArOpDef *ar_op_find(const char *domain, const char *op, int64_t opset)
 			break;
 		}
 	/* Entries of one op follow each other in increasing since. */
-	for (; i >= 0 && i < NTABLE && same_op(&table[i], domain, op) &&
-	       (table[i].since <= opset || opset <= 0); i++)
+	for (int end = i >= 0 ? i + nversions[i] : i;
+	     i < end && (table[i].since <= opset || opset <= 0); i++)
 		best = &table[i];
 	return best;
 }
