@@ -184,29 +184,42 @@ static void test_concat_three_way(void **state)
 	ar_graph_free(g);
 }
 
+/* The start of a dense block: c1 = Concat(a, b) of two Convs of x,
+ * e = Conv(c1), c2 = Concat(c1, e).  Tensor ids: t[0..5] = x, a, b, c1,
+ * e, c2. */
+static ArGraph *dense_start(const char *name, int t[6])
+{
+	ArGraph *g = ar_graph_new(name);
+	t[0] = gb_tensor(g, "x", AR_TK_INPUT, 1, 1, 4, 4);
+	t[1] = gb_tensor(g, "a", AR_TK_ACTIVATION, 1, 2, 4, 4);
+	t[2] = gb_tensor(g, "b", AR_TK_ACTIVATION, 1, 2, 4, 4);
+	t[3] = gb_tensor(g, "c1", AR_TK_ACTIVATION, 1, 4, 4, 4);
+	t[4] = gb_tensor(g, "e", AR_TK_ACTIVATION, 1, 2, 4, 4);
+	t[5] = gb_tensor(g, "c2", AR_TK_ACTIVATION, 1, 6, 4, 4);
+	gb_node(g, "Conv", &t[0], 1, t[1]);
+	gb_node(g, "Conv", &t[0], 1, t[2]);
+	gb_int_attr(g, gb_node(g, "Concat", (int[]){t[1], t[2]}, 2, t[3]),
+		    "axis", 1);
+	gb_node(g, "Conv", &t[3], 1, t[4]);
+	gb_int_attr(g, gb_node(g, "Concat", (int[]){t[3], t[4]}, 2, t[5]),
+		    "axis", 1);
+	return g;
+}
+
 /*
- * DenseNet's pattern: c1 = Concat(a, b), e = Conv(c1), c2 = Concat(c1, e).
- * Both elided, everything lives in c2's 384 bytes (peak 448 with x or y);
- * copies peak at 768 (c1 + e + c2).
+ * DenseNet's pattern, c2 read by a last Conv.  Both elided, everything
+ * lives in c2's 384 bytes (peak 448 with x or y); copies peak at 768
+ * (c1 + e + c2).
  */
 static void test_concat_nested(void **state)
 {
-	ArGraph *g = ar_graph_new("nested");
-	int x = gb_tensor(g, "x", AR_TK_INPUT, 1, 1, 4, 4);
-	int a = gb_tensor(g, "a", AR_TK_ACTIVATION, 1, 2, 4, 4);
-	int b = gb_tensor(g, "b", AR_TK_ACTIVATION, 1, 2, 4, 4);
-	int c1 = gb_tensor(g, "c1", AR_TK_ACTIVATION, 1, 4, 4, 4);
-	int e = gb_tensor(g, "e", AR_TK_ACTIVATION, 1, 2, 4, 4);
-	int c2 = gb_tensor(g, "c2", AR_TK_ACTIVATION, 1, 6, 4, 4);
+	int t[6];
+	ArGraph *g = dense_start("nested", t);
+	int a = t[1], b = t[2], c1 = t[3], e = t[4], c2 = t[5];
 	int y = gb_tensor(g, "y", AR_TK_OUTPUT, 1, 1, 4, 4);
 	ArPlan *p;
-	gb_node(g, "Conv", &x, 1, a);
-	gb_node(g, "Conv", &x, 1, b);
-	gb_int_attr(g, gb_node(g, "Concat", (int[]){a, b}, 2, c1), "axis", 1);
-	gb_node(g, "Conv", &c1, 1, e);
-	gb_int_attr(g, gb_node(g, "Concat", (int[]){c1, e}, 2, c2), "axis", 1);
 	gb_node(g, "Conv", &c2, 1, y);
-	gb_io(g, &x, 1, &y, 1);
+	gb_io(g, &t[0], 1, &y, 1);
 	expect_peak(g, 0, 768);
 	expect_peak(g, ELIDE, 448);
 	p = plan(g, ELIDE);
@@ -221,40 +234,31 @@ static void test_concat_nested(void **state)
 }
 
 /*
- * The end of a dense block: c1 = Concat(a, b), c2 = Concat(c1, e), then two
- * wide Convs (h, k: 1024 bytes each) make f, the last slice of c3 =
- * Concat(c2, f).  All elided, c3's 512 bytes are reserved while h and k
- * peak (2560 with x); c3 a copy, c2's 384 are (2432), and c3's own copy
- * (c2 + f + c3) stays below.  So the refinement undoes c3 alone: undoing
- * c1 or c2 frees nothing at the peak (their slices are long dead), which
- * concat.c also sees without recomputing the peak.
+ * The end of a dense block: after the start above, two wide Convs (h, k:
+ * 1024 bytes each) make f, the last slice of c3 = Concat(c2, f).  All
+ * elided, c3's 512 bytes are reserved while h and k peak (2560 with x);
+ * c3 a copy, c2's 384 are (2432), and c3's own copy (c2 + f + c3) stays
+ * below.  So the refinement undoes c3 alone: undoing c1 or c2 frees
+ * nothing at the peak (their slices are long dead), which concat.c also
+ * sees without recomputing the peak.
  */
 static void test_concat_refine_outer(void **state)
 {
-	ArGraph *g = ar_graph_new("block");
-	int x = gb_tensor(g, "x", AR_TK_INPUT, 1, 1, 4, 4);
-	int a = gb_tensor(g, "a", AR_TK_ACTIVATION, 1, 2, 4, 4);
-	int b = gb_tensor(g, "b", AR_TK_ACTIVATION, 1, 2, 4, 4);
-	int c1 = gb_tensor(g, "c1", AR_TK_ACTIVATION, 1, 4, 4, 4);
-	int e = gb_tensor(g, "e", AR_TK_ACTIVATION, 1, 2, 4, 4);
-	int c2 = gb_tensor(g, "c2", AR_TK_ACTIVATION, 1, 6, 4, 4);
+	int t[6];
+	ArGraph *g = dense_start("block", t);
+	int a = t[1], c1 = t[3], e = t[4], c2 = t[5];
 	int h = gb_tensor(g, "h", AR_TK_ACTIVATION, 1, 16, 4, 4);
 	int k = gb_tensor(g, "k", AR_TK_ACTIVATION, 1, 16, 4, 4);
 	int f = gb_tensor(g, "f", AR_TK_ACTIVATION, 1, 2, 4, 4);
 	int c3 = gb_tensor(g, "c3", AR_TK_ACTIVATION, 1, 8, 4, 4);
 	int y = gb_tensor(g, "y", AR_TK_OUTPUT, 1, 1, 4, 4);
 	ArPlan *p;
-	gb_node(g, "Conv", &x, 1, a);
-	gb_node(g, "Conv", &x, 1, b);
-	gb_int_attr(g, gb_node(g, "Concat", (int[]){a, b}, 2, c1), "axis", 1);
-	gb_node(g, "Conv", &c1, 1, e);
-	gb_int_attr(g, gb_node(g, "Concat", (int[]){c1, e}, 2, c2), "axis", 1);
 	gb_node(g, "Conv", &c2, 1, h);
 	gb_node(g, "Conv", &h, 1, k);
 	gb_node(g, "Conv", &k, 1, f);
 	gb_int_attr(g, gb_node(g, "Concat", (int[]){c2, f}, 2, c3), "axis", 1);
 	gb_node(g, "Conv", &c3, 1, y);
-	gb_io(g, &x, 1, &y, 1);
+	gb_io(g, &t[0], 1, &y, 1);
 	expect_peak(g, ELIDE, 2432);
 	p = plan(g, ELIDE);
 	assert_int_equal(p->slots[a].alias_of, c1);
