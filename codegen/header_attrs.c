@@ -22,7 +22,7 @@ static void put_i64(ArText *out, int64_t v)
 	if (v == INT64_MIN)
 		ar_text_puts(out, "(-INT64_C(9223372036854775807) - 1)");
 	else if (v >= INT32_MIN && v <= INT32_MAX)
-		ar_text_printf(out, "%lld", (long long)v);
+		ar_text_dec(out, v);
 	else
 		ar_text_printf(out, "INT64_C(%lld)", (long long)v);
 }
@@ -191,13 +191,19 @@ void hdr_write_attrs(const Hdr *h, ArText *out)
 			hdr_attr_counts(at, &ni, &nf, &ns);
 			ar_text_puts(out, "\t{");
 			hdr_str(out, at->name);
-			ar_text_printf(out, ", %s_ATTR_%s, ", h->up,
-				hdr_attr_type_name(at->type));
+			ar_text_puts(out, ", ");
+			hdr_macro(h, out, "ATTR_");
+			ar_text_puts(out, hdr_attr_type_name(at->type));
+			ar_text_puts(out, ", ");
 			hdr_dtype(h, out, at->type == AR_ATTR_TENSOR ? at->t->dtype :
 				  AR_DT_UNDEFINED);
-			ar_text_printf(out, ", %d, %s_attr_ints + %d, %s_attr_floats "
-				"+ %d, %s_attr_strings + %d},\n", ni + nf + ns,
-				h->tab, pi, h->tab, pf, h->tab, ps);
+			ar_text_puts(out, ", ");
+			hdr_num(out, ni + nf + ns, ", ");
+			hdr_pool_ref(h, out, "_attr_ints + ", pi);
+			hdr_pool_ref(h, out, "_attr_floats + ", pf);
+			ar_text_puts(out, h->tab);
+			ar_text_puts(out, "_attr_strings + ");
+			hdr_num(out, ps, "},\n");
 			pi += ni;
 			pf += nf;
 			ps += ns;

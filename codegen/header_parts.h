@@ -52,6 +52,34 @@ void hdr_dtype(const Hdr *h, ArText *out, ArDType dt); /* PREFIX_DT_FLOAT32 */
 void hdr_open_pool(const Hdr *h, ArText *out, const char *type,
 		   const char *name);
 void hdr_pool_sep(ArText *out, int *k);         /* sixteen values a line */
+/*
+ * The big tables' rows are written field by field rather than through
+ * formats (a format is scanned byte by byte on every row, a literal given
+ * to ar_text_puts is copied by an inlined store): v then sep ("u, " after
+ * the unsigned fields); PREFIX_name; TABLE<pool> + at and ", " (an entry's
+ * place in a pool, pool e.g. "_dims + ").  Inline, so that each literal's
+ * length is known where it is written.
+ */
+static inline void hdr_num(ArText *out, int64_t v, const char *sep)
+{
+	ar_text_dec(out, v);
+	ar_text_puts(out, sep);
+}
+
+static inline void hdr_macro(const Hdr *h, ArText *out, const char *name)
+{
+	ar_text_puts(out, h->up);
+	ar_text_putc(out, '_');
+	ar_text_puts(out, name);
+}
+
+static inline void hdr_pool_ref(const Hdr *h, ArText *out, const char *pool,
+				int at)
+{
+	ar_text_puts(out, h->tab);
+	ar_text_puts(out, pool);
+	hdr_num(out, at, ", ");
+}
 const ArNode *hdr_step_node(const Hdr *h, int s);
 void hdr_set_case(char *s, int upper);
 

@@ -81,29 +81,6 @@ static void write_quants(const Hdr *h, ArText *out)
 	ar_text_puts(out, "\t{-1, -1, -1, 0u}\n};\n\n");
 }
 
-/* v then sep: the tables' number fields ("u, " after the unsigned ones). */
-static void num(ArText *out, int64_t v, const char *sep)
-{
-	ar_text_dec(out, v);
-	ar_text_puts(out, sep);
-}
-
-/* PREFIX_name: the macros the rows name. */
-static void macro(const Hdr *h, ArText *out, const char *name)
-{
-	ar_text_puts(out, h->up);
-	ar_text_putc(out, '_');
-	ar_text_puts(out, name);
-}
-
-/* TABLE<pool> + at, and ", ": an entry's place in a pool. */
-static void pool_ref(const Hdr *h, ArText *out, const char *pool, int at)
-{
-	ar_text_puts(out, h->tab);
-	ar_text_puts(out, pool);
-	num(out, at, ", ");
-}
-
 /*
  * One row per tensor, the bulk of the header: written field by field
  * rather than through a format, as the row's literal pieces then cost a
@@ -119,7 +96,7 @@ static void write_tensors(const Hdr *h, ArText *out)
 	for (int i = 0; i < g->ntensors; i++)
 		for (int d = 0; d < g->tensors[i].rank; d++) {
 			hdr_pool_sep(out, &k);
-			num(out, g->tensors[i].dims[d], ",");
+			hdr_num(out, g->tensors[i].dims[d], ",");
 		}
 	hdr_pool_sep(out, &k);
 	ar_text_puts(out, "0\n};\n\n");
@@ -141,33 +118,33 @@ static void write_tensors(const Hdr *h, ArText *out)
 		ar_text_puts(out, ", ");
 		hdr_dtype(h, out, t->dtype);
 		ar_text_puts(out, ", ");
-		macro(h, out, "KIND_");
+		hdr_macro(h, out, "KIND_");
 		ar_text_upper(out, ar_kind_name(t->kind));
 		ar_text_puts(out, ", ");
-		num(out, t->rank, ", ");
-		pool_ref(h, out, "_dims + ", at);
-		num(out, t->bytes > 0 ? t->bytes : 0, "u, ");
+		hdr_num(out, t->rank, ", ");
+		hdr_pool_ref(h, out, "_dims + ", at);
+		hdr_num(out, t->bytes > 0 ? t->bytes : 0, "u, ");
 		if (o->planned)
-			num(out, offset, "u, ");
+			hdr_num(out, offset, "u, ");
 		else
-			macro(h, out, "NOT_IN_ARENA, ");
+			hdr_macro(h, out, "NOT_IN_ARENA, ");
 		if (h->nreg)
-			num(out, o->planned ? region : 0, ", ");
-		num(out, s->first, ", ");
-		num(out, s->last, ", ");
-		num(out, s->alias_of, ", ");
-		num(out, s->alias_of >= 0 ? s->alias_offset : 0, "u, ");
-		num(out, s->inplace_of, ", ");
+			hdr_num(out, o->planned ? region : 0, ", ");
+		hdr_num(out, s->first, ", ");
+		hdr_num(out, s->last, ", ");
+		hdr_num(out, s->alias_of, ", ");
+		hdr_num(out, s->alias_of >= 0 ? s->alias_offset : 0, "u, ");
+		hdr_num(out, s->inplace_of, ", ");
 		if (woff[i] >= 0)
-			num(out, woff[i], "u, ");
+			hdr_num(out, woff[i], "u, ");
 		else
-			macro(h, out, "NOT_IN_ARENA, ");
-		num(out, t->rank >= 0 ? ar_numel(t) : 0, "u, ");
-		num(out, o->io, ", ");
+			hdr_macro(h, out, "NOT_IN_ARENA, ");
+		hdr_num(out, t->rank >= 0 ? ar_numel(t) : 0, "u, ");
+		hdr_num(out, o->io, ", ");
 		if (quantized(t))
-			num(out, nq++, ", ");
+			hdr_num(out, nq++, ", ");
 		else
-			macro(h, out, "NO_QUANT, ");
+			hdr_macro(h, out, "NO_QUANT, ");
 		ar_text_printf(out, "0x%xu},\n", (unsigned)t->bounded);
 		at += t->rank > 0 ? t->rank : 0;
 	}
@@ -202,11 +179,11 @@ static void write_steps(const Hdr *h, ArText *out)
 		const ArNode *n = hdr_step_node(h, s);
 		for (int j = 0; j < n->nexplicit; j++) {
 			hdr_pool_sep(out, &k);
-			num(out, n->inputs[j], ",");
+			hdr_num(out, n->inputs[j], ",");
 		}
 		for (int j = 0; j < n->noutputs; j++) {
 			hdr_pool_sep(out, &k);
-			num(out, n->outputs[j], ",");
+			hdr_num(out, n->outputs[j], ",");
 		}
 	}
 	hdr_pool_sep(out, &k);
@@ -229,16 +206,16 @@ static void write_steps(const Hdr *h, ArText *out)
 		ar_text_puts(out, ", ");
 		hdr_str(out, n->name);
 		ar_text_puts(out, ", ");
-		num(out, p->steps[s], ", ");
-		pool_ref(h, out, "_step_io + ", io);
-		num(out, n->nexplicit, ", ");
-		pool_ref(h, out, "_step_io + ", io + n->nexplicit);
-		num(out, n->noutputs, ", ");
-		pool_ref(h, out, "_attrs + ", na);
-		num(out, n->nattrs, ", ");
-		num(out, p->noop[s], ", ");
-		num(out, n->opset, ", ");
-		macro(h, out, "PHASE_");
+		hdr_num(out, p->steps[s], ", ");
+		hdr_pool_ref(h, out, "_step_io + ", io);
+		hdr_num(out, n->nexplicit, ", ");
+		hdr_pool_ref(h, out, "_step_io + ", io + n->nexplicit);
+		hdr_num(out, n->noutputs, ", ");
+		hdr_pool_ref(h, out, "_attrs + ", na);
+		hdr_num(out, n->nattrs, ", ");
+		hdr_num(out, p->noop[s], ", ");
+		hdr_num(out, n->opset, ", ");
+		hdr_macro(h, out, "PHASE_");
 		ar_text_upper(out, ar_phase_name(n->phase));
 		if (h->work)
 			hdr_write_step_work(h, out, s);

@@ -109,6 +109,22 @@ static void write_step_extras(ArText *out, const Scope *sc, int node)
 		ar_text_puts(out, "]");
 }
 
+/* A string field's value: ", \"key\": \"s\"" (s needs no escapes). */
+static void str_field(ArText *out, const char *key, const char *s)
+{
+	ar_text_puts(out, key);
+	ar_text_putc(out, '"');
+	ar_text_puts(out, s);
+	ar_text_putc(out, '"');
+}
+
+/* A number field: key (", \"name\": ") then v. */
+static void num_field(ArText *out, const char *key, int64_t v)
+{
+	ar_text_puts(out, key);
+	ar_text_dec(out, v);
+}
+
 static void write_steps(FILE *f, const Scope *sc)
 {
 	ArText text = ar_text_on(f), *out = &text;
@@ -118,8 +134,10 @@ static void write_steps(FILE *f, const Scope *sc)
 	ar_text_puts(out, "\"steps\": [");
 	for (int s = 0; s < p->nsteps; s++) {
 		const ArNode *n = &g->nodes[p->steps[s]];
-		ar_text_printf(out, "%s\n%s{\"index\": %d, \"name\": ", s ? "," : "",
-			sc->in, s);
+		ar_text_puts(out, s ? ",\n" : "\n");
+		ar_text_puts(out, sc->in);
+		num_field(out, "{\"index\": ", s);
+		ar_text_puts(out, ", \"name\": ");
 		ar_text_json_str(out, n->name);
 		ar_text_puts(out, ", \"op\": ");
 		ar_text_json_str(out, n->op);
@@ -127,9 +145,9 @@ static void write_steps(FILE *f, const Scope *sc)
 			ar_text_puts(out, ", \"domain\": ");
 			ar_text_json_str(out, n->domain);
 		}
-		ar_text_printf(out, ", \"phase\": \"%s\", \"noop\": %s, "
-			       "\"inputs\": ", ar_phase_name(n->phase),
-			       p->noop[s] ? "true" : "false");
+		str_field(out, ", \"phase\": ", ar_phase_name(n->phase));
+		ar_text_puts(out, p->noop[s] ? ", \"noop\": true, \"inputs\": " :
+			     ", \"noop\": false, \"inputs\": ");
 		ref_list(out, g, n->inputs, n->nexplicit);
 		ar_text_puts(out, ", \"outputs\": ");
 		ref_list(out, g, n->outputs, n->noutputs);
@@ -259,22 +277,6 @@ static const ArSlot *place_of(const Scope *sc, int i, int64_t *offset,
 	*offset = w.offset;
 	*region = w.region;
 	return &w.p->slots[w.t];
-}
-
-/* A string field's value: ", \"key\": \"s\"" (s needs no escapes). */
-static void str_field(ArText *out, const char *key, const char *s)
-{
-	ar_text_puts(out, key);
-	ar_text_putc(out, '"');
-	ar_text_puts(out, s);
-	ar_text_putc(out, '"');
-}
-
-/* A number field: key (", \"name\": ") then v. */
-static void num_field(ArText *out, const char *key, int64_t v)
-{
-	ar_text_puts(out, key);
-	ar_text_dec(out, v);
 }
 
 /* One entry per tensor, written field by field rather than through
