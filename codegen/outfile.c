@@ -7,10 +7,15 @@
  * firmware build to pick up.  A run with several outputs finishes them all
  * before it publishes any, so a late failure (a picture Graphviz cannot
  * render) leaves none of them, not a header beside last run's JSON.
+ * A target that exists and is no regular file (/dev/null, a FIFO, a
+ * terminal) is written in place: a rename would replace the device node
+ * itself (as root, `--json /dev/null` turned /dev/null into a file), and
+ * without write access to its folder the temporary cannot be made at all.
  */
 #include "emit.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -19,15 +24,24 @@
 int ar_out_open(ArOutFile *o, const char *path, ArError *err)
 {
 	struct stat st;
+	bool exists;
 	int fd;
 	memset(o, 0, sizeof *o);
 	if (!strcmp(path, "-")) {
 		o->f = stdout;
 		return AR_OK;
 	}
-	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+	exists = stat(path, &st) == 0;
+	if (exists && S_ISDIR(st.st_mode))
 		return ar_fail(err, AR_EXIT_USAGE, "%s is a directory, not an "
 			       "output file", path);
+	if (exists && !S_ISREG(st.st_mode)) {
+		if (!(o->f = fopen(path, "w")))
+			return ar_fail(err, AR_EXIT_USAGE, "%s: cannot write: "
+				       "%s", path, strerror(errno));
+		o->path = ar_xstrdup(path);
+		return AR_OK;
+	}
 	o->path = ar_xstrdup(path);
 	o->tmp = ar_xmalloc(strlen(path) + 16);
 	sprintf(o->tmp, "%s.tmpXXXXXX", path);
@@ -56,9 +70,16 @@ int ar_out_finish(ArOutFile *o, ArError *err)
 {
 	int rc = AR_OK;
 	if (!o->tmp) {
-		if (fflush(o->f) != 0)
-			rc = ar_fail(err, AR_EXIT_USAGE, "stdout: write failed: "
-				     "%s", strerror(errno));
+		/* stdout stays open; a device written in place is closed. */
+		bool bad = fflush(o->f) != 0 || ferror(o->f);
+		if (o->f != stdout) {
+			bad |= fclose(o->f) != 0;
+			o->f = NULL;
+		}
+		if (bad)
+			rc = ar_fail(err, AR_EXIT_USAGE, "%s: write failed: %s",
+				     o->path ? o->path : "stdout",
+				     strerror(errno));
 		return rc;
 	}
 	if (ferror(o->f) | (fclose(o->f) != 0)) {
@@ -98,6 +119,8 @@ void ar_out_abort(ArOutFile *o)
 		if (o->f)
 			fclose(o->f);
 		unlink(o->tmp);
+	} else if (o->f && o->f != stdout) {
+		fclose(o->f);       /* a device written in place */
 	}
 	free(o->path), free(o->tmp);
 	memset(o, 0, sizeof *o);

@@ -4,7 +4,7 @@
 #
 # Outputs go through a temporary file renamed into place (codegen/outfile.c):
 # a run that fails must leave no temporary file, no empty or partial header
-# and an older header untouched.  Names come from the model: a tensor named
+# and an older header untouched; a device or FIFO is written in place.  Names come from the model: a tensor named
 # "*/ #include <x>" or holding quotes, newlines and backslashes must reach
 # the header only as escaped literals and closed comments (the header still
 # compiles as C and C++), the DOT file only as escaped labels, the JSON only
@@ -69,6 +69,28 @@ mkdir -p "$tmp/o4/arena.h"
 rc=$?
 if [ "$rc" -eq 1 ] && clean "$tmp/o4" && [ -z "$(ls -A "$tmp/o4/arena.h")" ]; then
 	ok; else bad "header path is a folder: exit $rc, left $(ls -A "$tmp/o4")"; fi
+
+# 4b. An output that exists and is no regular file (a FIFO here, /dev/null
+# in scripts) is written in place: it stays a FIFO and its reader gets the
+# JSON a regular file gets (a rename over it would replace the node).
+mkdir "$tmp/o4b"
+mkfifo "$tmp/o4b/fifo"
+cat "$tmp/o4b/fifo" > "$tmp/o4b/got" &
+reader=$!
+"$ARENAC" -q --dim N=1 --json "$tmp/o4b/fifo" $m 2>"$tmp/err"
+rc=$?
+# Frees the reader: one still waiting for a writer (a run that never opened
+# the FIFO) gets an empty write; one whose FIFO was renamed away is ended.
+if [ -p "$tmp/o4b/fifo" ]; then
+	"$PYTHON" -c 'import os, sys
+try: os.close(os.open(sys.argv[1], os.O_WRONLY | os.O_NONBLOCK))
+except OSError: pass' "$tmp/o4b/fifo"
+else kill $reader; fi
+wait $reader
+"$ARENAC" -q --dim N=1 --json "$tmp/o4b/r.json" $m 2>/dev/null
+if [ "$rc" -eq 0 ] && [ -p "$tmp/o4b/fifo" ] && [ -s "$tmp/o4b/got" ] &&
+   cmp -s "$tmp/o4b/got" "$tmp/o4b/r.json" && clean "$tmp/o4b"; then
+	ok; else bad "FIFO output: exit $rc, $(cat "$tmp/err"), left $(ls -A "$tmp/o4b")"; fi
 
 # 5. Hostile names.
 "$PYTHON" - "$tmp/evil.onnx" <<'PY' || exit 1
