@@ -304,11 +304,12 @@ static void declare(Loader *L, ArTensor *t, const Onnx__ValueInfoProto *vi)
 		t->dtype = (ArDType)tt->elem_type;
 	if (!tt->shape || tt->shape->n_dim > AR_MAX_RANK)
 		return;
-	t->declared = true;
-	t->decl_rank = (int)tt->shape->n_dim;
+	if (!t->declared)
+		t->declared = ar_xmalloc(sizeof *t->declared);
+	t->declared->rank = (int)tt->shape->n_dim;
 	for (size_t i = 0; i < tt->shape->n_dim; i++) {
 		ArDeclDim d = decl_dim(tt->shape->dim[i]);
-		t->decl_dims[i] = ar_bind_declared(&L->bind, &d);
+		t->declared->dims[i] = ar_bind_declared(&L->bind, &d);
 	}
 }
 
