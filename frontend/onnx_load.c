@@ -699,7 +699,9 @@ static int link_nodes(Loader *L, Scope *s, const Onnx__GraphProto *gp)
 	for (size_t i = 0; i < gp->n_node && !rc; i++) {
 		const Onnx__NodeProto *np = gp->node[i];
 		ArNode *n = &s->g->nodes[i];
-		n->attrs = ar_xcalloc(np->n_attribute + 1, sizeof(ArAttr));
+		/* Most nodes have none: no allocation for them. */
+		n->attrs = np->n_attribute ?
+			   ar_xcalloc(np->n_attribute, sizeof(ArAttr)) : NULL;
 		for (size_t j = 0; j < np->n_attribute && !rc; j++) {
 			n->nattrs++;
 			rc = load_attr(L, s, n, &n->attrs[j], np->attribute[j]);
