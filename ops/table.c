@@ -717,6 +717,9 @@ const ArOpDef *ar_op_table(int *count)
 #define NSLOTS 1024             /* a power of two, over twice the entries */
 _Static_assert(2 * NTABLE < NSLOTS, "the op index needs more slots");
 static int16_t slot[NSLOTS];    /* entry index + 1; 0 for none */
+/* At an op's first entry: how many entries the op has, so that a lookup
+ * walks its versions without comparing names again. */
+static int16_t versions[NTABLE];
 static bool indexed;
 
 static uint32_t hash_key(const char *domain, const char *op)
@@ -748,6 +751,11 @@ static void build_index(void)
 		while (slot[h & (NSLOTS - 1)])
 			h++;
 		slot[h & (NSLOTS - 1)] = (int16_t)(i + 1);
+		versions[i] = 1;
+		while (i + versions[i] < NTABLE &&
+		       same_op(&table[i + versions[i]], table[i].domain,
+			       table[i].name))
+			versions[i]++;
 	}
 	indexed = true;
 }
@@ -755,7 +763,7 @@ static void build_index(void)
 const ArOpDef *ar_op_find(const char *domain, const char *op, int64_t opset)
 {
 	const ArOpDef *best = NULL;
-	int i = -1;
+	int i = -1, end;
 
 	if (!indexed)
 		build_index();
@@ -764,9 +772,11 @@ const ArOpDef *ar_op_find(const char *domain, const char *op, int64_t opset)
 			i = slot[h & (NSLOTS - 1)] - 1;
 			break;
 		}
+	if (i < 0)
+		return NULL;
 	/* Entries of one op follow each other in increasing since. */
-	for (; i >= 0 && i < NTABLE && same_op(&table[i], domain, op) &&
-	       (table[i].since <= opset || opset <= 0); i++)
+	for (end = i + versions[i];
+	     i < end && (table[i].since <= opset || opset <= 0); i++)
 		best = &table[i];
 	return best;
 }
