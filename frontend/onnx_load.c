@@ -15,6 +15,7 @@
 
 #include <assert.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -786,6 +787,26 @@ static int check_limits(Loader *L, const Onnx__GraphProto *gp, int depth)
 	return AR_OK;
 }
 
+/*
+ * Room for the graph's nodes and named tensors at once: grown by doubling,
+ * the arrays of a graph of a million nodes were copied (or moved) a score
+ * of times and left up to half their room unused.  Captures of outer
+ * names, if any, grow them past this.
+ */
+static void reserve(ArGraph *g, const Onnx__GraphProto *gp)
+{
+	size_t nt = gp->n_initializer + gp->n_input;
+	for (size_t i = 0; i < gp->n_node; i++)
+		nt += gp->node[i]->n_output;
+	assert(!g->tensors && !g->nodes);
+	if (nt > INT_MAX || gp->n_node > INT_MAX)
+		return;     /* past int: left to grow, and to the checks */
+	g->captensors = (int)nt;
+	g->tensors = ar_xmalloc((nt + 1) * sizeof *g->tensors);
+	g->capnodes = (int)gp->n_node;
+	g->nodes = ar_xmalloc((gp->n_node + 1) * sizeof *g->nodes);
+}
+
 /* One graph, pass by pass; *out is set (for freeing) even on failure. */
 static int load_graph(Loader *L, const Onnx__GraphProto *gp, Scope *parent,
 		      int depth, ArGraph **out)
@@ -805,6 +826,7 @@ static int load_graph(Loader *L, const Onnx__GraphProto *gp, Scope *parent,
 	g->max_seq = L->opt->max_seq > 0 ? L->opt->max_seq : 0;
 	s.g = g;
 	s.parent = parent;
+	reserve(g, gp);
 	index_init(&s.ix, g, gp->n_initializer + gp->n_input + 2 * gp->n_node);
 	*out = g;
 
