@@ -33,19 +33,36 @@
 #error "arenac reads ONNX tensor bytes in host order: little-endian hosts only"
 #endif
 
-/* Name -> tensor id, open addressing; the graph owns the strings. */
+/*
+ * Name -> tensor id, open addressing; the graph owns the strings.  Each
+ * slot keeps its name's hash beside the id, so that a probe past another
+ * name compares numbers, not strings behind two pointers (the tensor's
+ * record, then its name), which miss the cache on a large graph.
+ */
 typedef struct {
-	int *slot;
+	uint32_t hash;
+	int id;                     /* -1: empty */
+} NameSlot;
+
+typedef struct {
+	NameSlot *slot;
 	size_t cap;
 	const ArGraph *g;
 } NameIndex;
 
-static uint64_t hash_str(const char *s)
+static uint32_t hash_str(const char *s)
 {
 	uint64_t h = 1469598103934665603ull;
 	while (*s)
 		h = (h ^ (unsigned char)*s++) * 1099511628211ull;
-	return h;
+	return (uint32_t)(h ^ h >> 32);
+}
+
+static void index_alloc(NameIndex *ix)
+{
+	ix->slot = ar_xmalloc(ix->cap * sizeof *ix->slot);
+	for (size_t i = 0; i < ix->cap; i++)
+		ix->slot[i].id = -1;
 }
 
 static void index_init(NameIndex *ix, const ArGraph *g, size_t expect)
@@ -53,38 +70,43 @@ static void index_init(NameIndex *ix, const ArGraph *g, size_t expect)
 	ix->cap = 16;
 	while (ix->cap < 2 * expect + 16)
 		ix->cap *= 2;
-	ix->slot = ar_xmalloc(ix->cap * sizeof *ix->slot);
-	memset(ix->slot, 0xff, ix->cap * sizeof *ix->slot);
+	index_alloc(ix);
 	ix->g = g;
 }
 
 static int index_get(const NameIndex *ix, const char *name)
 {
-	size_t i = hash_str(name) & (ix->cap - 1);
-	for (; ix->slot[i] >= 0; i = (i + 1) & (ix->cap - 1))
-		if (strcmp(ix->g->tensors[ix->slot[i]].name, name) == 0)
-			return ix->slot[i];
+	uint32_t h = hash_str(name);
+	for (size_t i = h & (ix->cap - 1); ix->slot[i].id >= 0;
+	     i = (i + 1) & (ix->cap - 1))
+		if (ix->slot[i].hash == h &&
+		    strcmp(ix->g->tensors[ix->slot[i].id].name, name) == 0)
+			return ix->slot[i].id;
 	return -1;
 }
 
+static void index_insert(NameIndex *ix, NameSlot e)
+{
+	size_t i = e.hash & (ix->cap - 1);
+	while (ix->slot[i].id >= 0)
+		i = (i + 1) & (ix->cap - 1);
+	ix->slot[i] = e;
+}
+
+/* Keeps the index at most half full. */
 static void index_put(NameIndex *ix, int id)
 {
-	size_t i;
 	if ((size_t)ix->g->ntensors * 2 > ix->cap) {
-		int *old = ix->slot;
+		NameSlot *old = ix->slot;
 		size_t oldcap = ix->cap;
 		ix->cap *= 2;
-		ix->slot = ar_xmalloc(ix->cap * sizeof *ix->slot);
-		memset(ix->slot, 0xff, ix->cap * sizeof *ix->slot);
+		index_alloc(ix);
 		for (size_t j = 0; j < oldcap; j++)
-			if (old[j] >= 0)
-				index_put(ix, old[j]);
+			if (old[j].id >= 0)
+				index_insert(ix, old[j]);
 		free(old);
 	}
-	i = hash_str(ix->g->tensors[id].name) & (ix->cap - 1);
-	while (ix->slot[i] >= 0)
-		i = (i + 1) & (ix->cap - 1);
-	ix->slot[i] = id;
+	index_insert(ix, (NameSlot){hash_str(ix->g->tensors[id].name), id});
 }
 
 typedef struct Loader {
@@ -827,7 +849,7 @@ static int load_graph(Loader *L, const Onnx__GraphProto *gp, Scope *parent,
 	s.g = g;
 	s.parent = parent;
 	reserve(g, gp);
-	index_init(&s.ix, g, gp->n_initializer + gp->n_input + 2 * gp->n_node);
+	index_init(&s.ix, g, (size_t)g->captensors);
 	*out = g;
 
 	if (!(rc = load_initializers(L, &s, gp)) &&
