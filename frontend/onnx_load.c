@@ -811,8 +811,8 @@ static int check_limits(Loader *L, const Onnx__GraphProto *gp, int depth)
 
 /*
  * Room for the graph's nodes and named tensors at once: grown by doubling,
- * the arrays of a graph of a million nodes were copied (or moved) a score
- * of times and left up to half their room unused.  Captures of outer
+ * the arrays of a graph of a million nodes were copied (or moved) 14
+ * times and left up to half their room unused.  Captures of outer
  * names, if any, grow them past this.
  */
 static void reserve(ArGraph *g, const Onnx__GraphProto *gp)
