@@ -208,6 +208,7 @@ static void free_tensor_fields(ArTensor *t)
 {
 	free(t->name);
 	free(t->data);
+	free(t->declared);
 	if (t->external)
 		free(t->external->location);
 	free(t->external);

@@ -99,6 +99,13 @@ typedef struct ArQuant {
 	int64_t block;              /* elements per scale along axis; 0: none */
 } ArQuant;
 
+/* A shape a value_info or graph output declares, dims bound to numbers
+ * (-1 unknown): inference warns where its own differs (frontend/infer.c). */
+typedef struct ArDeclared {
+	int rank;
+	int64_t dims[AR_MAX_RANK];
+} ArDeclared;
+
 typedef struct ArTensor {
 	char *name;
 	ArDType dtype;
@@ -124,9 +131,10 @@ typedef struct ArTensor {
 	 */
 	uint32_t bounded;
 	ArExternal *external;       /* bytes outside the model file, or NULL */
-	bool declared;              /* a value_info/output declared a shape */
-	int decl_rank;
-	int64_t decl_dims[AR_MAX_RANK];
+	/* The declared shape, or NULL; the tensor owns it.  Out of line, as
+	 * few tensors have one: a graph of a million nodes kept 136 MB of
+	 * empty declarations in line. */
+	ArDeclared *declared;
 	/* Scale and zero point when quantized (the first node in topological
 	 * order that names them wins); scale and zero_point -1 otherwise.
 	 * MatMulInteger/ConvInteger name only a zero point. */

@@ -306,24 +306,25 @@ int ar_broadcast2(InferCtx *c, const ArNode *n, int ra, const int64_t *da,
 /* Warns where the file declared a different type or shape. */
 static void cross_check(InferCtx *c, const ArTensor *t, ArDType before)
 {
+	const ArDeclared *d = t->declared;
 	char si[256], sd[256];
 	bool differ;
 
 	if (before != AR_DT_UNDEFINED && before != t->dtype)
 		ar_warn(c->diag, "tensor '%s': declared type %s, inferred %s",
 			t->name, ar_dtype_name(before), ar_dtype_name(t->dtype));
-	if (!t->declared)
+	if (!d)
 		return;
 	/* A declared extent within a bounded axis's bound is consistent. */
-	differ = t->decl_rank != t->rank;
+	differ = d->rank != t->rank;
 	for (int i = 0; !differ && i < t->rank; i++)
-		differ = t->decl_dims[i] >= 0 &&
-			 (AR_BOUNDED(t, i) ? t->decl_dims[i] > t->dims[i] :
-			  t->decl_dims[i] != t->dims[i]);
+		differ = d->dims[i] >= 0 &&
+			 (AR_BOUNDED(t, i) ? d->dims[i] > t->dims[i] :
+			  d->dims[i] != t->dims[i]);
 	if (!differ)
 		return;
 	fmt_shape(si, sizeof si, t->rank, t->dims);
-	fmt_shape(sd, sizeof sd, t->decl_rank, t->decl_dims);
+	fmt_shape(sd, sizeof sd, d->rank, d->dims);
 	ar_warn(c->diag, "tensor '%s': declared shape %s, inferred %s "
 		"(using the inferred one)", t->name, sd, si);
 }

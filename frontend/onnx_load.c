@@ -15,6 +15,7 @@
 
 #include <assert.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,19 +33,36 @@
 #error "arenac reads ONNX tensor bytes in host order: little-endian hosts only"
 #endif
 
-/* Name -> tensor id, open addressing; the graph owns the strings. */
+/*
+ * Name -> tensor id, open addressing; the graph owns the strings.  Each
+ * slot keeps its name's hash beside the id, so that a probe past another
+ * name compares numbers, not strings behind two pointers (the tensor's
+ * record, then its name), which miss the cache on a large graph.
+ */
 typedef struct {
-	int *slot;
+	uint32_t hash;
+	int id;                     /* -1: empty */
+} NameSlot;
+
+typedef struct {
+	NameSlot *slot;
 	size_t cap;
 	const ArGraph *g;
 } NameIndex;
 
-static uint64_t hash_str(const char *s)
+static uint32_t hash_str(const char *s)
 {
 	uint64_t h = 1469598103934665603ull;
 	while (*s)
 		h = (h ^ (unsigned char)*s++) * 1099511628211ull;
-	return h;
+	return (uint32_t)(h ^ h >> 32);
+}
+
+static void index_alloc(NameIndex *ix)
+{
+	ix->slot = ar_xmalloc(ix->cap * sizeof *ix->slot);
+	for (size_t i = 0; i < ix->cap; i++)
+		ix->slot[i].id = -1;
 }
 
 static void index_init(NameIndex *ix, const ArGraph *g, size_t expect)
@@ -52,38 +70,43 @@ static void index_init(NameIndex *ix, const ArGraph *g, size_t expect)
 	ix->cap = 16;
 	while (ix->cap < 2 * expect + 16)
 		ix->cap *= 2;
-	ix->slot = ar_xmalloc(ix->cap * sizeof *ix->slot);
-	memset(ix->slot, 0xff, ix->cap * sizeof *ix->slot);
+	index_alloc(ix);
 	ix->g = g;
 }
 
 static int index_get(const NameIndex *ix, const char *name)
 {
-	size_t i = hash_str(name) & (ix->cap - 1);
-	for (; ix->slot[i] >= 0; i = (i + 1) & (ix->cap - 1))
-		if (strcmp(ix->g->tensors[ix->slot[i]].name, name) == 0)
-			return ix->slot[i];
+	uint32_t h = hash_str(name);
+	for (size_t i = h & (ix->cap - 1); ix->slot[i].id >= 0;
+	     i = (i + 1) & (ix->cap - 1))
+		if (ix->slot[i].hash == h &&
+		    strcmp(ix->g->tensors[ix->slot[i].id].name, name) == 0)
+			return ix->slot[i].id;
 	return -1;
 }
 
+static void index_insert(NameIndex *ix, NameSlot e)
+{
+	size_t i = e.hash & (ix->cap - 1);
+	while (ix->slot[i].id >= 0)
+		i = (i + 1) & (ix->cap - 1);
+	ix->slot[i] = e;
+}
+
+/* Keeps the index at most half full. */
 static void index_put(NameIndex *ix, int id)
 {
-	size_t i;
 	if ((size_t)ix->g->ntensors * 2 > ix->cap) {
-		int *old = ix->slot;
+		NameSlot *old = ix->slot;
 		size_t oldcap = ix->cap;
 		ix->cap *= 2;
-		ix->slot = ar_xmalloc(ix->cap * sizeof *ix->slot);
-		memset(ix->slot, 0xff, ix->cap * sizeof *ix->slot);
+		index_alloc(ix);
 		for (size_t j = 0; j < oldcap; j++)
-			if (old[j] >= 0)
-				index_put(ix, old[j]);
+			if (old[j].id >= 0)
+				index_insert(ix, old[j]);
 		free(old);
 	}
-	i = hash_str(ix->g->tensors[id].name) & (ix->cap - 1);
-	while (ix->slot[i] >= 0)
-		i = (i + 1) & (ix->cap - 1);
-	ix->slot[i] = id;
+	index_insert(ix, (NameSlot){hash_str(ix->g->tensors[id].name), id});
 }
 
 typedef struct Loader {
@@ -304,11 +327,12 @@ static void declare(Loader *L, ArTensor *t, const Onnx__ValueInfoProto *vi)
 		t->dtype = (ArDType)tt->elem_type;
 	if (!tt->shape || tt->shape->n_dim > AR_MAX_RANK)
 		return;
-	t->declared = true;
-	t->decl_rank = (int)tt->shape->n_dim;
+	if (!t->declared)
+		t->declared = ar_xmalloc(sizeof *t->declared);
+	t->declared->rank = (int)tt->shape->n_dim;
 	for (size_t i = 0; i < tt->shape->n_dim; i++) {
 		ArDeclDim d = decl_dim(tt->shape->dim[i]);
-		t->decl_dims[i] = ar_bind_declared(&L->bind, &d);
+		t->declared->dims[i] = ar_bind_declared(&L->bind, &d);
 	}
 }
 
@@ -626,7 +650,11 @@ static int add_nodes(Loader *L, Scope *s, const Onnx__GraphProto *gp)
 		if (!np->op_type || !*np->op_type)
 			return ar_fail(L->err, AR_EXIT_MODEL, "graph '%s': node "
 				       "%zu has no op_type", g->name, i);
-		snprintf(autoname, sizeof autoname, "%s_%zu", np->op_type, i);
+		/* Only for a node without a name: formatting one for every
+		 * node was 4% of loading and planning a large graph. */
+		if (!np->name || !*np->name)
+			snprintf(autoname, sizeof autoname, "%s_%zu",
+				 np->op_type, i);
 		ni = ar_graph_add_node(g, np->name && *np->name ? np->name :
 				       autoname, np->op_type, nz(np->domain));
 		n = &g->nodes[ni];
@@ -698,7 +726,9 @@ static int link_nodes(Loader *L, Scope *s, const Onnx__GraphProto *gp)
 	for (size_t i = 0; i < gp->n_node && !rc; i++) {
 		const Onnx__NodeProto *np = gp->node[i];
 		ArNode *n = &s->g->nodes[i];
-		n->attrs = ar_xcalloc(np->n_attribute + 1, sizeof(ArAttr));
+		/* Most nodes have none: no allocation for them. */
+		n->attrs = np->n_attribute ?
+			   ar_xcalloc(np->n_attribute, sizeof(ArAttr)) : NULL;
 		for (size_t j = 0; j < np->n_attribute && !rc; j++) {
 			n->nattrs++;
 			rc = load_attr(L, s, n, &n->attrs[j], np->attribute[j]);
@@ -779,6 +809,26 @@ static int check_limits(Loader *L, const Onnx__GraphProto *gp, int depth)
 	return AR_OK;
 }
 
+/*
+ * Room for the graph's nodes and named tensors at once: grown by doubling,
+ * the arrays of a graph of a million nodes were copied (or moved) 14
+ * times and left up to half their room unused.  Captures of outer
+ * names, if any, grow them past this.
+ */
+static void reserve(ArGraph *g, const Onnx__GraphProto *gp)
+{
+	size_t nt = gp->n_initializer + gp->n_input;
+	for (size_t i = 0; i < gp->n_node; i++)
+		nt += gp->node[i]->n_output;
+	assert(!g->tensors && !g->nodes);
+	if (nt > INT_MAX || gp->n_node > INT_MAX)
+		return;     /* past int: left to grow, and to the checks */
+	g->captensors = (int)nt;
+	g->tensors = ar_xmalloc((nt + 1) * sizeof *g->tensors);
+	g->capnodes = (int)gp->n_node;
+	g->nodes = ar_xmalloc((gp->n_node + 1) * sizeof *g->nodes);
+}
+
 /* One graph, pass by pass; *out is set (for freeing) even on failure. */
 static int load_graph(Loader *L, const Onnx__GraphProto *gp, Scope *parent,
 		      int depth, ArGraph **out)
@@ -798,7 +848,8 @@ static int load_graph(Loader *L, const Onnx__GraphProto *gp, Scope *parent,
 	g->max_seq = L->opt->max_seq > 0 ? L->opt->max_seq : 0;
 	s.g = g;
 	s.parent = parent;
-	index_init(&s.ix, g, gp->n_initializer + gp->n_input + 2 * gp->n_node);
+	reserve(g, gp);
+	index_init(&s.ix, g, (size_t)g->captensors);
 	*out = g;
 
 	if (!(rc = load_initializers(L, &s, gp)) &&

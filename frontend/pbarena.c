@@ -18,6 +18,11 @@
 
 #include "graph.h"
 
+_Static_assert(AR_PB_ALIGN >= _Alignof(void *) &&
+	       AR_PB_ALIGN >= _Alignof(uint64_t) &&
+	       AR_PB_ALIGN >= _Alignof(double),
+	       "AR_PB_ALIGN must suit every protobuf-c field");
+
 #define CHUNK ((size_t)1 << 16)
 #define BIG (CHUNK / 4)
 /* A slot of the big set that held a pointer since freed. */
@@ -82,7 +87,7 @@ static void *arena_alloc(void *data, size_t n)
 {
 	ArPbArena *a = data;
 	ArPbChunk *c = a->head;
-	const size_t align = _Alignof(max_align_t);
+	const size_t align = AR_PB_ALIGN;
 	void *p;
 
 	if (n > BIG) {

@@ -14,6 +14,14 @@
 
 #include <protobuf-c/protobuf-c.h>
 
+/*
+ * Small allocations are 8-byte aligned, not malloc's 16: protobuf-c's
+ * messages hold nothing wider than pointers, int64 and double, and most
+ * allocations are short strings and one-element arrays (a node's name,
+ * op, input, output), which 16-byte steps padded by half.
+ */
+#define AR_PB_ALIGN 8
+
 typedef struct ArPbChunk ArPbChunk;
 
 typedef struct ArPbArena {

@@ -305,9 +305,15 @@ static void live_set(Live *l, int rank, int64_t end)
 {
 	int v = rank + l->leaves;
 	l->end[v] = end;
-	for (v >>= 1; v >= 1; v >>= 1)
-		l->end[v] = l->end[2 * v] > l->end[2 * v + 1] ? l->end[2 * v]
+	/* Up to the first ancestor whose maximum stays: those above it
+	 * keep theirs too. */
+	for (v >>= 1; v >= 1; v >>= 1) {
+		int64_t m = l->end[2 * v] > l->end[2 * v + 1] ? l->end[2 * v]
 							     : l->end[2 * v + 1];
+		if (l->end[v] == m)
+			break;
+		l->end[v] = m;
+	}
 }
 
 static int clash(const Ver *v, int a, int b)
@@ -390,7 +396,7 @@ static int check_overlaps(const Ver *v)
 		l.end[i] = -1;
 	for (int i = 0; i < n; i++)
 		rank[pos[i].id] = i;
-	for (int i = 0, d = 0; i < n && !l.rc; i++) {
+	for (int i = 0, d = 0, region = -1, first = 0; i < n && !l.rc; i++) {
 		int a = birth[i].id;
 		const ArSlot *sa = &p->slots[a];
 		int64_t aend = sa->offset + g->tensors[a].bytes;
@@ -398,7 +404,11 @@ static int check_overlaps(const Ver *v)
 		for (; d < n && death[d].k1 < sa->first; d++)
 			live_set(&l, rank[death[d].id], -1);
 		l.a = a;
-		live_visit(&l, 1, 0, l.leaves, rank_of(&l, sa->region, 0),
+		if (sa->region != region) {     /* its region's first rank */
+			region = sa->region;
+			first = rank_of(&l, region, 0);
+		}
+		live_visit(&l, 1, 0, l.leaves, first,
 			   rank_of(&l, sa->region, aend), sa->offset);
 		live_set(&l, rank[a], aend);
 	}

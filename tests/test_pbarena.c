@@ -26,7 +26,7 @@ static void test_small_aligned_apart(void **state)
 		size_t n = (size_t)(i % 300);
 		p[i] = a.alloc.alloc(a.alloc.allocator_data, n);
 		assert_non_null(p[i]);
-		assert_int_equal((uintptr_t)p[i] % _Alignof(max_align_t), 0);
+		assert_int_equal((uintptr_t)p[i] % AR_PB_ALIGN, 0);
 		memset(p[i], i & 0xff, n);
 	}
 	for (int i = 0; i < N; i++)

@@ -401,10 +401,10 @@ static void test_dropout_mask_and_declared(void **state)
 	node(g, "Dropout", 9, "x", "y,mask");
 	node(g, "Dropout", 12, "x", "y2,mask2");
 	t = &g->tensors[ar_graph_find(g, "y")];
-	t->declared = true;
-	t->decl_rank = 2;
-	t->decl_dims[0] = -1;
-	t->decl_dims[1] = 4;
+	t->declared = ar_xmalloc(sizeof *t->declared);
+	t->declared->rank = 2;
+	t->declared->dims[0] = -1;
+	t->declared->dims[1] = 4;
 	ok(g);
 	SHAPE(g, "mask", 2, 3);
 	assert_int_equal(T(g, "mask")->dtype, AR_DT_FLOAT);

@@ -22,9 +22,14 @@ void ar_copy_tensor(ArTensor *dst, const ArTensor *src)
 	keep.name = name;
 	keep.data = NULL;
 	keep.external = NULL;
+	keep.declared = NULL;
 	keep.producer = -1;
 	keep.quant.scale = keep.quant.zero_point = -1;
 	*dst = keep;
+	if (src->declared) {
+		dst->declared = ar_xmalloc(sizeof *dst->declared);
+		*dst->declared = *src->declared;
+	}
 	if (src->data && src->bytes > 0) {
 		dst->data = ar_xmalloc((size_t)src->bytes);
 		memcpy(dst->data, src->data, (size_t)src->bytes);
