@@ -191,15 +191,14 @@ static void move(int *ord, int p, int q)
 	ord[q] = x;
 }
 
-/* A buffer above cap three times in four, else any; -1: none is. */
+/* A buffer above cap (the height is) three times in four, else any. */
 static int pick(Improve *s, int64_t cap, int *cand)
 {
 	int nc = 0;
 	for (int i = 0; i < s->n; i++)
 		if (s->off[i] + s->b[i].size > cap)
 			cand[nc++] = i;
-	if (!nc)
-		return -1;
+	assert(nc > 0);
 	if (next_rand(s) % 4)
 		return cand[next_rand(s) % (uint64_t)nc];
 	return (int)(next_rand(s) % (uint64_t)s->n);
@@ -216,10 +215,10 @@ int64_t ar_dsa_improve(ArBuf *b, int n, int64_t lower_bound, ArBudget *work)
 
 	for (int i = 0; i < n; i++)
 		g = ar_dsa_gcd(b[i].size, g);
-	/* A decode passes each placed buffer for each buffer at worst: too
-	 * dear to take the steps that need, leave the placement as it is. */
-	if (n < 2 || best <= lower_bound ||
-	    !ar_budget_left(work) || (int64_t)n * n / 2 > work->left / UNIT_COST / 64)
+	/* A decode passes about n * n / 2 placed buffers: where the work
+	 * cannot pay for 64 of them, the search would get nowhere. */
+	if (n < 2 || best - g < lower_bound || !ar_budget_left(work) ||
+	    (int64_t)n * n / 2 > work->left / UNIT_COST / 64)
 		return best;
 	s.ord = ar_xmalloc((size_t)n * sizeof *s.ord);
 	s.pos = ar_xmalloc((size_t)n * sizeof *s.pos);
@@ -248,12 +247,12 @@ int64_t ar_dsa_improve(ArBuf *b, int n, int64_t lower_bound, ArBudget *work)
 	cap = height_of(&s) - g;
 	level = cap - (cap - lower_bound) / 3;
 	cur = cost(&s, level, g);
-	while (best > lower_bound && ar_budget_spend(work, UNIT_COST * s.units)) {
+	/* No height below the proven lower bound is worth a step. */
+	while (cap >= lower_bound &&
+	       ar_budget_spend(work, UNIT_COST * s.units)) {
 		int x = pick(&s, cap, cand), p, q, *t;
 		double c;
 		s.units = 1;
-		if (x < 0)
-			x = (int)(next_rand(&s) % (uint64_t)n);
 		p = s.pos[x];
 		/* Earlier or anywhere, drawn in turn (a fixed sequence). */
 		q = next_rand(&s) % 2 ? p + 1 : n;
