@@ -6,6 +6,8 @@
  * meets the lower bound (nothing can beat it) or fits the capacity asked
  * for; only then does it pay for the exact search, seeded with that best
  * height so the search starts from a known solution and never does worse.
+ * Minimising, an exact search that ends unproven hands its best to the
+ * local search (dsa_improve.c).
  */
 #include "dsa_impl.h"
 
