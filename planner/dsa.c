@@ -6,6 +6,8 @@
  * meets the lower bound (nothing can beat it) or fits the capacity asked
  * for; only then does it pay for the exact search, seeded with that best
  * height so the search starts from a known solution and never does worse.
+ * Minimising, an exact search that ends unproven hands its best to the
+ * local search (dsa_improve.c).
  */
 #include "dsa_impl.h"
 
@@ -26,6 +28,16 @@ int64_t ar_dsa_height(const ArBuf *b, int n)
 		if (b[i].offset + b[i].size > h)
 			h = b[i].offset + b[i].size;
 	return h;
+}
+
+int64_t ar_dsa_gcd(int64_t a, int64_t b)
+{
+	while (b) {
+		int64_t t = a % b;
+		a = b;
+		b = t;
+	}
+	return a;
 }
 
 typedef struct {
@@ -116,6 +128,34 @@ static bool done(int64_t h, int64_t lb, int64_t capacity)
 	return h == lb || (capacity > 0 && h <= capacity);
 }
 
+/*
+ * auto, minimising: when the exact search, with all the work given, ends
+ * without a proof, local search goes on from its best with a budget of
+ * its own, 1 / IMPROVE_DEN of that work: the branch and bound's next
+ * heights cost it far more than small changes to its best solution do.
+ */
+#define IMPROVE_DEN 2
+
+static void exact_then_improve(ArBuf *b, int n, int64_t seed,
+			       const char *seed_algo, ArBudget *work,
+			       ArDsaResult *res)
+{
+	ArBudget more;
+	int64_t h;
+
+	ar_budget_init(&more, work->granted / IMPROVE_DEN, work->watch);
+	ar_dsa_exact(b, n, seed, res->lower_bound, 0, work, res);
+	res->algorithm = res->height == seed ? seed_algo : "exact";
+	if (res->optimal)
+		return;
+	h = ar_dsa_improve(b, n, res->bound, &more);
+	if (h < res->height) {
+		res->height = h;
+		res->algorithm = "improve";
+		res->optimal = h == res->bound;
+	}
+}
+
 int ar_dsa_solve(ArBuf *b, int n, const char *algo, int64_t capacity,
 		 ArBudget *work, ArDsaResult *res)
 {
@@ -158,7 +198,12 @@ int ar_dsa_solve(ArBuf *b, int n, const char *algo, int64_t capacity,
 		return 0;
 	seed = res->height;
 	seed_algo = res->algorithm;
-	ar_dsa_exact(b, n, seed, res->lower_bound, capacity, work, res);
-	res->algorithm = is_auto && res->height == seed ? seed_algo : "exact";
+	if (!is_auto || capacity > 0) {
+		ar_dsa_exact(b, n, seed, res->lower_bound, capacity, work, res);
+		res->algorithm = is_auto && res->height == seed ? seed_algo
+								 : "exact";
+		return 0;
+	}
+	exact_then_improve(b, n, seed, seed_algo, work, res);
 	return 0;
 }

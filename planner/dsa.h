@@ -52,6 +52,9 @@ int64_t ar_dsa_lower_bound(const ArBuf *b, int n, int64_t *at);
  * with height <= capacity (the exact search stops at the first one).
  * The exact search spends units of work (a budget of ar_effort_units of
  * AR_DSA_WORK, say), and stops when it is spent or its watch fires.
+ * "auto", minimising, then spends up to half as much again (a budget of
+ * its own, on the same watch) on local search when the exact search ends
+ * without a proof.
  * Returns 0, or -1 for an unknown algorithm name.
  */
 int ar_dsa_solve(ArBuf *b, int n, const char *algo, int64_t capacity,

@@ -28,6 +28,14 @@ int64_t ar_dsa_greedy(ArBuf *b, int n, ArGreedyOrder order);
 void ar_dsa_exact(ArBuf *b, int n, int64_t seed_height, int64_t lower_bound,
 		  int64_t capacity, ArBudget *work, ArDsaResult *res);
 
+/*
+ * Lowers the height of the valid placement in b by local search over
+ * first-fit orders (dsa_improve.c), never below lower_bound, keeping b
+ * valid; returns its height.  Spends work.
+ */
+int64_t ar_dsa_improve(ArBuf *b, int n, int64_t lower_bound, ArBudget *work);
+
 int64_t ar_dsa_height(const ArBuf *b, int n);
+int64_t ar_dsa_gcd(int64_t a, int64_t b);
 
 #endif

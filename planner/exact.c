@@ -613,16 +613,6 @@ static int probe(ArBuf *b, const Components *cc, int64_t cap,
 	return st;
 }
 
-static int64_t gcd64(int64_t a, int64_t b)
-{
-	while (b) {
-		int64_t t = a % b;
-		a = b;
-		b = t;
-	}
-	return a;
-}
-
 /*
  * Minimising: probes between the proven floor lo and the best height.
  * Every height of a canonical placement is a sum of sizes, so probes and
@@ -681,7 +671,7 @@ void ar_dsa_exact(ArBuf *b, int n, int64_t seed_height, int64_t lower_bound,
 	} else {
 		int64_t g = 0;
 		for (int i = 0; i < n; i++)
-			g = gcd64(b[i].size, g);
+			g = ar_dsa_gcd(b[i].size, g);
 		st = minimise(b, n, &cc, g, &lo, &best, work, &res->nodes);
 	}
 	res->stopped = st == SPENT;

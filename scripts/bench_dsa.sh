@@ -4,7 +4,9 @@
 # DAG (mostly short lifetimes, some long skip edges) with the heuristics.
 # Per row: the load lower bound, the proven bound (no placement is lower:
 # the load bound, or more where the exact search proved heights
-# infeasible), the height found, whether it is proven optimal, and the
+# infeasible), the height found, the method that found it ("improve": the
+# local search after an unproven exact search), whether it is proven
+# optimal, and the
 # solver's own time (stderr "time:"), median of 3 runs.  Heights and
 # bounds depend on --effort only (EFFORT, default arenac's), never on the
 # machine.
