@@ -117,9 +117,11 @@ void ar_concat_elide(const ArGraph *g, ArPlan *p)
 	free(isout), free(seen);
 }
 
+/* Cheap, so it is asked before is_concat (an op table lookup): a node of
+ * another class never has its first input alias_of its output. */
 static bool is_elided(const ArPlan *p, const ArNode *n)
 {
-	return n->nexplicit > 0 && n->inputs[0] >= 0 &&
+	return n->nexplicit > 0 && n->noutputs > 0 && n->inputs[0] >= 0 &&
 	       p->slots[n->inputs[0]].alias_of == n->outputs[0];
 }
 
@@ -298,7 +300,7 @@ static void undo_clashes(const ArGraph *g, ArPlan *p)
 		pos[t] = -1;
 	for (int s = 0; s < p->nsteps; s++) {
 		const ArNode *n = &g->nodes[p->steps[s]];
-		if (!is_concat(n) || !is_elided(p, n))
+		if (!is_elided(p, n) || !is_concat(n))
 			continue;
 		if (stale) {
 			ArAliasMemo m;
@@ -434,7 +436,7 @@ static int64_t refine_in_order(const ArGraph *g, const ArPlanOptions *opt,
 		const ArNode *n = &g->nodes[p->steps[s]];
 		int64_t pk;
 		int r, pat;
-		if (!is_concat(n) || !is_elided(p, n))
+		if (!is_elided(p, n) || !is_concat(n))
 			continue;
 		r = root[n->outputs[0]];
 		if (r < 0 || at < lo[r] || at > hi[r])
@@ -458,6 +460,17 @@ static int64_t refine_in_order(const ArGraph *g, const ArPlanOptions *opt,
 	return cur;
 }
 
+/* Some step is an elided concat. */
+static bool any_elided(const ArGraph *g, const ArPlan *p)
+{
+	for (int s = 0; s < p->nsteps; s++) {
+		const ArNode *n = &g->nodes[p->steps[s]];
+		if (is_elided(p, n) && is_concat(n))
+			return true;
+	}
+	return false;
+}
+
 /*
  * Several elided concats can hold the peak together (ShuffleNet), where
  * undoing any one alone changes nothing; and the order was chosen for the
@@ -466,6 +479,13 @@ static int64_t refine_in_order(const ArGraph *g, const ArPlanOptions *opt,
  */
 void ar_concat_refine(const ArGraph *g, const ArPlanOptions *opt, ArPlan *p)
 {
+	/* No elision, nothing to try: only the in-place links remain to do
+	 * (a graph without Concat, or a million-step chain). */
+	if (!any_elided(g, p)) {
+		if (opt->inplace == AR_INPLACE_ELEMENTWISE)
+			ar_inplace(g, p);
+		return;
+	}
 	size_t nsl = (size_t)p->ntensors * sizeof(ArSlot);
 	size_t nst = (size_t)p->nsteps * sizeof(int);
 	ArSlot *slots = ar_xmalloc(nsl + 1);
@@ -480,8 +500,8 @@ void ar_concat_refine(const ArGraph *g, const ArPlanOptions *opt, ArPlan *p)
 	memcpy(slots, p->slots, nsl);
 	memcpy(steps, p->steps, nst);
 	for (int i = 0; i < g->nnodes; i++)
-		if (ar_is_step(g, i) && is_concat(&g->nodes[i]) &&
-		    is_elided(p, &g->nodes[i])) {
+		if (ar_is_step(g, i) && is_elided(p, &g->nodes[i]) &&
+		    is_concat(&g->nodes[i])) {
 			undo(p, &g->nodes[i]);
 			any = true;
 		}
