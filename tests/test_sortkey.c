@@ -3,7 +3,9 @@
  * merge sort: against qsort with the same order on random keys with many
  * ties (sizes around its insertion-sorted runs of 16 and its merges), on
  * input already in order and reversed, and with equal keys apart from
- * the id.
+ * the id; and its radix path (256 keys and more that vary in few bytes):
+ * ids out of order, which then need passes of their own, and the ends of
+ * the int64 range, whose sign the byte digits must respect.
  */
 #include "testutil.h"
 
@@ -94,12 +96,38 @@ static void test_ties_end_on_id(void **state)
 		assert_int_equal(k[i].id, i);
 }
 
+/* Narrow keys (the radix path) with ids shuffled, and keys at the ends of
+ * the int64 range among small ones of either sign. */
+static void test_radix_ids_and_signs(void **state)
+{
+	enum { N = 3000 };
+	static const int64_t ends[] = {INT64_MIN, INT64_MAX, -1, 0, 1};
+	ArSortKey *k = malloc(N * sizeof *k);
+	unsigned seed = 11;
+	(void)state;
+
+	for (int i = 0; i < N; i++) {
+		seed = seed * 1103515245u + 12345u;
+		k[i] = (ArSortKey){(seed >> 16) % 7, 0, 0, (i * 1291) % N};
+	}
+	check(k, N);
+	for (int i = 0; i < N; i++) {
+		seed = seed * 1103515245u + 12345u;
+		k[i] = (ArSortKey){0, ends[(seed >> 16) % 5], 0, i};
+	}
+	check(k, N);
+	assert_true(k[0].k2 == INT64_MIN);
+	assert_true(k[N - 1].k2 == INT64_MAX);
+	free(k);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_random_with_ties),
 		cmocka_unit_test(test_in_order_and_reversed),
 		cmocka_unit_test(test_ties_end_on_id),
+		cmocka_unit_test(test_radix_ids_and_signs),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
