@@ -26,6 +26,7 @@
  */
 #include "dsa_impl.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 
 #include "graph.h"
@@ -41,6 +42,7 @@ typedef struct {
 	int n;
 	int64_t *t;             /* distinct times, ascending */
 	int m;
+	int *idx;               /* idx[v - t[0]]: time v's index, or NULL */
 	int leaves;             /* power of two >= the m-1 elementary spans */
 	ArIvPool pool;
 	int *taken, *below;     /* per tree node: interval sets (see above) */
@@ -57,6 +59,8 @@ static int i64_cmp(const void *pa, const void *pb)
 static int time_idx(const LifeIndex *ix, int64_t v)
 {
 	int lo = 0, hi = ix->m - 1;
+	if (ix->idx)
+		return ix->idx[v - ix->t[0]];
 	while (lo < hi) {
 		int mid = (lo + hi) / 2;
 		if (ix->t[mid] < v)
@@ -90,19 +94,50 @@ static void sort_ids(ArSortKey *k, int n, int *out)
 		}                                                           \
 	}
 
+/*
+ * The distinct times of the buffers' ends, ascending.  Times are steps,
+ * so they usually span a range not much wider than their count: then a
+ * table over the range both finds them (no sort) and indexes them (no
+ * binary search); else a sort does.
+ */
+static void distinct_times(LifeIndex *ix, const ArBuf *b, int n)
+{
+	int64_t lo = INT64_MAX, hi = INT64_MIN;
+	ix->t = ar_xmalloc(2 * (size_t)n * sizeof *ix->t + 1);
+	ix->m = 0;
+	ix->idx = NULL;
+	for (int i = 0; i < n; i++) {
+		lo = b[i].lo < lo ? b[i].lo : lo;
+		hi = b[i].hi > hi ? b[i].hi : hi;
+	}
+	if (n > 0 && (uint64_t)hi - (uint64_t)lo < 8 * (uint64_t)n) {
+		size_t span = (size_t)(hi - lo) + 1;
+		ix->idx = ar_xmalloc(span * sizeof *ix->idx);
+		for (size_t v = 0; v < span; v++)
+			ix->idx[v] = -1;
+		for (int i = 0; i < n; i++)
+			ix->idx[b[i].lo - lo] = ix->idx[b[i].hi - lo] = 0;
+		for (size_t v = 0; v < span; v++)
+			if (ix->idx[v] == 0) {
+				ix->idx[v] = ix->m;
+				ix->t[ix->m++] = lo + (int64_t)v;
+			}
+		return;
+	}
+	for (int i = 0; i < n; i++)
+		ix->t[2 * i] = b[i].lo, ix->t[2 * i + 1] = b[i].hi;
+	qsort(ix->t, 2 * (size_t)n, sizeof *ix->t, i64_cmp);
+	for (int i = 0; i < 2 * n; i++)
+		if (!ix->m || ix->t[ix->m - 1] != ix->t[i])
+			ix->t[ix->m++] = ix->t[i];
+}
+
 static void index_build(LifeIndex *ix, const ArBuf *b, int n)
 {
 	int depth = 0;
 	ix->b = b;
 	ix->n = n;
-	ix->t = ar_xmalloc(2 * (size_t)n * sizeof *ix->t + 1);
-	for (int i = 0; i < n; i++)
-		ix->t[2 * i] = b[i].lo, ix->t[2 * i + 1] = b[i].hi;
-	qsort(ix->t, 2 * (size_t)n, sizeof *ix->t, i64_cmp);
-	ix->m = 0;
-	for (int i = 0; i < 2 * n; i++)
-		if (!ix->m || ix->t[ix->m - 1] != ix->t[i])
-			ix->t[ix->m++] = ix->t[i];
+	distinct_times(ix, b, n);
 	for (ix->leaves = 1; ix->leaves < ix->m; ix->leaves <<= 1)
 		depth++;
 	ar_iv_pool_init(&ix->pool);
@@ -116,7 +151,8 @@ static void index_build(LifeIndex *ix, const ArBuf *b, int n)
 
 static void index_free(LifeIndex *ix)
 {
-	free(ix->t), free(ix->taken), free(ix->below), free(ix->sets);
+	free(ix->t), free(ix->idx), free(ix->taken), free(ix->below);
+	free(ix->sets);
 	ar_iv_pool_free(&ix->pool);
 }
 
