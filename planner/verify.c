@@ -4,7 +4,7 @@
  * It shares no code with the allocators: it recomputes what every tensor's
  * lifetime must cover from the graph and the step order, then checks every
  * pair of tensors that are live at the same step for disjoint bytes (a
- * sweep over time with the live tensors in byte order, its own max tree).
+ * sweep over time with the live tensors in byte order, its own treap).
  * The only overlaps it accepts are the ones aliasing creates on purpose:
  *   - a tensor and an alias_of ancestor (a view, a concat slice in its
  *     output), or two aliases of one buffer with the very same bytes;
@@ -21,6 +21,7 @@
 #include "sortkey.h"
 
 #include <assert.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -287,33 +288,92 @@ static void sort_steps(ArSortKey *k, int n, int nsteps)
 
 /*
  * The live tensors in byte order: every checked tensor has a rank by
- * (region, offset, id), and a max tree over the ranks holds each live
- * tensor's end (-1 where none lives), so the live tensors that reach past
- * a given offset within a range of ranks are found without looking at the
- * others.
+ * (region, offset, id), and the live ones form a treap keyed by rank (a
+ * tensor's node is its rank) whose nodes know the furthest end in their
+ * subtree, so the live tensors that reach past a given offset within a
+ * range of ranks are found without looking at the others.  Only live
+ * tensors are in it: its depth grows with their log, not with the
+ * graph's (a residual stack of a million steps has three live at a time).
+ * Priorities hash the rank, the same on every run.
  */
 typedef struct {
 	const Ver *v;
 	const ArSortKey *pos;   /* the tensors by rank */
-	int n, leaves;
-	int64_t *end;           /* max tree, 2 * leaves */
+	int n;
+	int *left, *right;      /* children by rank, -1 where none */
+	int64_t *end, *max;     /* a live rank's end; its subtree's furthest */
+	int root;
 	int a;                  /* the tensor being checked */
 	int rc;
 } Live;
 
-static void live_set(Live *l, int rank, int64_t end)
+static uint32_t priority(int rank)
 {
-	int v = rank + l->leaves;
-	l->end[v] = end;
-	/* Up to the first ancestor whose maximum stays: those above it
-	 * keep theirs too. */
-	for (v >>= 1; v >= 1; v >>= 1) {
-		int64_t m = l->end[2 * v] > l->end[2 * v + 1] ? l->end[2 * v]
-							     : l->end[2 * v + 1];
-		if (l->end[v] == m)
-			break;
-		l->end[v] = m;
+	uint32_t x = (uint32_t)rank * 2654435761u;
+	x ^= x >> 15;
+	x *= 2246822519u;
+	return x ^ (x >> 13);
+}
+
+static void pull(Live *l, int t)
+{
+	int64_t m = l->end[t];
+	if (l->left[t] >= 0 && l->max[l->left[t]] > m)
+		m = l->max[l->left[t]];
+	if (l->right[t] >= 0 && l->max[l->right[t]] > m)
+		m = l->max[l->right[t]];
+	l->max[t] = m;
+}
+
+/* Splits subtree t into the ranks below key (*lo) and the rest (*hi). */
+static void split(Live *l, int t, int key, int *lo, int *hi)
+{
+	if (t < 0) {
+		*lo = *hi = -1;
+		return;
 	}
+	if (t < key) {
+		split(l, l->right[t], key, &l->right[t], hi);
+		*lo = t;
+	} else {
+		split(l, l->left[t], key, lo, &l->left[t]);
+		*hi = t;
+	}
+	pull(l, t);
+}
+
+/* Joins subtrees a and b, every rank of a below every rank of b. */
+static int join(Live *l, int a, int b)
+{
+	if (a < 0 || b < 0)
+		return a < 0 ? b : a;
+	if (priority(a) > priority(b)) {
+		l->right[a] = join(l, l->right[a], b);
+		pull(l, a);
+		return a;
+	}
+	l->left[b] = join(l, a, l->left[b]);
+	pull(l, b);
+	return b;
+}
+
+static void live_add(Live *l, int rank, int64_t end)
+{
+	int lo, hi;
+	l->left[rank] = l->right[rank] = -1;
+	l->end[rank] = l->max[rank] = end;
+	split(l, l->root, rank, &lo, &hi);
+	l->root = join(l, join(l, lo, rank), hi);
+}
+
+static void live_remove(Live *l, int rank)
+{
+	int lo, mid, hi;
+	split(l, l->root, rank, &lo, &hi);
+	split(l, hi, rank + 1, &mid, &hi);
+	/* Whatever dies was born before: the sweep added it. */
+	assert(mid == rank);
+	l->root = join(l, lo, hi);
 }
 
 static int clash(const Ver *v, int a, int b)
@@ -328,21 +388,19 @@ static int clash(const Ver *v, int a, int b)
 		       sb->first, sb->last);
 }
 
-/* Checks l->a against the live tensors of ranks [lo, hi) in node's span
- * [nlo, nhi) that end past off. */
-static void live_visit(Live *l, int node, int nlo, int nhi, int lo, int hi,
-		       int64_t off)
+/* Checks l->a, in rank order, against the live tensors of subtree t with
+ * ranks in [lo, hi) that end past off. */
+static void live_visit(Live *l, int t, int lo, int hi, int64_t off)
 {
-	if (l->rc || hi <= nlo || nhi <= lo || l->end[node] <= off)
+	if (l->rc || t < 0 || l->max[t] <= off)
 		return;
-	if (nhi - nlo == 1) {
-		int b = l->pos[nlo].id;
-		if (!overlap_allowed(l->v, l->a, b))
-			l->rc = clash(l->v, l->a, b);
-		return;
-	}
-	live_visit(l, 2 * node, nlo, (nlo + nhi) / 2, lo, hi, off);
-	live_visit(l, 2 * node + 1, (nlo + nhi) / 2, nhi, lo, hi, off);
+	if (t > lo)
+		live_visit(l, l->left[t], lo, hi, off);
+	if (!l->rc && t >= lo && t < hi && l->end[t] > off &&
+	    !overlap_allowed(l->v, l->a, l->pos[t].id))
+		l->rc = clash(l->v, l->a, l->pos[t].id);
+	if (t < hi - 1)
+		live_visit(l, l->right[t], lo, hi, off);
 }
 
 /* The first rank at or after (region, offset). */
@@ -375,7 +433,7 @@ static int check_overlaps(const Ver *v)
 	ArSortKey *death = ar_xmalloc((size_t)g->ntensors * sizeof *death + 1);
 	ArSortKey *pos = ar_xmalloc((size_t)g->ntensors * sizeof *pos + 1);
 	int *rank = ar_xmalloc((size_t)g->ntensors * sizeof *rank + 1);
-	Live l = { v, pos, 0, 1, NULL, -1, AR_OK };
+	Live l = { v, pos, 0, NULL, NULL, NULL, NULL, -1, -1, AR_OK };
 	int n = 0;
 
 	for (int t = 0; t < g->ntensors; t++) {
@@ -389,11 +447,10 @@ static int check_overlaps(const Ver *v)
 	sort_steps(birth, n, p->nsteps), sort_steps(death, n, p->nsteps);
 	ar_sort_keys(pos, n);
 	l.n = n;
-	while (l.leaves < n)
-		l.leaves <<= 1;
-	l.end = ar_xmalloc(2 * (size_t)l.leaves * sizeof *l.end);
-	for (int i = 0; i < 2 * l.leaves; i++)
-		l.end[i] = -1;
+	l.left = ar_xmalloc((size_t)n * sizeof *l.left + 1);
+	l.right = ar_xmalloc((size_t)n * sizeof *l.right + 1);
+	l.end = ar_xmalloc((size_t)n * sizeof *l.end + 1);
+	l.max = ar_xmalloc((size_t)n * sizeof *l.max + 1);
 	for (int i = 0; i < n; i++)
 		rank[pos[i].id] = i;
 	for (int i = 0, d = 0, region = -1, first = 0; i < n && !l.rc; i++) {
@@ -402,17 +459,18 @@ static int check_overlaps(const Ver *v)
 		int64_t aend = sa->offset + g->tensors[a].bytes;
 		/* Whatever died before a's first step was born before it. */
 		for (; d < n && death[d].k1 < sa->first; d++)
-			live_set(&l, rank[death[d].id], -1);
+			live_remove(&l, rank[death[d].id]);
 		l.a = a;
 		if (sa->region != region) {     /* its region's first rank */
 			region = sa->region;
 			first = rank_of(&l, region, 0);
 		}
-		live_visit(&l, 1, 0, l.leaves, first,
-			   rank_of(&l, sa->region, aend), sa->offset);
-		live_set(&l, rank[a], aend);
+		live_visit(&l, l.root, first, rank_of(&l, sa->region, aend),
+			   sa->offset);
+		live_add(&l, rank[a], aend);
 	}
-	free(birth), free(death), free(pos), free(rank), free(l.end);
+	free(birth), free(death), free(pos), free(rank);
+	free(l.left), free(l.right), free(l.end), free(l.max);
 	return l.rc;
 }
 

@@ -41,9 +41,10 @@ static int fail_sub(ArError *err, const ArGraph *g, const ArSubPlan *sp,
 /* The bytes node i's step must have: kernel scratch, subgraph arenas. */
 static int64_t needed(const ArGraph *g, const ArPlan *p, int i)
 {
-	const ArOpDef *d = ar_op_of(&g->nodes[i]);
+	/* The op table is asked only when kernel scratch is planned at all. */
+	const ArOpDef *d = p->kernel_scratch ? ar_op_of(&g->nodes[i]) : NULL;
 	int64_t need = 0;
-	if (p->kernel_scratch && d && d->scratch)
+	if (d && d->scratch)
 		need = d->scratch(g, &g->nodes[i]);
 	for (int k = 0; k < p->nsubs; k++)
 		if (p->subs[k].node == i && p->subs[k].plan &&

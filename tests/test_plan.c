@@ -212,80 +212,93 @@ static int rnd(int n)
 /*
  * x feeds N Relu steps t_0..t_{N-1} (sizes 16 to 64 bytes), which a chain
  * of Adds then consumes in a random order, so that their lifetimes end at
- * different steps.  The plan gives every tensor a random 16-byte slot; the
- * verifier must reject it exactly when two tensors that share a step
- * share a byte (no aliasing here), which the all-pairs loop decides.
+ * different steps.  p gets the order, the lifetimes and no links; the
+ * offsets are the caller's.
+ */
+enum { N = 40 };
+
+static ArGraph *fan(ArPlan *p)
+{
+	ArGraph *g = ar_graph_new("fan");
+	int order[N], acc, nt;
+	char name[16];
+	int x = ar_graph_add_tensor(g, "x");
+	g->tensors[x].kind = AR_TK_INPUT;
+	g->tensors[x].dtype = AR_DT_FLOAT;
+	g->tensors[x].rank = 1;
+	g->tensors[x].dims[0] = 4;
+	g->tensors[x].bytes = 16;
+	for (int i = 0; i < N; i++) {
+		int t, n;
+		snprintf(name, sizeof name, "t%d", i);
+		t = ar_graph_add_tensor(g, name);
+		g->tensors[t].dtype = AR_DT_FLOAT;
+		g->tensors[t].rank = 1;
+		g->tensors[t].dims[0] = 4 * (1 + rnd(4));
+		g->tensors[t].bytes = 4 * g->tensors[t].dims[0];
+		n = ar_graph_add_node(g, name, "Relu", "");
+		ar_node_set_io(&g->nodes[n], &x, 1, &t, 1);
+		g->tensors[t].producer = n;
+		order[i] = t;
+	}
+	for (int i = N - 1; i > 0; i--) {
+		int j = rnd(i + 1), t = order[i];
+		order[i] = order[j], order[j] = t;
+	}
+	acc = order[0];
+	for (int i = 1; i < N; i++) {
+		int in[2] = { acc, order[i] }, t, n;
+		snprintf(name, sizeof name, "a%d", i);
+		t = ar_graph_add_tensor(g, name);
+		g->tensors[t].dtype = AR_DT_FLOAT;
+		g->tensors[t].rank = 1;
+		g->tensors[t].dims[0] = 4;
+		g->tensors[t].bytes = 16;
+		n = ar_graph_add_node(g, name, "Add", "");
+		ar_node_set_io(&g->nodes[n], in, 2, &t, 1);
+		g->tensors[t].producer = n;
+		acc = t;
+	}
+	g->tensors[acc].kind = AR_TK_OUTPUT;
+	g->inputs = malloc(sizeof(int));
+	g->inputs[0] = x;
+	g->ninputs = 1;
+	g->outputs = malloc(sizeof(int));
+	g->outputs[0] = acc;
+	g->noutputs = 1;
+	nt = g->ntensors;
+	p->ntensors = nt;
+	p->align = 16;
+	p->slots = calloc((size_t)nt, sizeof *p->slots);
+	p->steps = malloc((size_t)g->nnodes * sizeof(int));
+	p->nsteps = g->nnodes;
+	for (int i = 0; i < g->nnodes; i++)
+		p->steps[i] = i;
+	ar_lifetimes(g, p);
+	p->arena_bytes = 16 * 4 * (int64_t)nt + 64;
+	for (int t = 0; t < nt; t++)
+		p->slots[t].alias_of = p->slots[t].inplace_of = -1;
+	return g;
+}
+
+/*
+ * The plan gives every fan tensor a random 16-byte slot; the verifier must
+ * reject it exactly when two tensors that share a step share a byte (no
+ * aliasing here), which the all-pairs loop decides.
  */
 static void test_verifier_vs_all_pairs(void **state)
 {
-	enum { N = 40 };
 	(void)state;
 	for (int trial = 0; trial < 300; trial++) {
-		ArGraph *g = ar_graph_new("fan");
 		ArPlan *p = calloc(1, sizeof *p);
 		ArError err = {0};
-		int order[N], acc, nt;
+		ArGraph *g = fan(p);
+		int nt = g->ntensors;
 		bool clash = false;
-		char name[16];
-		int x = ar_graph_add_tensor(g, "x");
-		g->tensors[x].kind = AR_TK_INPUT;
-		g->tensors[x].dtype = AR_DT_FLOAT;
-		g->tensors[x].rank = 1;
-		g->tensors[x].dims[0] = 4;
-		g->tensors[x].bytes = 16;
-		for (int i = 0; i < N; i++) {
-			int t, n;
-			snprintf(name, sizeof name, "t%d", i);
-			t = ar_graph_add_tensor(g, name);
-			g->tensors[t].dtype = AR_DT_FLOAT;
-			g->tensors[t].rank = 1;
-			g->tensors[t].dims[0] = 4 * (1 + rnd(4));
-			g->tensors[t].bytes = 4 * g->tensors[t].dims[0];
-			n = ar_graph_add_node(g, name, "Relu", "");
-			ar_node_set_io(&g->nodes[n], &x, 1, &t, 1);
-			g->tensors[t].producer = n;
-			order[i] = t;
-		}
-		for (int i = N - 1; i > 0; i--) {
-			int j = rnd(i + 1), t = order[i];
-			order[i] = order[j], order[j] = t;
-		}
-		acc = order[0];
-		for (int i = 1; i < N; i++) {
-			int in[2] = { acc, order[i] }, t, n;
-			snprintf(name, sizeof name, "a%d", i);
-			t = ar_graph_add_tensor(g, name);
-			g->tensors[t].dtype = AR_DT_FLOAT;
-			g->tensors[t].rank = 1;
-			g->tensors[t].dims[0] = 4;
-			g->tensors[t].bytes = 16;
-			n = ar_graph_add_node(g, name, "Add", "");
-			ar_node_set_io(&g->nodes[n], in, 2, &t, 1);
-			g->tensors[t].producer = n;
-			acc = t;
-		}
-		g->tensors[acc].kind = AR_TK_OUTPUT;
-		g->inputs = malloc(sizeof(int));
-		g->inputs[0] = x;
-		g->ninputs = 1;
-		g->outputs = malloc(sizeof(int));
-		g->outputs[0] = acc;
-		g->noutputs = 1;
-		nt = g->ntensors;
-		p->ntensors = nt;
-		p->align = 16;
-		p->slots = calloc((size_t)nt, sizeof *p->slots);
-		p->steps = malloc((size_t)g->nnodes * sizeof(int));
-		p->nsteps = g->nnodes;
-		for (int i = 0; i < g->nnodes; i++)
-			p->steps[i] = i;
-		ar_lifetimes(g, p);
-		p->arena_bytes = 16 * 4 * (int64_t)nt + 64;
 		for (int t = 0; t < nt; t++) {
 			/* Spread out, and now and then a narrow range. */
 			int slots = trial % 3 ? 4 * nt : 8;
 			p->slots[t].offset = 16 * rnd(slots);
-			p->slots[t].alias_of = p->slots[t].inplace_of = -1;
 		}
 		for (int a = 0; a < nt && !clash; a++)
 			for (int b = 0; b < a && !clash; b++) {
@@ -304,6 +317,42 @@ static void test_verifier_vs_all_pairs(void **state)
 	}
 }
 
+/*
+ * Every fan tensor in a slot of its own, then one moved onto another that
+ * is live beside it: the verifier must name exactly those two, wherever
+ * they sit in its byte order and whenever they were born.
+ */
+static void test_verifier_finds_the_one_clash(void **state)
+{
+	(void)state;
+	for (int trial = 0; trial < 300; trial++) {
+		ArPlan *p = calloc(1, sizeof *p);
+		ArError err = {0};
+		ArGraph *g = fan(p);
+		int nt = g->ntensors, a, b;
+		char want_a[40], want_b[40];
+		/* 128-byte slots: b, moved 16 bytes in, still meets a alone. */
+		p->arena_bytes = 128 * (int64_t)nt;
+		for (int t = 0; t < nt; t++)
+			p->slots[t].offset = 128 * ((t * 7 + trial) % nt);
+		assert_int_equal(ar_verify(g, p, &err), AR_OK);
+		do {
+			a = rnd(nt), b = rnd(nt);
+		} while (a == b || p->slots[a].first > p->slots[b].last ||
+			 p->slots[b].first > p->slots[a].last);
+		p->slots[b].offset = p->slots[a].offset + 16 * rnd(2) *
+				     (g->tensors[a].bytes > 16);
+		assert_int_equal(ar_verify(g, p, &err), AR_EXIT_INTERNAL);
+		snprintf(want_a, sizeof want_a, "'%s'", g->tensors[a].name);
+		snprintf(want_b, sizeof want_b, "'%s'", g->tensors[b].name);
+		if (!strstr(err.msg, want_a) || !strstr(err.msg, want_b))
+			fail_msg("verifier said '%s', expected %s and %s",
+				 err.msg, want_a, want_b);
+		ar_plan_free(p);
+		ar_graph_free(g);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -311,6 +360,7 @@ int main(void)
 		cmocka_unit_test(test_verifier_accepts_good_plan),
 		cmocka_unit_test(test_verifier_catches_overlap),
 		cmocka_unit_test(test_verifier_vs_all_pairs),
+		cmocka_unit_test(test_verifier_finds_the_one_clash),
 		cmocka_unit_test(test_verifier_catches_misalignment),
 		cmocka_unit_test(test_verifier_catches_arena_overrun),
 		cmocka_unit_test(test_verifier_catches_short_lifetime),
