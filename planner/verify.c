@@ -388,34 +388,29 @@ static int clash(const Ver *v, int a, int b)
 		       sb->first, sb->last);
 }
 
-/* Checks l->a, in rank order, against the live tensors of subtree t with
- * ranks in [lo, hi) that end past off. */
-static void live_visit(Live *l, int t, int lo, int hi, int64_t off)
+/* Rank r's position lies before (region, end). */
+static bool before(const Live *l, int r, int64_t region, int64_t end)
+{
+	const ArSortKey *k = &l->pos[r];
+	return k->k1 < region || (k->k1 == region && k->k2 < end);
+}
+
+/* Checks l->a, in rank order, against the live tensors of subtree t that
+ * lie in region at offsets below end (offsets are not negative, so those
+ * are the region's first ranks) and reach past off.  Whether ranks in
+ * range lie left or right of t is read off t's neighbours in byte order. */
+static void live_visit(Live *l, int t, int64_t region, int64_t end,
+		       int64_t off)
 {
 	if (l->rc || t < 0 || l->max[t] <= off)
 		return;
-	if (t > lo)
-		live_visit(l, l->left[t], lo, hi, off);
-	if (!l->rc && t >= lo && t < hi && l->end[t] > off &&
-	    !overlap_allowed(l->v, l->a, l->pos[t].id))
+	if (t > 0 && l->pos[t - 1].k1 >= region)
+		live_visit(l, l->left[t], region, end, off);
+	if (!l->rc && l->pos[t].k1 >= region && before(l, t, region, end) &&
+	    l->end[t] > off && !overlap_allowed(l->v, l->a, l->pos[t].id))
 		l->rc = clash(l->v, l->a, l->pos[t].id);
-	if (t < hi - 1)
-		live_visit(l, l->right[t], lo, hi, off);
-}
-
-/* The first rank at or after (region, offset). */
-static int rank_of(const Live *l, int64_t region, int64_t offset)
-{
-	int lo = 0, hi = l->n;
-	while (lo < hi) {
-		int mid = (lo + hi) / 2;
-		const ArSortKey *k = &l->pos[mid];
-		if (k->k1 < region || (k->k1 == region && k->k2 < offset))
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	if (t + 1 < l->n && before(l, t + 1, region, end))
+		live_visit(l, l->right[t], region, end, off);
 }
 
 /*
@@ -453,7 +448,7 @@ static int check_overlaps(const Ver *v)
 	l.max = ar_xmalloc((size_t)n * sizeof *l.max + 1);
 	for (int i = 0; i < n; i++)
 		rank[pos[i].id] = i;
-	for (int i = 0, d = 0, region = -1, first = 0; i < n && !l.rc; i++) {
+	for (int i = 0, d = 0; i < n && !l.rc; i++) {
 		int a = birth[i].id;
 		const ArSlot *sa = &p->slots[a];
 		int64_t aend = sa->offset + g->tensors[a].bytes;
@@ -461,12 +456,7 @@ static int check_overlaps(const Ver *v)
 		for (; d < n && death[d].k1 < sa->first; d++)
 			live_remove(&l, rank[death[d].id]);
 		l.a = a;
-		if (sa->region != region) {     /* its region's first rank */
-			region = sa->region;
-			first = rank_of(&l, region, 0);
-		}
-		live_visit(&l, l.root, first, rank_of(&l, sa->region, aend),
-			   sa->offset);
+		live_visit(&l, l.root, sa->region, aend, sa->offset);
 		live_add(&l, rank[a], aend);
 	}
 	free(birth), free(death), free(pos), free(rank);
