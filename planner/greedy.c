@@ -103,7 +103,6 @@ static void sort_ids(ArSortKey *k, int n, int *out)
 static void distinct_times(LifeIndex *ix, const ArBuf *b, int n)
 {
 	int64_t lo = INT64_MAX, hi = INT64_MIN;
-	ix->t = ar_xmalloc(2 * (size_t)n * sizeof *ix->t + 1);
 	ix->m = 0;
 	ix->idx = NULL;
 	for (int i = 0; i < n; i++) {
@@ -112,18 +111,23 @@ static void distinct_times(LifeIndex *ix, const ArBuf *b, int n)
 	}
 	if (n > 0 && (uint64_t)hi - (uint64_t)lo < 8 * (uint64_t)n) {
 		size_t span = (size_t)(hi - lo) + 1;
+		int m = 0;
 		ix->idx = ar_xmalloc(span * sizeof *ix->idx);
 		for (size_t v = 0; v < span; v++)
 			ix->idx[v] = -1;
 		for (int i = 0; i < n; i++)
 			ix->idx[b[i].lo - lo] = ix->idx[b[i].hi - lo] = 0;
 		for (size_t v = 0; v < span; v++)
-			if (ix->idx[v] == 0) {
-				ix->idx[v] = ix->m;
+			if (ix->idx[v] == 0)
+				ix->idx[v] = m++;
+		/* Only the distinct ones: a million steps' peak is here. */
+		ix->t = ar_xmalloc((size_t)m * sizeof *ix->t + 1);
+		for (size_t v = 0; v < span; v++)
+			if (ix->idx[v] >= 0)
 				ix->t[ix->m++] = lo + (int64_t)v;
-			}
 		return;
 	}
+	ix->t = ar_xmalloc(2 * (size_t)n * sizeof *ix->t + 1);
 	for (int i = 0; i < n; i++)
 		ix->t[2 * i] = b[i].lo, ix->t[2 * i + 1] = b[i].hi;
 	qsort(ix->t, 2 * (size_t)n, sizeof *ix->t, i64_cmp);

@@ -298,10 +298,10 @@ static void sort_steps(ArSortKey *k, int n, int nsteps)
  */
 typedef struct {
 	const Ver *v;
-	const ArSortKey *pos;   /* the tensors by rank */
+	const ArSortKey *pos;   /* the tensors by rank, k3 their end */
 	int n;
 	int *left, *right;      /* children by rank, -1 where none */
-	int64_t *end, *max;     /* a live rank's end; its subtree's furthest */
+	int64_t *max;           /* the furthest end in a rank's subtree */
 	int root;
 	int a;                  /* the tensor being checked */
 	int rc;
@@ -317,7 +317,7 @@ static uint32_t priority(int rank)
 
 static void pull(Live *l, int t)
 {
-	int64_t m = l->end[t];
+	int64_t m = l->pos[t].k3;
 	if (l->left[t] >= 0 && l->max[l->left[t]] > m)
 		m = l->max[l->left[t]];
 	if (l->right[t] >= 0 && l->max[l->right[t]] > m)
@@ -357,11 +357,11 @@ static int join(Live *l, int a, int b)
 	return b;
 }
 
-static void live_add(Live *l, int rank, int64_t end)
+static void live_add(Live *l, int rank)
 {
 	int lo, hi;
 	l->left[rank] = l->right[rank] = -1;
-	l->end[rank] = l->max[rank] = end;
+	l->max[rank] = l->pos[rank].k3;
 	split(l, l->root, rank, &lo, &hi);
 	l->root = join(l, join(l, lo, rank), hi);
 }
@@ -407,7 +407,7 @@ static void live_visit(Live *l, int t, int64_t region, int64_t end,
 	if (t > 0 && l->pos[t - 1].k1 >= region)
 		live_visit(l, l->left[t], region, end, off);
 	if (!l->rc && l->pos[t].k1 >= region && before(l, t, region, end) &&
-	    l->end[t] > off && !overlap_allowed(l->v, l->a, l->pos[t].id))
+	    l->pos[t].k3 > off && !overlap_allowed(l->v, l->a, l->pos[t].id))
 		l->rc = clash(l->v, l->a, l->pos[t].id);
 	if (t + 1 < l->n && before(l, t + 1, region, end))
 		live_visit(l, l->right[t], region, end, off);
@@ -428,7 +428,7 @@ static int check_overlaps(const Ver *v)
 	ArSortKey *death = ar_xmalloc((size_t)g->ntensors * sizeof *death + 1);
 	ArSortKey *pos = ar_xmalloc((size_t)g->ntensors * sizeof *pos + 1);
 	int *rank = ar_xmalloc((size_t)g->ntensors * sizeof *rank + 1);
-	Live l = { v, pos, 0, NULL, NULL, NULL, NULL, -1, -1, AR_OK };
+	Live l = { v, pos, 0, NULL, NULL, NULL, -1, -1, AR_OK };
 	int n = 0;
 
 	for (int t = 0; t < g->ntensors; t++) {
@@ -444,10 +444,11 @@ static int check_overlaps(const Ver *v)
 	l.n = n;
 	l.left = ar_xmalloc((size_t)n * sizeof *l.left + 1);
 	l.right = ar_xmalloc((size_t)n * sizeof *l.right + 1);
-	l.end = ar_xmalloc((size_t)n * sizeof *l.end + 1);
 	l.max = ar_xmalloc((size_t)n * sizeof *l.max + 1);
-	for (int i = 0; i < n; i++)
+	for (int i = 0; i < n; i++) {
 		rank[pos[i].id] = i;
+		pos[i].k3 = pos[i].k2 + g->tensors[pos[i].id].bytes;
+	}
 	for (int i = 0, d = 0; i < n && !l.rc; i++) {
 		int a = birth[i].id;
 		const ArSlot *sa = &p->slots[a];
@@ -457,10 +458,10 @@ static int check_overlaps(const Ver *v)
 			live_remove(&l, rank[death[d].id]);
 		l.a = a;
 		live_visit(&l, l.root, sa->region, aend, sa->offset);
-		live_add(&l, rank[a], aend);
+		live_add(&l, rank[a]);
 	}
 	free(birth), free(death), free(pos), free(rank);
-	free(l.left), free(l.right), free(l.end), free(l.max);
+	free(l.left), free(l.right), free(l.max);
 	return l.rc;
 }
 
