@@ -357,23 +357,36 @@ static int join(Live *l, int a, int b)
 	return b;
 }
 
-static void live_add(Live *l, int rank)
+/* Subtree t with rank x (not in it yet) added: down to where x's priority
+ * puts it, which takes the ranks there split around it. */
+static int live_add(Live *l, int t, int x)
 {
-	int lo, hi;
-	l->left[rank] = l->right[rank] = -1;
-	l->max[rank] = l->pos[rank].k3;
-	split(l, l->root, rank, &lo, &hi);
-	l->root = join(l, join(l, lo, rank), hi);
+	if (t < 0 || priority(x) > priority(t)) {
+		split(l, t, x, &l->left[x], &l->right[x]);
+		pull(l, x);
+		return x;
+	}
+	if (x < t)
+		l->left[t] = live_add(l, l->left[t], x);
+	else
+		l->right[t] = live_add(l, l->right[t], x);
+	pull(l, t);
+	return t;
 }
 
-static void live_remove(Live *l, int rank)
+/* Subtree t with rank x taken out: its children joined in its place. */
+static int live_remove(Live *l, int t, int x)
 {
-	int lo, mid, hi;
-	split(l, l->root, rank, &lo, &hi);
-	split(l, hi, rank + 1, &mid, &hi);
 	/* Whatever dies was born before: the sweep added it. */
-	assert(mid == rank);
-	l->root = join(l, lo, hi);
+	assert(t >= 0);
+	if (t == x)
+		return join(l, l->left[t], l->right[t]);
+	if (x < t)
+		l->left[t] = live_remove(l, l->left[t], x);
+	else
+		l->right[t] = live_remove(l, l->right[t], x);
+	pull(l, t);
+	return t;
 }
 
 static int clash(const Ver *v, int a, int b)
@@ -455,10 +468,10 @@ static int check_overlaps(const Ver *v)
 		int64_t aend = sa->offset + g->tensors[a].bytes;
 		/* Whatever died before a's first step was born before it. */
 		for (; d < n && death[d].k1 < sa->first; d++)
-			live_remove(&l, rank[death[d].id]);
+			l.root = live_remove(&l, l.root, rank[death[d].id]);
 		l.a = a;
 		live_visit(&l, l.root, sa->region, aend, sa->offset);
-		live_add(&l, rank[a]);
+		l.root = live_add(&l, l.root, rank[a]);
 	}
 	free(birth), free(death), free(pos), free(rank);
 	free(l.left), free(l.right), free(l.max);
