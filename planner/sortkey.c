@@ -59,6 +59,14 @@ static void merge(ArSortKey *dst, const ArSortKey *a, int na,
 	memcpy(dst + o + na - i, b + j, (size_t)(nb - j) * sizeof *b);
 }
 
+/* The sorted keys ended in src (k or tmp): back to k, tmp freed. */
+static void settle(ArSortKey *k, const ArSortKey *src, ArSortKey *tmp, int n)
+{
+	if (src != k)
+		memcpy(k, src, (size_t)n * sizeof *k);
+	free(tmp);
+}
+
 /* Radix sorting needs this many keys to pay for its 256 counters a pass. */
 #define RADIX_MIN 256
 /* More byte passes than this, and the merges are cheaper. */
@@ -121,9 +129,7 @@ static bool radix_sort(ArSortKey *k, int n)
 			src = dst;
 			dst = s;
 		}
-	if (src != k)
-		memcpy(k, src, (size_t)n * sizeof *k);
-	free(tmp);
+	settle(k, src, tmp, n);
 	return true;
 }
 
@@ -150,7 +156,5 @@ void ar_sort_keys(ArSortKey *k, int n)
 		src = dst;
 		dst = s;
 	}
-	if (src != k)
-		memcpy(k, src, (size_t)n * sizeof *k);
-	free(tmp);
+	settle(k, src, tmp, n);
 }
