@@ -3,7 +3,8 @@
  *
  * Invariant of every set: its intervals are disjoint and no two touch
  * (a.hi < b.lo for consecutive a, b), so along the in-order sequence both
- * lo and hi increase; a heap on prio keeps the expected depth O(log n).
+ * lo and hi increase; a heap on priority() keeps the expected depth
+ * O(log n).
  * An insertion takes out everything it overlaps or touches and puts back
  * one interval spanning all of it.
  */
@@ -18,7 +19,6 @@ void ar_iv_pool_init(ArIvPool *p)
 	p->node = NULL;
 	p->n = p->cap = 0;
 	p->free = AR_IV_EMPTY;
-	p->seed = 0x9E3779B9u;
 }
 
 void ar_iv_pool_free(ArIvPool *p)
@@ -41,13 +41,18 @@ static int new_node(ArIvPool *p, int64_t lo, int64_t hi)
 		}
 		k = p->n++;
 	}
-	/* xorshift32: a fixed sequence, so the trees never depend on more
-	 * than the order of insertions. */
-	p->seed ^= p->seed << 13;
-	p->seed ^= p->seed >> 17;
-	p->seed ^= p->seed << 5;
-	p->node[k] = (ArIvNode){ lo, hi, AR_IV_EMPTY, AR_IV_EMPTY, p->seed };
+	p->node[k] = (ArIvNode){ lo, hi, AR_IV_EMPTY, AR_IV_EMPTY };
 	return k;
+}
+
+/* Node k's heap priority: a fixed hash of k, so the trees never depend on
+ * more than the order of insertions. */
+static uint32_t priority(int k)
+{
+	uint32_t x = (uint32_t)k * 0x9E3779B9u;
+	x ^= x >> 16;
+	x *= 0x85EBCA6Bu;
+	return x ^ (x >> 13);
 }
 
 static void free_tree(ArIvPool *p, int t)
@@ -82,7 +87,7 @@ static int merge(ArIvPool *p, int a, int b)
 		return b;
 	if (b == AR_IV_EMPTY)
 		return a;
-	if (p->node[a].prio > p->node[b].prio) {
+	if (priority(a) > priority(b)) {
 		p->node[a].right = merge(p, p->node[a].right, b);
 		return a;
 	}

@@ -6,8 +6,10 @@
  *
  * A set is the index of its root node in the pool, AR_IV_EMPTY when
  * empty.  Every operation is O(log n) expected, an insertion that merges
- * k intervals O(k + log n); priorities come from a counter, so the shape
- * of every tree, and every answer, is the same on every run.
+ * k intervals O(k + log n); a node's priority is a hash of its index in
+ * the pool, so the shape of every tree, and every answer, is the same on
+ * every run, and a node is 24 bytes (the pool is the greedy placement's
+ * share of a million-node plan's peak memory).
  */
 #ifndef ARENAC_IVSET_H
 #define ARENAC_IVSET_H
@@ -20,14 +22,12 @@
 typedef struct ArIvNode {
 	int64_t lo, hi;
 	int left, right;
-	uint32_t prio;
 } ArIvNode;
 
 typedef struct ArIvPool {
 	ArIvNode *node;
 	int n, cap;
 	int free;               /* list through .left, AR_IV_EMPTY at its end */
-	uint32_t seed;
 } ArIvPool;
 
 void ar_iv_pool_init(ArIvPool *p);
