@@ -354,6 +354,17 @@ int ar_graph_add_node(ArGraph *g, const char *name, const char *op,
 	return g->nnodes++;
 }
 
+void ar_node_set_op(ArNode *n, const char *op, const char *domain)
+{
+	char *o = ar_xstrdup(op), *d = ar_xstrdup(domain);
+	/* Copied first: op or domain may be n's own. */
+	free(n->op);
+	free(n->domain);
+	n->op = o;
+	n->domain = d;
+	n->def_known = false;
+}
+
 ArAttr *ar_node_add_attr(ArNode *n, const char *name, ArAttrType type)
 {
 	ArAttr *a;

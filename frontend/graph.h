@@ -187,6 +187,15 @@ typedef struct ArNode {
 	int nattrs;
 	ArPhase phase;
 	int64_t opset;              /* opset version of the node's domain */
+	/*
+	 * The op table's entry for (domain, op, opset), found once: the
+	 * passes ask for it about ten times a node (ar_op_of).  Valid while
+	 * def_known and def_opset == opset; ar_node_set_op clears it, so op
+	 * and domain change only through it.
+	 */
+	const struct ArOpDef *def;
+	int64_t def_opset;
+	bool def_known;
 } ArNode;
 
 typedef struct ArGraph {
@@ -279,6 +288,8 @@ int ar_graph_add_node(ArGraph *g, const char *name, const char *op,
 		      const char *domain);
 void ar_node_set_io(ArNode *n, const int *in, int nin, const int *out,
 		    int nout);
+/* Replaces n's op and domain (and forgets its cached table entry). */
+void ar_node_set_op(ArNode *n, const char *op, const char *domain);
 /* A new attribute of n, zeroed but for its name and type (the caller sets
  * its value); n->attrs grows by one, whatever allocated it. */
 ArAttr *ar_node_add_attr(ArNode *n, const char *name, ArAttrType type);
