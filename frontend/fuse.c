@@ -170,7 +170,7 @@ static void rewrite(ArGraph *g, int c, const Chain *ch)
 	free(n->inputs);
 	n->inputs = in;
 	n->ninputs = n->nexplicit = nin;
-	ar_node_set_op(n, AR_PREACT_CONV, AR_FUSED_DOMAIN);
+	ar_node_set_op(g, n, AR_PREACT_CONV, AR_FUSED_DOMAIN);
 	n->opset = 1;
 	a = ar_node_add_attr(n, "prologue", AR_ATTR_INTS);
 	a->ints = ar_xmalloc((size_t)ch->n * sizeof *a->ints);

@@ -5,6 +5,7 @@
  * model with absurd dims becomes a clean error instead of a wrapped size.
  */
 #include "graph.h"
+#include "strpool.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -231,8 +232,6 @@ static void free_attr(ArAttr *a)
 static void free_node_fields(ArNode *n)
 {
 	free(n->name);
-	free(n->op);
-	free(n->domain);
 	free(n->inputs);
 	free(n->outputs);
 	for (int j = 0; j < n->nattrs; j++)
@@ -254,6 +253,7 @@ void ar_graph_free(ArGraph *g)
 	free(g->outputs);
 	free(g->captures);
 	free(g->name);
+	ar_strpool_free(g->strs);
 	free(g);
 }
 
@@ -348,20 +348,17 @@ int ar_graph_add_node(ArGraph *g, const char *name, const char *op,
 	n = &g->nodes[g->nnodes];
 	memset(n, 0, sizeof *n);
 	n->name = ar_xstrdup(name);
-	n->op = ar_xstrdup(op);
-	n->domain = ar_xstrdup(domain);
+	n->op = ar_strpool_intern(&g->strs, op);
+	n->domain = ar_strpool_intern(&g->strs, domain);
 	n->opset = g->opset;
 	return g->nnodes++;
 }
 
-void ar_node_set_op(ArNode *n, const char *op, const char *domain)
+void ar_node_set_op(ArGraph *g, ArNode *n, const char *op,
+		    const char *domain)
 {
-	char *o = ar_xstrdup(op), *d = ar_xstrdup(domain);
-	/* Copied first: op or domain may be n's own. */
-	free(n->op);
-	free(n->domain);
-	n->op = o;
-	n->domain = d;
+	n->op = ar_strpool_intern(&g->strs, op);
+	n->domain = ar_strpool_intern(&g->strs, domain);
 	n->def_known = false;
 }
 

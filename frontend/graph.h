@@ -172,8 +172,10 @@ typedef struct ArAttr {
 
 typedef struct ArNode {
 	char *name;
-	char *op;
-	char *domain;               /* "" for the default ONNX domain */
+	/* Shared by the graph's nodes (its strs pool): set them only with
+	 * ar_graph_add_node and ar_node_set_op. */
+	const char *op;
+	const char *domain;         /* "" for the default ONNX domain */
 	int *inputs;                /* tensor ids; -1 for an omitted optional */
 	int ninputs;
 	/*
@@ -224,6 +226,7 @@ typedef struct ArGraph {
 	 * has its past input's shape and may take its bytes; 0 otherwise.
 	 */
 	int64_t max_seq;
+	struct ArStrPool *strs;     /* the nodes' op and domain strings */
 } ArGraph;
 
 /* Errors: a one-line message and an exit code (see cli/arenac.c). */
@@ -288,8 +291,9 @@ int ar_graph_add_node(ArGraph *g, const char *name, const char *op,
 		      const char *domain);
 void ar_node_set_io(ArNode *n, const int *in, int nin, const int *out,
 		    int nout);
-/* Replaces n's op and domain (and forgets its cached table entry). */
-void ar_node_set_op(ArNode *n, const char *op, const char *domain);
+/* Replaces node n of g's op and domain (and forgets its table entry). */
+void ar_node_set_op(ArGraph *g, ArNode *n, const char *op,
+		    const char *domain);
 /* A new attribute of n, zeroed but for its name and type (the caller sets
  * its value); n->attrs grows by one, whatever allocated it. */
 ArAttr *ar_node_add_attr(ArNode *n, const char *name, ArAttrType type);

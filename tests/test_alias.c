@@ -385,7 +385,7 @@ static void test_inplace_backward(void **state)
 	gb_node(g, "ConvGrad", &da, 1, dx);
 	for (int i = 3; i < g->nnodes; i++) {
 		g->nodes[i].phase = AR_PHASE_BACKWARD;
-		ar_node_set_op(&g->nodes[i], g->nodes[i].op,
+		ar_node_set_op(g, &g->nodes[i], g->nodes[i].op,
 			       AR_TRAIN_DOMAIN);
 	}
 	gb_io(g, &x, 1, &dx, 1);

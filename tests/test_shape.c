@@ -493,7 +493,7 @@ static void test_refusals(void **state)
 	g = ar_graph_new("domain");
 	INPUT(g, "x", 2);
 	n = node(g, "Relu", 1, "x", "y");
-	ar_node_set_op(&g->nodes[n], g->nodes[n].op, "com.example");
+	ar_node_set_op(g, &g->nodes[n], g->nodes[n].op, "com.example");
 	fails(g, "no shape inference for this op (domain 'com.example')");
 	ar_graph_free(g);
 
