@@ -345,6 +345,18 @@ def _():
     return model(nodes, [vi("x", [1, 4])], [vi("y", [1, 4])])
 
 
+# An unnamed node is called OP_INDEX, cut to 31 characters: here the 12
+# of its index loses its 2.
+@case("unnamed_node_long_op", "node 'CustomOperatorOfTwentyNineCha_1' "
+      "(CustomOperatorOfTwentyNineCha) is in domain 'com.example'")
+def _():
+    nodes = [helper.make_node("Relu", ["x" if i == 0 else "t%d" % i],
+                              ["t%d" % (i + 1)]) for i in range(12)]
+    nodes.append(helper.make_node("CustomOperatorOfTwentyNineCha", ["t12"],
+                                  ["y"], domain="com.example"))
+    return model(nodes, [vi("x", [1, 4])], [vi("y", [1, 4])])
+
+
 @case("where_two_inputs", "has 2 inputs; the op takes 3")
 def _():
     c = helper.make_tensor("c", TensorProto.BOOL, [4], [1, 0, 1, 0])
