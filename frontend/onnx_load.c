@@ -935,6 +935,13 @@ static bool nesting_ok(const ProtobufCMessageDescriptor *d, const uint8_t *p,
 		case 2:
 			if (!read_varint(&p, end, &v) || v > (uint64_t)(end - p))
 				return true;
+			/* Each level takes at least two bytes (a key and a
+			 * length) of its parent: v bytes nest at most v / 2
+			 * levels, and a small node need not be walked. */
+			if (depth + 1 + v / 2 <= MAX_PROTO_DEPTH) {
+				p += v;
+				break;
+			}
 			f = key >> 3 <= UINT32_MAX ?
 			    protobuf_c_message_descriptor_get_field(d,
 						(unsigned)(key >> 3)) : NULL;
