@@ -205,9 +205,9 @@ ArGraph *ar_graph_new(const char *name)
 	return g;
 }
 
+/* The name stays: the graph's pool holds it. */
 static void free_tensor_fields(ArTensor *t)
 {
-	free(t->name);
 	free(t->data);
 	free(t->declared);
 	if (t->external)
@@ -231,7 +231,6 @@ static void free_attr(ArAttr *a)
 
 static void free_node_fields(ArNode *n)
 {
-	free(n->name);
 	free(n->inputs);
 	free(n->outputs);
 	for (int j = 0; j < n->nattrs; j++)
@@ -328,7 +327,7 @@ int ar_graph_add_tensor(ArGraph *g, const char *name)
 	}
 	t = &g->tensors[g->ntensors];
 	memset(t, 0, sizeof *t);
-	t->name = ar_xstrdup(name);
+	t->name = ar_strpool_copy(&g->strs, name);
 	t->rank = -1;
 	t->bytes = -1;
 	t->kind = AR_TK_ACTIVATION;
@@ -347,7 +346,7 @@ int ar_graph_add_node(ArGraph *g, const char *name, const char *op,
 	}
 	n = &g->nodes[g->nnodes];
 	memset(n, 0, sizeof *n);
-	n->name = ar_xstrdup(name);
+	n->name = ar_strpool_copy(&g->strs, name);
 	n->op = ar_strpool_intern(&g->strs, op);
 	n->domain = ar_strpool_intern(&g->strs, domain);
 	n->opset = g->opset;

@@ -107,7 +107,7 @@ typedef struct ArDeclared {
 } ArDeclared;
 
 typedef struct ArTensor {
-	char *name;
+	const char *name;           /* in the graph's strs pool */
 	ArDType dtype;
 	int rank;                   /* -1 while unknown */
 	int64_t dims[AR_MAX_RANK];
@@ -171,7 +171,7 @@ typedef struct ArAttr {
 } ArAttr;
 
 typedef struct ArNode {
-	char *name;
+	const char *name;           /* in the graph's strs pool */
 	/* Shared by the graph's nodes (its strs pool): set them only with
 	 * ar_graph_add_node and ar_node_set_op. */
 	const char *op;
@@ -226,7 +226,9 @@ typedef struct ArGraph {
 	 * has its past input's shape and may take its bytes; 0 otherwise.
 	 */
 	int64_t max_seq;
-	struct ArStrPool *strs;     /* the nodes' op and domain strings */
+	/* The names of its tensors (attributes' too) and nodes, and its
+	 * nodes' op and domain strings (frontend/strpool.h). */
+	struct ArStrPool *strs;
 } ArGraph;
 
 /* Errors: a one-line message and an exit code (see cli/arenac.c). */

@@ -26,6 +26,7 @@
 #include "numfmt.h"
 #include "onnx.pb-c.h"
 #include "pbarena.h"
+#include "strpool.h"
 
 /* Raw data and the narrowing copies below read ONNX's little-endian bytes
  * as host values. */
@@ -468,7 +469,8 @@ static int load_attr(Loader *L, Scope *s, const ArNode *n, ArAttr *a,
 				       "node '%s' (%s): tensor attribute '%s' "
 				       "is empty", n->name, n->op, a->name);
 		a->t = ar_xcalloc(1, sizeof *a->t);
-		a->t->name = ar_xstrdup(n->noutputs ? n->name : a->name);
+		a->t->name = ar_strpool_copy(&s->g->strs, n->noutputs ?
+					     n->name : a->name);
 		a->t->producer = -1;
 		a->t->kind = AR_TK_CONSTANT;
 		return decode_tensor(L, ap->t, a->t, "constant");

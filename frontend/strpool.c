@@ -1,8 +1,7 @@
 /*
- * strpool.c — interned strings: an open-addressing hash set of copies.
- *
- * Lookups hash the string and compare it with the copy in its slot; the
- * set stays at most half full, so a probe ends soon.  See strpool.h.
+ * strpool.c — a graph's strings: interned ones in an open-addressing hash
+ * set of copies (at most half full, so a probe ends soon), and copies of
+ * their own packed into large chunks, freed all at once.  See strpool.h.
  */
 #include "strpool.h"
 
@@ -13,10 +12,22 @@
 
 #include "graph.h"
 
+/* Chunks of copies, newest first; a string longer than a chunk gets
+ * one of its own. */
+typedef struct Chunk {
+	struct Chunk *next;
+	char text[];
+} Chunk;
+
+#define CHUNK_TEXT ((size_t)64 * 1024 - sizeof(Chunk))
+
 struct ArStrPool {
 	char **slot;                /* NULL: empty */
 	size_t cap;                 /* a power of two */
 	size_t count;
+	Chunk *chunks;
+	char *at;                   /* the free end of chunks->text */
+	size_t room;                /* bytes free there */
 };
 
 static size_t hash(const char *s)
@@ -47,12 +58,37 @@ static void grow(ArStrPool *p)
 	p->cap = cap;
 }
 
+static ArStrPool *pool_of(ArStrPool **pool)
+{
+	if (!*pool)
+		*pool = ar_xcalloc(1, sizeof **pool);
+	return *pool;
+}
+
+const char *ar_strpool_copy(ArStrPool **pool, const char *s)
+{
+	ArStrPool *p = pool_of(pool);
+	size_t n = strlen(s) + 1;
+	char *d;
+	if (n > p->room) {
+		size_t size = n > CHUNK_TEXT ? n : CHUNK_TEXT;
+		Chunk *c = ar_xmalloc(sizeof *c + size);
+		c->next = p->chunks;
+		p->chunks = c;
+		p->at = c->text;
+		p->room = size;
+	}
+	d = p->at;
+	p->at += n;
+	p->room -= n;
+	memcpy(d, s, n);
+	return d;
+}
+
 const char *ar_strpool_intern(ArStrPool **pool, const char *s)
 {
-	ArStrPool *p = *pool;
+	ArStrPool *p = pool_of(pool);
 	char **at;
-	if (!p)
-		p = *pool = ar_xcalloc(1, sizeof *p);
 	if (2 * (p->count + 1) > p->cap)
 		grow(p);
 	at = find(p->slot, p->cap, s);
@@ -70,6 +106,11 @@ void ar_strpool_free(ArStrPool *pool)
 		return;
 	for (size_t i = 0; i < pool->cap; i++)
 		free(pool->slot[i]);
+	while (pool->chunks) {
+		Chunk *c = pool->chunks;
+		pool->chunks = c->next;
+		free(c);
+	}
 	free(pool->slot);
 	free(pool);
 }

@@ -1,6 +1,7 @@
 /*
- * test_nodeop.c — a node's op and domain: one shared copy per graph
- * (strpool.h), and the table entry ar_op_of caches, which must follow
+ * test_nodeop.c — the strings a graph owns (strpool.h): a node's op and
+ * domain, one shared copy per graph, and names, packed copies that stay
+ * put; and the table entry ar_op_of caches, which must follow
  * ar_node_set_op and a change of opset.
  */
 #include "testutil.h"
@@ -31,6 +32,36 @@ static void test_pool(void **state)
 	assert_ptr_equal(ar_strpool_intern(&p, "Relu"), relu);
 	assert_string_equal(ar_strpool_intern(&p, "op57"), "op57");
 	assert_string_equal(ar_strpool_intern(&p, ""), "");
+	ar_strpool_free(p);
+}
+
+static void test_copies(void **state)
+{
+	ArStrPool *p = NULL;
+	const char *first[3], *long_one = NULL;
+	char buf[32], *big = malloc(100000);
+	(void)state;
+	first[0] = ar_strpool_copy(&p, "x");
+	first[1] = ar_strpool_copy(&p, "x");
+	first[2] = ar_strpool_copy(&p, "");
+	assert_ptr_not_equal(first[0], first[1]);
+	assert_string_equal(first[1], "x");
+	/* Past one chunk of 64 KiB, and one name larger than a chunk. */
+	memset(big, 'b', 99999);
+	big[99999] = 0;
+	for (int i = 0; i < 20000; i++) {
+		snprintf(buf, sizeof buf, "tensor_%d", i);
+		assert_string_equal(ar_strpool_copy(&p, buf), buf);
+		if (i == 10000) {
+			long_one = ar_strpool_copy(&p, big);
+			assert_string_equal(long_one, big);
+		}
+	}
+	assert_string_equal(first[0], "x");
+	assert_string_equal(first[2], "");
+	assert_int_equal(strlen(long_one), 99999);
+	assert_string_equal(long_one, big);
+	free(big);
 	ar_strpool_free(p);
 }
 
@@ -81,6 +112,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_pool),
+		cmocka_unit_test(test_copies),
 		cmocka_unit_test(test_shared),
 		cmocka_unit_test(test_cache),
 	};

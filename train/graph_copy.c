@@ -15,9 +15,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "strpool.h"
+
 void ar_copy_tensor(ArTensor *dst, const ArTensor *src)
 {
-	char *name = dst->name;
+	const char *name = dst->name;
 	ArTensor keep = *src;
 	keep.name = name;
 	keep.data = NULL;
@@ -49,7 +51,8 @@ ArGraph *ar_copy_tensors(const ArGraph *src)
 	return g;
 }
 
-static void copy_attr(ArAttr *d, const ArAttr *s)
+/* s as an attribute of a node of graph g. */
+static void copy_attr(ArGraph *g, ArAttr *d, const ArAttr *s)
 {
 	*d = *s;
 	d->name = ar_xstrdup(s->name);
@@ -69,7 +72,7 @@ static void copy_attr(ArAttr *d, const ArAttr *s)
 	}
 	if (s->t) {
 		d->t = ar_xcalloc(1, sizeof *d->t);
-		d->t->name = ar_xstrdup(s->t->name);
+		d->t->name = ar_strpool_copy(&g->strs, s->t->name);
 		ar_copy_tensor(d->t, s->t);
 	}
 }
@@ -93,7 +96,7 @@ int ar_copy_node(ArGraph *dst, const ArNode *n, const int *in,
 	if (n->nattrs) {
 		c->attrs = ar_xcalloc((size_t)n->nattrs, sizeof *c->attrs);
 		for (int j = 0; j < n->nattrs; j++)
-			copy_attr(&c->attrs[j], &n->attrs[j]);
+			copy_attr(dst, &c->attrs[j], &n->attrs[j]);
 		c->nattrs = n->nattrs;
 	}
 	for (int j = 0; j < n->noutputs; j++)

@@ -26,6 +26,7 @@
 #include "infer_ops.h"
 #include "layers.h"
 #include "parallel.h"
+#include "strpool.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -305,8 +306,7 @@ static int retarget(Build *b, int k, int id, int j, bool view)
 		broadcast_dims(b, mn, X, dims);
 	snprintf(name, sizeof name, "%s.shape", nd->name);
 	s = new_tensor(b, nd->inputs[j], "", -1);
-	free(b->n->tensors[s].name);
-	b->n->tensors[s].name = ar_xstrdup(name);
+	b->n->tensors[s].name = ar_strpool_copy(&b->n->strs, name);
 	b->n->tensors[s].kind = AR_TK_CONSTANT;
 	val = ar_xmalloc(8 * (size_t)rank + 8);
 	memcpy(val, dims, 8 * (size_t)rank);
