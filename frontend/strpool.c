@@ -25,6 +25,7 @@ struct ArStrPool {
 	char **slot;                /* NULL: empty */
 	size_t cap;                 /* a power of two */
 	size_t count;
+	const char *last;           /* the last interned, asked again next */
 	Chunk *chunks;
 	char *at;                   /* the free end of chunks->text */
 	size_t room;                /* bytes free there */
@@ -89,6 +90,12 @@ const char *ar_strpool_intern(ArStrPool **pool, const char *s)
 {
 	ArStrPool *p = pool_of(pool);
 	char **at;
+	/* The default domain, and a run of nodes of one op, as a loader
+	 * meets them: no hashing. */
+	if (!*s)
+		return "";
+	if (p->last && !strcmp(p->last, s))
+		return p->last;
 	if (2 * (p->count + 1) > p->cap)
 		grow(p);
 	at = find(p->slot, p->cap, s);
@@ -97,7 +104,7 @@ const char *ar_strpool_intern(ArStrPool **pool, const char *s)
 		p->count++;
 	}
 	assert(!strcmp(*at, s));
-	return *at;
+	return p->last = *at;
 }
 
 void ar_strpool_free(ArStrPool *pool)

@@ -15,8 +15,9 @@
 
 typedef struct ArStrPool ArStrPool;
 
-/* The pool's copy of s, added on first use; *pool is created when NULL.
- * Copies stay put until ar_strpool_free. */
+/* The pool's copy of s, added on first use ("" is a constant of its
+ * own); *pool is created when NULL.  Copies stay put until
+ * ar_strpool_free. */
 const char *ar_strpool_intern(ArStrPool **pool, const char *s);
 /* A copy of s of its own (a name), packed with the others. */
 const char *ar_strpool_copy(ArStrPool **pool, const char *s);
