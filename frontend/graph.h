@@ -185,19 +185,20 @@ typedef struct ArNode {
 	int nexplicit;
 	int *outputs;
 	int noutputs;
+	int nattrs;                 /* (beside noutputs: no padding) */
 	ArAttr *attrs;
-	int nattrs;
 	ArPhase phase;
-	int64_t opset;              /* opset version of the node's domain */
 	/*
 	 * The op table's entry for (domain, op, opset), found once: the
 	 * passes ask for it about ten times a node (ar_op_of).  Valid while
 	 * def_known and def_opset == opset; ar_node_set_op clears it, so op
-	 * and domain change only through it.
+	 * and domain change only through it.  (def_known beside phase keeps
+	 * the node at 96 bytes.)
 	 */
+	bool def_known;
+	int64_t opset;              /* opset version of the node's domain */
 	const struct ArOpDef *def;
 	int64_t def_opset;
-	bool def_known;
 } ArNode;
 
 typedef struct ArGraph {
