@@ -91,13 +91,17 @@ static int index_get(const NameIndex *ix, const char *name)
  * are read at random: waiting for each was most of loading a graph of a
  * million nodes.  The passes over the nodes ask for the slots of the
  * names PREFETCH_AHEAD nodes ahead, so that they are in the cache by the
- * time they are read.
+ * time they are read.  An index that fits in the cache (PREFETCH_SLOTS,
+ * 512 KiB) is not worth hashing each name twice.
  */
 #define PREFETCH_AHEAD 8
+#define PREFETCH_SLOTS ((size_t)1 << 16)
 
 static void index_prefetch(const NameIndex *ix, char *const *names,
 			   size_t n)
 {
+	if (ix->cap < PREFETCH_SLOTS)
+		return;
 	for (size_t j = 0; j < n; j++)
 		if (names[j])
 			__builtin_prefetch(&ix->slot[hash_str(names[j]) &
