@@ -217,7 +217,6 @@ static void free_tensor_fields(ArTensor *t)
 
 static void free_attr(ArAttr *a)
 {
-	free(a->name);
 	free(a->s);
 	free(a->ints);
 	free(a->floats);
@@ -361,14 +360,15 @@ void ar_node_set_op(ArGraph *g, ArNode *n, const char *op,
 	n->def_known = false;
 }
 
-ArAttr *ar_node_add_attr(ArNode *n, const char *name, ArAttrType type)
+ArAttr *ar_node_add_attr(ArGraph *g, ArNode *n, const char *name,
+			 ArAttrType type)
 {
 	ArAttr *a;
 	n->attrs = ar_xrealloc(n->attrs, (size_t)(n->nattrs + 1) *
 					 sizeof *n->attrs);
 	a = &n->attrs[n->nattrs++];
 	memset(a, 0, sizeof *a);
-	a->name = ar_xstrdup(name);
+	a->name = ar_strpool_intern(&g->strs, name);
 	a->type = type;
 	return a;
 }

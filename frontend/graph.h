@@ -157,7 +157,7 @@ typedef enum {
 struct ArGraph;
 
 typedef struct ArAttr {
-	char *name;
+	const char *name;           /* interned in the graph's strs pool */
 	ArAttrType type;
 	int64_t i;
 	float f;
@@ -227,8 +227,8 @@ typedef struct ArGraph {
 	 * has its past input's shape and may take its bytes; 0 otherwise.
 	 */
 	int64_t max_seq;
-	/* The names of its tensors (attributes' too) and nodes, and its
-	 * nodes' op and domain strings (frontend/strpool.h). */
+	/* The names of its tensors (attributes' too), nodes and attributes,
+	 * and its nodes' op and domain strings (frontend/strpool.h). */
 	struct ArStrPool *strs;
 } ArGraph;
 
@@ -297,9 +297,10 @@ void ar_node_set_io(ArNode *n, const int *in, int nin, const int *out,
 /* Replaces node n of g's op and domain (and forgets its table entry). */
 void ar_node_set_op(ArGraph *g, ArNode *n, const char *op,
 		    const char *domain);
-/* A new attribute of n, zeroed but for its name and type (the caller sets
- * its value); n->attrs grows by one, whatever allocated it. */
-ArAttr *ar_node_add_attr(ArNode *n, const char *name, ArAttrType type);
+/* A new attribute of node n of g, zeroed but for its name and type (the
+ * caller sets its value); n->attrs grows by one, whatever allocated it. */
+ArAttr *ar_node_add_attr(ArGraph *g, ArNode *n, const char *name,
+			 ArAttrType type);
 /* A copy of src's graph input and output lists (same tensor ids) into g,
  * with room for one more input (a training step's label). */
 void ar_graph_copy_io(ArGraph *g, const ArGraph *src);

@@ -453,7 +453,7 @@ static int resolve(Loader *L, Scope *s, const char *name)
 static int load_attr(Loader *L, Scope *s, const ArNode *n, ArAttr *a,
 		     const Onnx__AttributeProto *ap)
 {
-	a->name = ar_xstrdup(nz(ap->name));
+	a->name = ar_strpool_intern(&s->g->strs, nz(ap->name));
 	a->type = ap->has_type ? (ArAttrType)ap->type : AR_ATTR_UNDEFINED;
 	if (ap->ref_attr_name)
 		return ar_fail(L->err, AR_EXIT_MODEL,

@@ -1,6 +1,7 @@
 /*
  * strpool.h — the strings a graph owns: one shared copy of each distinct
- * op and domain its nodes name, and its tensor and node names, packed.
+ * op, domain and attribute name its nodes name, and its tensor and node
+ * names, packed.
  *
  * A graph of a million nodes holds a handful of distinct ops: a copy per
  * node was two allocations a node (64 MB at a million) to make and free.

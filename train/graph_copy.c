@@ -55,7 +55,7 @@ ArGraph *ar_copy_tensors(const ArGraph *src)
 static void copy_attr(ArGraph *g, ArAttr *d, const ArAttr *s)
 {
 	*d = *s;
-	d->name = ar_xstrdup(s->name);
+	d->name = ar_strpool_intern(&g->strs, s->name);
 	d->s = s->s ? ar_xstrdup(s->s) : NULL;
 	d->ints = NULL;
 	d->floats = NULL;
@@ -105,7 +105,7 @@ int ar_copy_node(ArGraph *dst, const ArNode *n, const int *in,
 	return id;
 }
 
-int ar_add_int_attrs(ArNode *n, const char *const *names,
+int ar_add_int_attrs(ArGraph *g, ArNode *n, const char *const *names,
 		     const int64_t *values, int count)
 {
 	n->attrs = ar_xrealloc(n->attrs, ((size_t)n->nattrs + (size_t)count) *
@@ -113,7 +113,7 @@ int ar_add_int_attrs(ArNode *n, const char *const *names,
 	for (int k = 0; k < count; k++) {
 		ArAttr *a = &n->attrs[n->nattrs++];
 		memset(a, 0, sizeof *a);
-		a->name = ar_xstrdup(names[k]);
+		a->name = ar_strpool_intern(&g->strs, names[k]);
 		a->type = AR_ATTR_INT;
 		a->i = values[k];
 	}

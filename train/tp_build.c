@@ -128,7 +128,7 @@ static int collective(Build *b, const char *op, int in, int out, int axis,
 	id = ar_graph_add_node(b->n, name, op, AR_PARALLEL_DOMAIN);
 	ar_node_set_io(&b->n->nodes[id], &in, 1, &out, 1);
 	b->n->nodes[id].opset = 1;
-	ar_add_int_attrs(&b->n->nodes[id], names, v, 2);
+	ar_add_int_attrs(b->n, &b->n->nodes[id], names, v, 2);
 	b->n->tensors[out].producer = id;
 	*rc = reshape(b, id);
 	return id;
