@@ -170,17 +170,15 @@ static void rewrite(ArGraph *g, int c, const Chain *ch)
 	free(n->inputs);
 	n->inputs = in;
 	n->ninputs = n->nexplicit = nin;
-	free(n->op);
-	free(n->domain);
-	n->op = ar_xstrdup(AR_PREACT_CONV);
-	n->domain = ar_xstrdup(AR_FUSED_DOMAIN);
+	ar_node_set_op(g, n, AR_PREACT_CONV, AR_FUSED_DOMAIN);
 	n->opset = 1;
-	a = ar_node_add_attr(n, "prologue", AR_ATTR_INTS);
+	a = ar_node_add_attr(g, n, "prologue", AR_ATTR_INTS);
 	a->ints = ar_xmalloc((size_t)ch->n * sizeof *a->ints);
 	memcpy(a->ints, ch->code, (size_t)ch->n * sizeof *a->ints);
 	a->nints = ch->n;
 	if (ch->neps) {
-		a = ar_node_add_attr(n, "prologue_epsilon", AR_ATTR_FLOATS);
+		a = ar_node_add_attr(g, n, "prologue_epsilon",
+				     AR_ATTR_FLOATS);
 		a->floats = ar_xmalloc((size_t)ch->neps * sizeof *a->floats);
 		memcpy(a->floats, ch->eps, (size_t)ch->neps * sizeof(float));
 		a->nfloats = ch->neps;

@@ -5,6 +5,7 @@
  * model with absurd dims becomes a clean error instead of a wrapped size.
  */
 #include "graph.h"
+#include "strpool.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -204,9 +205,9 @@ ArGraph *ar_graph_new(const char *name)
 	return g;
 }
 
+/* The name stays: the graph's pool holds it. */
 static void free_tensor_fields(ArTensor *t)
 {
-	free(t->name);
 	free(t->data);
 	free(t->declared);
 	if (t->external)
@@ -216,7 +217,6 @@ static void free_tensor_fields(ArTensor *t)
 
 static void free_attr(ArAttr *a)
 {
-	free(a->name);
 	free(a->s);
 	free(a->ints);
 	free(a->floats);
@@ -230,9 +230,6 @@ static void free_attr(ArAttr *a)
 
 static void free_node_fields(ArNode *n)
 {
-	free(n->name);
-	free(n->op);
-	free(n->domain);
 	free(n->inputs);
 	free(n->outputs);
 	for (int j = 0; j < n->nattrs; j++)
@@ -254,6 +251,7 @@ void ar_graph_free(ArGraph *g)
 	free(g->outputs);
 	free(g->captures);
 	free(g->name);
+	ar_strpool_free(g->strs);
 	free(g);
 }
 
@@ -328,7 +326,7 @@ int ar_graph_add_tensor(ArGraph *g, const char *name)
 	}
 	t = &g->tensors[g->ntensors];
 	memset(t, 0, sizeof *t);
-	t->name = ar_xstrdup(name);
+	t->name = ar_strpool_copy(&g->strs, name);
 	t->rank = -1;
 	t->bytes = -1;
 	t->kind = AR_TK_ACTIVATION;
@@ -347,21 +345,30 @@ int ar_graph_add_node(ArGraph *g, const char *name, const char *op,
 	}
 	n = &g->nodes[g->nnodes];
 	memset(n, 0, sizeof *n);
-	n->name = ar_xstrdup(name);
-	n->op = ar_xstrdup(op);
-	n->domain = ar_xstrdup(domain);
+	n->name = ar_strpool_copy(&g->strs, name);
+	n->op = ar_strpool_intern(&g->strs, op);
+	n->domain = ar_strpool_intern(&g->strs, domain);
 	n->opset = g->opset;
 	return g->nnodes++;
 }
 
-ArAttr *ar_node_add_attr(ArNode *n, const char *name, ArAttrType type)
+void ar_node_set_op(ArGraph *g, ArNode *n, const char *op,
+		    const char *domain)
+{
+	n->op = ar_strpool_intern(&g->strs, op);
+	n->domain = ar_strpool_intern(&g->strs, domain);
+	n->def_known = false;
+}
+
+ArAttr *ar_node_add_attr(ArGraph *g, ArNode *n, const char *name,
+			 ArAttrType type)
 {
 	ArAttr *a;
 	n->attrs = ar_xrealloc(n->attrs, (size_t)(n->nattrs + 1) *
 					 sizeof *n->attrs);
 	a = &n->attrs[n->nattrs++];
 	memset(a, 0, sizeof *a);
-	a->name = ar_xstrdup(name);
+	a->name = ar_strpool_intern(&g->strs, name);
 	a->type = type;
 	return a;
 }

@@ -107,7 +107,7 @@ typedef struct ArDeclared {
 } ArDeclared;
 
 typedef struct ArTensor {
-	char *name;
+	const char *name;           /* in the graph's strs pool */
 	ArDType dtype;
 	int rank;                   /* -1 while unknown */
 	int64_t dims[AR_MAX_RANK];
@@ -157,7 +157,7 @@ typedef enum {
 struct ArGraph;
 
 typedef struct ArAttr {
-	char *name;
+	const char *name;           /* interned in the graph's strs pool */
 	ArAttrType type;
 	int64_t i;
 	float f;
@@ -171,9 +171,11 @@ typedef struct ArAttr {
 } ArAttr;
 
 typedef struct ArNode {
-	char *name;
-	char *op;
-	char *domain;               /* "" for the default ONNX domain */
+	const char *name;           /* in the graph's strs pool */
+	/* Shared by the graph's nodes (its strs pool): set them only with
+	 * ar_graph_add_node and ar_node_set_op. */
+	const char *op;
+	const char *domain;         /* "" for the default ONNX domain */
 	int *inputs;                /* tensor ids; -1 for an omitted optional */
 	int ninputs;
 	/*
@@ -183,10 +185,20 @@ typedef struct ArNode {
 	int nexplicit;
 	int *outputs;
 	int noutputs;
+	int nattrs;                 /* (beside noutputs: no padding) */
 	ArAttr *attrs;
-	int nattrs;
 	ArPhase phase;
+	/*
+	 * The op table's entry for (domain, op, opset), found once: the
+	 * passes ask for it about ten times a node (ar_op_of).  Valid while
+	 * def_known and def_opset == opset; ar_node_set_op clears it, so op
+	 * and domain change only through it.  (def_known beside phase keeps
+	 * the node at 96 bytes.)
+	 */
+	bool def_known;
 	int64_t opset;              /* opset version of the node's domain */
+	const struct ArOpDef *def;
+	int64_t def_opset;
 } ArNode;
 
 typedef struct ArGraph {
@@ -215,6 +227,9 @@ typedef struct ArGraph {
 	 * has its past input's shape and may take its bytes; 0 otherwise.
 	 */
 	int64_t max_seq;
+	/* The names of its tensors (attributes' too), nodes and attributes,
+	 * and its nodes' op and domain strings (frontend/strpool.h). */
+	struct ArStrPool *strs;
 } ArGraph;
 
 /* Errors: a one-line message and an exit code (see cli/arenac.c). */
@@ -279,9 +294,13 @@ int ar_graph_add_node(ArGraph *g, const char *name, const char *op,
 		      const char *domain);
 void ar_node_set_io(ArNode *n, const int *in, int nin, const int *out,
 		    int nout);
-/* A new attribute of n, zeroed but for its name and type (the caller sets
- * its value); n->attrs grows by one, whatever allocated it. */
-ArAttr *ar_node_add_attr(ArNode *n, const char *name, ArAttrType type);
+/* Replaces node n of g's op and domain (and forgets its table entry). */
+void ar_node_set_op(ArGraph *g, ArNode *n, const char *op,
+		    const char *domain);
+/* A new attribute of node n of g, zeroed but for its name and type (the
+ * caller sets its value); n->attrs grows by one, whatever allocated it. */
+ArAttr *ar_node_add_attr(ArGraph *g, ArNode *n, const char *name,
+			 ArAttrType type);
 /* A copy of src's graph input and output lists (same tensor ids) into g,
  * with room for one more input (a training step's label). */
 void ar_graph_copy_io(ArGraph *g, const ArGraph *src);

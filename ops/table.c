@@ -781,7 +781,15 @@ const ArOpDef *ar_op_find(const char *domain, const char *op, int64_t opset)
 
 const ArOpDef *ar_op_of(const ArNode *n)
 {
-	return ar_op_find(n->domain, n->op, n->opset);
+	/* The cache is a memo, not part of the node's value: no node is
+	 * defined const, so writing it through the cast is sound. */
+	ArNode *m = (ArNode *)n;
+	if (!n->def_known || n->def_opset != n->opset) {
+		m->def = ar_op_find(n->domain, n->op, n->opset);
+		m->def_opset = n->opset;
+		m->def_known = true;
+	}
+	return n->def;
 }
 
 const ArGradRule *ar_op_grad(const ArNode *n)

@@ -175,16 +175,35 @@ def _():
                  [vi("y", [1, 4]), vi("nowhere", [1])])
 
 
-@case("deep_nesting", "nested deeper than 256 levels")
-def _():
-    # 1000 sequence types inside each other (6 KB): protobuf-c's recursive
-    # unpack would overflow the stack at about 100,000 of them.
+def nested_types(k):
+    # k sequence types inside each other under the top graph's input: the
+    # innermost TypeProto is 3 + 2k messages deep.
     t = b""
-    for _ in range(1000):
+    for _ in range(k):
         t = field(4, field(1, t))
     graph = field(11, field(1, b"x") + field(2, t)) + field(2, b"g")
     return varint(1 << 3) + varint(8) + field(8, varint(2 << 3) + varint(13)) \
         + field(7, graph)
+
+
+@case("deep_nesting", "nested deeper than 256 levels")
+def _():
+    # 1000 sequence types inside each other (6 KB): protobuf-c's recursive
+    # unpack would overflow the stack at about 100,000 of them.
+    return nested_types(1000)
+
+
+# At the limit, with the fewest bytes a level can take (a key and a
+# length): 255 levels pass the nesting check (and the input is refused
+# next), 257 do not.
+@case("nesting_255", "graph input 'x' is not a tensor")
+def _():
+    return nested_types(126)
+
+
+@case("nesting_257", "nested deeper than 256 levels")
+def _():
+    return nested_types(127)
 
 
 @case("chain_10000", "-", code=0)
@@ -342,6 +361,18 @@ def _():
 def _():
     nodes = [helper.make_node("Relu", ["x"], ["y"], name="r",
                               domain="com.example")]
+    return model(nodes, [vi("x", [1, 4])], [vi("y", [1, 4])])
+
+
+# An unnamed node is called OP_INDEX, cut to 31 characters: here the 12
+# of its index loses its 2.
+@case("unnamed_node_long_op", "node 'CustomOperatorOfTwentyNineCha_1' "
+      "(CustomOperatorOfTwentyNineCha) is in domain 'com.example'")
+def _():
+    nodes = [helper.make_node("Relu", ["x" if i == 0 else "t%d" % i],
+                              ["t%d" % (i + 1)]) for i in range(12)]
+    nodes.append(helper.make_node("CustomOperatorOfTwentyNineCha", ["t12"],
+                                  ["y"], domain="com.example"))
     return model(nodes, [vi("x", [1, 4])], [vi("y", [1, 4])])
 
 

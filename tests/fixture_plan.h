@@ -36,6 +36,7 @@
 
 #include "graph.h"
 #include "plan.h"
+#include "strpool.h"
 
 #define FX_EVIL "*/ #include <x>"
 #define FX_NASTY "y\"\\\n\?\?/"
@@ -63,7 +64,8 @@ static inline void fx_tensor(ArGraph *g, const char *name, ArTensorKind k,
 	ar_tensor_set_bytes(t, NULL);
 }
 
-static inline ArAttr *fx_attr(ArNode *n, const char *name, ArAttrType type)
+static inline ArAttr *fx_attr(ArGraph *g, ArNode *n, const char *name,
+			      ArAttrType type)
 {
 	ArAttr *a;
 	/* Room doubles at powers of two: tests add 66,000 attributes, and
@@ -73,15 +75,15 @@ static inline ArAttr *fx_attr(ArNode *n, const char *name, ArAttrType type)
 						2 * n->nattrs : 1) * sizeof *a);
 	a = &n->attrs[n->nattrs++];
 	memset(a, 0, sizeof *a);
-	a->name = ar_xstrdup(name);
+	a->name = ar_strpool_intern(&g->strs, name);
 	a->type = type;
 	return a;
 }
 
-static inline void fx_ints(ArNode *n, const char *name, int cnt,
+static inline void fx_ints(ArGraph *g, ArNode *n, const char *name, int cnt,
 			   const int64_t *v)
 {
-	ArAttr *a = fx_attr(n, name, AR_ATTR_INTS);
+	ArAttr *a = fx_attr(g, n, name, AR_ATTR_INTS);
 	a->ints = ar_xmalloc((size_t)cnt * sizeof *v);
 	memcpy(a->ints, v, (size_t)cnt * sizeof *v);
 	a->nints = cnt;
@@ -136,18 +138,18 @@ static inline void fixture_init(Fixture *fx)
 	g->noutputs = 1;
 
 	fx_node(g, "conv", "Conv", (int[]){FX_X, FX_W, FX_B}, 3, FX_C1);
-	fx_ints(&g->nodes[0], "kernel_shape", 2, k33);
-	fx_ints(&g->nodes[0], "pads", 4, pads);
-	fx_attr(&g->nodes[0], "group", AR_ATTR_INT)->i = 1;
-	fx_attr(&g->nodes[0], "auto_pad", AR_ATTR_STRING)->s =
+	fx_ints(g, &g->nodes[0], "kernel_shape", 2, k33);
+	fx_ints(g, &g->nodes[0], "pads", 4, pads);
+	fx_attr(g, &g->nodes[0], "group", AR_ATTR_INT)->i = 1;
+	fx_attr(g, &g->nodes[0], "auto_pad", AR_ATTR_STRING)->s =
 		ar_xstrdup("NOTSET");
 	fx_node(g, "relu", "Relu", (int[]){FX_C1}, 1, FX_R1);
 	fx_node(g, "flatten", "Reshape", (int[]){FX_R1, FX_SHAPE}, 2, FX_V1);
 	fx_node(g, "fc", "Gemm", (int[]){FX_V1, FX_WF}, 2, FX_EVILT);
-	fx_attr(&g->nodes[3], "alpha", AR_ATTR_FLOAT)->f = 0.5f;
-	fx_attr(&g->nodes[3], "transB", AR_ATTR_INT)->i = 1;
+	fx_attr(g, &g->nodes[3], "alpha", AR_ATTR_FLOAT)->f = 0.5f;
+	fx_attr(g, &g->nodes[3], "transB", AR_ATTR_INT)->i = 1;
 	fx_node(g, "add */", "Add", (int[]){FX_EVILT, FX_IN2}, 2, FX_Y);
-	a = fx_attr(&g->nodes[4], "note", AR_ATTR_STRING);
+	a = fx_attr(g, &g->nodes[4], "note", AR_ATTR_STRING);
 	a->s = ar_xstrdup(FX_NASTY);
 
 	for (int i = 0; i < FX_NT; i++)

@@ -39,7 +39,7 @@ static inline int gb_node(ArGraph *g, const char *op, const int *in, int nin,
 static inline void gb_int_attr(ArGraph *g, int node, const char *name,
 			       int64_t v)
 {
-	ar_node_add_attr(&g->nodes[node], name, AR_ATTR_INT)->i = v;
+	ar_node_add_attr(g, &g->nodes[node], name, AR_ATTR_INT)->i = v;
 }
 
 static inline void gb_io(ArGraph *g, const int *in, int nin, const int *out,

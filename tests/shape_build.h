@@ -108,19 +108,19 @@ static inline int node(ArGraph *g, const char *op, int64_t opset,
 
 static inline void attr_i(ArGraph *g, int nid, const char *name, int64_t v)
 {
-	fx_attr(&g->nodes[nid], name, AR_ATTR_INT)->i = v;
+	fx_attr(g, &g->nodes[nid], name, AR_ATTR_INT)->i = v;
 }
 
 static inline void attr_s(ArGraph *g, int nid, const char *name,
 			  const char *v)
 {
-	fx_attr(&g->nodes[nid], name, AR_ATTR_STRING)->s = ar_xstrdup(v);
+	fx_attr(g, &g->nodes[nid], name, AR_ATTR_STRING)->s = ar_xstrdup(v);
 }
 
 static inline void attr_is(ArGraph *g, int nid, const char *name, int n,
 			   const int64_t *v)
 {
-	fx_ints(&g->nodes[nid], name, n, v);
+	fx_ints(g, &g->nodes[nid], name, n, v);
 }
 
 #define ATTR_INTS(g, nid, name, ...) attr_is(g, nid, name, \

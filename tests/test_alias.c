@@ -385,8 +385,8 @@ static void test_inplace_backward(void **state)
 	gb_node(g, "ConvGrad", &da, 1, dx);
 	for (int i = 3; i < g->nnodes; i++) {
 		g->nodes[i].phase = AR_PHASE_BACKWARD;
-		free(g->nodes[i].domain);
-		g->nodes[i].domain = ar_xstrdup(AR_TRAIN_DOMAIN);
+		ar_node_set_op(g, &g->nodes[i], g->nodes[i].op,
+			       AR_TRAIN_DOMAIN);
 	}
 	gb_io(g, &x, 1, &dx, 1);
 	expect_peak(g, 0, 1024);

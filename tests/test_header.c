@@ -580,13 +580,13 @@ static void test_narrow_fields(void **state)
 	fixture_free(&fx);
 
 	fixture_init(&fx);
-	fx_ints(&fx.g->nodes[0], "huge", N, vals);
+	fx_ints(fx.g, &fx.g->nodes[0], "huge", N, vals);
 	assert_refused(&fx, "attribute 'huge' has 66000 values");
 	fixture_free(&fx);
 
 	fixture_init(&fx);
 	for (int i = 0; i < N; i++)
-		fx_attr(&fx.g->nodes[1], "a", AR_ATTR_INT);
+		fx_attr(fx.g, &fx.g->nodes[1], "a", AR_ATTR_INT);
 	assert_refused(&fx, "step 'relu' has 66000 attributes");
 	fixture_free(&fx);
 

@@ -189,8 +189,7 @@ static void test_view_alias(void **state)
 	ArPlan *p = good_plan(g);
 	ArError err = {0};
 	/* b is a view of a (Reshape-like): same bytes, both live to step 2. */
-	free(g->nodes[1].op);
-	g->nodes[1].op = ar_xstrdup("Reshape");
+	ar_node_set_op(g, &g->nodes[1], "Reshape", g->nodes[1].domain);
 	p->slots[2].alias_of = 1;
 	p->slots[2].offset = 16;
 	p->slots[3].offset = 0;

@@ -44,7 +44,7 @@ static int capture(ArGraph *sub, const char *name, int64_t n)
 
 static void graph_attr(ArGraph *g, int node, const char *name, ArGraph *sub)
 {
-	ar_node_add_attr(&g->nodes[node], name, AR_ATTR_GRAPH)->g = sub;
+	ar_node_add_attr(g, &g->nodes[node], name, AR_ATTR_GRAPH)->g = sub;
 }
 
 /* The node reads `t` of its own graph through a subgraph. */

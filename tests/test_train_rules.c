@@ -18,6 +18,7 @@
 #include "plan.h"
 #include "checkpoint.h"
 #include "ckpt_search.h"
+#include "strpool.h"
 
 /* A graph under construction: x [4, 8] input, a weight per MatMul. */
 typedef struct G {
@@ -55,8 +56,8 @@ static int op(G *b, const char *o, int a, int c, int out)
 {
 	int in[2] = {a, c};
 	int n = gb_node(b->g, o, in, c < 0 ? 1 : 2, out);
-	free(b->g->nodes[n].name);
-	b->g->nodes[n].name = strdup(b->g->tensors[out].name);
+	b->g->nodes[n].name = ar_strpool_copy(&b->g->strs,
+					      b->g->tensors[out].name);
 	return n;
 }
 

@@ -15,9 +15,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "strpool.h"
+
 void ar_copy_tensor(ArTensor *dst, const ArTensor *src)
 {
-	char *name = dst->name;
+	const char *name = dst->name;
 	ArTensor keep = *src;
 	keep.name = name;
 	keep.data = NULL;
@@ -49,10 +51,11 @@ ArGraph *ar_copy_tensors(const ArGraph *src)
 	return g;
 }
 
-static void copy_attr(ArAttr *d, const ArAttr *s)
+/* s as an attribute of a node of graph g. */
+static void copy_attr(ArGraph *g, ArAttr *d, const ArAttr *s)
 {
 	*d = *s;
-	d->name = ar_xstrdup(s->name);
+	d->name = ar_strpool_intern(&g->strs, s->name);
 	d->s = s->s ? ar_xstrdup(s->s) : NULL;
 	d->ints = NULL;
 	d->floats = NULL;
@@ -69,7 +72,7 @@ static void copy_attr(ArAttr *d, const ArAttr *s)
 	}
 	if (s->t) {
 		d->t = ar_xcalloc(1, sizeof *d->t);
-		d->t->name = ar_xstrdup(s->t->name);
+		d->t->name = ar_strpool_copy(&g->strs, s->t->name);
 		ar_copy_tensor(d->t, s->t);
 	}
 }
@@ -93,7 +96,7 @@ int ar_copy_node(ArGraph *dst, const ArNode *n, const int *in,
 	if (n->nattrs) {
 		c->attrs = ar_xcalloc((size_t)n->nattrs, sizeof *c->attrs);
 		for (int j = 0; j < n->nattrs; j++)
-			copy_attr(&c->attrs[j], &n->attrs[j]);
+			copy_attr(dst, &c->attrs[j], &n->attrs[j]);
 		c->nattrs = n->nattrs;
 	}
 	for (int j = 0; j < n->noutputs; j++)
@@ -102,7 +105,7 @@ int ar_copy_node(ArGraph *dst, const ArNode *n, const int *in,
 	return id;
 }
 
-int ar_add_int_attrs(ArNode *n, const char *const *names,
+int ar_add_int_attrs(ArGraph *g, ArNode *n, const char *const *names,
 		     const int64_t *values, int count)
 {
 	n->attrs = ar_xrealloc(n->attrs, ((size_t)n->nattrs + (size_t)count) *
@@ -110,7 +113,7 @@ int ar_add_int_attrs(ArNode *n, const char *const *names,
 	for (int k = 0; k < count; k++) {
 		ArAttr *a = &n->attrs[n->nattrs++];
 		memset(a, 0, sizeof *a);
-		a->name = ar_xstrdup(names[k]);
+		a->name = ar_strpool_intern(&g->strs, names[k]);
 		a->type = AR_ATTR_INT;
 		a->i = values[k];
 	}

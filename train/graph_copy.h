@@ -22,8 +22,8 @@ ArGraph *ar_copy_tensors(const ArGraph *src);
  */
 int ar_copy_node(ArGraph *dst, const ArNode *n, const int *in,
 		 const int *out, ArError *err);
-/* Adds integer attributes to n; returns its attribute count. */
-int ar_add_int_attrs(ArNode *n, const char *const *names,
+/* Adds integer attributes to node n of g; returns its attribute count. */
+int ar_add_int_attrs(ArGraph *g, ArNode *n, const char *const *names,
 		     const int64_t *values, int count);
 
 #endif

@@ -152,10 +152,7 @@ int ar_train_chunk_loss(ArTrainModel *m, ArError *err)
 	in[0] = g->nodes[h].inputs[0];
 	in[1] = g->nodes[h].inputs[1];
 	in[2] = loss->inputs[1];
-	free(loss->op);
-	free(loss->domain);
-	loss->op = ar_xstrdup("LinearCrossEntropy");
-	loss->domain = ar_xstrdup(AR_TRAIN_DOMAIN);
+	ar_node_set_op(g, loss, "LinearCrossEntropy", AR_TRAIN_DOMAIN);
 	loss->opset = 1;
 	out = loss->outputs[0];
 	ar_node_set_io(loss, in, 3, &out, 1);

@@ -26,6 +26,7 @@
 #include "infer_ops.h"
 #include "layers.h"
 #include "parallel.h"
+#include "strpool.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -127,7 +128,7 @@ static int collective(Build *b, const char *op, int in, int out, int axis,
 	id = ar_graph_add_node(b->n, name, op, AR_PARALLEL_DOMAIN);
 	ar_node_set_io(&b->n->nodes[id], &in, 1, &out, 1);
 	b->n->nodes[id].opset = 1;
-	ar_add_int_attrs(&b->n->nodes[id], names, v, 2);
+	ar_add_int_attrs(b->n, &b->n->nodes[id], names, v, 2);
 	b->n->tensors[out].producer = id;
 	*rc = reshape(b, id);
 	return id;
@@ -305,8 +306,7 @@ static int retarget(Build *b, int k, int id, int j, bool view)
 		broadcast_dims(b, mn, X, dims);
 	snprintf(name, sizeof name, "%s.shape", nd->name);
 	s = new_tensor(b, nd->inputs[j], "", -1);
-	free(b->n->tensors[s].name);
-	b->n->tensors[s].name = ar_xstrdup(name);
+	b->n->tensors[s].name = ar_strpool_copy(&b->n->strs, name);
 	b->n->tensors[s].kind = AR_TK_CONSTANT;
 	val = ar_xmalloc(8 * (size_t)rank + 8);
 	memcpy(val, dims, 8 * (size_t)rank);
