@@ -3,12 +3,13 @@
  *
  * Invariant of every set: its intervals are disjoint and no two touch
  * (a.hi < b.lo for consecutive a, b), so along the in-order sequence both
- * lo and hi increase; a heap on priority() keeps the expected depth
+ * lo and hi increase; a heap on priorities (treap.h) keeps the expected depth
  * O(log n).
  * An insertion takes out everything it overlaps or touches and puts back
  * one interval spanning all of it.
  */
 #include "ivset.h"
+#include "treap.h"
 
 #include <stdlib.h>
 
@@ -45,16 +46,6 @@ static int new_node(ArIvPool *p, int64_t lo, int64_t hi)
 	return k;
 }
 
-/* Node k's heap priority: a fixed hash of k, so the trees never depend on
- * more than the order of insertions. */
-static uint32_t priority(int k)
-{
-	uint32_t x = (uint32_t)k * 0x9E3779B9u;
-	x ^= x >> 16;
-	x *= 0x85EBCA6Bu;
-	return x ^ (x >> 13);
-}
-
 static void free_tree(ArIvPool *p, int t)
 {
 	while (t != AR_IV_EMPTY) {
@@ -87,7 +78,7 @@ static int merge(ArIvPool *p, int a, int b)
 		return b;
 	if (b == AR_IV_EMPTY)
 		return a;
-	if (priority(a) > priority(b)) {
+	if (ar_treap_priority(a) > ar_treap_priority(b)) {
 		p->node[a].right = merge(p, p->node[a].right, b);
 		return a;
 	}

@@ -19,6 +19,7 @@
  */
 #include "passes.h"
 #include "sortkey.h"
+#include "treap.h"
 
 #include <assert.h>
 #include <stdint.h>
@@ -297,7 +298,7 @@ static int *by_step(const ArPlan *p, const ArSortKey *pos, int n, bool last)
  * range of ranks are found without looking at the others.  Only live
  * tensors are in it: its depth grows with their log, not with the
  * graph's (a residual stack of a million steps has three live at a time).
- * Priorities hash the rank, the same on every run.
+ * Priorities hash the rank (treap.h), the same on every run.
  */
 typedef struct {
 	const Ver *v;
@@ -309,14 +310,6 @@ typedef struct {
 	int a;                  /* the tensor being checked */
 	int rc;
 } Live;
-
-static uint32_t priority(int rank)
-{
-	uint32_t x = (uint32_t)rank * 2654435761u;
-	x ^= x >> 15;
-	x *= 2246822519u;
-	return x ^ (x >> 13);
-}
 
 static void pull(Live *l, int t)
 {
@@ -350,7 +343,7 @@ static int join(Live *l, int a, int b)
 {
 	if (a < 0 || b < 0)
 		return a < 0 ? b : a;
-	if (priority(a) > priority(b)) {
+	if (ar_treap_priority(a) > ar_treap_priority(b)) {
 		l->right[a] = join(l, l->right[a], b);
 		pull(l, a);
 		return a;
@@ -364,7 +357,7 @@ static int join(Live *l, int a, int b)
  * puts it, which takes the ranks there split around it. */
 static int live_add(Live *l, int t, int x)
 {
-	if (t < 0 || priority(x) > priority(t)) {
+	if (t < 0 || ar_treap_priority(x) > ar_treap_priority(t)) {
 		split(l, t, x, &l->left[x], &l->right[x]);
 		pull(l, x);
 		return x;
