@@ -51,14 +51,6 @@ typedef struct {
 	const ArGraph *g;
 } NameIndex;
 
-static uint32_t hash_str(const char *s)
-{
-	uint64_t h = 1469598103934665603ull;
-	while (*s)
-		h = (h ^ (unsigned char)*s++) * 1099511628211ull;
-	return (uint32_t)(h ^ h >> 32);
-}
-
 static void index_alloc(NameIndex *ix)
 {
 	ix->slot = ar_xmalloc(ix->cap * sizeof *ix->slot);
@@ -77,7 +69,7 @@ static void index_init(NameIndex *ix, const ArGraph *g, size_t expect)
 
 static int index_get(const NameIndex *ix, const char *name)
 {
-	uint32_t h = hash_str(name);
+	uint32_t h = ar_str_hash(name);
 	for (size_t i = h & (ix->cap - 1); ix->slot[i].id >= 0;
 	     i = (i + 1) & (ix->cap - 1))
 		if (ix->slot[i].hash == h &&
@@ -104,7 +96,7 @@ static void index_prefetch(const NameIndex *ix, char *const *names,
 		return;
 	for (size_t j = 0; j < n; j++)
 		if (names[j])
-			__builtin_prefetch(&ix->slot[hash_str(names[j]) &
+			__builtin_prefetch(&ix->slot[ar_str_hash(names[j]) &
 						     (ix->cap - 1)]);
 }
 
@@ -129,7 +121,7 @@ static void index_put(NameIndex *ix, int id)
 				index_insert(ix, old[j]);
 		free(old);
 	}
-	index_insert(ix, (NameSlot){hash_str(ix->g->tensors[id].name), id});
+	index_insert(ix, (NameSlot){ar_str_hash(ix->g->tensors[id].name), id});
 }
 
 typedef struct Loader {

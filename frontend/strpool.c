@@ -31,17 +31,9 @@ struct ArStrPool {
 	size_t room;                /* bytes free there */
 };
 
-static size_t hash(const char *s)
-{
-	uint64_t h = 1469598103934665603ull;
-	while (*s)
-		h = (h ^ (unsigned char)*s++) * 1099511628211ull;
-	return (size_t)(h ^ h >> 32);
-}
-
 static char **find(char **slot, size_t cap, const char *s)
 {
-	size_t i = hash(s) & (cap - 1);
+	size_t i = ar_str_hash(s) & (cap - 1);
 	while (slot[i] && strcmp(slot[i], s))
 		i = (i + 1) & (cap - 1);
 	return &slot[i];

@@ -13,6 +13,7 @@
 #define ARENAC_STRPOOL_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 typedef struct ArStrPool ArStrPool;
 
@@ -23,5 +24,15 @@ const char *ar_strpool_intern(ArStrPool **pool, const char *s);
 /* A copy of s of its own (a name), packed with the others. */
 const char *ar_strpool_copy(ArStrPool **pool, const char *s);
 void ar_strpool_free(ArStrPool *pool);
+
+/* FNV-1a of s, folded to 32 bits: the pool's hash set and the loader's
+ * name index (inline: the loader hashes every name it reads). */
+static inline uint32_t ar_str_hash(const char *s)
+{
+	uint64_t h = 1469598103934665603ull;
+	while (*s)
+		h = (h ^ (unsigned char)*s++) * 1099511628211ull;
+	return (uint32_t)(h ^ h >> 32);
+}
 
 #endif
