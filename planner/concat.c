@@ -382,18 +382,21 @@ static bool in_slice(const ArPlan *p, const ArNode *n, Slices *sl, int t)
  * links and the peak (most of DenseNet's tries).
  */
 static bool keeps_peak(const ArGraph *g, const ArPlan *p, const ArNode *n,
-		       const int *root, const bool *isout, const bool *taken,
-		       int at, Slices *sl)
+		       const int *root, const int *mstart, const int *mlist,
+		       const bool *isout, const bool *taken, int at,
+		       Slices *sl)
 {
 	int r = root[n->outputs[0]];
 	bool keeps = true;
 	sl->stamp++;
 	for (int j = 0; j < n->nexplicit; j++)
 		sl->pos[n->inputs[j]] = j;
-	for (int t = 0; t < p->ntensors && keeps; t++)
-		if (root[t] == r && in_slice(p, n, sl, t))
+	for (int i = mstart[r]; i < mstart[r + 1] && keeps; i++) {
+		int t = mlist[i];
+		if (in_slice(p, n, sl, t))
 			keeps = p->slots[t].last < at && !isout[t] &&
 				g->tensors[t].producer >= 0 && !taken[t];
+	}
 	for (int j = 0; j < n->nexplicit; j++)
 		sl->pos[n->inputs[j]] = -1;
 	return keeps;
@@ -423,6 +426,10 @@ static int64_t refine_in_order(const ArGraph *g, const ArPlanOptions *opt,
 	int *lo = ar_xmalloc(nt * sizeof(int)), *hi = ar_xmalloc(nt * sizeof(int));
 	bool *isout = ar_graph_output_flags(g);
 	bool *taken = ar_xmalloc(nt * sizeof(bool));
+	/* Each buffer's members, by owner (as in undo_clashes), so that a
+	 * try looks at its own buffer's alone. */
+	int *mstart = ar_xmalloc((nt + 1) * sizeof(int));
+	int *mlist = ar_xmalloc(nt * sizeof(int));
 	Slices sl = {ar_xmalloc(nt * sizeof(int)), ar_xmalloc(nt * sizeof(int)),
 		     0, ar_xmalloc(nt * sizeof(bool))};
 	int64_t cur = peak_with_inplace(g, opt, p, &at);
@@ -431,6 +438,7 @@ static int64_t refine_in_order(const ArGraph *g, const ArPlanOptions *opt,
 	for (int t = 0; t < p->ntensors; t++)
 		sl.pos[t] = sl.seen[t] = -1;
 	buffer_spans(p, root, lo, hi);
+	group_members(root, p->ntensors, mstart, mlist);
 	readers_taken(g, p, taken);
 	for (int s = 0; s < p->nsteps; s++) {
 		const ArNode *n = &g->nodes[p->steps[s]];
@@ -441,7 +449,8 @@ static int64_t refine_in_order(const ArGraph *g, const ArPlanOptions *opt,
 		r = root[n->outputs[0]];
 		if (r < 0 || at < lo[r] || at > hi[r])
 			continue;
-		if (keeps_peak(g, p, n, root, isout, taken, at, &sl))
+		if (keeps_peak(g, p, n, root, mstart, mlist, isout, taken, at,
+			       &sl))
 			continue;
 		memcpy(keep, p->slots, (size_t)p->ntensors * sizeof *keep);
 		undo(p, n);
@@ -450,12 +459,14 @@ static int64_t refine_in_order(const ArGraph *g, const ArPlanOptions *opt,
 			cur = pk;
 			at = pat;
 			buffer_spans(p, root, lo, hi);
+			group_members(root, p->ntensors, mstart, mlist);
 			readers_taken(g, p, taken);
 		} else {
 			memcpy(p->slots, keep, (size_t)p->ntensors * sizeof *keep);
 		}
 	}
 	free(keep), free(root), free(lo), free(hi), free(isout), free(taken);
+	free(mstart), free(mlist);
 	free(sl.pos), free(sl.seen), free(sl.in);
 	return cur;
 }
