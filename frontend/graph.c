@@ -449,3 +449,15 @@ void ar_graph_copy_io(ArGraph *g, const ArGraph *src)
 	memcpy(g->outputs, src->outputs, (size_t)src->noutputs * sizeof(int));
 	g->noutputs = src->noutputs;
 }
+
+static const char *copy_meta(ArGraph *g, const char *s)
+{
+	return s ? ar_strpool_intern(&g->strs, s) : NULL;
+}
+
+void ar_graph_copy_meta(ArGraph *g, const ArGraph *src)
+{
+	g->meta_trainable = copy_meta(g, src->meta_trainable);
+	g->meta_frozen = copy_meta(g, src->meta_frozen);
+	g->meta_buffers = copy_meta(g, src->meta_buffers);
+}

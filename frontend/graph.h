@@ -230,6 +230,13 @@ typedef struct ArGraph {
 	/* The names of its tensors (attributes' too), nodes and attributes,
 	 * and its nodes' op and domain strings (frontend/strpool.h). */
 	struct ArStrPool *strs;
+	/*
+	 * What the exporter says is trained (scripts/torch_export.py writes
+	 * these ModelProto metadata_props): comma-separated initializer
+	 * names of the keys arenac.trainable, arenac.frozen, arenac.buffers;
+	 * NULL when the model has no such entry.  In strs.
+	 */
+	const char *meta_trainable, *meta_frozen, *meta_buffers;
 } ArGraph;
 
 /* Errors: a one-line message and an exit code (see cli/arenac.c). */
@@ -304,6 +311,8 @@ ArAttr *ar_node_add_attr(ArGraph *g, ArNode *n, const char *name,
 /* A copy of src's graph input and output lists (same tensor ids) into g,
  * with room for one more input (a training step's label). */
 void ar_graph_copy_io(ArGraph *g, const ArGraph *src);
+/* Copies src's arenac.* metadata strings into g's pool. */
+void ar_graph_copy_meta(ArGraph *g, const ArGraph *src);
 
 /* True when a node runs at run time (it is not folded away). */
 bool ar_is_step(const ArGraph *g, int node);

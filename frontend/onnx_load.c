@@ -148,6 +148,22 @@ static const char *nz(const char *s)
 	return s ? s : "";
 }
 
+/* The arenac.* metadata_props (scripts/torch_export.py). */
+static void load_meta(ArGraph *g, const Onnx__ModelProto *m)
+{
+	for (size_t i = 0; i < m->n_metadata_props; i++) {
+		const char *k = nz(m->metadata_props[i]->key);
+		const char *v = ar_strpool_intern(&g->strs,
+					nz(m->metadata_props[i]->value));
+		if (!strcmp(k, "arenac.trainable"))
+			g->meta_trainable = v;
+		else if (!strcmp(k, "arenac.frozen"))
+			g->meta_frozen = v;
+		else if (!strcmp(k, "arenac.buffers"))
+			g->meta_buffers = v;
+	}
+}
+
 static int64_t opset_of(const Onnx__ModelProto *m, const char *domain)
 {
 	for (size_t i = 0; i < m->n_opset_import; i++) {
@@ -889,6 +905,8 @@ static int load_graph(Loader *L, const Onnx__GraphProto *gp, Scope *parent,
 	g->parent = parent ? parent->g : NULL;
 	g->opset = opset_of(L->model, "");
 	g->ir_version = L->model->ir_version;
+	if (!depth)
+		load_meta(g, L->model);
 	g->max_seq = L->opt->max_seq > 0 ? L->opt->max_seq : 0;
 	s.g = g;
 	s.parent = parent;

@@ -43,6 +43,7 @@ ArGraph *ar_copy_tensors(const ArGraph *src)
 	ArGraph *g = ar_graph_new(src->name);
 	g->opset = src->opset;
 	g->ir_version = src->ir_version;
+	ar_graph_copy_meta(g, src);
 	for (int t = 0; t < src->ntensors; t++) {
 		int id = ar_graph_add_tensor(g, src->tensors[t].name);
 		ar_copy_tensor(&g->tensors[id], &src->tensors[t]);

@@ -85,13 +85,35 @@ static bool weights_of(const ArGraph *g, int t, char *memo)
 	return yes;
 }
 
-/* Whether re matches t's name or that of a weight t is folded from. */
-static bool matches(const ArGraph *g, int t, const regex_t *re,
+/* A test of one name: a regular expression or a metadata list. */
+typedef bool (*NameTest)(const char *name, const void *arg);
+
+static bool regex_hit(const char *name, const void *re)
+{
+	return !regexec(re, name, 0, NULL, 0);
+}
+
+/* Whether name is one of the comma-separated names of list. */
+static bool list_hit(const char *name, const void *list)
+{
+	size_t n = strlen(name);
+	for (const char *p = list; *p;) {
+		const char *e = strchr(p, ',');
+		size_t k = e ? (size_t)(e - p) : strlen(p);
+		if (k == n && !strncmp(p, name, n))
+			return true;
+		p += k + (e != NULL);
+	}
+	return false;
+}
+
+/* Whether hit holds for t's name or that of a weight t is folded from. */
+static bool matches(const ArGraph *g, int t, NameTest hit, const void *arg,
 		    const char *memo)
 {
 	const ArTensor *x = &g->tensors[t];
 	const ArNode *p;
-	if (!regexec(re, x->name, 0, NULL, 0))
+	if (hit(x->name, arg))
 		return true;
 	if (x->kind != AR_TK_CONSTANT || x->producer < 0)
 		return false;
@@ -99,7 +121,7 @@ static bool matches(const ArGraph *g, int t, const regex_t *re,
 	for (int j = 0; j < p->nexplicit; j++)
 		if (p->inputs[j] >= 0 && memo[p->inputs[j]] == YES &&
 		    ar_grad_moves(ar_op_grad(p), j) &&
-		    matches(g, p->inputs[j], re, memo))
+		    matches(g, p->inputs[j], hit, arg, memo))
 			return true;
 	return false;
 }
@@ -142,7 +164,7 @@ static int select_by(const ArTrainModel *m, const char *opt,
 				       why);
 		}
 		for (int t = 0; t < g->ntensors; t++)
-			if (is[t] && matches(g, t, &re, memo)) {
+			if (is[t] && matches(g, t, regex_hit, &re, memo)) {
 				selected[t] = true;
 				hits++;
 			}
@@ -152,6 +174,80 @@ static int select_by(const ArTrainModel *m, const char *opt,
 				       "parameter", opt, res[k]);
 	}
 	return AR_OK;
+}
+
+/* Every name of one metadata list must be a tensor of the graph (but in
+ * a pipeline stage's graph, which holds only some). */
+static int check_list(const ArTrainModel *m, const char *key,
+		      const char *list, ArError *err)
+{
+	const ArGraph *g = m->base;
+	for (const char *p = list; p && *p && !m->spec.some_params;) {
+		const char *e = strchr(p, ',');
+		int k = e ? (int)(e - p) : (int)strlen(p), t = 0;
+		while (t < g->ntensors &&
+		       (strncmp(g->tensors[t].name, p, (size_t)k) ||
+			g->tensors[t].name[k]))
+			t++;
+		if (t == g->ntensors)
+			return ar_fail(err, AR_EXIT_MODEL, "metadata %s names "
+				       "'%.*s', which the graph lacks", key, k,
+				       p);
+		p += k + (e != NULL);
+	}
+	return AR_OK;
+}
+
+/*
+ * The exporter's word (arenac.* metadata_props, scripts/torch_export.py)
+ * when the model has it: a weight named in arenac.buffers, or in none of
+ * arenac.trainable and arenac.frozen while those are stated, is no
+ * parameter (a module buffer such as a rotary table or a causal mask);
+ * one named in arenac.frozen is a frozen parameter (drop[t]).  A folded
+ * weight answers for the weight it is folded from.
+ */
+static int apply_meta(const ArTrainModel *m, const char *memo, bool *is,
+		      bool *drop, ArError *err)
+{
+	const ArGraph *g = m->base;
+	const char *tr = g->meta_trainable, *fr = g->meta_frozen;
+	const char *bu = g->meta_buffers;
+	int rc;
+	if ((rc = check_list(m, "arenac.trainable", tr, err)) ||
+	    (rc = check_list(m, "arenac.frozen", fr, err)) ||
+	    (rc = check_list(m, "arenac.buffers", bu, err)))
+		return rc;
+	for (int t = 0; t < g->ntensors; t++) {
+		if (!is[t])
+			continue;
+		if ((bu && matches(g, t, list_hit, bu, memo)) ||
+		    ((tr || fr) && !(tr && matches(g, t, list_hit, tr, memo)) &&
+		     !(fr && matches(g, t, list_hit, fr, memo))))
+			is[t] = false;
+		else if (fr && matches(g, t, list_hit, fr, memo))
+			drop[t] = true;
+	}
+	return AR_OK;
+}
+
+/* Whether t is folded, through ops that only move values, from a
+ * parameter other than itself (is[] over the weights found). */
+static bool copies_param(const ArGraph *g, int t, const bool *is,
+			 const char *memo, int depth)
+{
+	const ArTensor *x = &g->tensors[t];
+	const ArNode *p;
+	if (x->kind != AR_TK_CONSTANT || x->producer < 0 || depth > 8)
+		return false;
+	p = &g->nodes[x->producer];
+	for (int j = 0; j < p->nexplicit; j++) {
+		int u = p->inputs[j];
+		if (u >= 0 && memo[u] == YES && ar_grad_moves(ar_op_grad(p), j) &&
+		    ((is[u] && ar_numel(&g->tensors[u]) == ar_numel(x)) ||
+		     copies_param(g, u, is, memo, depth + 1)))
+			return true;
+	}
+	return false;
 }
 
 int ar_train_params(ArTrainModel *m, ArError *err)
@@ -165,7 +261,9 @@ int ar_train_params(ArTrainModel *m, ArError *err)
 	int rc;
 
 	find_params(m, memo, is);
-	rc = select_by(m, "--trainable", m->spec.trainable,
+	rc = apply_meta(m, memo, is, drop, err);
+	if (!rc)
+		rc = select_by(m, "--trainable", m->spec.trainable,
 		       m->spec.ntrainable, is, memo, keep, err);
 	if (!rc)
 		rc = select_by(m, "--freeze", m->spec.freeze, m->spec.nfreeze,
@@ -175,6 +273,7 @@ int ar_train_params(ArTrainModel *m, ArError *err)
 			       (!m->spec.ntrainable || keep[t]);
 		m->param[t] = trained;
 		m->frozen[t] = is[t] && !trained;
+		m->tied[t] = is[t] && copies_param(g, t, is, memo, 0);
 	}
 	free(memo);
 	free(is);

@@ -126,6 +126,8 @@ int ar_train_memory(ArTrainModel *m, ArError *err)
 				read[g->nodes[i].inputs[j]] = true;
 	for (int t = 0; t < g->ntensors; t++) {
 		const ArTensor *p = &g->tensors[t];
+		if (m->param[t] && m->tied[t])
+			continue;   /* counted with the one it copies */
 		if (m->param[t]) {
 			x->parameter_count = ar_train_add(x->parameter_count,
 						     ar_numel(p));

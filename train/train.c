@@ -31,6 +31,7 @@ ArGraph *ar_train_copy(const ArGraph *src, const int *order)
 	int *at = ar_xmalloc(((size_t)src->nnodes + 1) * sizeof(int));
 	g->opset = src->opset;
 	g->ir_version = src->ir_version;
+	ar_graph_copy_meta(g, src);
 	for (int k = 0; k < src->nnodes; k++)
 		at[order ? order[k] : k] = k;
 	for (int i = 0; i < src->ntensors; i++) {
@@ -331,6 +332,7 @@ static void alloc_model(ArTrainModel *m)
 	m->in_loss = ar_xcalloc(nn, sizeof *m->in_loss);
 	m->param = ar_xcalloc(nt, sizeof *m->param);
 	m->frozen = ar_xcalloc(nt, sizeof *m->frozen);
+	m->tied = ar_xcalloc(nt, sizeof *m->tied);
 	m->grad = ar_xcalloc(nt, sizeof *m->grad);
 	m->saved = ar_xcalloc(nt, sizeof *m->saved);
 	m->ncontrib = ar_xcalloc(nt, sizeof *m->ncontrib);
@@ -399,6 +401,7 @@ void ar_train_model_free(ArTrainModel *m)
 	free(m->in_loss);
 	free(m->param);
 	free(m->frozen);
+	free(m->tied);
 	free(m->grad);
 	free(m->saved);
 	free(m->ncontrib);

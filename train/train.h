@@ -118,6 +118,11 @@ typedef struct ArTrainModel {
 	bool *in_pattern;       /* per base node: inside a fused subgraph */
 	bool *param;            /* per tensor: a trained parameter */
 	bool *frozen;           /* per tensor: a parameter not trained */
+	/* per tensor: a parameter that is a moved copy (Transpose, Reshape,
+	 * ... folded) of another parameter the step also reads, as a tied
+	 * LM head W^T of the embedding W: one Parameter in torch, so its
+	 * elements, state and master copy are counted once, with W's */
+	bool *tied;
 	bool *grad;             /* per tensor: its gradient is computed */
 	bool *saved;            /* per tensor: a backward step reads it */
 	int *ncontrib;          /* per tensor: gradient contributions to sum */
