@@ -22,6 +22,10 @@
  * from (so "qkv.weight" selects the folded W^T too).  Expressions are
  * POSIX extended, unanchored (use ^ and $); one that matches no parameter
  * is an error, as a typo would otherwise freeze or train the wrong set.
+ *
+ * Before those, the exporter's metadata (apply_meta) when present, and a
+ * tie: a parameter folded by data movement from another parameter the
+ * step also reads is that one (m->tied), counted once in the bill.
  */
 #include "train.h"
 
