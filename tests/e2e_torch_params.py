@@ -33,6 +33,9 @@ except ImportError as e:
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "scripts"))
 import torch_export  # noqa: E402
+sys.path.insert(0, HERE)
+import torch_saved  # noqa: E402
+from e2e_torch_oracle import arenac_side  # noqa: E402
 
 ARENAC = os.environ.get("ARENAC", "build/arenac")
 D, T, V = 16, 8, 32
@@ -93,12 +96,36 @@ class Frozen(TiedGPT):
 MODELS = [("rotary", Rotary), ("tied", TiedGPT), ("frozen", Frozen)]
 
 
-def bill(path):
+def report(path):
     r = subprocess.run([ARENAC, path, "--train", "--checkpoint", "none",
                         "--json", "-"], capture_output=True, text=True)
     if r.returncode:
         return r.returncode, r.stderr.strip(), None
-    return 0, r.stderr.strip(), json.loads(r.stdout)["training"]
+    return 0, r.stderr.strip(), json.loads(r.stdout)
+
+
+def bill(path):
+    rc, err, rep = report(path)
+    return rc, err, rep and rep["training"]
+
+
+def kept(name, model, ids, path):
+    """Kept bytes of the opset-17 tied models against torch's
+    saved_tensors_hooks (tests/torch_saved.py); the one difference is
+    nll_loss's 0-d total_weight (4 bytes), which torch saves and the
+    graph's loss does not.  (Rotary and opset 14 are not compared yet:
+    the Slice/Concat views of qkv and the decomposed LayerNorm differ,
+    issue 24 items 1 and 6.)"""
+    label = torch.randint(0, V, (2, T))
+    meas = torch_saved.measure(model, (ids,), label)
+    _, _, rep = report(path)
+    side = arenac_side(rep).total()
+    want = meas.total() - meas.by_category()["loss_total_weight"]
+    ok = side == want and abs(side - meas.total()) <= 0.01 * meas.total()
+    print("%s %-6s kept bytes: torch %d (%d without total_weight), "
+          "arenac %d" % ("ok  " if ok else "FAIL", name, meas.total(), want,
+                         side))
+    return ok
 
 
 def strip(m, path):
@@ -128,6 +155,8 @@ def main():
                                  err if rc else "%d params, %d frozen bytes"
                                  % (b["parameters"], b["frozen_bytes"])))
             fails += not ok
+            if opset == 17 and name != "rotary":
+                fails += not kept(name, model, ids, path)
             strip(m, path)
             rc, err, b = bill(path)
             # Without metadata a tie is still found from the graph (the
@@ -136,7 +165,7 @@ def main():
             all_ = want + frozen
             ok = name == "rotary" or (not rc and b["parameters"] == all_)
             print("%s %-6s opset %d no metadata: torch %d, arenac %s" % (
-                "ok  " if ok else "FAIL", name, opset, all_,
+                "todo" if name == "rotary" else "ok  " if ok else "FAIL", name, opset, all_,
                 err if rc else "%d params" % b["parameters"]))
             fails += not ok
     # Bad metadata: a name the graph lacks.
