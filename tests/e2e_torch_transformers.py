@@ -1,0 +1,193 @@
+#!/usr/bin/env python3
+"""e2e_torch_transformers.py - arenac's training bill of transformers
+written in plain PyTorch against what torch's autograd keeps (issue 24).
+
+Every model of tests/torch_transformers.py is exported in training mode
+at opsets 14 and 17, twice: as torch.onnx.export writes it
+(tests/torch_saved.export: nothing but the graph) and through
+scripts/torch_export.py (the trainable/frozen/buffer/tie metadata).  On
+each, `arenac --train --checkpoint none --json -` must report
+
+  parameters   the trainable parameter count torch's parameters() gives
+               (a tied weight once, buffers not at all), exactly;
+  kept bytes   what the plan keeps for the backward pass
+               (e2e_torch_oracle.arenac_side) within 1% of the storages
+               torch saves (tests/torch_saved.measure), after two
+               normalisations that make torch's CPU run the run a user
+               has:
+                 - dropout masks at 1 byte an element: on CPU torch 1.13
+                   draws the mask into a float tensor (bernoulli_), on a
+                   GPU native_dropout keeps a bool mask, as arenac does;
+                 - a storage saved only by MeanBackward1._saved_self not
+                   counted: torch 1.13's mean.dim backward saves its
+                   whole input for the input's sizes (later releases
+                   save the sizes alone, derivatives.yaml mean.dim).
+
+A variant that does not match yet is listed in KNOWN with the reason; the
+test fails if a listed variant starts to match (so the list shrinks as
+arenac gets right) and if an unlisted one does not.  Skips when torch or
+onnx is missing.
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+try:
+    import torch
+    import onnx  # noqa: F401  (torch_saved.export checks with it)
+except ImportError as e:
+    print("skipped: %s" % e)
+    sys.exit(0)
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "scripts"))
+sys.path.insert(0, HERE)
+import torch_export  # noqa: E402
+import torch_saved  # noqa: E402
+import torch_transformers as tt  # noqa: E402
+from e2e_torch_oracle import arenac_side  # noqa: E402
+
+ARENAC = os.environ.get("ARENAC", "build/arenac")
+
+# (model, opset, variant) -> why it does not match yet.  variant is
+# "plain" (torch.onnx.export alone) or "meta" (scripts/torch_export.py).
+KNOWN = {
+    ('bert', 14, 'meta'):
+        '448 more parameters than torch (item 2); kept +8.6%: opset-14 LayerNorm decomposition (ReduceMean..Div) not recognised: one more B.T.d kept per norm (issue 24 item 1)',
+    ('bert', 14, 'plain'):
+        '448 more parameters than torch (item 2); kept +8.6%: opset-14 LayerNorm decomposition (ReduceMean..Div) not recognised: one more B.T.d kept per norm (issue 24 item 1)',
+    ('bert', 17, 'meta'):
+        '448 more parameters than torch (item 2); kept -2.2% unexplained',
+    ('bert', 17, 'plain'):
+        '448 more parameters than torch (item 2); kept -2.2% unexplained',
+    ('einsum', 14, 'meta'):
+        'no gradient rule for Einsum (item 4)',
+    ('einsum', 14, 'plain'):
+        'no gradient rule for Einsum (item 4)',
+    ('einsum', 17, 'meta'):
+        'no gradient rule for Einsum (item 4)',
+    ('einsum', 17, 'plain'):
+        'no gradient rule for Einsum (item 4)',
+    ('gpt2', 14, 'meta'):
+        'opset-14 LayerNorm decomposition (ReduceMean..Div) not recognised: one more B.T.d kept per norm (issue 24 item 1)',
+    ('gpt2', 14, 'plain'):
+        'opset-14 LayerNorm decomposition (ReduceMean..Div) not recognised: one more B.T.d kept per norm (issue 24 item 1)',
+    ('gpt2_pow', 14, 'meta'):
+        'opset-14 LayerNorm decomposition (ReduceMean..Div) not recognised: one more B.T.d kept per norm (issue 24 item 1)',
+    ('gpt2_pow', 14, 'plain'):
+        'opset-14 LayerNorm decomposition (ReduceMean..Div) not recognised: one more B.T.d kept per norm (issue 24 item 1)',
+    ('gpt2_tanh', 14, 'meta'):
+        'tanh GELU as Mul(x, Mul(x, x)) not fused: x, x^2, tanh, 1+tanh kept (item 1); and opset-14 LayerNorm decomposition (ReduceMean..Div) not recognised: one more B.T.d kept per norm (issue 24 item 1)',
+    ('gpt2_tanh', 14, 'plain'):
+        'tanh GELU as Mul(x, Mul(x, x)) not fused: x, x^2, tanh, 1+tanh kept (item 1); and opset-14 LayerNorm decomposition (ReduceMean..Div) not recognised: one more B.T.d kept per norm (issue 24 item 1)',
+    ('gpt2_tanh', 17, 'meta'):
+        'tanh GELU as Mul(x, Mul(x, x)) not fused: x, x^2, tanh, 1+tanh kept (item 1)',
+    ('gpt2_tanh', 17, 'plain'):
+        'tanh GELU as Mul(x, Mul(x, x)) not fused: x, x^2, tanh, 1+tanh kept (item 1)',
+    ('llama', 14, 'meta'):
+        'SiLU and hand RMSNorm not fused (item 1)',
+    ('llama', 14, 'plain'):
+        'rotary cos/sin and mask buffers billed as parameters (item 2); SiLU and hand RMSNorm not fused (item 1)',
+    ('llama', 17, 'meta'):
+        'SiLU and hand RMSNorm not fused (item 1)',
+    ('llama', 17, 'plain'):
+        'rotary cos/sin and mask buffers billed as parameters (item 2); SiLU and hand RMSNorm not fused (item 1)',
+    ('llama_ri', 14, 'meta'):
+        "repeat_interleave: the Expand's shape comes from a Split that is never folded (item 3)",
+    ('llama_ri', 14, 'plain'):
+        "repeat_interleave: the Expand's shape comes from a Split that is never folded (item 3)",
+    ('llama_ri', 17, 'meta'):
+        "repeat_interleave: the Expand's shape comes from a Split that is never folded (item 3)",
+    ('llama_ri', 17, 'plain'):
+        "repeat_interleave: the Expand's shape comes from a Split that is never folded (item 3)",
+    ('tenc_post', 14, 'meta'):
+        'opset-14 LayerNorm decomposition (ReduceMean..Div) not recognised: one more B.T.d kept per norm (issue 24 item 1)',
+    ('tenc_post', 14, 'plain'):
+        'opset-14 LayerNorm decomposition (ReduceMean..Div) not recognised: one more B.T.d kept per norm (issue 24 item 1)',
+    ('tenc_pre', 14, 'meta'):
+        'opset-14 LayerNorm decomposition (ReduceMean..Div) not recognised: one more B.T.d kept per norm (issue 24 item 1)',
+    ('tenc_pre', 14, 'plain'):
+        'opset-14 LayerNorm decomposition (ReduceMean..Div) not recognised: one more B.T.d kept per norm (issue 24 item 1)',
+    ('vit', 14, 'meta'):
+        'the position table longer than the sequence and the class token take their folded shapes, 160 parameters short (item 3); opset-14 LayerNorm decomposition (ReduceMean..Div) not recognised: one more B.T.d kept per norm (issue 24 item 1)',
+    ('vit', 14, 'plain'):
+        'the position table longer than the sequence and the class token take their folded shapes, 160 parameters short (item 3); opset-14 LayerNorm decomposition (ReduceMean..Div) not recognised: one more B.T.d kept per norm (issue 24 item 1)',
+    ('vit', 17, 'meta'):
+        'the position table longer than the sequence and the class token take their folded shapes, 160 parameters short (item 3); kept -2.4% unexplained',
+    ('vit', 17, 'plain'):
+        'the position table longer than the sequence and the class token take their folded shapes, 160 parameters short (item 3); kept -2.4% unexplained',
+}
+
+
+def torch_kept(meas):
+    """Saved bytes after the two normalisations of the module comment."""
+    total = 0
+    for s in meas.saved:
+        if s.savers and all(v.startswith("MeanBackward1._saved_self")
+                            for v in s.savers):
+            continue
+        if s.category == "dropout_mask":
+            total += s.nbytes // torch.tensor([], dtype=s.dtype).element_size()
+            continue
+        total += s.nbytes
+    return total
+
+
+def run(path):
+    p = subprocess.run([ARENAC, "-q", "--train", "--checkpoint", "none",
+                        "--batch", str(tt.BATCH), "--json", "-", path],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       universal_newlines=True)
+    if p.returncode:
+        return None, "exit %d: %s" % (p.returncode, p.stderr.strip()[:160])
+    return json.loads(p.stdout), None
+
+
+def check(name, opset, variant, model, inputs, names, want_params, want):
+    path = os.path.join(TMP, "%s_%d_%s.onnx" % (name, opset, variant))
+    if variant == "meta":
+        torch_export.export(model, inputs, path, opset, names=names)
+    else:
+        torch_saved.export(model, inputs, path, opset, names=names)
+    rep, err = run(path)
+    if rep is None:
+        return False, err
+    params = rep["training"]["parameters"]
+    kept = arenac_side(rep).total()
+    ok = params == want_params and abs(kept - want) <= 0.01 * want
+    return ok, "params %d (torch %d), kept %d (torch %d, %+.1f%%)" % (
+        params, want_params, kept, want, 100.0 * (kept - want) / want)
+
+
+def main():
+    fails = 0
+    for name in tt.MODELS:
+        model, inputs, names, label = tt.build(name)
+        want_params = tt.parameters(model)
+        want = torch_kept(torch_saved.measure(model, inputs, label))
+        for opset in (14, 17):
+            for variant in ("plain", "meta"):
+                ok, what = check(name, opset, variant, model, inputs, names,
+                                 want_params, want)
+                known = KNOWN.get((name, opset, variant))
+                if ok and known:
+                    verdict, bad = "FIXED", True
+                elif ok:
+                    verdict, bad = "ok", False
+                elif known:
+                    verdict, bad = "known", False
+                    what += " [%s]" % known
+                else:
+                    verdict, bad = "FAIL", True
+                fails += bad
+                print("%-5s %-9s opset %d %-5s %s" % (verdict, name, opset,
+                                                    variant, what))
+    print("%d failures" % fails)
+    return 1 if fails else 0
+
+
+if __name__ == "__main__":
+    TMP = tempfile.mkdtemp()
+    sys.exit(main())
