@@ -299,14 +299,16 @@ static int check_tables(Ctx *c, size_t arena_bytes, size_t weights_bytes)
 			return ctx_fail(c, "tensor '%s' has rank %d, above %d",
 				    t->name, t->rank, ART_MAX_RANK);
 		if (t->rank >= 0 && shape_bytes(t) > t->bytes)
-			return ctx_fail(c, "tensor '%s' has %u bytes, its shape "
-					"needs %llu", t->name, t->bytes,
+			return ctx_fail(c, "tensor '%s' has %lu bytes, its shape "
+					"needs %llu", t->name,
+					(unsigned long)t->bytes,
 					(unsigned long long)shape_bytes(t));
 		if (in_arena(t) &&
 		    (uint64_t)t->offset + t->bytes > arena_bytes)
-			return ctx_fail(c, "tensor '%s' [%u, +%u) is past the "
-				    "arena of %zu bytes", t->name, t->offset,
-				    t->bytes, arena_bytes);
+			return ctx_fail(c, "tensor '%s' [%lu, +%lu) is past the "
+				    "arena of %zu bytes", t->name,
+				    (unsigned long)t->offset,
+				    (unsigned long)t->bytes, arena_bytes);
 		if (!in_arena(t) && t->weights_offset != ART_NOT_IN_ARENA &&
 		    (uint64_t)t->weights_offset + t->bytes > weights_bytes)
 			return ctx_fail(c, "tensor '%s' is past the weights blob "

@@ -62,25 +62,30 @@ int op_resize(Ctx *c)
 	int64_t ax[ART_MAX_RANK];
 	int axes[ART_MAX_RANK], nax, old = c->s->ninputs <= 2 ||
 		!strcmp(c->s->op, "Upsample");
-	int gscale, given, policy, has_axes;
+	int gscale, given, mode, coord, nearest, policy, has_axes;
 	double sizes[ART_MAX_RANK];
 
 	if (ctx_fin(c, 0, 1, &x, &xs) || ctx_fout(c, 0, &y, &ys) ||
 	    ctx_attr_ints(c, "axes", ax, ART_MAX_RANK, &nax))
 		return -1;
-	r.mode = (rt_resize_mode)lookup(ctx_attr_str(c, "mode", "nearest"),
-					modes, 3);
-	r.coord = (rt_coord)lookup(ctx_attr_str(c,
-		"coordinate_transformation_mode",
-		old ? "asymmetric" : "half_pixel"), coords, 6);
-	r.nearest = (rt_nearest)lookup(ctx_attr_str(c, "nearest_mode",
-		old ? "floor" : "round_prefer_floor"), nearests, 4);
+	/* Looked up as ints and checked before the casts: an enum may be
+	 * unsigned or 8 bits wide (arm-none-eabi-gcc's short enums), where
+	 * a stored -1 never compares below zero. */
+	mode = lookup(ctx_attr_str(c, "mode", "nearest"), modes, 3);
+	coord = lookup(ctx_attr_str(c, "coordinate_transformation_mode",
+				    old ? "asymmetric" : "half_pixel"),
+		       coords, 6);
+	nearest = lookup(ctx_attr_str(c, "nearest_mode",
+				      old ? "floor" : "round_prefer_floor"),
+			 nearests, 4);
 	policy = lookup(ctx_attr_str(c, "keep_aspect_ratio_policy", "stretch"),
 			policies, 3);
-	if ((int)r.mode < 0 || (int)r.coord < 0 || (int)r.nearest < 0 ||
-	    policy < 0)
+	if (mode < 0 || coord < 0 || nearest < 0 || policy < 0)
 		return ctx_fail(c, "unknown mode, coordinate transformation, "
 				"nearest mode or aspect ratio policy");
+	r.mode = (rt_resize_mode)mode;
+	r.coord = (rt_coord)coord;
+	r.nearest = (rt_nearest)nearest;
 	if (ctx_attr_int(c, "antialias", 0))
 		return ctx_fail(c, "antialiasing is not supported");
 	r.cubic_a = ctx_attr_num(c, "cubic_coeff_a", -0.75);
