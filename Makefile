@@ -53,7 +53,7 @@ RT_OBJS   := $(RT_SRCS:%.c=$(BUILD)/obj/%.o)
 RT_LIB    := $(BUILD)/libarenac_rt.a
 RT_DEPS   := $(RT_LIB) $(BUILD)/obj/tests/pbread.o
 
-.PHONY: all deps demo check test test-build test-runtime examples sanitize \
+.PHONY: all deps demo check test test-build test-runtime runtime firmware examples sanitize \
 	fuzz bench install uninstall clean
 
 # Sanitizer and fuzzing builds live in their own folders, so that their
@@ -90,17 +90,53 @@ $(BUILD)/obj/codegen/gvload.o: ALL_CFLAGS += -DAR_GVC_SONAME='"$(GVC_SONAME)"'
 
 $(LIB): $(LIB_OBJS)
 	rm -f $@
-	ar rcs $@ $^
+	$(AR) rcs $@ $^
 
 $(ARENAC): $(CLI_OBJS) $(LIB)
 	$(CC) $(SANFLAGS) -o $@ $(CLI_OBJS) $(LIB) $(LDLIBS)
 
-# GCC's -O2 cost model leaves the kernels' inner loops scalar.
-$(RT_OBJS): ALL_CFLAGS += -fvect-cost-model=dynamic
+# GCC's -O2 cost model leaves the kernels' inner loops scalar.  The
+# runtime also builds warning-free under -Wconversion, as for a target.
+$(RT_OBJS): ALL_CFLAGS += -fvect-cost-model=dynamic -Wconversion
+
+# The runtime alone, for a microcontroller, by a cross compiler:
+#   make runtime CROSS=arm-none-eabi- CPU=cortex-m4
+# builds $(XBUILD)/libarenac_rt.a from runtime/*.c only (no protoc-c, no
+# onnx.proto, no pkg-config: nothing of the host's); each function and
+# table in a section of its own, so that the firmware's link
+# (--gc-sections) keeps only the kernels its model reaches.  CPU_FLAGS_x
+# are the ABI flags of the common Cortex-M cores (the hard-float ones
+# with their FPU); without CROSS the host's compiler builds it the same
+# way.
+CROSS ?=
+CPU   ?=
+XBUILD := $(BUILD)/rt-$(if $(CROSS),$(CROSS:%-=%),host)$(if $(CPU),-$(CPU))
+XCC    := $(if $(CROSS),$(CROSS)gcc,$(CC))
+XAR    := $(if $(CROSS),$(CROSS)ar,$(AR))
+CPU_FLAGS_cortex-m0 := -mthumb
+CPU_FLAGS_cortex-m0plus := -mthumb
+CPU_FLAGS_cortex-m3 := -mthumb
+CPU_FLAGS_cortex-m4 := -mthumb -mfloat-abi=hard -mfpu=fpv4-sp-d16
+CPU_FLAGS_cortex-m7 := -mthumb -mfloat-abi=hard -mfpu=fpv5-d16
+CPU_FLAGS_cortex-m33 := -mthumb -mfloat-abi=hard -mfpu=fpv5-sp-d16
+XFLAGS := -std=c11 -Os -g $(WARN) -Wconversion -Wtype-limits -Wformat \
+	-ffunction-sections -fdata-sections \
+	$(if $(CPU),-mcpu=$(CPU) $(CPU_FLAGS_$(CPU))) $(XCFLAGS)
+XRT_OBJS := $(RT_SRCS:runtime/%.c=$(XBUILD)/obj/%.o)
+
+runtime: $(XBUILD)/libarenac_rt.a
+
+$(XBUILD)/obj/%.o: runtime/%.c
+	@mkdir -p $(dir $@)
+	$(XCC) $(XFLAGS) -MMD -MP -c $< -o $@
+
+$(XBUILD)/libarenac_rt.a: $(XRT_OBJS)
+	rm -f $@
+	$(XAR) rcs $@ $^
 
 $(RT_LIB): $(RT_OBJS)
 	rm -f $@
-	ar rcs $@ $^
+	$(AR) rcs $@ $^
 
 # Unit tests may also check the planner against the reference runtime.
 $(BUILD)/tests/%: tests/%.c $(LIB) $(RT_LIB) $(wildcard tests/*.h)
@@ -133,6 +169,28 @@ $(EX_BUILD)/%/lenet: examples/lenet.c testdata/lenet.onnx runtime/arenac_rt.h \
 		-Iruntime -I$(@D) -o $@ examples/lenet.c $(@D)/lenet_weights.c \
 		$(RT_LIB) -lm
 
+# One model to a Cortex-M4 firmware run in QEMU (scripts/firmware.sh):
+#   make firmware MODEL=m.onnx FLAGS="arenac options" INPUTS="in0.pb ..." \
+#        OUTPUTS="out0.pb ..."
+MODEL ?=
+FLAGS ?=
+INPUTS ?=
+OUTPUTS ?=
+HOST_IO := $(BUILD)/host_io
+
+$(HOST_IO): firmware/host_io.c $(RT_DEPS) $(BUILD)/obj/gen/onnx.pb-c.o
+	$(CC) $(ALL_CFLAGS) -Itests -Iruntime -o $@ $< \
+		$(BUILD)/obj/tests/pbread.o $(BUILD)/obj/gen/onnx.pb-c.o \
+		$(RT_LIB) $(LDLIBS)
+
+firmware: $(ARENAC) $(HOST_IO) $(RT_LIB)
+	@[ -n "$(MODEL)" ] || { echo "make firmware: MODEL=FILE.onnx" \
+		"is needed" >&2; exit 2; }
+	@$(MAKE) --no-print-directory runtime CROSS=arm-none-eabi- \
+		CPU=cortex-m4
+	@sh scripts/firmware.sh $(BUILD) "$(MODEL)" "$(FLAGS)" "$(INPUTS)" \
+		"$(OUTPUTS)"
+
 demo: deps
 	@$(MAKE) --no-print-directory $(ARENAC) $(RT_DEPS)
 	@sh scripts/demo.sh $(BUILD)
@@ -145,7 +203,7 @@ test:
 		JOBS=$(NPROC) sh tests/run.sh
 
 # What the suites run.
-test-build: $(ARENAC) $(TEST_BINS) $(RT_DEPS)
+test-build: $(ARENAC) $(TEST_BINS) $(RT_DEPS) $(HOST_IO)
 
 # Just the reference runtime's end-to-end tests.
 test-runtime: $(ARENAC) $(RT_DEPS)
@@ -204,4 +262,4 @@ uninstall:
 clean:
 	rm -rf $(BUILD)
 
--include $(LIB_OBJS:.o=.d) $(CLI_OBJS:.o=.d) $(RT_OBJS:.o=.d)
+-include $(LIB_OBJS:.o=.d) $(CLI_OBJS:.o=.d) $(RT_OBJS:.o=.d) $(XRT_OBJS:.o=.d)

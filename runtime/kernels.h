@@ -221,11 +221,13 @@ void rt_conv2d_int(const rt_conv *p, const rt_qin *x, const rt_shape *xs,
 
 typedef enum { RT_POOL_MAX, RT_POOL_AVG, RT_POOL_AVG_PAD } rt_pool_kind;
 /* Windows past the input are clipped; RT_POOL_AVG_PAD divides by the
- * window's part inside the padded input (count_include_pad).  Max pools
+ * window's part inside the padded input (count_include_pad).  Average
+ * pools are float32 (dt ART_DT_FLOAT); max pools also take uint8 and
+ * int8 (dt), the output of the input's type.  Max pools
  * write where each maximum is into indices (may be NULL), counted in the
  * flattened input, row-major or (col_major) columns first. */
 void rt_pool2d(rt_pool_kind k, const rt_conv *p, const int64_t *pads_end,
-	       const float *x, const rt_shape *xs, float *y,
+	       int dt, const void *x, const rt_shape *xs, void *y,
 	       const rt_shape *ys, int64_t *indices, int col_major);
 void rt_lrn(int64_t size, float alpha, float beta, float bias,
 	    const float *x, const rt_shape *xs, float *y);

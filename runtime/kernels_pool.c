@@ -5,32 +5,43 @@
  * window that runs past the (padded) input is simply clipped.
  */
 #include <math.h>
+#include <string.h>
 
 #include "kernels.h"
 
 static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 
-/* One output value of a max pool (dilations honoured) and where in the
- * plane it is (row-major). */
-static float max_window(const rt_conv *p, const float *xc, int64_t H,
-			int64_t W, int64_t oh, int64_t ow, int64_t *at)
+/* Element i of a max pool's input: float32, or the 8-bit integers of
+ * MaxPool-12 (quantised CNNs pool their uint8 or int8 activations). */
+static float elem(int dt, const void *x, int64_t i)
+{
+	return dt == ART_DT_UINT8 ? (float)((const uint8_t *)x)[i] :
+	       dt == ART_DT_INT8 ? (float)((const int8_t *)x)[i] :
+				   ((const float *)x)[i];
+}
+
+/* Where in the plane (row-major) the maximum of one max-pool window is
+ * (dilations honoured), or -1 when the window holds no input. */
+static int64_t max_window(const rt_conv *p, int dt, const void *xc,
+			  int64_t H, int64_t W, int64_t oh, int64_t ow)
 {
 	float v = -INFINITY;
-	*at = 0;
+	int64_t at = -1;
 	for (int64_t i = 0; i < p->kh; i++) {
 		int64_t ih = oh * p->sh - p->ph + i * p->dh;
 		if (ih < 0 || ih >= H)
 			continue;
 		for (int64_t j = 0; j < p->kw; j++) {
 			int64_t iw = ow * p->sw - p->pw + j * p->dw;
-			if (iw >= 0 && iw < W && xc[ih * W + iw] > v) {
-				v = xc[ih * W + iw];
-				*at = ih * W + iw;
+			if (iw >= 0 && iw < W &&
+			    (at < 0 || elem(dt, xc, ih * W + iw) > v)) {
+				v = elem(dt, xc, ih * W + iw);
+				at = ih * W + iw;
 			}
 		}
 	}
-	return v;
+	return at;
 }
 
 /* One output value of an average pool, as onnxruntime counts it. */
@@ -55,29 +66,35 @@ static float avg_window(rt_pool_kind k, const rt_conv *p,
 }
 
 void rt_pool2d(rt_pool_kind k, const rt_conv *p, const int64_t *pads_end,
-	       const float *x, const rt_shape *xs, float *y,
+	       int dt, const void *x, const rt_shape *xs, void *y,
 	       const rt_shape *ys, int64_t *indices, int col_major)
 {
 	int64_t NC = xs->d[0] * xs->d[1], H = xs->d[2], W = xs->d[3];
 	int64_t OH = ys->d[2], OW = ys->d[3];
+	size_t esz = art_dtype_size(dt);
 
 	for (int64_t c = 0; c < NC; c++) {
-		const float *xc = x + c * H * W;
-		float *yc = y + c * OH * OW;
+		const uint8_t *xc = (const uint8_t *)x + (size_t)(c * H * W) * esz;
 		for (int64_t oh = 0; oh < OH; oh++)
 		for (int64_t ow = 0; ow < OW; ow++) {
 			int64_t o = c * OH * OW + oh * OW + ow, at;
 			if (k != RT_POOL_MAX) {
-				y[o] = avg_window(k, p, pads_end, xc, H, W, oh,
-						  ow);
+				((float *)y)[o] = avg_window(k, p, pads_end,
+					(const float *)(const void *)xc, H, W,
+					oh, ow);
 				continue;
 			}
-			yc[oh * OW + ow] = max_window(p, xc, H, W, oh, ow, &at);
+			at = max_window(p, dt, xc, H, W, oh, ow);
+			if (at < 0) /* only padding: float's -inf */
+				((float *)y)[o] = -INFINITY;
+			else
+				memcpy((uint8_t *)y + (size_t)o * esz,
+				       xc + (size_t)at * esz, esz);
 			/* Indices count in the flattened input, rows or
 			 * columns first. */
 			if (indices)
-				indices[o] = c * H * W + (col_major ?
-					at % W * H + at / W : at);
+				indices[o] = c * H * W + (at < 0 ? 0 :
+					col_major ? at % W * H + at / W : at);
 		}
 	}
 }

@@ -8,7 +8,6 @@
  * element types, counts, axes.
  */
 #include <stdarg.h>
-#include <stdio.h>
 #include <string.h>
 
 #include "ops.h"
@@ -20,13 +19,13 @@ int ctx_fail(Ctx *c, const char *fmt, ...)
 
 	c->err->step = c->s ? c->si : -1;
 	if (c->s)
-		n = snprintf(c->err->msg, sizeof c->err->msg,
+		n = rt_format(c->err->msg, sizeof c->err->msg,
 			     "step %d (%s '%s'): ", c->si, c->s->op,
 			     c->s->name);
 	if (n < 0 || n >= (int)sizeof c->err->msg)
 		n = 0;
 	va_start(ap, fmt);
-	vsnprintf(c->err->msg + n, sizeof c->err->msg - (size_t)n, fmt, ap);
+	rt_vformat(c->err->msg + n, sizeof c->err->msg - (size_t)n, fmt, ap);
 	va_end(ap);
 	return -1;
 }

@@ -10,6 +10,9 @@
 #ifndef ARENAC_RT_OPS_H
 #define ARENAC_RT_OPS_H
 
+#include <stdarg.h>
+#include <stddef.h>
+
 #include "kernels.h"
 
 typedef struct Ctx {
@@ -26,6 +29,12 @@ typedef int (*OpFn)(Ctx *c);
 
 int ctx_fail(Ctx *c, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+
+/* format.c: snprintf's conversions %s %d %u %l.. %ll.. %zu %g, without
+ * the C library (whose printf family allocates on newlib). */
+int rt_vformat(char *buf, size_t size, const char *fmt, va_list ap);
+int rt_format(char *buf, size_t size, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 
 const art_tensor *ctx_tensor(const Ctx *c, int id);
 void *ctx_ptr(const Ctx *c, int id);

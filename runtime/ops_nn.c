@@ -183,8 +183,7 @@ int op_conv(Ctx *c)
 
 int op_pool(Ctx *c)
 {
-	const float *x;
-	float *y;
+	rt_arr x, y;
 	rt_shape xs, ys;
 	rt_conv p;
 	int64_t k[2] = {1, 1}, pads_end[2];
@@ -197,10 +196,17 @@ int op_pool(Ctx *c)
 	int order = (int)ctx_attr_int(c, "storage_order", 0);
 
 	idx.p = NULL;
-	if (ctx_fin(c, 0, 1, &x, &xs) || ctx_fout(c, 0, &y, &ys) ||
+	if (ctx_arg(c, 0, 1, &x) || ctx_res(c, 0, &y) ||
 	    (max && ctx_out(c, 1) >= 0 &&
 	     ctx_tensor(c, ctx_out(c, 1))->rank >= 0 && ctx_res(c, 1, &idx)))
 		return -1;
+	if (x.dt != ART_DT_FLOAT && !(max && (x.dt == ART_DT_UINT8 ||
+					      x.dt == ART_DT_INT8)))
+		return ctx_fail(c, "input is of type %d: pools compute float32"
+				"%s", x.dt, max ? ", uint8 and int8" : "");
+	if (y.dt != x.dt)
+		return ctx_fail(c, "the output's type differs from the input's");
+	xs = x.s, ys = y.s;
 	if (idx.p && (idx.dt != ART_DT_INT64 ||
 		      rt_numel(&idx.s) != rt_numel(&ys)))
 		return ctx_fail(c, "Indices must be int64 of the output's "
@@ -218,7 +224,8 @@ int op_pool(Ctx *c)
 	if (!max && (p.dh != 1 || p.dw != 1))
 		return ctx_fail(c, "dilated average pooling is not supported");
 	p.group = 1;
-	rt_pool2d(kind, &p, pads_end, x, &xs, y, &ys, idx.p, order == 1);
+	rt_pool2d(kind, &p, pads_end, x.dt, x.p, &xs, y.p, &ys, idx.p,
+		  order == 1);
 	return 0;
 }
 

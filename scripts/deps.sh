@@ -5,7 +5,7 @@
 # tests/e2e_torch_oracle.py): tried, never required; their tests skip.
 set -eu
 PKGS="protobuf-c-compiler libprotobuf-c-dev libonnx-dev libgraphviz-dev graphviz libcmocka-dev python3-onnx python3-numpy clang libclang-rt-dev pkg-config libonnx-testdata"
-OPTIONAL="python3-torch python3-torchvision"
+OPTIONAL="python3-torch python3-torchvision gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm"
 missing_of() {
 	out=""
 	for p in "$@"; do

@@ -1,0 +1,86 @@
+#!/bin/sh
+# e2e_firmware.sh — the header and the runtime on a real Cortex-M4 core:
+# models are planned, cross-compiled with the weights as a C array in
+# flash, linked with newlib-nano and no system calls, run in QEMU's
+# mps2-an386 (Cortex-M4F) with semihosting (scripts/firmware.sh), and
+# their outputs compared with the reference:
+#
+#   lenet            testdata's LeNet, numpy's logits
+#   quant_cnn_int8   an int8 CNN (QLinearConv, uint8 MaxPool,
+#                    QLinearMatMul; 1.8 KB of weights) against the same
+#                    program built for this machine (its logits are
+#                    dequantised floats: compared within the tolerance)
+#   PaddleOCR cls    real weights, onnxruntime's output
+#   Magika           real weights, onnxruntime's output (2.6 MB arena)
+#
+# and every firmware is checked with arm-none-eabi-nm: no malloc, free,
+# printf family or _sbrk linked (the runtime never allocates or prints).
+# Skips when gcc-arm-none-eabi, newlib or qemu-system-arm is missing, and
+# under the sanitizers (make sanitize: nothing of the target is
+# instrumented).  Ends with "N passed, N failed".
+BUILD=${BUILD:-build}
+M=${ARENAC_SHARED:-../shared}/models
+pass=0
+fail=0
+check() {
+	if [ "$2" = 0 ]; then
+		pass=$((pass + 1))
+		echo "ok   $1"
+	else
+		fail=$((fail + 1))
+		echo "FAIL $1"
+	fi
+}
+if [ -n "${ARENAC_SANITIZE:-}" ]; then
+	echo "skipped: firmware under the sanitizers (the target build is not instrumented)"
+	exit 0
+fi
+for tool in arm-none-eabi-gcc arm-none-eabi-nm qemu-system-arm; do
+	if ! command -v $tool >/dev/null; then
+		echo "skipped: no $tool (Debian: gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm)"
+		exit 0
+	fi
+done
+if ! echo 'int main(void){return 0;}' | arm-none-eabi-gcc -x c -mcpu=cortex-m4 \
+	-mthumb --specs=nano.specs -nostartfiles -Wl,-e,main -o /dev/null - \
+	2>/dev/null; then
+	echo "skipped: no newlib for arm-none-eabi (Debian: libnewlib-arm-none-eabi)"
+	exit 0
+fi
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+make --no-print-directory BUILD="$BUILD" runtime CROSS=arm-none-eabi- \
+	CPU=cortex-m4 >"$tmp/make.log" 2>&1
+rc=$?
+[ $rc = 0 ] || tail -20 "$tmp/make.log"
+check "make runtime CROSS=arm-none-eabi- CPU=cortex-m4, warning-free" \
+	$(( rc || $(grep -c 'warning:' "$tmp/make.log") ))
+
+# NAME MODEL FLAGS INPUTS OUTPUTS: build, run, compare, check the link.
+fw() {
+	sh scripts/firmware.sh "$BUILD" "$2" "$3" "$4" "$5" >"$tmp/$1.out" 2>&1
+	rc=$?
+	sed 's/^/     /' "$tmp/$1.out"
+	check "$1 runs on the Cortex-M4 and matches" $rc
+	name=$(basename "$2" .onnx | tr -c 'A-Za-z0-9_\n' _)
+	elf=$BUILD/firmware/$name/$name.elf
+	bad=$(arm-none-eabi-nm "$elf" 2>/dev/null | awk '$3 ~ /^(_?malloc|_malloc_r|_?free|_free_r|_?realloc|_?calloc|_sbrk|_sbrk_r|_?printf|_?v?s?n?printf|_vfprintf_r|_svfprintf_r|_write|_write_r|puts|fputs)$/ {print $3}' | tr '\n' ' ')
+	[ -f "$elf" ] && [ -z "$bad" ]
+	check "$1 links no heap or stdio${bad:+: $bad}" $?
+}
+
+fw lenet testdata/lenet.onnx "--dim N=1" "" testdata/lenet_output_0.pb
+fw quant_cnn_int8 testdata/quant_cnn_int8.onnx "--dim-default 1" "" host
+cls=$M/ch_ppocr_mobile_v2.0_cls_infer
+mg=$M/magika_standard_v3_3
+if [ -f "$cls.onnx" ]; then
+	fw paddleocr_cls "$cls.onnx" "--dim-default 1 --input-shape x=1x3x48x192" \
+		"${cls}_input_0.pb" "${cls}_output_0.pb"
+	fw magika "$mg.onnx" "--dim-default 1" "${mg}_input_0.pb" \
+		"${mg}_output_0.pb"
+else
+	echo "skipped: no shared models (PaddleOCR cls, Magika)"
+fi
+
+echo "firmware: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
