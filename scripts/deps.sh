@@ -1,8 +1,9 @@
 #!/bin/sh
 # deps.sh — installs the Debian packages arenac needs to build and test.
 # As root it runs apt-get; otherwise it prints the exact line and fails.
-# OPTIONAL packages are test-time oracles only (PyTorch for
-# tests/e2e_torch_oracle.py): tried, never required; their tests skip.
+# OPTIONAL packages are test time only (PyTorch for
+# tests/e2e_torch_oracle.py, the Arm toolchain and QEMU for
+# tests/e2e_firmware.sh): tried, never required; their tests skip.
 set -eu
 PKGS="protobuf-c-compiler libprotobuf-c-dev libonnx-dev libgraphviz-dev graphviz libcmocka-dev python3-onnx python3-numpy clang libclang-rt-dev pkg-config libonnx-testdata"
 OPTIONAL="python3-torch python3-torchvision gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm"
