@@ -167,6 +167,7 @@ int ar_write_header(FILE *f, const ArGraph *g, const ArPlan *p,
 		if (hdr_needs_math(&h))
 			fputs("#include <math.h>\n", f);
 		hdr_write_macros(&h);
+		hdr_write_uses(&h);
 		hdr_tmpl(&h, "\n#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n");
 		hdr_write_types(&h);
 		hdr_write_tables(&h);

@@ -4,7 +4,8 @@
  * ar_write_header (header.c) writes the header top to bottom; each part
  * lives in a file of its own: the comment block (header_intro.c), the
  * limits of the narrow table fields (header_limits.c), the macros
- * (header_macros.c), the types (header_types.c), the tables
+ * (header_macros.c), the ops the plan runs (header_uses.c), the types
+ * (header_types.c), the tables
  * (header_tables.c, attributes in header_attrs.c), the pointer macros and
  * the arena (header_arena.c), and what only a tiered plan has
  * (header_tiers.c).  They share the Hdr state below.
@@ -94,6 +95,7 @@ void hdr_each_sub(const Hdr *h, void (*fn)(const Hdr *sh, void *ctx),
 int hdr_check_limits(const Hdr *h, ArError *err);   /* header_limits.c */
 void hdr_write_intro(const Hdr *h);                 /* header_intro.c */
 void hdr_write_macros(const Hdr *h);                /* header_macros.c */
+void hdr_write_uses(const Hdr *h);                  /* header_uses.c */
 void hdr_write_types(const Hdr *h);                 /* header_types.c */
 const char *hdr_attr_type_name(ArAttrType t);       /* header_types.c */
 void hdr_write_tables(const Hdr *h);                /* header_tables.c */

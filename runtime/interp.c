@@ -13,184 +13,25 @@
  */
 #include <string.h>
 
-#include "ops.h"
+#include "optable.h"
 
 
-/* ---- the kernel table ---- */
+/* ---- the kernel table (optable.h, optable.c) ---- */
 
-/* Which input an output may overwrite: none, input 0, or any operand of
- * the output's size (binary elementwise ops). */
-typedef enum { IP_NO, IP_YES, IP_ANY } InPlace;
-
-/*
- * Every op the runtime runs, and whether its kernel can write over an
- * input; "" is the default domain.  art_has_kernel answers from this
- * table, so it is the one list of what the runtime has.
- */
-static const struct {
-	const char *domain, *op;
-	OpFn fn;
-	InPlace inplace;
-} ops[] = {
-	/* convolution, pooling, normalisation (ops_nn.c) */
-	{"", "Conv", op_conv, IP_NO},
-	{"", "ConvTranspose", op_conv, IP_NO},
-	{"arenac", "PreactConv", op_conv, IP_NO},     /* --fuse preact */
-	{"", "MaxPool", op_pool, IP_NO},
-	{"", "AveragePool", op_pool, IP_NO},
-	{"", "GlobalAveragePool", op_global_pool, IP_NO},
-	{"", "GlobalMaxPool", op_global_pool, IP_NO},
-	{"", "LRN", op_lrn, IP_NO},
-	{"", "BatchNormalization", op_batchnorm, IP_YES},
-	{"", "InstanceNormalization", op_instancenorm, IP_YES},
-	{"", "LayerNormalization", op_layernorm, IP_YES},
-	{"", "MeanVarianceNormalization", op_mvn, IP_YES},
-	{"", "Softmax", op_softmax, IP_YES},
-	{"", "LogSoftmax", op_softmax, IP_YES},
-	{"", "Hardmax", op_softmax, IP_YES},
-	{"", "Gemm", op_gemm, IP_NO},
-	{"", "MatMul", op_matmul, IP_NO},
-	{"", "RNN", op_rnn, IP_NO},
-	{"", "GRU", op_rnn, IP_NO},
-	{"", "LSTM", op_rnn, IP_NO},
-	{"", "NegativeLogLikelihoodLoss", op_loss, IP_NO},
-	{"", "SoftmaxCrossEntropyLoss", op_loss, IP_NO},
-	/* elementwise (ops_elementwise.c) */
-	{"", "Relu", op_unary, IP_YES},
-	{"", "Sigmoid", op_unary, IP_YES},
-	{"", "HardSigmoid", op_unary, IP_YES},
-	{"", "HardSwish", op_unary, IP_YES},
-	{"", "LeakyRelu", op_unary, IP_YES},
-	{"", "Tanh", op_unary, IP_YES},
-	{"", "Exp", op_unary, IP_YES},
-	{"", "Log", op_unary, IP_YES},
-	{"", "Neg", op_unary, IP_YES},
-	{"", "Abs", op_unary, IP_YES},
-	{"", "Sqrt", op_unary, IP_YES},
-	{"", "Reciprocal", op_unary, IP_YES},
-	{"", "Erf", op_unary, IP_YES},
-	{"", "Gelu", op_unary, IP_YES},
-	{"com.microsoft", "Gelu", op_unary, IP_YES},  /* the exact form */
-	{"", "Sin", op_unary, IP_YES},
-	{"", "Cos", op_unary, IP_YES},
-	{"", "Tan", op_unary, IP_YES},
-	{"", "Asin", op_unary, IP_YES},
-	{"", "Acos", op_unary, IP_YES},
-	{"", "Atan", op_unary, IP_YES},
-	{"", "Sinh", op_unary, IP_YES},
-	{"", "Cosh", op_unary, IP_YES},
-	{"", "Asinh", op_unary, IP_YES},
-	{"", "Acosh", op_unary, IP_YES},
-	{"", "Atanh", op_unary, IP_YES},
-	{"", "Floor", op_unary, IP_YES},
-	{"", "Ceil", op_unary, IP_YES},
-	{"", "Round", op_unary, IP_YES},
-	{"", "Sign", op_unary, IP_YES},
-	{"", "Softplus", op_unary, IP_YES},
-	{"", "Softsign", op_unary, IP_YES},
-	{"", "Elu", op_unary, IP_YES},
-	{"", "Selu", op_unary, IP_YES},
-	{"", "Celu", op_unary, IP_YES},
-	{"", "ThresholdedRelu", op_unary, IP_YES},
-	{"", "Shrink", op_unary, IP_YES},
-	{"", "Mish", op_unary, IP_YES},
-	{"", "IsNaN", op_unary, IP_YES},
-	{"", "IsInf", op_unary, IP_YES},
-	{"", "Not", op_unary, IP_YES},
-	{"", "Clip", op_unary, IP_YES},
-	{"", "Add", op_binary, IP_ANY},
-	{"", "Sum", op_binary, IP_ANY},
-	{"", "Mean", op_binary, IP_ANY},
-	{"", "Sub", op_binary, IP_ANY},
-	{"", "Mul", op_binary, IP_ANY},
-	{"", "Div", op_binary, IP_ANY},
-	{"", "Max", op_binary, IP_ANY},
-	{"", "Min", op_binary, IP_ANY},
-	{"", "Pow", op_binary, IP_ANY},
-	{"", "Mod", op_binary, IP_ANY},
-	{"", "And", op_binary, IP_ANY},
-	{"", "Or", op_binary, IP_ANY},
-	{"", "Xor", op_binary, IP_ANY},
-	{"", "Equal", op_binary, IP_ANY},
-	{"", "Less", op_binary, IP_ANY},
-	{"", "LessOrEqual", op_binary, IP_ANY},
-	{"", "Greater", op_binary, IP_ANY},
-	{"", "GreaterOrEqual", op_binary, IP_ANY},
-	{"", "BitShift", op_binary, IP_ANY},
-	{"", "PRelu", op_binary, IP_YES},
-	{"", "Where", op_where, IP_ANY},
-	{"", "Cast", op_cast, IP_YES},
-	{"", "CastLike", op_cast, IP_YES},
-	/* reductions (ops_reduce.c) */
-	{"", "ReduceSum", op_reduce, IP_NO},
-	{"", "ReduceMean", op_reduce, IP_NO},
-	{"", "ReduceMax", op_reduce, IP_NO},
-	{"", "ReduceMin", op_reduce, IP_NO},
-	{"", "ReduceProd", op_reduce, IP_NO},
-	{"", "ReduceL1", op_reduce, IP_NO},
-	{"", "ReduceL2", op_reduce, IP_NO},
-	{"", "ReduceLogSum", op_reduce, IP_NO},
-	{"", "ReduceLogSumExp", op_reduce, IP_NO},
-	{"", "ReduceSumSquare", op_reduce, IP_NO},
-	{"", "ArgMax", op_argreduce, IP_NO},
-	{"", "ArgMin", op_argreduce, IP_NO},
-	{"", "CumSum", op_cumsum, IP_YES},
-	/* data movement (ops_layout.c, ops_resize.c) */
-	{"", "Reshape", op_copy, IP_YES},
-	{"", "Flatten", op_copy, IP_YES},
-	{"", "Squeeze", op_copy, IP_YES},
-	{"", "Unsqueeze", op_copy, IP_YES},
-	{"", "Identity", op_copy, IP_YES},
-	{"", "Dropout", op_copy, IP_YES},
-	{"", "Concat", op_concat, IP_NO},
-	{"", "Split", op_split, IP_NO},
-	{"", "Transpose", op_transpose, IP_NO},
-	{"", "DepthToSpace", op_depth_space, IP_NO},
-	{"", "SpaceToDepth", op_depth_space, IP_NO},
-	{"", "Slice", op_slice, IP_NO},
-	{"", "Pad", op_pad, IP_NO},
-	{"", "Expand", op_expand, IP_NO},
-	{"", "Tile", op_tile, IP_NO},
-	{"", "Trilu", op_trilu, IP_YES},
-	{"", "Gather", op_gather, IP_NO},
-	{"", "GatherElements", op_gather, IP_NO},
-	{"", "GatherND", op_gather_nd, IP_NO},
-	{"", "ScatterElements", op_scatter, IP_NO},
-	{"", "Scatter", op_scatter, IP_NO},
-	{"", "ScatterND", op_scatter, IP_NO},
-	{"", "ReverseSequence", op_reverse_sequence, IP_NO},
-	{"", "Resize", op_resize, IP_NO},
-	{"", "Upsample", op_resize, IP_NO},
-	/* values (ops_values.c) */
-	{"", "Constant", op_constant, IP_NO},
-	{"", "Shape", op_shape, IP_NO},
-	{"", "Size", op_shape, IP_NO},
-	{"", "Range", op_range, IP_NO},
-	{"", "EyeLike", op_eyelike, IP_NO},
-	/* quantized (ops_quant.c) */
-	{"", "QuantizeLinear", op_quantize, IP_YES},
-	{"", "DequantizeLinear", op_dequantize, IP_YES},
-	{"", "DynamicQuantizeLinear", op_dynamic_quantize, IP_NO},
-	{"", "ConvInteger", op_conv_int, IP_NO},
-	{"", "QLinearConv", op_conv_int, IP_NO},
-	{"", "MatMulInteger", op_matmul_int, IP_NO},
-	{"", "QLinearMatMul", op_matmul_int, IP_NO},
-};
-
-#define NOPS (int)(sizeof ops / sizeof ops[0])
 
 static int default_domain(const char *d)
 {
 	return !d || !*d || !strcmp(d, "ai.onnx");
 }
 
-/* The table entry of (domain, op), or -1. */
+/* The table entry of (domain, op), or -1 (also for an op this build
+ * left out: optable.c). */
 static int find_op(const char *domain, const char *op)
 {
-	for (int k = 0; k < NOPS; k++)
-		if (!strcmp(ops[k].op, op) &&
-		    (default_domain(domain) ? !*ops[k].domain :
-		     !strcmp(ops[k].domain, domain)))
+	for (int k = 0; k < art_nops; k++)
+		if (art_ops[k].fn && !strcmp(art_ops[k].op, op) &&
+		    (default_domain(domain) ? !*art_ops[k].domain :
+		     !strcmp(art_ops[k].domain, domain)))
 			return k;
 	return -1;
 }
@@ -202,11 +43,13 @@ int art_has_kernel(const char *domain, const char *op)
 
 const char *art_kernel_op(int i, const char **domain)
 {
-	if (i < 0 || i >= NOPS)
-		return NULL;
-	if (domain)
-		*domain = ops[i].domain;
-	return ops[i].op;
+	for (int k = 0; k < art_nops; k++)
+		if (art_ops[k].fn && !i--) {
+			if (domain)
+				*domain = art_ops[k].domain;
+			return art_ops[k].op;
+		}
+	return NULL;
 }
 
 /* ---- checking the plan ---- */
@@ -379,26 +222,30 @@ int art_run_io(const art_model *m, void *arena, size_t arena_bytes,
 			    weights_bytes, (unsigned long long)m->weights_size);
 	if (check_tables(&c, arena_bytes, weights_bytes))
 		return -1;
+	/* Every kernel there before the first step runs. */
+	for (c.si = 0; c.si < m->nsteps; c.si++) {
+		c.s = &m->steps[c.si];
+		if (!c.s->noop && find_op(c.s->domain, c.s->op) < 0)
+			return ctx_fail(&c, "op %s%s%s has no kernel in this "
+					"build of the runtime",
+					default_domain(c.s->domain) ? "" :
+					c.s->domain,
+					default_domain(c.s->domain) ? "" : ".",
+					c.s->op);
+	}
 	for (c.si = 0; c.si < m->nsteps; c.si++) {
 		int k;
 		c.s = &m->steps[c.si];
 		k = find_op(c.s->domain, c.s->op);
 		/* Views and concats check their own placement, and copy
 		 * nothing when it is right; other noops are checked here. */
-		if (c.s->noop && (k < 0 || (ops[k].fn != op_copy &&
-					    ops[k].fn != op_concat))) {
+		if (c.s->noop && (k < 0 || (art_ops[k].fn != op_copy &&
+					    art_ops[k].fn != op_concat))) {
 			if (check_noop(&c))
 				return -1;
 			continue;
 		}
-		if (k < 0)
-			return ctx_fail(&c, "op %s%s%s has no kernel in the "
-					"reference runtime",
-					default_domain(c.s->domain) ? "" :
-					c.s->domain,
-					default_domain(c.s->domain) ? "" : ".",
-					c.s->op);
-		if (check_step(&c, ops[k].inplace) || ops[k].fn(&c))
+		if (check_step(&c, art_ops[k].inplace) || art_ops[k].fn(&c))
 			return -1;
 	}
 	return 0;
