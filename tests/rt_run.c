@@ -13,6 +13,7 @@
  *                       zeros), so reads of unwritten bytes show up
  *     --rtol R --atol A tolerances (1e-3, 1e-7)
  *     --print           print the output values
+ *     --dump FILE       write the output's bytes, as the arena holds them
  *     --repeat N        run N times (timing)
  *
  * Prints one line with the errors, time, and the arena beside the arena a
@@ -104,7 +105,7 @@ static double now(void)
 static int usage(void)
 {
 	fputs("usage: rt_run [--input X.pb] [--fill zero|random] [--rtol R] "
-	      "[--atol A] [--print] [--repeat N]"
+	      "[--atol A] [--print] [--dump FILE] [--repeat N]"
 #ifndef WEIGHTS_LINKED
 	      " WEIGHTS.bin"
 #endif
@@ -152,7 +153,7 @@ static void fill_arena(int random, int r)
 int main(int argc, char **argv)
 {
 	const char *inputs[MAX_INPUTS], *fill = "zero", *wpath = NULL;
-	const char *expect = NULL;
+	const char *expect = NULL, *dump = NULL;
 	double rtol = 1e-3, atol = 1e-7, t0, secs;
 	int print = 0, repeat = 1, nin = 0, in = -1, outt, bad = 0;
 	int tensor[MAX_INPUTS];
@@ -180,6 +181,8 @@ int main(int argc, char **argv)
 			repeat = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--print"))
 			print = 1;
+		else if (!strcmp(argv[i], "--dump") && i + 1 < argc)
+			dump = argv[++i];
 #ifndef WEIGHTS_LINKED
 		else if (!wpath)
 			wpath = argv[i];
@@ -239,6 +242,14 @@ int main(int argc, char **argv)
 
 	y = L(_arena) + L(_tensors)[outt].offset;
 	n = numel(outt);
+	if (dump) {
+		FILE *f = fopen(dump, "wb");
+		if (!f || fwrite(y, 1, L(_tensors)[outt].bytes, f) !=
+			  L(_tensors)[outt].bytes || fclose(f)) {
+			fprintf(stderr, "rt_run: %s: cannot write\n", dump);
+			return 2;
+		}
+	}
 	if (print)
 		for (int64_t i = 0; i < n; i++)
 			printf("%s[%lld] = %.6g\n", L(_tensors)[outt].name,
