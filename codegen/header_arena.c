@@ -59,8 +59,8 @@ static void write_ptr_macros(const Hdr *h)
 		 "@_tensors[i].weights_offset))\n\n");
 }
 
-/* One arena's definition in one compiler family's spelling; a tiered
- * plan's arena takes its region's section hook after the declarator. */
+/* One arena's definition in one compiler family's spelling, with its
+ * section hook after the declarator (a tiered plan's: its region's). */
 static void put_arena_def(const Hdr *h, const char *const *def, int r)
 {
 	int64_t n = h->nreg ? h->p->regions[r].used_bytes : h->p->arena_bytes;
@@ -75,6 +75,8 @@ static void put_arena_def(const Hdr *h, const char *const *def, int r)
 	hdr_tmpl(h, def[1]);
 	if (h->nreg)
 		fprintf(h->f, " %s_ARENA_%s_SECTION", h->up, h->rup[r]);
+	else
+		hdr_tmpl(h, " $_ARENA_SECTION");
 	fputs(";\n", h->f);
 }
 
@@ -95,7 +97,12 @@ void hdr_write_arena(const Hdr *h)
 
 	write_ptr_macros(h);
 	if (!h->nreg) {
-		hdr_tmpl(h, "extern uint8_t @_arena[];\n#ifdef $_DEFINE_ARENA\n");
+		hdr_tmpl(h, "extern uint8_t @_arena[];\n#ifdef $_DEFINE_ARENA\n"
+			 "/* The arena's section hook: an attribute placing it, "
+			 "such as a GNU\n * __attribute__((section(...))) naming "
+			 "a section of your linker script. */\n"
+			 "#ifndef $_ARENA_SECTION\n#define $_ARENA_SECTION\n"
+			 "#endif\n");
 		for (int i = 0; i < 4; i++) {
 			hdr_tmpl(h, defs[i][0]);
 			put_arena_def(h, defs[i] + 1, 0);

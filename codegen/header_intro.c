@@ -110,7 +110,11 @@ static void write_use(const Hdr *h)
 			h->rup[0], h->rup[0], h->rlo[0]);
 	else
 		n += (size_t)snprintf(buf + n, sizeof buf - n, "uint8_t "
-			"@_arena[$_ARENA_SIZE], aligned to $_ARENA_ALIGN.  ");
+			"@_arena[$_ARENA_SIZE], aligned to $_ARENA_ALIGN, "
+			"with the section hook $_ARENA_SECTION, empty unless "
+			"defined before the include, e.g. with\n    "
+			"-D$_ARENA_SECTION='__attribute__((section(\".arena\")))'"
+			"\n");
 	n += (size_t)snprintf(buf + n, sizeof buf - n, "Run @_steps[0 .. "
 		"$_NUM_STEPS) in order with your kernels, skipping those "
 		"flagged noop (their outputs are views already in place).  "

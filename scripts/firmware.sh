@@ -55,7 +55,9 @@ cc_target() {
 	${CROSS}gcc $CPU_FLAGS $CFLAGS -Iruntime -Ifirmware -I"$out" "$@"
 }
 cc_target -DARENAC_HEADER='"net.h"' -DLO=net -DUP=NET \
-	-DNET_DEFINE_TABLES -DNET_DEFINE_ARENA -c firmware/main.c \
+	-DNET_DEFINE_TABLES -DNET_DEFINE_ARENA \
+	'-DNET_ARENA_SECTION=__attribute__((section(".arena")))' \
+	-c firmware/main.c \
 	-o "$out/main.o"
 # The op table cut to the model's ops (runtime/optable.c): the kernels of
 # the others are never linked.

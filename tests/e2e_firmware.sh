@@ -14,7 +14,9 @@
 #   Magika           real weights, onnxruntime's output (2.6 MB arena)
 #
 # and every firmware is checked with arm-none-eabi-nm: no malloc, free,
-# printf family or _sbrk linked (the runtime never allocates or prints).
+# printf family or _sbrk linked (the runtime never allocates or prints);
+# and its arena is in the linker script's .arena section, placed there by
+# the header's PREFIX_ARENA_SECTION hook.
 # Skips when gcc-arm-none-eabi, newlib or qemu-system-arm is missing, and
 # under the sanitizers (make sanitize: nothing of the target is
 # instrumented).  Ends with "N passed, N failed".
@@ -67,6 +69,13 @@ fw() {
 	bad=$(arm-none-eabi-nm "$elf" 2>/dev/null | awk '$3 ~ /^(_?malloc|_malloc_r|_?free|_free_r|_?realloc|_?calloc|_sbrk|_sbrk_r|_?printf|_?v?s?n?printf|_vfprintf_r|_svfprintf_r|_write|_write_r|puts|fputs)$/ {print $3}' | tr '\n' ' ')
 	[ -f "$elf" ] && [ -z "$bad" ]
 	check "$1 links no heap or stdio${bad:+: $bad}" $?
+	# The arena where the header's section hook put it, whole.
+	want=$(sed -n 's/^#define NET_ARENA_SIZE \([0-9]*\)u$/\1/p' \
+		"$BUILD/firmware/$name/net.h")
+	got=$(arm-none-eabi-size -A "$elf" 2>/dev/null |
+		awk '$1 == ".arena" {print $2}')
+	[ -n "$want" ] && [ "$got" = "$want" ]
+	check "$1's arena in .arena through NET_ARENA_SECTION ($got of $want bytes)" $?
 }
 
 fw lenet testdata/lenet.onnx "--dim N=1" "" testdata/lenet_output_0.pb
