@@ -104,6 +104,12 @@ static const Option options[] = {
 	 .parse = cli_parse_input_shape, .flags = ECHO, .section = SHAPES,
 	 .help = "the whole shape of graph input NAME: 1x3x224x224,\n"
 		 "or scalar for rank 0 (repeatable)"},
+	{"input-value", 0, CUSTOM, "NAME=V[,V...]", NOWHERE,
+	 .parse = cli_parse_input_value, .flags = ECHO, .section = SHAPES,
+	 .help = "graph input NAME has this value at every run (a\n"
+		 "sample rate, a flag): it becomes a constant, so the\n"
+		 "shapes and If branches that depend on it fold and\n"
+		 "the header no longer asks for it (repeatable)"},
 
 	{"bound", 0, CUSTOM, "NAME=N", NOWHERE, .parse = cli_parse_bound,
 	 .flags = ECHO, .section = SHAPES,
@@ -694,6 +700,7 @@ int cli_parse_args(Cli *c, int argc, char **argv)
 	c->load.batch = -1;
 	c->load.dims = c->dims;
 	c->load.shapes = c->shapes;
+	c->load.values = c->values;
 	ar_plan_options_default(&c->plan);
 	c->topt.spec.grad_patterns = true;
 	c->topt.spec.freeze = c->freeze;

@@ -20,6 +20,7 @@
 #define CLI_MAX_DIMS 64
 #define CLI_MAX_SHAPES 64
 #define CLI_MAX_BOUNDS 64
+#define CLI_MAX_VALUES 16
 #define CLI_MAX_REGEX 64
 
 /* parse_args's result when the run is already complete (--help). */
@@ -30,6 +31,7 @@ typedef struct Cli {
 	ArLoadOptions load;
 	ArDimBinding dims[CLI_MAX_DIMS];
 	ArInputShape shapes[CLI_MAX_SHAPES];
+	ArInputValue values[CLI_MAX_VALUES];   /* --input-value */
 	ArBound bounds[CLI_MAX_BOUNDS];   /* --bound */
 	int nbounds;
 	ArPlanOptions plan;

@@ -103,6 +103,21 @@ int cli_parse_input_shape(Cli *c, char *arg)
 	return AR_OK;
 }
 
+/* --input-value NAME=V[,V...]: the loader reads V in the input's type. */
+int cli_parse_input_value(Cli *c, char *arg)
+{
+	char *eq = strrchr(arg, '=');   /* names may hold '=', numbers not */
+	if (c->load.nvalues == CLI_MAX_VALUES)
+		return cli_usage_error("more than %d --input-value options",
+				       CLI_MAX_VALUES);
+	if (!eq || eq == arg || !eq[1])
+		return cli_usage_error("--input-value wants NAME=V or "
+				       "NAME=V,V,..., not '%s'", arg);
+	*eq = 0;
+	c->values[c->load.nvalues++] = (ArInputValue){arg, eq + 1};
+	return AR_OK;
+}
+
 /* --bound NAME=N or NAME=D0xD1x..., cut apart in place. */
 int cli_parse_bound(Cli *c, char *arg)
 {

@@ -24,6 +24,7 @@ int cli_size_error(const char *opt, const char *what, const char *text,
 /* The options' own parsers (Option.parse): AR_OK or AR_EXIT_USAGE. */
 int cli_parse_dim(Cli *c, char *arg);
 int cli_parse_input_shape(Cli *c, char *arg);
+int cli_parse_input_value(Cli *c, char *arg);
 int cli_parse_memory(Cli *c, char *arg);
 int cli_parse_bound(Cli *c, char *arg);
 int cli_parse_effort(Cli *c, char *arg);

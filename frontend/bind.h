@@ -53,6 +53,14 @@ int ar_bind_inputs(ArBinder *b, ArGraph *g, const ArDeclShape *in, int n,
 		   ArError *err);
 
 /*
+ * Turns each --input-value's graph input of g into a constant holding the
+ * value, once its shape is bound, and drops it from g->inputs.  Fails
+ * (exit 1) for a name that is no graph input, a value count other than
+ * the input's element count, or a number its type cannot hold.
+ */
+int ar_bind_values(const ArLoadOptions *opt, ArGraph *g, ArError *err);
+
+/*
  * A dim declared elsewhere (outputs, value_info, subgraph inputs): its
  * number when fixed or bound, else -1.  Valid after ar_bind_inputs.
  */

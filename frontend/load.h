@@ -19,6 +19,18 @@ typedef struct ArInputShape {
 } ArInputShape;
 
 /*
+ * --input-value NAME=V[,V...]: a graph input that has this value at every
+ * run (a sample rate, a flag).  It stops being an input and becomes a
+ * constant of the model, so the shapes and the If branches that depend
+ * on it fold at compile time; text is parsed in the input's own type
+ * (bind_values.c).
+ */
+typedef struct ArInputValue {
+	const char *name;
+	const char *text;
+} ArInputValue;
+
+/*
  * How graph input dims get numbers (bind.c): an --input-shape gives an
  * input's whole shape; a symbolic dim takes its --dim, else the value an
  * --input-shape or --batch gave the same name elsewhere, else
@@ -32,6 +44,8 @@ typedef struct ArLoadOptions {
 	int ndims;
 	const ArInputShape *shapes; /* --input-shape NAME=DIMS */
 	int nshapes;
+	const ArInputValue *values; /* --input-value NAME=V[,V...] */
+	int nvalues;
 	int64_t dim_default;        /* --dim-default, -1 if not given */
 	int64_t batch;              /* --batch, -1 if not given */
 	/* --max-seq: the sequence axis of every attention op's KV-cache

@@ -666,6 +666,8 @@ static int load_inputs(Loader *L, Scope *s, const Onnx__GraphProto *gp)
 	}
 	if (!rc && g->depth == 0)
 		rc = ar_bind_inputs(&L->bind, g, L->inputs, L->ninputs, L->err);
+	if (!rc && g->depth == 0)
+		rc = ar_bind_values(L->opt, g, L->err);
 	return rc;
 }
 

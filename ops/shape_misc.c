@@ -9,6 +9,7 @@
  * plans one static size per tensor.  Bodies get shapes only: the planner
  * does not plan subgraphs yet (their tensors are listed, not placed).
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -74,6 +75,44 @@ static bool same_shape(const ArTensor *a, const ArTensor *b)
 	return true;
 }
 
+/*
+ * A graph input the value t depends on (the first met going back through
+ * its producers), or NULL: what --input-value could fix.
+ */
+static const char *input_behind(const ArGraph *g, int t, int depth)
+{
+	const ArTensor *x = &g->tensors[t];
+	if (x->producer < 0)
+		return x->kind == AR_TK_INPUT ? x->name : NULL;
+	if (depth > 16)
+		return NULL;
+	for (int j = 0; j < g->nodes[x->producer].nexplicit; j++) {
+		int in = g->nodes[x->producer].inputs[j];
+		const char *name = in < 0 ? NULL :
+				   input_behind(g, in, depth + 1);
+		if (name)
+			return name;
+	}
+	return NULL;
+}
+
+/*
+ * A branch that fails to infer when the condition is not known: the model
+ * may be one of several configurations (Silero VAD's 8 kHz branch cannot
+ * take a 16 kHz window), so the message says how to pick one.
+ */
+static int branch_failed(InferCtx *c, const ArNode *n, const char *attr)
+{
+	const char *in = input_behind(c->g, n->inputs[0], 0);
+	size_t len = strlen(c->err->msg);
+	snprintf(c->err->msg + len, sizeof c->err->msg - len, " (in the %s "
+		 "of If '%s', whose condition is not a compile-time constant%s"
+		 "%s%s)", attr, n->name, in ? "; if that branch cannot run, "
+		 "fix the input it depends on with --input-value " : "",
+		 in ? in : "", in ? "=V" : "");
+	return c->err->code;
+}
+
 int ar_shape_if(InferCtx *c, ArNode *n)
 {
 	ArTensor *cond;
@@ -92,7 +131,8 @@ int ar_shape_if(InferCtx *c, ArNode *n)
 	}
 	for (int b = 0; b < nb; b++) {
 		if ((rc = ar_infer_subgraph(c, br[b])))
-			return rc;
+			return nb == 2 ? branch_failed(c, n, b ? "else branch" :
+						       "then branch") : rc;
 		if (br[b]->noutputs != n->noutputs)
 			return ar_node_fail(c, n, "a branch has %d outputs, the "
 					    "node %d", br[b]->noutputs,

@@ -10,7 +10,10 @@
  * it has no storage of its own.  What the weights take is then the
  * storage of those a step reads, each once (ar_weights_read): the weights
  * blob holds exactly these, and tensors aliasing one of them take its
- * place there.
+ * place there.  A branch or loop body reads weights of its own and, by
+ * capture, its enclosing graphs' (Silero VAD's LSTM weights live in the
+ * main graph, its 16 and 8 kHz branches read them): ar_weights_total
+ * counts each storage of the whole model once, wherever it is read.
  */
 #include "ops.h"
 #include "passes.h"
@@ -76,4 +79,72 @@ int64_t ar_weights_read(const ArGraph *g, const ArPlan *p, bool *in)
 		}
 	}
 	return sum;
+}
+
+/* Per graph, which storages are counted already. */
+typedef struct Seen {
+	int n;
+	const ArGraph **g;
+	bool **in;
+	int64_t sum;
+} Seen;
+
+static void count_read(Seen *s, const ArGraph *g, const ArPlan *p, int t)
+{
+	const ArTensor *x;
+	int k = 0;
+
+	t = ar_weight_storage(p, t);
+	x = &g->tensors[t];
+	if (!persistent(x) || x->rank < 0 || x->bytes <= 0 ||
+	    x->dtype == AR_DT_STRING)
+		return;
+	while (k < s->n && s->g[k] != g)
+		k++;
+	if (k == s->n) {
+		s->g = ar_xrealloc(s->g, (size_t)(s->n + 1) * sizeof *s->g);
+		s->in = ar_xrealloc(s->in, (size_t)(s->n + 1) * sizeof *s->in);
+		s->g[k] = g;
+		s->in[k] = ar_xcalloc((size_t)g->ntensors + 1, sizeof(bool));
+		s->n++;
+	}
+	if (!s->in[k][t]) {
+		s->in[k][t] = true;
+		ar_add64(s->sum, x->bytes, &s->sum);
+	}
+}
+
+static void count_sub(const ArSubPlan *sp, int id, int parent, void *ctx)
+{
+	(void)id, (void)parent;
+	if (!sp->plan)
+		return;
+	for (int s = 0; s < sp->plan->nsteps; s++) {
+		const ArNode *n = &sp->g->nodes[sp->plan->steps[s]];
+		for (int j = 0; j < n->nexplicit; j++) {
+			ArWhere w;
+			if (n->inputs[j] < 0)
+				continue;
+			ar_sub_where(sp, n->inputs[j], &w);
+			count_read(ctx, w.g, w.p, w.t);
+		}
+	}
+}
+
+int64_t ar_weights_total(const ArGraph *g, const ArPlan *p)
+{
+	Seen s = {0};
+
+	for (int i = 0; i < p->nsteps; i++) {
+		const ArNode *n = &g->nodes[p->steps[i]];
+		for (int j = 0; j < n->nexplicit; j++)
+			if (n->inputs[j] >= 0)
+				count_read(&s, g, p, n->inputs[j]);
+	}
+	ar_plan_walk_subs(p, count_sub, &s);
+	for (int k = 0; k < s.n; k++)
+		free(s.in[k]);
+	free(s.g);
+	free(s.in);
+	return s.sum;
 }

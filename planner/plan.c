@@ -310,6 +310,8 @@ int ar_plan(const ArGraph *g, const ArPlanOptions *opt, ArPlan **out,
 	if (rc)
 		return rc;
 	ar_plan_place_subs(p);
+	if (p->nsubs)
+		p->weights_bytes = ar_weights_total(g, p);
 	rc = ar_verify(g, p, err);
 	if (rc)
 		return rc;

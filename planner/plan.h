@@ -127,7 +127,9 @@ typedef struct ArPlan {
 	int64_t lower_bound;    /* max over steps of padded live bytes */
 	int64_t file_order_peak;/* the same bound for the file's order, no aliasing */
 	int64_t weights_bytes;  /* weights and constants a step reads, each
-				   storage once, unpadded (ar_weights_read) */
+				   storage once, unpadded (ar_weights_read);
+				   at the top, of every subgraph that runs
+				   too (ar_weights_total) */
 	int peak_step;          /* a step where live bytes reach lower_bound */
 	const char *algorithm;
 	bool optimal;           /* arena_bytes proven minimal for this order */
@@ -251,6 +253,13 @@ const ArScratch *ar_plan_scratch(const ArPlan *p, int node);
  * Returns the sum of their unpadded bytes.
  */
 int64_t ar_weights_read(const ArGraph *g, const ArPlan *p, bool *in);
+/*
+ * The same over the whole model once its subgraphs are placed: the steps
+ * of g and of every planned subgraph, a captured tensor counted as the
+ * enclosing graph's it stands for (ar_sub_where), so a weight that a
+ * branch reads from outside counts, and counts once however many read it.
+ */
+int64_t ar_weights_total(const ArGraph *g, const ArPlan *p);
 /* The end of t's alias_of chain among persistent tensors: the storage
  * whose bytes t is (persist.c). */
 int ar_weight_storage(const ArPlan *p, int t);

@@ -164,12 +164,5 @@ int ar_plan_subgraphs(const ArGraph *g, const ArPlanOptions *opt, ArPlan *p,
 					      d ? d->control : AR_CONTROL_NONE,
 					      err);
 	}
-	/* The weights of every subgraph that runs are the model's too. */
-	for (int k = 0; k < p->nsubs && !rc; k++)
-		if (p->subs[k].plan &&
-		    !ar_add64(p->weights_bytes, p->subs[k].plan->weights_bytes,
-			      &p->weights_bytes))
-			rc = ar_fail(err, AR_EXIT_MODEL, "weights and constants "
-				     "total more than 2^62 bytes");
 	return rc;
 }

@@ -87,6 +87,23 @@ save("open3", relus([("x", "y")]), [vi("x", ["N", 3, "H", "W"])],
 save("unnamed", relus([("x", "y"), ("z", "w")]),
      [vi("x", [None, None]), vi("z", [2, None, 128])],
      [vi("y", None), vi("w", None)])
+# Two configurations in one model, as Silero VAD's sample rate picks its
+# branch: mode 1 takes Relu(x); the other branch reshapes x [2, 6] to
+# [5, 5], which no x of 12 elements can take.
+lt = helper.make_tensor_value_info
+then_g = helper.make_graph([helper.make_node("Relu", ["x"], ["t"])], "then",
+                           [], [vi("t", None)])
+shape55 = helper.make_node("Constant", [], ["s55"], value=helper.make_tensor(
+    "s55v", TensorProto.INT64, [2], [5, 5]))
+else_g = helper.make_graph([shape55, helper.make_node("Reshape",
+                            ["x", "s55"], ["e"])], "else", [],
+                           [vi("e", None)])
+one = helper.make_node("Constant", [], ["one"], value=helper.make_tensor(
+    "onev", TensorProto.INT64, [], [1]))
+save("branchy", [one, helper.make_node("Equal", ["mode", "one"], ["c"]),
+                 helper.make_node("If", ["c"], ["y"], then_branch=then_g,
+                                  else_branch=else_g)],
+     [vi("x", [2, 6]), lt("mode", TensorProto.INT64, [])], [vi("y", None)])
 # 1 GiB in and out: an arena of 2 GiB with --inplace none.
 save("big", relus([("x", "y")]), [vi("x", [1, 1 << 28])], [vi("y", None)])
 # A weight stored beside the model, at an offset inside its data file.
@@ -148,6 +165,34 @@ expect "input-shape rank" 1 "gives 3 dims, but graph input 'input' has rank 4" \
 	--input-shape input=1x1x28 $lenet
 expect "input-shape syntax" 1 "--input-shape wants NAME=DIMS" \
 	--input-shape input=1x-1 $lenet
+
+# --input-value: an input fixed to one value folds the branch it picks.
+expect "input-value needed" 2 "cannot reshape 12 elements into 25 (in the else branch of If 'If_2', whose condition is not a compile-time constant; if that branch cannot run, fix the input it depends on with --input-value mode=V)" \
+	"$tmp/branchy.onnx"
+expect "input-value" 0 "" -q --input-value mode=1 --json "$tmp/b.json" \
+	"$tmp/branchy.onnx"
+"$PYTHON" - "$tmp/b.json" <<'PY' && ok || bad "--input-value mode=1: report"
+import json, sys
+r = json.load(open(sys.argv[1]))
+subs = r["subgraphs"]
+assert r["inputs"] == ["x"], r["inputs"]
+assert [(s["attribute"], s["planned"]) for s in subs] == [
+    ("else_branch", False), ("then_branch", True)], subs
+PY
+expect "input-value type" 1 \
+	"--input-value mode=1.5: input 'mode' is int64 with 1 element; a value does not fit that type" \
+	--input-value mode=1.5 "$tmp/branchy.onnx"
+expect "input-value count" 1 "more values than that" \
+	--input-value mode=1,2 "$tmp/branchy.onnx"
+expect "input-value floats" 1 \
+	"--input-value x=1,2: input 'x' has 12 elements, the option gives 2" \
+	--input-value x=1,2 --input-value mode=1 "$tmp/branchy.onnx"
+expect "input-value no such input" 1 "the model has no graph input 'rate'" \
+	--input-value rate=1 "$tmp/branchy.onnx"
+expect "input-value twice" 1 "input 'mode' is given a value twice" \
+	--input-value mode=1 --input-value mode=1 "$tmp/branchy.onnx"
+expect "input-value syntax" 1 "--input-value wants NAME=V" \
+	--input-value mode= "$tmp/branchy.onnx"
 
 # Every unbound dim in one message; a --dim for a dim that is not there.
 expect "unbound, all at once" 2 \
