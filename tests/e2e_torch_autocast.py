@@ -128,60 +128,144 @@ def run(path, precision):
 
 
 def matmul_weights(model):
-    """Elements of the parameters autocast casts: those of Linear and
-    Conv modules and of a weight tied to one (counted once)."""
+    """Elements of the parameters autocast casts to 16-bit: those of the
+    Linear and Conv modules (a weight tied to one counted once)."""
     seen, n = set(), 0
     for mod in model.modules():
-        if isinstance(mod, (torch.nn.Linear, torch.nn.Conv2d,
-                            torch.nn.Conv1d)) or \
-                type(mod).__name__ == "NonDynamicallyQuantizableLinear":
+        if isinstance(mod, (torch.nn.Linear, torch.nn.Conv1d,
+                            torch.nn.Conv2d)):
             for p in mod.parameters(recurse=False):
                 if id(p) not in seen:
                     seen.add(id(p))
                     n += p.numel()
+    for mod in model.modules():   # nn.MultiheadAttention's packed in_proj
+        if isinstance(mod, torch.nn.MultiheadAttention):
+            for p in (mod.in_proj_weight, mod.in_proj_bias):
+                if p is not None and id(p) not in seen:
+                    seen.add(id(p))
+                    n += p.numel()
     return n
+
+
+# Torch's aten ops that compute, from constants alone, what arenac folds
+# into a constant (not kept in the arena): positions (arange), BERT's
+# token types (zeros_like), causal masks (tril, eq).
+CONSTANT_OPS = {"arange", "zeros_like", "zeros", "ones", "tril", "triu",
+                "eq", "ne", "logical_not", "bitwise_not"}
+
+
+def named_differences(rep, meas):
+    """The differences between the two bills that neither precision mode
+    is about, each named and computed: (name, torch bytes, arenac
+    bytes)."""
+    kept = arenac_side(rep).buffers
+    tensors = {t["name"]: t for t in rep["tensors"]}
+    out = []
+    tw = sum(s.nbytes for s in meas.saved
+             if s.category == "loss_total_weight")
+    out.append(("nll_loss's 0-d total_weight: arenac's loss keeps none",
+                tw, 0))
+    folded = sum(s.nbytes for s in meas.saved
+                 if s.producers and all(p.split("[")[0] in CONSTANT_OPS
+                                        for p in s.producers))
+    out.append(("positions, token types and masks torch computes from "
+                "constants in forward (arange, zeros_like, tril): arenac "
+                "folds them into constants", folded, 0))
+    by_op = {}
+    for st in rep["steps"]:
+        if st["phase"] == "forward":
+            for o in st["outputs"]:
+                by_op[o] = st
+    sig = sum(kept[n][0] for n in kept
+              if by_op.get(n, {}).get("op") == "Sigmoid")
+    out.append(("SiLU as Mul(x, Sigmoid(x)) not fused (issue 24 item 1): "
+                "arenac keeps the Sigmoid, torch's SiluBackward x only",
+                0, sig))
+    rms = sum(kept[n][0] for n in kept
+              if by_op.get(n, {}).get("op") == "ReduceMean"
+              and tensors[n]["shape"][-1:] == [1])
+    out.append(("hand RMSNorm's mean of squares: arenac keeps it for "
+                "Sqrt's gradient, torch pow's output (MeanBackward1, "
+                "normalised away) and rsqrt's result", 0, rms))
+    conv_w = 0
+    for st in rep["steps"]:
+        if st["phase"] == "forward" and st["op"] == "Conv":
+            w = st["inputs"][1]
+            if w not in kept and tensors[w]["kind"] != "weight":
+                conv_w += tensors[w]["bytes"]
+    out.append(("torch's ConvolutionBackward0 saves the weight's 16-bit "
+                "copy even where only the weight gets a gradient (a conv "
+                "on the image): arenac's Conv gradient reads the weight "
+                "for the input's gradient only", conv_w, 0))
+    return [d for d in out if d[1] or d[2]]
+
+
+# model -> why its bill does not match torch's yet, for reasons outside
+# the precision (the fp32 bill has them too: tests/e2e_torch_transformers
+# KNOWN); the test fails when a listed model starts to match.
+KNOWN = {
+    "bert": "448 more parameters than torch (issue 24 item 2)",
+    "vit": "160 parameters short: the class token and the position table "
+           "take their folded shapes (issue 24 item 3)",
+}
+
+
+def check(name, tmp):
+    model, inputs, names, label = tt.build(name)
+    path = os.path.join(tmp, name + ".onnx")
+    torch_export.export(model, inputs, path, 17, names=names)
+    fp32, err = run(path, "fp32")
+    amp, err2 = run(path, "amp-bf16")
+    if fp32 is None or amp is None:
+        return False, err or err2
+    meas = torch_saved.measure(model, inputs, label, Autocast())
+    want = torch_kept(meas)
+    kept = arenac_side(amp).total()
+    diffs = named_differences(amp, meas)
+    adj = kept + sum(t - a for _, t, a in diffs)
+    tr, t32 = amp["training"], fp32["training"]
+    n = tr["parameters"]
+    bad = []
+    if n != tt.parameters(model):
+        bad.append("parameters %d, torch %d" % (n, tt.parameters(model)))
+    if n != t32["parameters"]:
+        bad.append("amp trains %d parameters, fp32 %d" % (
+            n, t32["parameters"]))
+    if (tr["parameter_bytes"], tr["gradient_bytes"],
+            tr["optimizer_state_bytes"], tr["master_weight_bytes"]) != \
+            (4 * n, 4 * n, 8 * n, 0):
+        bad.append("parameter/gradient/state/master bytes %d/%d/%d/%d, "
+                   "want fp32 and no master copy" % (
+                       tr["parameter_bytes"], tr["gradient_bytes"],
+                       tr["optimizer_state_bytes"],
+                       tr["master_weight_bytes"]))
+    if tr["autocast_copy_bytes"] != 2 * matmul_weights(model):
+        bad.append("weight copies %d, want 2 x %d" % (
+            tr["autocast_copy_bytes"], matmul_weights(model)))
+    if abs(adj - want) > 0.01 * want:
+        bad.append("kept")
+    what = "kept %d, torch.autocast %d: %+.2f%% after %d named " \
+        "differences; weight copies %d B%s" % (
+            kept, want, 100.0 * (adj - want) / want, len(diffs),
+            tr["autocast_copy_bytes"],
+            " [%s]" % "; ".join(bad) if bad else "")
+    for d in diffs:
+        what += "\n        %s: torch %d, arenac %d" % d
+    return not bad, what
 
 
 def main():
     tmp = tempfile.mkdtemp()
     fails = 0
     for name in MODELS:
-        model, inputs, names, label = tt.build(name)
-        path = os.path.join(tmp, name + ".onnx")
-        torch_export.export(model, inputs, path, 17, names=names)
-        fp32, err = run(path, "fp32")
-        amp, err2 = run(path, "amp-bf16")
-        if fp32 is None or amp is None:
-            print("FAIL  %-9s %s" % (name, err or err2))
-            fails += 1
-            continue
-        t32 = torch_kept(torch_saved.measure(model, inputs, label))
-        tamp = torch_kept(torch_saved.measure(model, inputs, label,
-                                              Autocast()))
-        k32 = arenac_side(fp32).total()
-        kamp = arenac_side(amp).total()
-        off = k32 - t32
-        tr = amp["training"]
-        nparams = tt.parameters(model)
-        bad = []
-        if tr["parameter_bytes"] != 4 * nparams or \
-                tr["gradient_bytes"] != 4 * nparams:
-            bad.append("parameter/gradient bytes %d/%d, want %d" % (
-                tr["parameter_bytes"], tr["gradient_bytes"], 4 * nparams))
-        if tr["optimizer_state_bytes"] != 8 * nparams or \
-                tr["master_weight_bytes"]:
-            bad.append("state %d master %d" % (tr["optimizer_state_bytes"],
-                                               tr["master_weight_bytes"]))
-        if abs(kamp - off - tamp) > 0.01 * tamp:
-            bad.append("kept")
-        fails += bool(bad)
-        print("%-5s %-9s amp kept %d, torch.autocast %d (%+.2f%% after the "
-              "fp32 difference %+d: arenac fp32 %d, torch %d); weight "
-              "copies %d%s" % (
-                  "FAIL" if bad else "ok", name, kamp, tamp,
-                  100.0 * (kamp - off - tamp) / tamp, off, k32, t32,
-                  tr["autocast_copy_bytes"],
-                  " [%s]" % "; ".join(bad) if bad else ""))
+        ok, what = check(name, tmp)
+        known = KNOWN.get(name)
+        verdict = ("FIXED" if ok and known else "ok" if ok else
+                   "known" if known else "FAIL")
+        fails += verdict in ("FIXED", "FAIL")
+        print("%-5s %-9s %s%s" % (verdict, name, what,
+                                  " [%s]" % known if known and not ok
+                                  else ""))
     print("%d failures" % fails)
     return 1 if fails else 0
 
