@@ -671,6 +671,14 @@ static void test_autocast(void **state)
 	m = model(b.g, &amp);
 	assert_int_equal(m->base->tensors[z].dtype, AR_DT_BFLOAT16);
 	ar_train_model_free(m);
+	/* --loss-chunk finds the head through the fp32 cast of the logits
+	 * and the weight's cached copy. */
+	amp.loss_chunks = 2;
+	m = model(b.g, &amp);
+	assert_true(m->head >= 0);
+	assert_int_equal(m->mem.logits_bytes, 2 * 10 * 4);
+	amp.loss_chunks = 0;
+	ar_train_model_free(m);
 	ar_graph_free(b.g);
 
 	b = start();
