@@ -204,7 +204,12 @@ static const Option options[] = {
 	 .help = "fp32, fp16, bf16: every float tensor in that\n"
 		 "format; mixed-fp16, mixed-bf16: 16-bit weights,\n"
 		 "activations and gradients, fp32 master weights\n"
-		 "and optimizer state (default: the model's types)"},
+		 "and optimizer state (a model cast wholesale, or\n"
+		 "Megatron); amp-fp16, amp-bf16: torch.autocast,\n"
+		 "fp32 parameters, gradients and state, matmuls\n"
+		 "and convolutions 16-bit, softmax, norms and\n"
+		 "losses fp32, the model's own casts kept\n"
+		 "(default: the model's types)"},
 	{"trainable", 0, CUSTOM, "REGEX", NOWHERE,
 	 .parse = cli_parse_trainable, .flags = ECHO | TRAIN,
 	 .section = TRAINING,

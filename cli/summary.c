@@ -292,6 +292,8 @@ void ar_print_train_stats(FILE *f, const ArTrainBill *b)
 		{"arena", b->arena_bytes, "planned", true},
 		{"  logits", b->logits_bytes, note, true},
 		{"  logits grad", b->logits_grad_bytes, note, false},
+		{"  weight copies", b->autocast_copy_bytes,
+		 "in the arena, autocast's 16-bit casts", false},
 		{"total", b->total_bytes, "", true},
 	};
 	if (b->loss_chunks > 1)

@@ -206,8 +206,8 @@ int cli_parse_precision(Cli *c, char *arg)
 {
 	if (!ar_precision_parse(arg, &c->topt.spec.precision))
 		return cli_usage_error("--precision wants fp32, fp16, bf16, "
-				       "mixed-fp16 or mixed-bf16, not '%s'",
-				       arg);
+				       "mixed-fp16, mixed-bf16, amp-fp16 or "
+				       "amp-bf16, not '%s'", arg);
 	return AR_OK;
 }
 

@@ -474,6 +474,8 @@ static void write_training(FILE *f, const ArTrainBill *b)
 		b->optimizer_state_bytes, b->frozen_bytes, b->constant_bytes,
 		b->arena_bytes, b->logits_bytes, b->logits_grad_bytes,
 		b->loss_chunks, b->total_bytes);
+	fprintf(f, ", \"autocast_copy_bytes\": %" PRId64,
+		b->autocast_copy_bytes);
 	fprintf(f, ", \"forward_flops\": %" PRId64 ", \"backward_flops\": %"
 		PRId64 ", \"recompute_flops\": %" PRId64
 		", \"checkpoint_candidates\": %d, \"selection_exact\": %s"

@@ -90,6 +90,7 @@ static void fill_bill(ArTrainResult *r, ArCkptPolicy pol, bool exact,
 	b->arena_bytes = r->plan->arena_bytes;
 	b->logits_bytes = x->logits_bytes;
 	b->logits_grad_bytes = x->logits_grad_bytes;
+	b->autocast_copy_bytes = x->autocast_copy_bytes;
 	b->loss_chunks = m->spec.loss_chunks > 1 ? m->spec.loss_chunks : 1;
 	b->total_bytes = INT64_MAX;
 	if (ar_add64(b->parameter_bytes, b->gradient_bytes, &t) &&

@@ -51,6 +51,8 @@ typedef struct ArTrainBill {
 	int64_t arena_bytes;            /* the planned arena */
 	int64_t logits_bytes;           /* in the arena (per chunk) */
 	int64_t logits_grad_bytes;
+	int64_t autocast_copy_bytes;    /* in the arena (amp): 16-bit copies
+					 * of the weights autocast caches */
 	int loss_chunks;                /* 1: the loss in one piece */
 	int64_t total_bytes;
 	int64_t forward_flops, backward_flops, recompute_flops;

@@ -585,6 +585,10 @@ static void test_precision(void **state)
 		{AR_PREC_FP16, 2, 0, 4, 2},
 		{AR_PREC_MIXED_FP16, 2, 4, 8, 2},
 		{AR_PREC_MIXED_BF16, 2, 4, 8, 2},
+		/* autocast: fp32 parameters, no master copy, the loss reads
+		 * an fp32 copy of the logits */
+		{AR_PREC_AMP_FP16, 4, 0, 8, 4},
+		{AR_PREC_AMP_BF16, 4, 0, 8, 4},
 	};
 	G b = start();
 	int h = linear(&b, "h", b.x, 8);
@@ -613,6 +617,78 @@ static void test_precision(void **state)
 		assert_int_equal(ar_poison_run(r.graph, r.plan, &err), 0);
 		ar_train_result_free(&r);
 	}
+	ar_graph_free(b.g);
+}
+
+/* amp-bf16 types each op as torch.autocast: a MatMul in bf16 reading a
+ * cast of its input and one cached cast of its weight, Softmax in fp32
+ * (its own cast copy of the bf16 input, saved by nobody), an Add of bf16
+ * and fp32 promoted to fp32, a bf16 tensor times a 0-d scalar still bf16.
+ * What the backward steps keep is the cast copies; the parameters stay
+ * fp32 and the bill names the weight copies. */
+static void test_autocast(void **state)
+{
+	ArTrainSpec amp = plain;
+	G b = start();
+	int h = linear(&b, "h", b.x, 8);
+	int s = t2(&b, "s", AR_TK_ACTIVATION, 4, 8);
+	int r = t2(&b, "r", AR_TK_ACTIVATION, 4, 8);
+	int z = t2(&b, "z", AR_TK_ACTIVATION, 4, 8);
+	ArTrainModel *m;
+	ArError err = {0};
+	char got[256];
+	(void)state;
+	op(&b, "Softmax", h, -1, s);
+	op(&b, "Add", s, b.x, r);
+	op(&b, "Mul", r, scalar(&b, "half", 0.5f), z);
+	finish(&b, linear(&b, "logits", z, 10));
+	amp.precision = AR_PREC_AMP_BF16;
+	m = model(b.g, &amp);
+	assert_int_equal(m->base->tensors[h].dtype, AR_DT_BFLOAT16);
+	assert_int_equal(m->base->tensors[s].dtype, AR_DT_FLOAT);
+	assert_int_equal(m->base->tensors[r].dtype, AR_DT_FLOAT);
+	assert_int_equal(m->base->tensors[z].dtype, AR_DT_FLOAT);
+	assert_int_equal(m->base->tensors[ar_graph_find(m->base, "h.w")].dtype,
+			 AR_DT_FLOAT);
+	saved_names(m, got, sizeof got);
+	/* h.w's copy is made (the bill counts it) but kept by nobody: x
+	 * gets no gradient, so the product's backward needs no weight. */
+	assert_string_equal(got, "s x.bf16 z.bf16 logits.w.bf16 logits.fp32 "
+			    "label");
+	assert_int_equal(m->mem.autocast_copy_bytes, 2 * (64 + 80));
+	assert_int_equal(m->mem.gradient_bytes, 4 * (64 + 80));
+	assert_int_equal(m->mem.master_bytes, 0);
+	ar_train_model_free(m);
+	ar_graph_free(b.g);
+
+	/* bf16 + bf16 * 0-d fp32 stays bf16 (a Python number does not
+	 * widen a tensor); a model without float activations is refused. */
+	b = start();
+	h = linear(&b, "h", b.x, 8);
+	z = t2(&b, "z", AR_TK_ACTIVATION, 4, 8);
+	op(&b, "Mul", h, scalar(&b, "half", 0.5f), z);
+	finish(&b, linear(&b, "logits", z, 10));
+	m = model(b.g, &amp);
+	assert_int_equal(m->base->tensors[z].dtype, AR_DT_BFLOAT16);
+	ar_train_model_free(m);
+	/* --loss-chunk finds the head through the fp32 cast of the logits
+	 * and the weight's cached copy. */
+	amp.loss_chunks = 2;
+	m = model(b.g, &amp);
+	assert_true(m->head >= 0);
+	assert_int_equal(m->mem.logits_bytes, 2 * 10 * 4);
+	amp.loss_chunks = 0;
+	ar_train_model_free(m);
+	ar_graph_free(b.g);
+
+	b = start();
+	b.g->tensors[b.x].dtype = AR_DT_INT64;
+	z = t2(&b, "z", AR_TK_ACTIVATION, 4, 8);
+	b.g->tensors[z].dtype = AR_DT_INT64;
+	op(&b, "Neg", b.x, -1, z);
+	finish(&b, z);
+	assert_int_equal(ar_train_model(b.g, &amp, &m, &err), AR_EXIT_MODEL);
+	assert_non_null(strstr(err.msg, "amp-bf16"));
 	ar_graph_free(b.g);
 }
 
@@ -704,6 +780,7 @@ int main(void)
 		cmocka_unit_test(test_freeze),
 		cmocka_unit_test(test_not_params),
 		cmocka_unit_test(test_precision),
+		cmocka_unit_test(test_autocast),
 		cmocka_unit_test(test_own_loss),
 		cmocka_unit_test(test_loss_chunks),
 	};

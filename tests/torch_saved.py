@@ -169,8 +169,13 @@ def loss_of(logits, label):
                            label.reshape(-1))
 
 
-def measure(model, inputs, label):
-    """Saved-for-backward storages of loss_of(model(*inputs), label)."""
+def measure(model, inputs, label, context=None):
+    """Saved-for-backward storages of loss_of(model(*inputs), label).
+
+    context: a context manager to run the forward pass and the loss in
+    (torch.autocast(...) for a mixed-precision step); None: none.  Under
+    autocast, its 16-bit copies of the parameters are no parameters: they
+    count as activations where autograd saves them."""
     model.train()
     keep = []
     weights = {_ptr(p) for p in model.parameters()}
@@ -182,7 +187,7 @@ def measure(model, inputs, label):
 
     rec = _Producers()
     with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
-        with rec:
+        with rec, (context or contextlib.nullcontext()):
             loss = loss_of(model(*inputs), label)
     where = collections.defaultdict(list)
     _savers(loss.grad_fn, where, set())

@@ -8,7 +8,9 @@
  * ONNX's SoftmaxCrossEntropyLoss to the first output, with an int64 label
  * shaped like the output less its last axis, and the loss replaces the
  * first output.  --loss-chunk then folds the head that computes the
- * logits into the loss (LinearCrossEntropy), which step.c plans in chunks.
+ * logits into the loss (LinearCrossEntropy), which step.c plans in chunks;
+ * under amp the head is the product of autocast's 16-bit copies, and the
+ * chunks' logits are the fp32 casts the loss reads.
  */
 #include "train.h"
 
@@ -116,6 +118,23 @@ int ar_train_loss(ArTrainModel *m, const ArGraph *fwd, int **order,
  * the loss node becomes LinearCrossEntropy(x, W, label): the product and
  * the cross-entropy as one op, whose gradient reads x, W and the labels.
  */
+/* Node h of g is a Cast (amp's casts, autocast.c): the chunks compute
+ * the head's product and then its cast, chunk by chunk. */
+static bool is_cast(const ArGraph *g, int h)
+{
+	return !strcmp(g->nodes[h].op, "Cast") && !g->nodes[h].domain[0];
+}
+
+/* Tensor w is a weight: a parameter, or amp's cached cast of one. */
+static bool weight(const ArTrainModel *m, int w)
+{
+	const ArGraph *g = m->base;
+	int p = w >= 0 ? g->tensors[w].producer : -1;
+	if (p >= 0 && is_cast(g, p))
+		w = g->nodes[p].inputs[0];
+	return w >= 0 && (m->param[w] || m->frozen[w]);
+}
+
 int ar_train_chunk_loss(ArTrainModel *m, ArError *err)
 {
 	ArGraph *g = m->base;
@@ -125,15 +144,15 @@ int ar_train_chunk_loss(ArTrainModel *m, ArError *err)
 	const ArOpDef *d;
 
 	while (h >= 0 && (d = ar_op_of(&g->nodes[h])) &&
-	       d->alias == AR_ALIAS_VIEW && !d->view_when &&
+	       ((d->alias == AR_ALIAS_VIEW && !d->view_when) ||
+		is_cast(g, h)) &&
 	       g->nodes[h].nexplicit >= 1 && g->nodes[h].inputs[0] >= 0)
 		h = g->tensors[g->nodes[h].inputs[0]].producer;
 	d = h >= 0 ? ar_op_of(&g->nodes[h]) : NULL;
 	if (!d || !d->grad || d->grad->cost != 2 ||
 	    g->nodes[h].nexplicit != 2 || y->rank < 2 ||
 	    !ar_in_arena(g, g->nodes[h].inputs[0]) ||
-	    !(m->param[g->nodes[h].inputs[1]] ||
-	      m->frozen[g->nodes[h].inputs[1]]))
+	    !weight(m, g->nodes[h].inputs[1]))
 		return ar_fail(err, AR_EXIT_MODEL, "--loss-chunk: the logits "
 			       "'%s' must come from a MatMul or Gemm of an "
 			       "activation by a weight (a language model's "

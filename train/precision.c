@@ -17,6 +17,11 @@
  * constants the steps read.  Together they are exactly the weights of the
  * step graph that a step reads (plan.h's weights_bytes), so the bill's
  * total is weights plus arena.
+ *
+ * amp-* is torch.autocast (autocast.c writes its casts into the graph):
+ * parameters, gradients and optimizer state stay fp32, no master copy;
+ * the 16-bit copies autocast caches of the weights live in the arena,
+ * named apart in the bill (autocast_copy_bytes).
  */
 #include "train.h"
 
@@ -27,6 +32,7 @@ static const struct {
 	const char *name;
 	ArDType dt;
 	bool mixed;
+	bool amp;       /* torch.autocast: the graph is cast op by op */
 } formats[] = {
 	[AR_PREC_MODEL] = {"model", AR_DT_UNDEFINED, false},
 	[AR_PREC_FP32] = {"fp32", AR_DT_FLOAT, false},
@@ -34,16 +40,20 @@ static const struct {
 	[AR_PREC_BF16] = {"bf16", AR_DT_BFLOAT16, false},
 	[AR_PREC_MIXED_FP16] = {"mixed-fp16", AR_DT_FLOAT16, true},
 	[AR_PREC_MIXED_BF16] = {"mixed-bf16", AR_DT_BFLOAT16, true},
+	[AR_PREC_AMP_FP16] = {"amp-fp16", AR_DT_FLOAT16, false, true},
+	[AR_PREC_AMP_BF16] = {"amp-bf16", AR_DT_BFLOAT16, false, true},
 };
+
+#define NFORMATS ((int)(sizeof formats / sizeof *formats))
 
 const char *ar_precision_name(ArPrecision p)
 {
-	return (unsigned)p <= AR_PREC_MIXED_BF16 ? formats[p].name : "invalid";
+	return (unsigned)p < (unsigned)NFORMATS ? formats[p].name : "invalid";
 }
 
 bool ar_precision_parse(const char *s, ArPrecision *out)
 {
-	for (int p = AR_PREC_FP32; p <= AR_PREC_MIXED_BF16; p++)
+	for (int p = AR_PREC_FP32; p < NFORMATS; p++)
 		if (!strcmp(s, formats[p].name)) {
 			*out = (ArPrecision)p;
 			return true;
@@ -65,8 +75,8 @@ int ar_train_convert(ArTrainModel *m, ArError *err)
 	bool *keep;
 	int rc = AR_OK;
 
-	if (to == AR_DT_UNDEFINED)
-		return AR_OK;
+	if (to == AR_DT_UNDEFINED || formats[m->spec.precision].amp)
+		return AR_OK;   /* amp: autocast.c typed the graph already */
 	keep = ar_xcalloc((size_t)g->ntensors + 1, sizeof *keep);
 	for (int i = 0; i < g->nnodes; i++)
 		for (int j = 0; j < g->nodes[i].noutputs; j++)
@@ -83,6 +93,11 @@ int ar_train_convert(ArTrainModel *m, ArError *err)
 	}
 	free(keep);
 	return rc;
+}
+
+ArDType ar_precision_autocast(ArPrecision p)
+{
+	return formats[p].amp ? formats[p].dt : AR_DT_UNDEFINED;
 }
 
 ArDType ar_train_state_dtype(const ArTrainModel *m, int param)
@@ -109,6 +124,24 @@ static void logits_bytes(ArTrainModel *m)
 			    (int64_t)ar_dtype_size(y->dtype));
 	m->mem.logits_bytes = b;
 	m->mem.logits_grad_bytes = m->grad[m->logits] || m->head >= 0 ? b : 0;
+}
+
+/* amp: the bytes of autocast's cached 16-bit copies of parameters (a
+ * Cast of a parameter, trained or frozen, in autocast's graph). */
+static int64_t weight_copies(const ArTrainModel *m)
+{
+	const ArGraph *g = m->base;
+	int64_t b = 0;
+	if (!formats[m->spec.precision].amp)
+		return 0;
+	for (int i = 0; i < m->nfwd; i++) {
+		const ArNode *n = &g->nodes[i];
+		int w = n->ninputs ? n->inputs[0] : -1;
+		if (!strcmp(n->op, "Cast") && w >= 0 &&
+		    (m->param[w] || m->frozen[w]) && n->outputs[0] >= 0)
+			b = ar_train_add(b, g->tensors[n->outputs[0]].bytes);
+	}
+	return b;
 }
 
 int ar_train_memory(ArTrainModel *m, ArError *err)
@@ -148,6 +181,7 @@ int ar_train_memory(ArTrainModel *m, ArError *err)
 		}
 	}
 	free(read);
+	x->autocast_copy_bytes = weight_copies(m);
 	x->gradient_bytes = x->parameter_bytes;
 	logits_bytes(m);
 	if (x->state_bytes == INT64_MAX || x->master_bytes == INT64_MAX)

@@ -5,7 +5,8 @@
  * ar_train_model copies the forward graph (tensors, nodes without
  * attributes) with its loss as node nfwd (loss.c: cross-entropy attached
  * to the first output, or the model's own loss op), converts the number
- * formats (precision.c), materialises the outputs the backward pass reads
+ * formats (precision.c; amp-* first writes torch.autocast's casts into a
+ * copy of the forward graph, autocast.c), materialises the outputs the backward pass reads
  * (masks, statistics: the op table's train_outputs), decides the
  * parameters (params.c), recognises fused gradient chains (patterns.c),
  * and then walks back from the loss with the op table's gradient rules:
@@ -352,12 +353,20 @@ int ar_train_model(const ArGraph *fwd, const ArTrainSpec *spec,
 		   ArTrainModel **out, ArError *err)
 {
 	ArTrainModel *m = ar_xcalloc(1, sizeof *m);
+	ArDType low = ar_precision_autocast(spec->precision);
+	ArGraph *autocast = NULL;
 	int *order = NULL, rc;
 	bool *rg = NULL;
 
 	*out = NULL;
 	m->spec = *spec;
 	m->head = -1;
+	/* amp: the step of the graph torch.autocast runs instead. */
+	if (low != AR_DT_UNDEFINED &&
+	    (rc = ar_train_autocast(fwd, low, &autocast, err)))
+		goto fail;
+	if (autocast)
+		fwd = autocast;
 	if ((rc = ar_train_loss(m, fwd, &order, err)) ||
 	    (rc = ar_train_convert(m, err)) ||
 	    (rc = train_outputs(m, fwd, order, err)))
@@ -381,11 +390,13 @@ int ar_train_model(const ArGraph *fwd, const ArTrainSpec *spec,
 	backward_flops(m);
 	free(order);
 	free(rg);
+	ar_graph_free(autocast);
 	*out = m;
 	return AR_OK;
 fail:
 	free(order);
 	free(rg);
+	ar_graph_free(autocast);
 	ar_train_model_free(m);
 	return rc;
 }

@@ -38,11 +38,14 @@ typedef enum { AR_OPTIM_SGD, AR_OPTIM_MOMENTUM, AR_OPTIM_ADAM } ArOptimizer;
  * keeps fp32 master weights and fp32 state (the ZeRO paper's accounting:
  * Adam 2 + 2 + 4 + 4 + 4 = 16 bytes per parameter).  Statistics a kernel
  * keeps in float32 (LayerNorm's stash_type, BatchNorm's batch statistics)
- * stay float32, masks bool.
+ * stay float32, masks bool.  amp-*: torch.autocast (autocast.c): the
+ * model's parameters, gradients and optimizer state fp32, each op in the
+ * type autocast's lists give it, with the casts as Cast nodes.
  */
 typedef enum {
 	AR_PREC_MODEL, AR_PREC_FP32, AR_PREC_FP16, AR_PREC_BF16,
-	AR_PREC_MIXED_FP16, AR_PREC_MIXED_BF16
+	AR_PREC_MIXED_FP16, AR_PREC_MIXED_BF16,
+	AR_PREC_AMP_FP16, AR_PREC_AMP_BF16
 } ArPrecision;
 
 /* What to train and how: the choices a user makes. */
@@ -85,6 +88,9 @@ typedef struct ArTrainMemory {
 	int64_t gradient_bytes;         /* = parameters, in their format */
 	int64_t master_bytes;           /* fp32 copies (mixed precision) */
 	int64_t state_bytes;            /* momentum 1x, Adam 2x */
+	/* In the arena, amp only: autocast's 16-bit copies of parameters,
+	 * kept from their first use to the backward steps that read them. */
+	int64_t autocast_copy_bytes;
 	/* In the arena: the logits the loss reads and their gradient (per
 	 * chunk with loss_chunks). */
 	int64_t logits_bytes, logits_grad_bytes;
@@ -208,6 +214,15 @@ bool ar_train_is_float(ArDType dt);
 int ar_train_convert(ArTrainModel *m, ArError *err);
 /* The persistent bill parts, once parameters and gradients are known. */
 int ar_train_memory(ArTrainModel *m, ArError *err);
+/* amp-*: the 16-bit type autocast computes in; AR_DT_UNDEFINED for the
+ * other precisions. */
+ArDType ar_precision_autocast(ArPrecision p);
+/* The forward graph as torch.autocast runs it in 16-bit type low
+ * (autocast.c): Cast nodes before the ops autocast casts the inputs of,
+ * every float tensor in its autocast type.  AR_EXIT_MODEL for a model
+ * without float activations. */
+int ar_train_autocast(const ArGraph *src, ArDType low, ArGraph **out,
+		      ArError *err);
 /* The dtype of master weights and optimizer state for a parameter. */
 ArDType ar_train_state_dtype(const ArTrainModel *m, int param);
 
@@ -243,7 +258,8 @@ void ar_train_patterns(ArTrainModel *m, const ArGraph *fwd);
 
 const char *ar_optimizer_name(ArOptimizer o);
 const char *ar_precision_name(ArPrecision p);
-/* The precision named s (fp32, ..., mixed-bf16); false if none. */
+/* The precision named s (fp32, ..., mixed-bf16, amp-bf16); false if
+ * none. */
 bool ar_precision_parse(const char *s, ArPrecision *out);
 
 #endif
