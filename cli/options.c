@@ -196,9 +196,37 @@ static const Option options[] = {
 	 .help = "compute the head (the MatMul or Gemm giving the\n"
 		 "logits) and the cross-entropy in N chunks of the\n"
 		 "tokens, one chunk's logits alive at a time (1)"},
-	{"optimizer", 0, CHOICE, "NAME", TO(topt.spec.optimizer),
-	 .choices = "sgd|momentum|adam", .flags = ECHO | TRAIN,
-	 .section = TRAINING, .help = "sgd, momentum, adam (sgd)"},
+	{"optimizer", 0, CUSTOM, "NAME", NOWHERE, .parse = cli_parse_optimizer,
+	 .flags = ECHO | TRAIN, .section = TRAINING,
+	 .help = "sgd, momentum, adam, adamw (torch.optim), adam8bit,\n"
+		 "adamw8bit, lion8bit (bitsandbytes: uint8 moments,\n"
+		 "an fp32 absmax per 256; fp32 under 4096\n"
+		 "elements), paged-adam8bit, paged-adamw8bit,\n"
+		 "paged-adamw (moments of 1e5 elements or more in\n"
+		 "host memory), adam4bit, adamw4bit (torchao: 4-bit\n"
+		 "moments, an fp32 scale per 128), adafactor\n"
+		 "(factored second moment), lion (one moment) (sgd)"},
+	{"grad-dtype", 0, CHOICE, "FORMAT", TO(topt.spec.grad_format),
+	 .choices = "auto|fp32|fp16|bf16|int8|int4", .flags = ECHO | TRAIN,
+	 .section = TRAINING,
+	 .help = "the parameters' gradients (Megatron-LM's\n"
+		 "main_grad: fp32 beside bf16 weights); auto: the\n"
+		 "weights' format (auto)"},
+	{"master-dtype", 0, CHOICE, "FORMAT", TO(topt.spec.master_format),
+	 .choices = "auto|fp32|fp16|bf16|int8|int4|none",
+	 .flags = ECHO | TRAIN, .section = TRAINING,
+	 .help = "the optimizer's master copy of 16-bit weights, or\n"
+		 "none; auto: fp32 with mixed-*, else none (auto)"},
+	{"state-dtype", 0, CHOICE, "FORMAT", TO(topt.spec.state_format),
+	 .choices = "auto|fp32|fp16|bf16|int8|int4", .flags = ECHO | TRAIN,
+	 .section = TRAINING,
+	 .help = "the optimizer's moments (Megatron-LM's\n"
+		 "exp_avg_dtype); auto: the format of what it\n"
+		 "updates, the master copy if any (auto)"},
+	{"beta1", 0, CUSTOM, "B", NOWHERE, .parse = cli_parse_beta1,
+	 .flags = ECHO | TRAIN, .section = TRAINING,
+	 .help = "adafactor keeps a first moment (transformers'\n"
+		 "beta1; default none)"},
 	{"precision", 0, CUSTOM, "NAME", NOWHERE, .parse = cli_parse_precision,
 	 .flags = ECHO | TRAIN, .section = TRAINING,
 	 .help = "fp32, fp16, bf16: every float tensor in that\n"

@@ -274,7 +274,7 @@ static double percent(int64_t part, int64_t whole)
 
 void ar_print_train_stats(FILE *f, const ArTrainBill *b)
 {
-	char a[32], h[32], note[96];
+	char a[32], h[32], note[96], gw[48], mw[48], sw[48];
 	const struct {
 		const char *what;
 		int64_t bytes;
@@ -282,10 +282,11 @@ void ar_print_train_stats(FILE *f, const ArTrainBill *b)
 		bool always;
 	} rows[] = {
 		{"parameters", b->parameter_bytes, "persistent", true},
-		{"gradients", b->gradient_bytes, "persistent", true},
-		{"master weights", b->master_weight_bytes, "persistent, fp32",
-		 false},
-		{"optimizer state", b->optimizer_state_bytes, "persistent", true},
+		{"gradients", b->gradient_bytes, gw, true},
+		{"master weights", b->master_weight_bytes, mw, false},
+		{"optimizer state", b->optimizer_state_bytes, sw, true},
+		{"paged state", b->host_state_bytes,
+		 "host memory (paged), not in the total", false},
 		{"frozen params", b->frozen_bytes, "persistent, no gradient",
 		 false},
 		{"constants", b->constant_bytes, "persistent", false},
@@ -296,6 +297,9 @@ void ar_print_train_stats(FILE *f, const ArTrainBill *b)
 		 "in the arena, autocast's 16-bit casts", false},
 		{"total", b->total_bytes, "", true},
 	};
+	snprintf(gw, sizeof gw, "persistent, %s", b->gradient_dtype);
+	snprintf(mw, sizeof mw, "persistent, %s", b->master_dtype);
+	snprintf(sw, sizeof sw, "persistent, %s", b->state_dtype);
 	if (b->loss_chunks > 1)
 		snprintf(note, sizeof note, "in the arena, one of %d chunks at "
 			 "a time", b->loss_chunks);

@@ -8,6 +8,7 @@
 #include "values.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -208,6 +209,35 @@ int cli_parse_precision(Cli *c, char *arg)
 		return cli_usage_error("--precision wants fp32, fp16, bf16, "
 				       "mixed-fp16, mixed-bf16, amp-fp16 or "
 				       "amp-bf16, not '%s'", arg);
+	return AR_OK;
+}
+
+int cli_parse_optimizer(Cli *c, char *arg)
+{
+	char list[512];
+	size_t n = 0;
+	if (ar_optimizer_parse(arg, &c->topt.spec.optimizer))
+		return AR_OK;
+	list[0] = '\0';
+	for (int o = 0; o < AR_OPTIM_COUNT && n < sizeof list; o++)
+		n += (size_t)snprintf(list + n, sizeof list - n, "%s%s",
+				      o ? ", " : "",
+				      ar_optimizer_name((ArOptimizer)o));
+	return cli_usage_error("--optimizer wants one of %s, not '%s'", list,
+			       arg);
+}
+
+/* --beta1 B: Adafactor's first moment, 0 <= B < 1. */
+int cli_parse_beta1(Cli *c, char *arg)
+{
+	char *end;
+	double b;
+	errno = 0;
+	b = strtod(arg, &end);
+	if (errno || end == arg || *end || !(b >= 0 && b < 1))
+		return cli_usage_error("--beta1 wants a number from 0 to 1 "
+				       "(excluded), not '%s'", arg);
+	c->topt.spec.beta1 = true;
 	return AR_OK;
 }
 

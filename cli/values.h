@@ -29,6 +29,8 @@ int cli_parse_memory(Cli *c, char *arg);
 int cli_parse_bound(Cli *c, char *arg);
 int cli_parse_effort(Cli *c, char *arg);
 int cli_parse_precision(Cli *c, char *arg);
+int cli_parse_optimizer(Cli *c, char *arg);
+int cli_parse_beta1(Cli *c, char *arg);
 int cli_parse_trainable(Cli *c, char *arg);
 int cli_parse_freeze(Cli *c, char *arg);
 int cli_parse_dot_focus(Cli *c, char *arg);

@@ -476,6 +476,13 @@ static void write_training(FILE *f, const ArTrainBill *b)
 		b->loss_chunks, b->total_bytes);
 	fprintf(f, ", \"autocast_copy_bytes\": %" PRId64,
 		b->autocast_copy_bytes);
+	fprintf(f, ", \"host_state_bytes\": %" PRId64 ", \"gradient_dtype\": ",
+		b->host_state_bytes);
+	ar_json_str(f, b->gradient_dtype);
+	fputs(", \"master_dtype\": ", f);
+	ar_json_str(f, b->master_dtype);
+	fputs(", \"state_dtype\": ", f);
+	ar_json_str(f, b->state_dtype);
 	fprintf(f, ", \"forward_flops\": %" PRId64 ", \"backward_flops\": %"
 		PRId64 ", \"recompute_flops\": %" PRId64
 		", \"checkpoint_candidates\": %d, \"selection_exact\": %s"

@@ -595,8 +595,22 @@ static const ArOpDef table[] = {
 	 .shape = ar_shape_scatter, .grad = &G_PASS, .flops = ar_flops_none},
 	/* The training step's own ops (train/train.c), besides each forward
 	 * op's gradient (op + "Grad", described by its rule). */
+	/* The optimizers' updates (train/optimizers.c): the parameter, its
+	 * gradient, its master copy and the optimizer's state tensors. */
+	{TRAINING("AdafactorUpdate"), IO(2, VAR, 1, 1),
+	 .alias = AR_ALIAS_INPLACE, .inplace = B(0)},
+	{TRAINING("Adam4bitUpdate"), IO(2, VAR, 1, 1),
+	 .alias = AR_ALIAS_INPLACE, .inplace = B(0)},
+	{TRAINING("Adam8bitUpdate"), IO(2, VAR, 1, 1),
+	 .alias = AR_ALIAS_INPLACE, .inplace = B(0)},
 	{TRAINING("AdamUpdate"), IO(4, 5, 1, 1), .alias = AR_ALIAS_INPLACE,
 	 .inplace = B(0)},
+	{TRAINING("AdamW4bitUpdate"), IO(2, VAR, 1, 1),
+	 .alias = AR_ALIAS_INPLACE, .inplace = B(0)},
+	{TRAINING("AdamW8bitUpdate"), IO(2, VAR, 1, 1),
+	 .alias = AR_ALIAS_INPLACE, .inplace = B(0)},
+	{TRAINING("AdamWUpdate"), IO(2, VAR, 1, 1),
+	 .alias = AR_ALIAS_INPLACE, .inplace = B(0)},
 	{TRAINING("CrossEntropyChunk"), IO(2, 2, 1, 1)},
 	{TRAINING("CrossEntropyChunkGrad"), IO(2, 2, 1, 1),
 	 .alias = AR_ALIAS_INPLACE, .inplace = B(0)},
@@ -604,6 +618,10 @@ static const ArOpDef table[] = {
 	 .alias = AR_ALIAS_INPLACE, .inplace = ALL},
 	{TRAINING("LinearCrossEntropy"), IO(3, 3, 1, 1), .flags = AR_OP_LOSS,
 	 .grad = &G_LINEAR_CE},
+	{TRAINING("Lion8bitUpdate"), IO(2, VAR, 1, 1),
+	 .alias = AR_ALIAS_INPLACE, .inplace = B(0)},
+	{TRAINING("LionUpdate"), IO(2, VAR, 1, 1),
+	 .alias = AR_ALIAS_INPLACE, .inplace = B(0)},
 	{TRAINING("LogitsChunk"), IO(2, 2, 1, 1)},
 	{TRAINING("LogitsChunkGradInput"), IO(2, 3, 1, 1),
 	 .alias = AR_ALIAS_INPLACE, .inplace = B(2)},

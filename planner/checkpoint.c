@@ -85,6 +85,10 @@ static void fill_bill(ArTrainResult *r, ArCkptPolicy pol, bool exact,
 	b->gradient_bytes = x->gradient_bytes;
 	b->master_weight_bytes = x->master_bytes;
 	b->optimizer_state_bytes = x->state_bytes;
+	b->host_state_bytes = x->host_state_bytes;
+	b->gradient_dtype = x->grad_dtype;
+	b->master_dtype = x->master_dtype;
+	b->state_dtype = x->state_dtype;
 	b->frozen_bytes = x->frozen_bytes;
 	b->constant_bytes = x->constant_bytes;
 	b->arena_bytes = r->plan->arena_bytes;

@@ -45,7 +45,11 @@ typedef struct ArTrainBill {
 	int64_t parameter_bytes;        /* persistent */
 	int64_t gradient_bytes;         /* persistent, = parameters */
 	int64_t master_weight_bytes;    /* persistent, fp32 (mixed) */
-	int64_t optimizer_state_bytes;  /* momentum 1x, adam 2x parameters */
+	int64_t optimizer_state_bytes;  /* on the device (optimizers.c) */
+	int64_t host_state_bytes;       /* a paged optimizer's, host memory */
+	/* The formats of the largest trained parameter's gradient, master
+	 * copy ("none") and optimizer moments ("none" for SGD). */
+	const char *gradient_dtype, *master_dtype, *state_dtype;
 	int64_t frozen_bytes;           /* persistent, frozen parameters */
 	int64_t constant_bytes;         /* persistent, other constants */
 	int64_t arena_bytes;            /* the planned arena */

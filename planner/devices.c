@@ -93,6 +93,8 @@ static void numbers_of(ArDevicePlanner *c, const ArDevicesSpec *s, int k,
 				      q->bill.master_weight_bytes, m);
 	b->optimizer_state_bytes = lerp(p->bill.optimizer_state_bytes,
 					q->bill.optimizer_state_bytes, m);
+	b->host_state_bytes = lerp(p->bill.host_state_bytes,
+				   q->bill.host_state_bytes, m);
 	b->frozen_bytes = lerp(p->bill.frozen_bytes, q->bill.frozen_bytes, m);
 	b->constant_bytes = lerp(p->bill.constant_bytes,
 				 q->bill.constant_bytes, m);

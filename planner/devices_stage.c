@@ -153,6 +153,17 @@ static void offload(const ArDevicesSpec *s, const ArStageNumbers *n, ArStage *st
 		st->moved_bytes[AR_OFF_OPTIMIZER] = ar_train_mul(2, g);
 		d->optimizer_state = 0;
 	}
+	if (b->host_state_bytes > 0) {
+		/* A paged optimizer's state (optimizers.c) lives in host
+		 * memory, paged in for the update and out again. */
+		int64_t h = s->zero >= 1 ? ar_zero_part(b->host_state_bytes,
+						b->parameter_count, s->dp)
+					 : b->host_state_bytes;
+		st->offloaded[AR_OFF_OPTIMIZER] = ar_train_add(
+			st->offloaded[AR_OFF_OPTIMIZER], h);
+		st->moved_bytes[AR_OFF_OPTIMIZER] = ar_train_add(
+			st->moved_bytes[AR_OFF_OPTIMIZER], ar_train_mul(2, h));
+	}
 	if (s->offload[AR_OFF_PARAMETERS] >= 0) {
 		st->offloaded[AR_OFF_PARAMETERS] = d->parameters;
 		st->moved_bytes[AR_OFF_PARAMETERS] =

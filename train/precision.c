@@ -11,9 +11,11 @@
  * past the first of an op with training outputs) and masks stay as they
  * are.
  *
- * The bill's persistent parts: trained parameters and their gradients (in
- * the step's format), master weights, optimizer state (one tensor per
- * parameter for momentum, two for Adam), frozen parameters and the other
+ * The bill's persistent parts: trained parameters, their gradients (in
+ * --grad-dtype, else the step's format), master weights (--master-dtype,
+ * else fp32 in the mixed precisions), optimizer state (the tensors the
+ * table of optimizers.c lists, on the device and, for a paged optimizer,
+ * in host memory), frozen parameters and the other
  * constants the steps read.  Together they are exactly the weights of the
  * step graph that a step reads (plan.h's weights_bytes), so the bill's
  * total is weights plus arena.
@@ -23,7 +25,7 @@
  * the 16-bit copies autocast caches of the weights live in the arena,
  * named apart in the bill (autocast_copy_bytes).
  */
-#include "train.h"
+#include "optim.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -100,10 +102,16 @@ ArDType ar_precision_autocast(ArPrecision p)
 	return formats[p].amp ? formats[p].dt : AR_DT_UNDEFINED;
 }
 
-ArDType ar_train_state_dtype(const ArTrainModel *m, int param)
+ArDType ar_train_master_dtype(const ArTrainModel *m, int param)
 {
-	return formats[m->spec.precision].mixed ? AR_DT_FLOAT
-						 : m->base->tensors[param].dtype;
+	ArFormat f = m->spec.master_format;
+	ArDType dt = f == AR_FMT_AUTO ? (formats[m->spec.precision].mixed ?
+					 AR_DT_FLOAT : AR_DT_UNDEFINED) :
+		     f == AR_FMT_FP32 ? AR_DT_FLOAT :
+		     f == AR_FMT_FP16 ? AR_DT_FLOAT16 :
+		     f == AR_FMT_BF16 ? AR_DT_BFLOAT16 : AR_DT_UNDEFINED;
+	/* A master copy in the parameter's own format is the parameter. */
+	return dt == m->base->tensors[param].dtype ? AR_DT_UNDEFINED : dt;
 }
 
 /* Bytes of one tensor of t's elements in dtype dt. */
@@ -124,6 +132,39 @@ static void logits_bytes(ArTrainModel *m)
 			    (int64_t)ar_dtype_size(y->dtype));
 	m->mem.logits_bytes = b;
 	m->mem.logits_grad_bytes = m->grad[m->logits] || m->head >= 0 ? b : 0;
+}
+
+/* The optimizer's state tensors of one parameter (or its shared ones),
+ * on the device and in host memory. */
+static void add_states(ArTrainMemory *x, const ArStateTensor *s, int n)
+{
+	for (int k = 0; k < n; k++) {
+		int64_t b = ar_train_mul(s[k].numel,
+					 (int64_t)ar_dtype_size(s[k].dtype));
+		int64_t *part = s[k].host ? &x->host_state_bytes
+					  : &x->state_bytes;
+		*part = ar_train_add(*part, b);
+	}
+}
+
+/* The formats the bill names, those of the largest trained parameter. */
+static void formats_of(ArTrainModel *m)
+{
+	ArTrainMemory *x = &m->mem;
+	ArStateTensor st[AR_MAX_STATES];
+	int big = -1;
+	for (int t = 0; t < m->base->ntensors; t++)
+		if (m->param[t] && (big < 0 || ar_numel(&m->base->tensors[t]) >
+				    ar_numel(&m->base->tensors[big])))
+			big = t;
+	x->grad_dtype = x->master_dtype = x->state_dtype = "none";
+	if (big < 0)
+		return;
+	x->grad_dtype = ar_dtype_name(ar_train_grad_dtype(m, big));
+	if (ar_train_master_dtype(m, big) != AR_DT_UNDEFINED)
+		x->master_dtype = ar_dtype_name(ar_train_master_dtype(m, big));
+	if (ar_optim_states(m, big, st) > 0)
+		x->state_dtype = ar_dtype_name(st[0].dtype);
 }
 
 /* amp: the bytes of autocast's cached 16-bit copies of parameters (a
@@ -148,10 +189,13 @@ int ar_train_memory(ArTrainModel *m, ArError *err)
 {
 	const ArGraph *g = m->base;
 	ArTrainMemory *x = &m->mem;
-	int states = m->spec.optimizer == AR_OPTIM_ADAM ? 2 :
-		     m->spec.optimizer == AR_OPTIM_MOMENTUM ? 1 : 0;
-	bool *read = ar_xcalloc((size_t)g->ntensors + 1, sizeof *read);
+	ArStateTensor st[AR_MAX_STATES];
+	int rc = ar_optim_check(&m->spec, err);
+	bool *read;
 
+	if (rc)
+		return rc;
+	read = ar_xcalloc((size_t)g->ntensors + 1, sizeof *read);
 	for (int i = 0; i <= m->nfwd; i++)
 		for (int j = 0; ar_is_step(g, i) && !m->in_loss[i] &&
 		     j < g->nodes[i].nexplicit; j++)
@@ -162,16 +206,16 @@ int ar_train_memory(ArTrainModel *m, ArError *err)
 		if (m->param[t] && m->tied[t])
 			continue;   /* counted with the one it copies */
 		if (m->param[t]) {
+			ArDType mdt = ar_train_master_dtype(m, t);
 			x->parameter_count = ar_train_add(x->parameter_count,
 						     ar_numel(p));
 			x->parameter_bytes = ar_train_add(x->parameter_bytes,
 						     p->bytes);
 			x->master_bytes = ar_train_add(x->master_bytes,
-				formats[m->spec.precision].mixed ?
-				bytes_as(p, AR_DT_FLOAT) : 0);
-			x->state_bytes = ar_train_add(x->state_bytes,
-				ar_train_mul(states, bytes_as(p,
-					ar_train_state_dtype(m, t))));
+				mdt != AR_DT_UNDEFINED ? bytes_as(p, mdt) : 0);
+			x->gradient_bytes = ar_train_add(x->gradient_bytes,
+				bytes_as(p, ar_train_grad_dtype(m, t)));
+			add_states(x, st, ar_optim_states(m, t, st));
 		} else if (read[t] && p->bytes > 0 &&
 			   (p->kind == AR_TK_WEIGHT ||
 			    p->kind == AR_TK_CONSTANT)) {
@@ -182,9 +226,12 @@ int ar_train_memory(ArTrainModel *m, ArError *err)
 	}
 	free(read);
 	x->autocast_copy_bytes = weight_copies(m);
-	x->gradient_bytes = x->parameter_bytes;
+	add_states(x, st, ar_optim_shared(m, st));
+	formats_of(m);
 	logits_bytes(m);
-	if (x->state_bytes == INT64_MAX || x->master_bytes == INT64_MAX)
+	if (x->state_bytes == INT64_MAX || x->master_bytes == INT64_MAX ||
+	    x->host_state_bytes == INT64_MAX ||
+	    x->gradient_bytes == INT64_MAX)
 		return ar_fail(err, AR_EXIT_MODEL, "--train: optimizer state "
 			       "size overflows");
 	return AR_OK;

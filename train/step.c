@@ -34,7 +34,7 @@
  * copy (mixed precision) and its state, and writes "W.next": W rewritten
  * in place (the planner gives it W's storage).
  */
-#include "train.h"
+#include "optim.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -77,6 +77,7 @@ typedef struct Build {
 	int *dx;        /* per base tensor: its (summed) gradient, or -1 */
 	int **parts;    /* per base tensor: partial gradients so far */
 	int *nparts;
+	int shared[AR_MAX_STATES];      /* the optimizer's, or -1 */
 } Build;
 
 /* Room for index i in *a of *cap entries. */
@@ -257,6 +258,16 @@ static ArTensorKind grad_kind(const Build *b, int t)
 						       : AR_TK_ACTIVATION;
 }
 
+/* A gradient tensor of base tensor t: a parameter's persistent one in
+ * --grad-dtype (Megatron-LM's main_grad: the backward adds into it in its
+ * format), any other in t's. */
+static int grad_tensor(Build *b, int t, const char *suffix,
+		       ArTensorKind kind)
+{
+	return tensor_typed(b, t, suffix, kind, kind == AR_TK_WEIGHT ?
+			    ar_train_grad_dtype(b->m, t) : AR_DT_UNDEFINED);
+}
+
 /* The tensor a backward step writes t's gradient (or a part of it) to. */
 static int grad_slot(Build *b, int t)
 {
@@ -264,7 +275,7 @@ static int grad_slot(Build *b, int t)
 	char suffix[32];
 	int x;
 	if (m->ncontrib[t] == 1)
-		return b->dx[t] = tensor_like(b, t, ".grad", grad_kind(b, t));
+		return b->dx[t] = grad_tensor(b, t, ".grad", grad_kind(b, t));
 	snprintf(suffix, sizeof suffix, ".grad.%d", b->nparts[t]);
 	x = tensor_like(b, t, suffix, AR_TK_ACTIVATION);
 	if (!b->parts[t])
@@ -282,7 +293,7 @@ static void accumulate(Build *b, int src, const int *ts, int n)
 		if (b->m->ncontrib[t] < 2 || b->nparts[t] < b->m->ncontrib[t] ||
 		    b->dx[t] >= 0)
 			continue;
-		b->dx[t] = tensor_like(b, t, ".grad", b->m->param[t] ?
+		b->dx[t] = grad_tensor(b, t, ".grad", b->m->param[t] ?
 				       AR_TK_WEIGHT : AR_TK_ACTIVATION);
 		step(b, src, b->g->tensors[t].name, ".grad.sum",
 		     training_op("GradAccumulate"), AR_PHASE_BACKWARD, b->parts[t],
@@ -362,7 +373,7 @@ static int chunk_grad(Build *b, int t, int k, const char *op,
 		out = grad_slot(b, t);
 	} else {
 		snprintf(sfx, sizeof sfx, ".grad.chunk%d", k);
-		out = tensor_like(b, t, sfx, grad_kind(b, t));
+		out = grad_tensor(b, t, sfx, grad_kind(b, t));
 	}
 	snprintf(sfx, sizeof sfx, ".chunk%d.%s", k, what);
 	step(b, m->nfwd, b->g->tensors[m->logits].name, sfx, training_op(op),
@@ -419,28 +430,63 @@ static void chunked_loss(Build *b)
 	free(losses);
 }
 
+/* A persistent tensor of the optimizer (optim.h) for parameter `like`:
+ * shaped like it, or a vector of s->numel elements; named like's name
+ * and the suffix, or the suffix alone (shared). */
+static int state_tensor(Build *b, int like, const ArStateTensor *s,
+			bool shared)
+{
+	int t = shared ? ar_graph_add_tensor(b->g, s->suffix)
+		       : tensor_typed(b, like, s->suffix, AR_TK_WEIGHT,
+				      s->dtype);
+	ArTensor *x = &b->g->tensors[t];
+	if (shared) {
+		x->kind = AR_TK_WEIGHT;
+		x->dtype = s->dtype;
+		room(&b->tsrc, &b->capt, t);
+		b->tsrc[t] = b->tsrc[like];
+	}
+	if (!s->like_param) {
+		x->rank = 1;
+		x->dims[0] = s->numel;
+	}
+	x->bytes = ar_train_mul(s->numel, (int64_t)ar_dtype_size(s->dtype));
+	return t;
+}
+
+/* The optimizer's tensors kept once (optim.h: bitsandbytes' maps), made
+ * at the first update and read by every update. */
+static int shared_states(Build *b, int like, int *in)
+{
+	ArStateTensor s[AR_MAX_STATES];
+	int n = ar_optim_shared(b->m, s);
+	for (int k = 0; k < n; k++) {
+		if (b->shared[k] < 0)
+			b->shared[k] = state_tensor(b, like, &s[k], true);
+		in[k] = b->shared[k];
+	}
+	return n;
+}
+
 static void update_step(Build *b, int t)
 {
-	static const char *const ops[] = {"SgdUpdate", "MomentumUpdate",
-					  "AdamUpdate"};
-	static const char *const states[][2] = {{NULL, NULL},
-						{".momentum", NULL},
-						{".adam_m", ".adam_v"}};
 	const ArTrainModel *m = b->m;
-	ArDType sdt = ar_train_state_dtype(m, t);
-	int in[5], nin = 0, out;
+	ArDType mdt = ar_train_master_dtype(m, t);
+	ArStateTensor s[AR_MAX_STATES];
+	int in[3 + 2 * AR_MAX_STATES], nin = 0, out, ns = ar_optim_states(m, t, s);
 	in[nin++] = t;
 	in[nin++] = b->dx[t];
-	if (sdt != m->base->tensors[t].dtype)
-		in[nin++] = tensor_typed(b, t, ".master", AR_TK_WEIGHT, sdt);
-	for (int s = 0; s < 2; s++)
-		if (states[m->spec.optimizer][s])
-			in[nin++] = tensor_typed(b, t,
-				states[m->spec.optimizer][s], AR_TK_WEIGHT, sdt);
+	if (mdt != AR_DT_UNDEFINED)
+		in[nin++] = tensor_typed(b, t, ".master", AR_TK_WEIGHT, mdt);
+	for (int k = 0; k < ns; k++)
+		in[nin++] = state_tensor(b, t, &s[k], false);
+	if (ns > 0 && (s[0].dtype == AR_DT_UINT8 || s[ns - 1].dtype ==
+						   AR_DT_UINT8))
+		nin += shared_states(b, t, in + nin);
 	out = tensor_like(b, t, ".next", AR_TK_WEIGHT);
 	step(b, -1, b->g->tensors[t].name, ".update",
-	     training_op(ops[m->spec.optimizer]), AR_PHASE_UPDATE, in, nin,
-	     &out, 1);
+	     training_op(ar_optim_update_op(m->spec.optimizer)), AR_PHASE_UPDATE,
+	     in, nin, &out, 1);
 }
 
 /* With a chunked loss: the head, its views and the loss's forward copy
@@ -495,6 +541,8 @@ ArGraph *ar_train_graph_traced(const ArTrainModel *m, const bool *resident,
 	b.nparts = ar_xcalloc((size_t)nt + 1, sizeof *b.nparts);
 	for (int t = 0; t < nt; t++)
 		b.redo[t] = b.dx[t] = -1;
+	for (int k = 0; k < AR_MAX_STATES; k++)
+		b.shared[k] = -1;
 
 	if (chunked)
 		chunked_loss(&b);

@@ -471,9 +471,3 @@ int64_t ar_train_recompute_flops(const ArTrainModel *m, const bool *resident)
 	free(redo);
 	return f;
 }
-
-const char *ar_optimizer_name(ArOptimizer o)
-{
-	static const char *const names[] = {"sgd", "momentum", "adam"};
-	return (unsigned)o < 3 ? names[o] : "invalid";
-}

@@ -28,7 +28,27 @@
 #include "graph.h"
 #include "ops.h"
 
-typedef enum { AR_OPTIM_SGD, AR_OPTIM_MOMENTUM, AR_OPTIM_ADAM } ArOptimizer;
+/* The optimizers of train/optimizers.c's table, in its order. */
+typedef enum {
+	AR_OPTIM_SGD, AR_OPTIM_MOMENTUM, AR_OPTIM_ADAM, AR_OPTIM_ADAMW,
+	AR_OPTIM_ADAM8BIT, AR_OPTIM_ADAMW8BIT, AR_OPTIM_PAGED_ADAM8BIT,
+	AR_OPTIM_PAGED_ADAMW8BIT, AR_OPTIM_PAGED_ADAMW, AR_OPTIM_ADAM4BIT,
+	AR_OPTIM_ADAMW4BIT, AR_OPTIM_ADAFACTOR, AR_OPTIM_LION,
+	AR_OPTIM_LION8BIT, AR_OPTIM_COUNT
+} ArOptimizer;
+
+/*
+ * The number format a part of the optimizer's memory is asked to take
+ * (--grad-dtype, --master-dtype, --state-dtype; Megatron-LM's
+ * main_grads_dtype, main_params_dtype, exp_avg_dtype).  AUTO: what the
+ * precision gives.  INT8 and INT4 exist to be refused where they cannot
+ * hold the value (a master copy, a gradient; optimizers.c), NONE only for
+ * the master copy.
+ */
+typedef enum {
+	AR_FMT_AUTO, AR_FMT_FP32, AR_FMT_FP16, AR_FMT_BF16, AR_FMT_INT8,
+	AR_FMT_INT4, AR_FMT_NONE
+} ArFormat;
 
 /*
  * Number formats (precision.c).  MODEL keeps the model's float types and
@@ -77,6 +97,11 @@ typedef struct ArTrainSpec {
 	 * forward use and the backward pass, and are fetched back before
 	 * it (--offload activations; step.c). */
 	bool offload_activations;
+	/* Formats of the gradients, the master copy and the optimizer's
+	 * full-size state (ArFormat; optimizers.c). */
+	ArFormat grad_format, master_format, state_format;
+	/* Adafactor keeps a first moment (transformers' beta1 not None). */
+	bool beta1;
 } ArTrainSpec;
 
 /* The persistent part of a step's memory, per kind (precision.c). */
@@ -87,7 +112,12 @@ typedef struct ArTrainMemory {
 	int64_t constant_bytes;         /* other constants the steps read */
 	int64_t gradient_bytes;         /* = parameters, in their format */
 	int64_t master_bytes;           /* fp32 copies (mixed precision) */
-	int64_t state_bytes;            /* momentum 1x, Adam 2x */
+	int64_t state_bytes;            /* on the device: momentum 1x, Adam
+					 * 2x, quantised codes and scales */
+	int64_t host_state_bytes;       /* paged state in host memory */
+	/* The formats of the largest trained parameter's gradient, master
+	 * copy ("none") and first optimizer state tensor ("none"). */
+	const char *grad_dtype, *master_dtype, *state_dtype;
 	/* In the arena, amp only: autocast's 16-bit copies of parameters,
 	 * kept from their first use to the backward steps that read them. */
 	int64_t autocast_copy_bytes;
@@ -223,8 +253,12 @@ ArDType ar_precision_autocast(ArPrecision p);
  * without float activations. */
 int ar_train_autocast(const ArGraph *src, ArDType low, ArGraph **out,
 		      ArError *err);
-/* The dtype of master weights and optimizer state for a parameter. */
-ArDType ar_train_state_dtype(const ArTrainModel *m, int param);
+/* The dtype of a parameter's master copy, AR_DT_UNDEFINED for none; of
+ * its gradient; of what the optimizer updates (the master copy, else the
+ * parameter itself). */
+ArDType ar_train_master_dtype(const ArTrainModel *m, int param);
+ArDType ar_train_grad_dtype(const ArTrainModel *m, int param);
+ArDType ar_train_opt_dtype(const ArTrainModel *m, int param);
 
 /* Tensors (without data) and nodes (without attributes) of src, the
  * nodes in the order `order` gives (node k is src's order[k]; NULL: as
@@ -257,6 +291,10 @@ static inline int64_t ar_train_mul(int64_t a, int64_t b)
 void ar_train_patterns(ArTrainModel *m, const ArGraph *fwd);
 
 const char *ar_optimizer_name(ArOptimizer o);
+/* The optimizer named s; false if none (optimizers.c). */
+bool ar_optimizer_parse(const char *s, ArOptimizer *out);
+/* The names of the formats ArFormat lists, "auto" first. */
+const char *ar_format_name(ArFormat f);
 const char *ar_precision_name(ArPrecision p);
 /* The precision named s (fp32, ..., mixed-bf16, amp-bf16); false if
  * none. */
