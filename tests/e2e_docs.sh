@@ -18,7 +18,7 @@ check() {
 	fi
 }
 
-opts=$("$ARENAC" --help | grep -o -- '--[a-z][a-z-]*' | sort -u)
+opts=$("$ARENAC" --help | grep -o -- '--[a-z][a-z0-9-]*' | sort -u)
 [ -n "$opts" ] || { echo "FAIL: no options in --help"; exit 1; }
 for o in $opts; do
 	# The man page escapes every '-' as '\-'.
@@ -34,7 +34,7 @@ done
 
 # solve's options, in the man page's section on solve.
 solve_man=$(sed -n '/^\.SS solve/,/^\.SH/p' doc/arenac.1)
-sopts=$("$ARENAC" solve --help | grep -o -- '--[a-z][a-z-]*' | grep -vx -- --help | sort -u)
+sopts=$("$ARENAC" solve --help | grep -o -- '--[a-z][a-z0-9-]*' | grep -vx -- --help | sort -u)
 [ -n "$sopts" ] || { echo "FAIL: no options in solve --help"; exit 1; }
 for o in $sopts; do
 	esc=$(printf '%s' "$o" | sed 's/-/\\\\-/g')
@@ -49,9 +49,9 @@ check "--help: exit 3 does not name --memory" \
 	"'$ARENAC' --help | tr '\n' ' ' | grep -q '3 the plan does not fit.*--memory'"
 # The examples: there, and made of options that exist.
 check "man page has no EXAMPLES" "grep -q '^\.SH EXAMPLES' doc/arenac.1"
-known=$( ("$ARENAC" --help; "$ARENAC" solve --help) | grep -o -- '--[a-z][a-z-]*')
+known=$( ("$ARENAC" --help; "$ARENAC" solve --help) | grep -o -- '--[a-z][a-z0-9-]*')
 for o in $(sed -n '/^\.SH EXAMPLES/,/^\.SH/p' doc/arenac.1 | sed 's/\\-/-/g' |
-	   grep -o -- '--[a-z][a-z-]*' | sort -u); do
+	   grep -o -- '--[a-z][a-z0-9-]*' | sort -u); do
 	check "man page example uses unknown option $o" \
 		"printf '%s\n' \"\$known\" | grep -qx -- '$o'"
 done
