@@ -134,6 +134,14 @@ static int run_fit(Cli *c, const ArGraph *g, int given, ArError *err)
 	FILE *f = table_file(c);
 	int rc;
 
+	/* What --reserve holds is not the step's: the configurations are
+	 * searched for the rest of each device. */
+	if (c->topt.reserve >= c->fit.memory)
+		return ar_fail(err, AR_EXIT_USAGE, "--reserve %lld is not below "
+			       "the %lld bytes of each --fit device",
+			       (long long)c->topt.reserve,
+			       (long long)c->fit.memory);
+	c->fit.memory -= c->topt.reserve;
 	c->fit.microbatches = given;
 	c->fit.schedule = c->dev.schedule;
 	c->fit.bucket = c->dev.bucket;
@@ -161,9 +169,18 @@ int cli_run_devices(Cli *c, const ArGraph *g, ArError *err)
 	    (rc = check_path(c->dot, err)) ||
 	    (rc = check_path(c->timeline, err)))
 		return rc;
-	/* The devices' memories are accounts, not arena tiers. */
+	/* The devices' memories are accounts, not arena tiers.  Each
+	 * device's whole bill (ZeRO's shares, pipeline stages) is checked
+	 * here, not by ar_train_plan; --budget without a --memory is the
+	 * device's size. */
 	c->topt.plan.memories = NULL;
 	c->topt.plan.nmemories = 0;
+	c->topt.device_bytes = 0;
+	if (c->plan.budget && !c->plan.nmemories) {
+		c->memories[0] = (ArMemory){"device", c->plan.budget, 0};
+		c->plan.memories = c->memories;
+		c->plan.nmemories = 1;
+	}
 	if (!given)
 		c->dev.microbatches = 1;
 	if (c->fitting)
@@ -171,6 +188,7 @@ int cli_run_devices(Cli *c, const ArGraph *g, ArError *err)
 	if ((rc = resolve_offload(c, err)))
 		return rc;
 	c->dev.memories = c->memories;
+	c->dev.reserve = c->topt.reserve;
 	c->dev.nmemories = c->plan.nmemories;
 	rc = ar_devices_plan(g, &c->topt, &c->dev, &r, err);
 	if (!rc && c->selfcheck)

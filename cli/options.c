@@ -137,7 +137,13 @@ static const Option options[] = {
 	{"budget", 0, BYTES, "BYTES", TO(plan.budget), .flags = ECHO,
 	 .section = PLANNING,
 	 .help = "fail with exit 3 if the arena exceeds BYTES\n"
-		 "(suffixes K, M, G: powers of 1024)"},
+		 "(suffixes K, M, G: powers of 1024); with --train,\n"
+		 "if the whole device does: persistent state, arena\n"
+		 "and --reserve"},
+	{"arena-budget", 0, BYTES, "BYTES", TO(arena_budget), .flags = ECHO,
+	 .section = PLANNING,
+	 .help = "fail with exit 3 if the arena alone exceeds BYTES\n"
+		 "(with --train: what --checkpoint optimal fits)"},
 	{"order", 0, CHOICE, NULL, TO(plan.order), .choices = "file|memory",
 	 .flags = ECHO, .section = PLANNING,
 	 .help = "step order: the file's, or the one with the least\n"
@@ -191,6 +197,12 @@ static const Option options[] = {
 		 "model whose first output is the scalar of a\n"
 		 "SoftmaxCrossEntropyLoss or\n"
 		 "NegativeLogLikelihoodLoss is trained on it"},
+	{"reserve", 0, BYTES, "BYTES", TO(topt.reserve), .flags = ECHO | TRAIN,
+	 .section = TRAINING,
+	 .help = "bytes of the device held by what is not the step\n"
+		 "(the CUDA context, 0.3-1 GiB, and the caching\n"
+		 "allocator's slack), counted against --budget and\n"
+		 "the first --memory (0)"},
 	{"loss-chunk", 0, COUNT, "N", TO(topt.spec.loss_chunks),
 	 .value = 1000000, .flags = ECHO | TRAIN, .section = TRAINING,
 	 .help = "compute the head (the MatMul or Gemm giving the\n"
@@ -259,14 +271,14 @@ static const Option options[] = {
 	 .help = "which activations stay for the backward pass:\n"
 		 "none (all stay), all (layer boundaries stay),\n"
 		 "sqrt (Chen et al.), optimal (least recompute\n"
-		 "that fits --budget, never more than a fixed\n"
-		 "policy; without --budget: the smallest arena it\n"
-		 "reaches), layer (each layer's input stays, the\n"
+		 "that fits --budget or --arena-budget, never more\n"
+		 "than a fixed policy; without either: the\n"
+		 "smallest arena it reaches), layer (each layer's input stays, the\n"
 		 "layer is recomputed: Megatron's full\n"
 		 "recomputation), selective (only the attention\n"
 		 "core is recomputed: QK^T, softmax, its dropout,\n"
 		 "attention over V); default optimal with\n"
-		 "--budget, else none"},
+		 "--budget or --arena-budget, else none"},
 	{"layer-boundary", 0, TEXT, "REGEX", TO(topt.layer_boundary),
 	 .flags = ECHO | TRAIN, .section = TRAINING,
 	 .help = "the layers' inputs, by a POSIX extended\n"
@@ -788,10 +800,41 @@ int cli_parse_args(Cli *c, int argc, char **argv)
 	if ((rc = check_combinations(c)))
 		return rc;
 	c->plan.diag = c->load.diag;    /* the caller's, set before */
-	c->topt.budget = c->plan.budget;
+	/* With --train, --budget and the first --memory bound the whole
+	 * device (ar_train_plan); --arena-budget the arena alone, as --budget
+	 * does for inference. */
+	c->topt.budget = c->arena_budget;
+	c->topt.device_bytes = c->plan.budget ? c->plan.budget :
+			       c->plan.nmemories ? c->plan.memories[0].capacity :
+			       0;
+	c->topt.device_name = c->plan.budget ? NULL :
+			      c->plan.nmemories ? c->plan.memories[0].name :
+			      NULL;
+	if (!c->train) {
+		c->topt.device_bytes = 0;
+		c->topt.device_name = NULL;
+	}
+	if (c->topt.reserve && c->topt.device_bytes &&
+	    c->topt.reserve >= c->topt.device_bytes)
+		return cli_usage_error("--reserve %lld is not below the "
+				       "device's %lld bytes (%s)",
+				       (long long)c->topt.reserve,
+				       (long long)c->topt.device_bytes,
+				       c->topt.device_name ? "the first --memory"
+							   : "--budget");
+	if (c->topt.reserve && !c->topt.device_bytes && !c->fitting)
+		return cli_usage_error("--reserve needs a device to hold it: "
+				       "--budget or --memory");
+	if (!c->train && c->arena_budget &&
+	    (!c->plan.budget || c->arena_budget < c->plan.budget))
+		c->plan.budget = c->arena_budget;
 	c->topt.plan = c->plan;
+	c->topt.plan.budget = 0;
+	/* optimal by default where a budget bounds the arena: --budget on
+	 * one device (its room for the arena), --arena-budget anywhere. */
 	if (!c->given[by_name("checkpoint") - options])
-		c->topt.policy = c->plan.budget ? AR_CKPT_OPTIMAL :
-						  AR_CKPT_NONE;
+		c->topt.policy = c->arena_budget ||
+				 (c->plan.budget && !c->multi && !c->fitting) ?
+				 AR_CKPT_OPTIMAL : AR_CKPT_NONE;
 	return AR_OK;
 }

@@ -35,6 +35,7 @@ typedef struct Cli {
 	ArBound bounds[CLI_MAX_BOUNDS];   /* --bound */
 	int nbounds;
 	ArPlanOptions plan;
+	int64_t arena_budget;             /* --arena-budget, 0: none */
 	ArMemory memories[AR_MAX_TIERS];
 	const char *json, *header, *prefix, *dot, *timeline, *weights;
 	bool dot_weights, stats, selfcheck, quiet;

@@ -272,6 +272,24 @@ static double percent(int64_t part, int64_t whole)
 	return whole > 0 ? 100.0 * (double)part / (double)whole : 0.0;
 }
 
+/* The bound the step was checked against, and what it leaves. */
+static void print_device(FILE *f, const ArTrainBill *b)
+{
+	char a[32], h[32], d[32], r[32], where[80];
+	if (b->device_name)
+		snprintf(where, sizeof where, "memory '%s'", b->device_name);
+	else
+		snprintf(where, sizeof where, "--budget");
+	if (b->reserve_bytes)
+		fprintf(f, "  %-16s %15s bytes  %10s  --reserve, on the device\n",
+			"reserve", grouped(b->reserve_bytes, a),
+			human(b->reserve_bytes, h));
+	fprintf(f, "  %-16s %15s bytes  %10s  of %s (%s): fits, headroom "
+		"%s\n", "on the device", grouped(b->device_total_bytes, a),
+		human(b->device_total_bytes, h), human(b->device_bytes, d),
+		where, human(b->headroom_bytes, r));
+}
+
 void ar_print_train_stats(FILE *f, const ArTrainBill *b)
 {
 	char a[32], h[32], note[96], gw[48], mw[48], sw[48];
@@ -314,6 +332,8 @@ void ar_print_train_stats(FILE *f, const ArTrainBill *b)
 			fprintf(f, "  %-16s %15s bytes  %10s  %s\n", rows[i].what,
 				grouped(rows[i].bytes, a),
 				human(rows[i].bytes, h), rows[i].where);
+	if (b->device_bytes)
+		print_device(f, b);
 	fprintf(f, "  %-16s %15s FLOPs\n", "forward", grouped(b->forward_flops, a));
 	fprintf(f, "  %-16s %15s FLOPs\n", "backward",
 		grouped(b->backward_flops, a));

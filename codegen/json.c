@@ -476,6 +476,17 @@ static void write_training(FILE *f, const ArTrainBill *b)
 		b->loss_chunks, b->total_bytes);
 	fprintf(f, ", \"autocast_copy_bytes\": %" PRId64,
 		b->autocast_copy_bytes);
+	/* A plan is written only when it fits: fits is true or, without a
+	 * bound, null. */
+	fprintf(f, ", \"reserve_bytes\": %" PRId64 ", \"device_total_bytes\": "
+		"%" PRId64, b->reserve_bytes, b->device_total_bytes);
+	if (b->device_bytes)
+		fprintf(f, ", \"device_bytes\": %" PRId64 ", \"headroom_bytes\": "
+			"%" PRId64 ", \"fits\": true", b->device_bytes,
+			b->headroom_bytes);
+	else
+		fputs(", \"device_bytes\": null, \"headroom_bytes\": null, "
+		      "\"fits\": null", f);
 	fprintf(f, ", \"host_state_bytes\": %" PRId64 ", \"gradient_dtype\": ",
 		b->host_state_bytes);
 	ar_json_str(f, b->gradient_dtype);

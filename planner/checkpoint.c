@@ -184,17 +184,133 @@ static int fixed_fails(ArCkptSearch *s, const ArTrainOptions *o, int i,
 		       ar_fmt_count(b, o->budget), then);
 }
 
+/*
+ * What one device holds besides the arena: the persistent state (as
+ * fill_bill adds it up) and its largest part, for messages.
+ */
+static int64_t persistent_bytes(const ArTrainMemory *x, const char **largest,
+				int64_t *largest_bytes)
+{
+	const struct { const char *name; int64_t bytes; } part[] = {
+		{"parameters", x->parameter_bytes},
+		{"gradients", x->gradient_bytes},
+		{"master weights", x->master_bytes},
+		{"optimizer state", x->state_bytes},
+		{"frozen parameters", x->frozen_bytes},
+		{"constants", x->constant_bytes},
+	};
+	int64_t sum = 0;
+	*largest = part[0].name;
+	*largest_bytes = part[0].bytes;
+	for (size_t k = 0; k < sizeof part / sizeof *part; k++) {
+		sum = ar_train_add(sum, part[k].bytes);
+		if (part[k].bytes > *largest_bytes) {
+			*largest = part[k].name;
+			*largest_bytes = part[k].bytes;
+		}
+	}
+	return sum;
+}
+
+/* "memory 'hbm' (11,811,160,064 bytes)" or "the --budget of ... bytes". */
+static void device_text(const ArTrainOptions *o, char *buf, size_t len)
+{
+	char d[AR_NUMFMT_LEN];
+	ar_fmt_count(d, o->device_bytes);
+	if (o->device_name)
+		snprintf(buf, len, "memory '%s' (%s bytes)", o->device_name, d);
+	else
+		snprintf(buf, len, "the --budget of %s bytes", d);
+}
+
+/*
+ * One meaning of "fits" for a training step: the whole device, not the
+ * arena alone.  The arena gets what the persistent state and the reserve
+ * leave of the device (*room); none left is AR_EXIT_BUDGET before any
+ * plan, naming the largest part and how far over it is.
+ */
+static int device_room(const ArTrainOptions *o, const ArTrainMemory *x,
+		       int64_t *held, int64_t *room, ArError *err)
+{
+	char dev[120], a[AR_NUMFMT_LEN], b[AR_NUMFMT_LEN], c[AR_NUMFMT_LEN],
+	     r[AR_NUMFMT_LEN];
+	const char *largest;
+	int64_t big, p = persistent_bytes(x, &largest, &big);
+
+	*held = ar_train_add(p, o->reserve);
+	*room = o->device_bytes - *held;
+	if (*room > 0)
+		return AR_OK;
+	device_text(o, dev, sizeof dev);
+	ar_fmt_count(r, o->reserve);
+	return ar_fail(err, AR_EXIT_BUDGET, "--train: the step does not fit "
+		       "%s: the persistent state alone takes %s bytes (the "
+		       "largest part: %s, %s bytes)%s%s%s, %s bytes over "
+		       "before any activation", dev, ar_fmt_count(a, p),
+		       largest, ar_fmt_count(b, big),
+		       o->reserve ? " and --reserve " : "",
+		       o->reserve ? r : "", o->reserve ? " bytes more" : "",
+		       ar_fmt_count(c, -*room));
+}
+
+/* A failure to fit the arena: say what the device bound left it. */
+static void explain_room(const ArTrainOptions *o, int64_t held,
+			 int64_t room, ArError *err)
+{
+	char dev[120], h[AR_NUMFMT_LEN], m[AR_NUMFMT_LEN];
+	size_t len = strlen(err->msg);
+	device_text(o, dev, sizeof dev);
+	snprintf(err->msg + len, sizeof err->msg - len, " (%s less the "
+		 "persistent state and --reserve, %s bytes, leaves %s bytes "
+		 "for the arena)", dev, ar_fmt_count(h, held),
+		 ar_fmt_count(m, room));
+}
+
+/* The device's part of the bill: the arena's bytes on it, and the rest. */
+static void fill_device(ArTrainResult *r, const ArTrainOptions *o,
+			int64_t held)
+{
+	ArTrainBill *b = &r->bill;
+	const ArPlan *p = r->plan;
+	int64_t arena = p->nregions ? p->regions[0].used_bytes : p->arena_bytes;
+	b->device_bytes = o->device_bytes;
+	b->device_name = o->device_name;
+	b->reserve_bytes = o->reserve;
+	b->device_total_bytes = ar_train_add(held, arena);
+	b->headroom_bytes = o->device_bytes ?
+			    o->device_bytes - b->device_total_bytes : 0;
+}
+
 int ar_train_plan(const ArGraph *fwd, const ArTrainOptions *o,
 		  ArTrainResult *r, ArError *err)
 {
+	ArTrainOptions eff = *o;
 	ArCkptSearch s;
 	ArWatch watch;
 	bool exact = false;
+	int64_t held = 0, room = 0;
 	int rc, i;
 
 	memset(r, 0, sizeof *r);
 	if ((rc = ar_train_model(fwd, &o->spec, &r->model, err)))
 		return rc;
+	if (!o->device_bytes) {
+		const char *largest;
+		int64_t big;
+		held = ar_train_add(persistent_bytes(&r->model->mem, &largest,
+						     &big), o->reserve);
+	} else {
+		if ((rc = device_room(o, &r->model->mem, &held, &room, err)))
+			return rc;
+		/* With memories the tiers leave held bytes of the first; a
+		 * --budget bounds the arena to the room directly. */
+		if (o->plan.nmemories)
+			eff.plan.held = held;
+		if (!o->device_name || !o->plan.nmemories)
+			eff.budget = o->budget && o->budget < room ? o->budget
+								   : room;
+	}
+	o = &eff;
 	ar_watch_start(&watch, o->plan.time_limit);
 	r->resident = ar_xcalloc((size_t)r->model->base->ntensors + 1,
 				 sizeof *r->resident);
@@ -228,10 +344,15 @@ int ar_train_plan(const ArGraph *fwd, const ArTrainOptions *o,
 		goto out;
 	r->plan->stopped_by_time_limit = watch.fired;
 	fill_bill(r, o->policy, exact, s.n);
+	fill_device(r, o, held);
 	goto out;
 fail:
 	rc = s.rc;
 out:
+	/* The tiers' own message names what the persistent state left. */
+	if (rc == AR_EXIT_BUDGET && o->device_bytes &&
+	    (!o->device_name || !o->plan.nmemories))
+		explain_room(o, held, room, err);
 	ar_ckpt_search_free(&s);
 	return rc;
 }

@@ -59,6 +59,11 @@ typedef struct ArTrainBill {
 					 * of the weights autocast caches */
 	int loss_chunks;                /* 1: the loss in one piece */
 	int64_t total_bytes;
+	/* What one device holds: persistent state + the arena's part on the
+	 * device + reserve; checked against device_bytes (0: no bound). */
+	int64_t device_bytes, reserve_bytes, device_total_bytes;
+	int64_t headroom_bytes;         /* device_bytes - device_total_bytes */
+	const char *device_name;        /* NULL: --budget */
 	int64_t forward_flops, backward_flops, recompute_flops;
 	int ncheckpoints;
 	const char **checkpoints;       /* names of resident activations */
@@ -79,6 +84,15 @@ typedef struct ArTrainOptions {
 	ArTrainSpec spec;       /* what to train, optimizer, precision */
 	ArCkptPolicy policy;
 	int64_t budget;         /* arena bytes, 0 for none */
+	/*
+	 * The whole device, 0 for no bound: the persistent state, the arena
+	 * (its part in the first memory, with tiers) and reserve together
+	 * must fit (ar_train_plan), or the step is AR_EXIT_BUDGET.
+	 * device_name: the --memory it is, NULL for --budget.
+	 */
+	int64_t device_bytes;
+	const char *device_name;
+	int64_t reserve;        /* --reserve: held by what is not the step */
 	/* For every ar_plan call (its budget is ignored); its effort and
 	 * time limit bound the selection search too. */
 	ArPlanOptions plan;

@@ -34,6 +34,7 @@ typedef struct ArDevicesSpec {
 	 * --offload may put state.  None: no capacity to check. */
 	const ArMemory *memories;
 	int nmemories;
+	int64_t reserve;        /* --reserve: of memories[0], not the step's */
 	int offload[AR_OFF_KINDS];      /* memory index, or -1 */
 	/* For the step-time estimate: each device's FLOP/s and the bytes
 	 * per second a device sends to another. */

@@ -93,16 +93,21 @@ void ar_devices_finish(ArDevicesResult *r)
 int ar_devices_check(const ArDevicesResult *r, ArError *err)
 {
 	const ArDevicesSpec *s = &r->spec;
-	char a[AR_NUMFMT_LEN], b[AR_NUMFMT_LEN];
+	char a[AR_NUMFMT_LEN], b[AR_NUMFMT_LEN], c[AR_NUMFMT_LEN];
 	if (s->nmemories < 1)
 		return AR_OK;
 	for (int i = 0; i < r->ndevices; i++)
-		if (r->devices[i].total > s->memories[0].capacity)
+		if (ar_train_add(r->devices[i].total, s->reserve) >
+		    s->memories[0].capacity)
 			return ar_fail(err, AR_EXIT_BUDGET, "device rank %d "
-				       "(stage %d) needs %s bytes, more than "
-				       "the %s of memory '%s'",
+				       "(stage %d) needs %s bytes%s%s%s, more "
+				       "than the %s of memory '%s'",
 				       r->devices[i].rank, r->devices[i].stage,
 				       ar_fmt_count(a, r->devices[i].total),
+				       s->reserve ? " and --reserve " : "",
+				       s->reserve ? ar_fmt_count(c, s->reserve)
+						  : "",
+				       s->reserve ? " more" : "",
 				       ar_fmt_count(b, s->memories[0].capacity),
 				       s->memories[0].name);
 	for (int mem = 1; mem < s->nmemories; mem++) {

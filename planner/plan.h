@@ -59,6 +59,10 @@ typedef struct ArPlanOptions {
 	const ArMemory *memories;
 	int nmemories;
 	const char *weights_in; /* memory also holding the weights, or NULL */
+	/* Bytes of the first memory held by what this plan does not place
+	 * (a training step's persistent state and --reserve): its
+	 * activations get the rest. */
+	int64_t held;
 	/* --scratch kernels: steps whose kernel needs workspace (the op
 	 * table's .scratch) get it in the arena; false: none (a runtime with
 	 * workspace of its own).  Subgraph regions are planned either way. */
@@ -95,6 +99,7 @@ typedef struct ArRegion {
 	char *name;
 	int64_t capacity;       /* bytes the memory has */
 	int64_t weights_bytes;  /* padded weights reserved at its start */
+	int64_t held_bytes;     /* ArPlanOptions.held, the first memory's */
 	int64_t used_bytes;     /* weights plus the offset assignment's height */
 	int64_t lower_bound;    /* peak live activation bytes placed here */
 	int peak_step;          /* a step where that peak is reached */

@@ -525,6 +525,8 @@ static void init_regions(const ArGraph *g, const ArPlanOptions *opt,
 		r->capacity = opt->memories[k].capacity;
 		r->bandwidth = opt->memories[k].bandwidth;
 	}
+	if (p->nregions)
+		p->regions[0].held_bytes = opt->held;
 	if (weights_in < 0)
 		return;
 	for (int t = 0; t < g->ntensors; t++) {
@@ -545,7 +547,8 @@ int ar_tiers_assign(const ArGraph *g, const ArPlanOptions *opt, ArPlan *p,
 	ArTierResult res;
 	int64_t *traffic, *buftraffic;
 	int *tier_of, weights_in, rc;
-	char n1[AR_NUMFMT_LEN], n2[AR_NUMFMT_LEN], n3[AR_NUMFMT_LEN];
+	char n1[AR_NUMFMT_LEN], n2[AR_NUMFMT_LEN], n3[AR_NUMFMT_LEN],
+	     n4[AR_NUMFMT_LEN];
 
 	if ((rc = check_memories(opt, &weights_in, err)))
 		return rc;
@@ -559,15 +562,19 @@ int ar_tiers_assign(const ArGraph *g, const ArPlanOptions *opt, ArPlan *p,
 				 &buftraffic[bufof[t]]);
 	for (int k = 0; k < p->nregions; k++) {
 		const ArRegion *r = &p->regions[k];
-		tiers[k].capacity = r->capacity - r->weights_bytes;
+		tiers[k].capacity = r->capacity - r->weights_bytes -
+				    r->held_bytes;
 		tiers[k].cost = r->bandwidth > 0 ? 1.0 / r->bandwidth :
 						   (double)((int64_t)1 << k);
 		if (tiers[k].capacity < 0) {
 			rc = ar_fail(err, AR_EXIT_BUDGET, "memory '%s' of %s "
 				     "bytes cannot hold the %s bytes of "
-				     "weights", r->name,
+				     "weights%s", r->name,
 				     ar_fmt_count(n1, r->capacity),
-				     ar_fmt_count(n2, r->weights_bytes));
+				     ar_fmt_count(n2, r->weights_bytes +
+						  r->held_bytes),
+				     r->held_bytes ? " and persistent state" :
+				     "");
 			goto out;
 		}
 	}
@@ -580,11 +587,15 @@ int ar_tiers_assign(const ArGraph *g, const ArPlanOptions *opt, ArPlan *p,
 	if (rc) {
 		const ArRegion *r = &p->regions[res.fail_tier];
 		rc = ar_fail(err, AR_EXIT_BUDGET, "does not fit the memories: "
-			     "'%s' (%s bytes, %s for activations) would "
-			     "need %s bytes, peak at step %lld '%s'", r->name,
-			     ar_fmt_count(n1, r->capacity),
+			     "'%s' (%s bytes, %s for activations%s) would "
+			     "need %s bytes, %s over, peak at step %lld '%s'",
+			     r->name, ar_fmt_count(n1, r->capacity),
 			     ar_fmt_count(n2, tiers[res.fail_tier].capacity),
+			     r->held_bytes ? " after the training step's "
+			     "persistent state and --reserve" : "",
 			     ar_fmt_count(n3, res.fail_need),
+			     ar_fmt_count(n4, res.fail_need -
+					  tiers[res.fail_tier].capacity),
 			     (long long)res.fail_time,
 			     step_label(g, p, res.fail_time));
 		goto out;

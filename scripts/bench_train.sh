@@ -80,7 +80,7 @@ for name, script, preset in (("gpt2-small", "gen_gpt.py", "gpt2-small"),
             b = full * frac // 100
             opts = ["--checkpoint", pol]
             if pol == "optimal":
-                opts += ["--budget", str(b)]
+                opts += ["--arena-budget", str(b)]
             rc, r, sec = timed(model, *TRAIN, *opts)
             secs.append(sec)
             if rc or r is None:
@@ -102,7 +102,7 @@ subprocess.run([sys.executable, "scripts/gen_scale.py", "train", "1000",
 rc, r, _ = run(stack, "--train")
 if rc == 0:
     full = r["arena_bytes"]
-    rc, r, sec = timed(stack, "--train", "--budget", str(full // 2))
+    rc, r, sec = timed(stack, "--train", "--arena-budget", str(full // 2))
     if rc == 0:
         x = r["training"]
         print("stack of 1000 layers (%d candidates): arena %d, optimal at "
@@ -155,7 +155,7 @@ def pct(t):
     return 100.0 * t["recompute_flops"] / t["forward_flops"]
 
 def at(model, batch, budget):
-    (rc, t, err), sec = timed(model, batch, "--budget", str(budget))
+    (rc, t, err), sec = timed(model, batch, "--arena-budget", str(budget))
     if rc == 3:
         return "no fit", sec
     if rc:
@@ -183,7 +183,7 @@ for m in models:
             continue
         full = none["arena_bytes"]
         _, sq, _, _ = run(mb, batch, "--checkpoint", "sqrt")
-        (rc, _, err), tmin = timed(mb, batch, "--budget", "1")
+        (rc, _, err), tmin = timed(mb, batch, "--arena-budget", "1")
         mm = re.search(r"smallest reachable arena is ([\d,]+) bytes, at "
                        r"([\d,]+) recompute FLOPs \(([\d.]+)%", err)
         mino = "%s +%s%%" % (mm.group(1).replace(",", ""),

@@ -6,7 +6,7 @@ On a GPT proxy (testdata/gen_gpt.py, 4 layers) and, when the shared
 models are there, ResNet-50 and VGG-19:
   - monotone: `--budget-sweep` from the no-recompute arena down to the
     smallest reachable one, the recompute never rising as the budget
-    grows, and every row planned again on its own (`--budget` of the
+    grows, and every row planned again on its own (`--arena-budget` of the
     row, the step verified, and through the poison executor on the
     proxy) with the same arena and recompute;
   - never worse than any fixed policy (none, all, sqrt, and layer and
@@ -16,7 +16,7 @@ models are there, ResNet-50 and VGG-19:
   - pinned figures: the proxy's recompute at half its arena and its
     smallest arena, ResNet-50's smallest arena and its least recompute.
 The messages:
-  - `--checkpoint sqrt --budget B` over sqrt's arena names what sqrt
+  - `--checkpoint sqrt --arena-budget B` over sqrt's arena names what sqrt
     needs and, separately, what optimal does there; below the smallest
     reachable arena it says nothing fits; byte counts have separators;
   - the recompute quoted for the smallest reachable arena is the same
@@ -24,7 +24,7 @@ The messages:
   - `--checkpoint none` is not labelled the least recompute, proven;
   - `--checkpoint optimal` without a budget plans the smallest reachable
     arena, at the recompute the exit-3 message quotes for it;
-  - `--budget-sweep` honours `--budget` (the lowest row is the budget) and
+  - `--budget-sweep` honours `--arena-budget` (the lowest row is the budget) and
     ends, below the smallest reachable arena, with that arena.
 
 Environment: ARENAC (default build/arenac), ARENAC_SHARED (../shared);
@@ -104,7 +104,7 @@ def monotone(name, model, selfcheck):
               "%d: %.2f%%)" % (name, lo[0], lo[3], hi[0], hi[3]),
               hi[3] <= lo[3])
     for b, arena, _, extra, _ in rows:
-        opts = ["--budget", str(b)] + (["--selfcheck"] if selfcheck else [])
+        opts = ["--arena-budget", str(b)] + (["--selfcheck"] if selfcheck else [])
         rc, t, err = train(model, *opts)
         if check("%s at %d: exit 0" % (name, b), rc == 0, err):
             check("%s at %d: the row's plan (arena %d, %.2f%%), alone: "
@@ -130,7 +130,7 @@ def never_worse(name, model):
             fixed[p] = t
     for frac in (90, 70, 50, 35):
         b = full * frac // 100
-        rc, o, err = train(model, "--budget", str(b))
+        rc, o, err = train(model, "--arena-budget", str(b))
         for p, t in sorted(fixed.items()):
             if t["arena_bytes"] > b:
                 continue
@@ -145,7 +145,7 @@ def never_worse(name, model):
 
 def smallest(model, budget):
     """(arena, recompute FLOPs) the exit-3 message names for budget."""
-    rc, _, err = arenac("-q", "--train", "--budget", str(budget), model)
+    rc, _, err = arenac("-q", "--train", "--arena-budget", str(budget), model)
     m = re.search(r"the smallest reachable arena is ([\d,]+) bytes, at "
                   r"([\d,]+) recompute FLOPs", err)
     if not check("budget %d: exit 3 names the smallest arena" % budget,
@@ -167,7 +167,7 @@ def messages(model):
     # sqrt over the budget, optimal under it.
     b = (m_arena + sq["arena_bytes"]) // 2
     rc, _, err = arenac("-q", "--train", "--checkpoint", "sqrt",
-                        "--budget", str(b), model)
+                        "--arena-budget", str(b), model)
     check("sqrt over the budget: exit 3 with sqrt's own arena and "
           "optimal's fit", rc == 3 and
           ("--checkpoint sqrt needs an arena of {:,} bytes".format(
@@ -176,7 +176,7 @@ def messages(model):
           "--checkpoint optimal fits it" in err and
           "smallest reachable arena is" not in err, err)
     rc, _, err = arenac("-q", "--train", "--checkpoint", "sqrt",
-                        "--budget", str(m_arena - 1), model)
+                        "--arena-budget", str(m_arena - 1), model)
     check("sqrt under the smallest arena: nothing fits, said apart, with "
           "the figures optimal quotes", rc == 3 and "no selection fits it: "
           "the smallest arena any reaches is {:,} bytes, at {:,} recompute "
@@ -192,11 +192,11 @@ def messages(model):
           "arena", rc == 0 and t["arena_bytes"] == m_arena and
           t["recompute_flops"] == m_cost, (t and t["arena_bytes"], small))
     # The sweep's range.
-    rows = sweep(model, "--budget", str(b))
+    rows = sweep(model, "--arena-budget", str(b))
     check("--budget-sweep --budget B ends at B",
           rows and rows[-1][0] == b and all(r[0] >= b for r in rows),
           rows[-1:])
-    rows = sweep(model, "--budget", "1")
+    rows = sweep(model, "--arena-budget", "1")
     check("--budget-sweep below the smallest arena ends with it",
           rows and rows[-1][4] and rows[-1][1] == m_arena and
           "%.2f" % rows[-1][3] == "%.2f" % (100.0 * m_cost / sq[
@@ -209,7 +209,7 @@ def pins(name, model, want):
     rc, none, _ = train(model, "--checkpoint", "none")
     half = none["arena_bytes"] // 2
     if "half" in want:
-        rc, t, err = train(model, "--budget", str(half))
+        rc, t, err = train(model, "--arena-budget", str(half))
         check("%s at half its arena: %s recompute FLOPs, pinned %d" % (
             name, t and t["recompute_flops"], want["half"]),
             rc == 0 and t["recompute_flops"] == want["half"] and

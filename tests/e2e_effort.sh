@@ -117,7 +117,7 @@ if [ -f "$r50" ]; then
 	# dear to recompute and frees the rest) where uniform segments and
 	# take-back stopped at +28.5% (and a loaded machine's deadline-bound
 	# search at +36.4%).
-	"$ARENAC" -q --train --budget 42655496 --json "$tmp/r50.json" "$r50"
+	"$ARENAC" -q --train --arena-budget 42655496 --json "$tmp/r50.json" "$r50"
 	ok "resnet50 at half its arena" "$PYTHON" -c '
 import json, sys
 t = json.load(open(sys.argv[1]))["training"]

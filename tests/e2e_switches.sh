@@ -54,7 +54,7 @@ train() {
 	full=$("$PYTHON" -c 'import json, sys
 print(json.load(open(sys.argv[1]))["arena_bytes"])' "$tmp/r.json")
 	"$ARENAC" -q --selfcheck --json /dev/null --train --checkpoint sqrt \
-		--budget $((full * 7 / 10)) "$@" 2>"$tmp/err"
+		--arena-budget $((full * 7 / 10)) "$@" 2>"$tmp/err"
 	rc=$?
 	if [ $rc -eq 0 ] ||
 	   { [ $rc -eq 3 ] && grep -q "above the budget of" "$tmp/err"; }; then

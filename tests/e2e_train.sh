@@ -64,7 +64,7 @@ done
 "$ARENAC" -q --train --batch 16 --optimizer adam --selfcheck \
 	--json /dev/null testdata/lenet.onnx || bad "lenet adam"
 
-"$ARENAC" -q --train --batch 64 --budget 4M testdata/lenet.onnx 2>"$tmp/err"
+"$ARENAC" -q --train --batch 64 --arena-budget 4M testdata/lenet.onnx 2>"$tmp/err"
 [ $? -eq 3 ] || bad "lenet under 4M should exit 3"
 grep -q "fits the budget of 4,194,304 bytes; the smallest reachable arena is 7,573,520 bytes" "$tmp/err" ||
 	bad "exit 3 message: $(cat "$tmp/err")"
@@ -112,7 +112,7 @@ elif [ -f "$vgg" ]; then
 	"$ARENAC" -q --train --json "$tmp/v.json" "$vgg" || bad "vgg19 --train"
 	full=$("$PYTHON" -c "import json,sys; print(json.load(open(sys.argv[1]))['arena_bytes'])" "$tmp/v.json")
 	budget=$((full * 3 / 4))
-	"$ARENAC" -q --train --budget $budget --selfcheck --json "$tmp/v2.json" "$vgg" ||
+	"$ARENAC" -q --train --arena-budget $budget --selfcheck --json "$tmp/v2.json" "$vgg" ||
 		bad "vgg19 at 75%"
 	"$PYTHON" - "$tmp/v2.json" $budget <<'PY' || bad "vgg19 budget"
 import json, sys
@@ -126,7 +126,7 @@ PY
 	"$ARENAC" -q --train --checkpoint sqrt --json "$tmp/s.json" "$vgg" ||
 		bad "vgg19 sqrt"
 	sq=$("$PYTHON" -c "import json,sys; print(json.load(open(sys.argv[1]))['arena_bytes'])" "$tmp/s.json")
-	"$ARENAC" -q --train --budget $sq --selfcheck --json "$tmp/o.json" "$vgg" ||
+	"$ARENAC" -q --train --arena-budget $sq --selfcheck --json "$tmp/o.json" "$vgg" ||
 		bad "vgg19 optimal at sqrt's arena"
 	"$PYTHON" - "$tmp/s.json" "$tmp/o.json" <<'PY' || bad "vgg19 optimal vs sqrt"
 import json, sys
@@ -158,12 +158,12 @@ cmp_sqrt() {  # name, model, options
 		{ bad "$name --checkpoint none"; return; }
 	full=$("$PYTHON" -c "import json,sys; print(json.load(open(sys.argv[1]))['arena_bytes'])" "$tmp/n.json")
 	budget=$((full * 7 / 10))
-	"$ARENAC" -q --train "$@" --budget $budget --checkpoint sqrt \
+	"$ARENAC" -q --train "$@" --arena-budget $budget --checkpoint sqrt \
 		--json "$tmp/s.json" "$model" 2>/dev/null
 	src=$?
 	[ $src -eq 0 ] || [ $src -eq 3 ] || { bad "$name sqrt: exit $src"; return; }
 	[ $src -eq 0 ] || echo '{"training": null}' >"$tmp/s.json"
-	"$ARENAC" -q --train "$@" --budget $budget --selfcheck \
+	"$ARENAC" -q --train "$@" --arena-budget $budget --selfcheck \
 		--json "$tmp/o.json" "$model" 2>"$tmp/err"
 	orc=$?
 	[ $orc -eq 0 ] || [ $orc -eq 3 ] || { bad "$name optimal: exit $orc"; return; }

@@ -1,0 +1,181 @@
+#!/usr/bin/env python3
+"""e2e_fits.py — "does this training step fit my device?" has one answer.
+
+With --train, --budget and the first --memory bound the whole device: the
+persistent state (parameters, gradients, master weights, optimizer state,
+frozen parameters, constants), the arena and --reserve together.  Before,
+both bounded the arena alone and a GPT-2 small step of 11.4 GiB "fitted"
+an 11 GiB card.  Checked on the models the issue names:
+
+  - GPT-2 small (mixed bf16, Adam): 11 GiB is exit 3 naming the memory and
+    how far over; 13 GiB fits, and the JSON's device_total_bytes is the sum
+    of the bill's parts, headroom_bytes what is left, fits true;
+  - --budget at exactly that total fits with no recompute; a byte less
+    needs recompute (checkpoint optimal, by default with --budget) and
+    still fits the budget; 1 GiB is exit 3 before any plan, naming the
+    largest persistent part (optimizer state);
+  - the one-device path (--dp 1) gives the same total and the same verdict;
+  - the Llama-7B shape fine-tuned on wq and wv with layer checkpointing:
+    frozen weights count, 24 GiB fits, 20 GiB with --reserve 1G does not;
+  - --reserve not below the device, or without one, is a usage error;
+  - inference keeps --budget for the arena (its weights are in flash).
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ARENAC = os.environ.get("ARENAC") or os.path.join(ROOT, "build", "arenac")
+PYTHON = os.environ.get("PYTHON", "/usr/bin/python3")
+
+passed = failed = 0
+G = 1 << 30
+
+
+def check(what, ok, detail=""):
+    global passed, failed
+    if ok:
+        passed += 1
+        print("ok   " + what)
+    else:
+        failed += 1
+        print("FAIL %s: %s" % (what, detail))
+
+
+def arenac(*args):
+    return subprocess.run([ARENAC] + list(args), stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, universal_newlines=True,
+                          timeout=600)
+
+
+def train_json(tmp, model, *opts):
+    path = os.path.join(tmp, "r.json")
+    if os.path.exists(path):
+        os.remove(path)
+    r = arenac("-q", "--train", "--json", path, *opts, model)
+    bill = json.load(open(path))["training"] if r.returncode == 0 else None
+    return r, bill
+
+
+def parts(b):
+    return (b["parameter_bytes"] + b["gradient_bytes"] +
+            b["master_weight_bytes"] + b["optimizer_state_bytes"] +
+            b["frozen_bytes"] + b["constant_bytes"])
+
+
+def gpt2(tmp):
+    model = os.path.join(tmp, "gpt2.onnx")
+    subprocess.run([PYTHON, os.path.join(ROOT, "testdata", "gen_gpt.py"),
+                    "--preset", "gpt2-small", model], check=True,
+                   stdout=subprocess.DEVNULL)
+    step = ["--optimizer", "adam", "--precision", "mixed-bf16"]
+
+    r = arenac("-q", "--train", *step, "--memory", "hbm:11G", model)
+    check("gpt2 11 GiB: exit 3", r.returncode == 3, r.stderr)
+    check("gpt2 11 GiB: names the memory, what is left and the excess",
+          "'hbm' (11,811,160,064 bytes, 9,819,074,451 for activations "
+          "after the training step's persistent state and --reserve)" in
+          r.stderr and "would need 10,286,759,952 bytes, 467,685,501 over" in
+          r.stderr, r.stderr)
+
+    r, b = train_json(tmp, model, *step, "--memory", "hbm:13G")
+    check("gpt2 13 GiB fits", b is not None, r.stderr)
+    if b is None:
+        return
+    total = b["device_total_bytes"]
+    check("gpt2: device total = persistent parts + arena",
+          total == parts(b) + b["arena_bytes"] == b["total_bytes"],
+          (total, parts(b), b["arena_bytes"]))
+    check("gpt2: headroom and fits", b["fits"] is True and
+          b["device_bytes"] == 13 * G and
+          b["headroom_bytes"] == 13 * G - total, b)
+
+    r, e = train_json(tmp, model, *step, "--budget", str(total))
+    check("gpt2 --budget at the total: fits, nothing recomputed",
+          e is not None and e["recompute_flops"] == 0 and
+          e["headroom_bytes"] == 0, r.stderr)
+    r, e = train_json(tmp, model, *step, "--budget", str(total - 1))
+    check("gpt2 --budget a byte less: recompute, within the budget",
+          e is not None and e["recompute_flops"] > 0 and
+          e["device_total_bytes"] <= total - 1 and e["fits"] is True,
+          r.stderr)
+
+    r = arenac("-q", "--train", *step, "--budget", "1G", model)
+    check("gpt2 --budget 1G: exit 3 before any plan, the largest part",
+          r.returncode == 3 and "the persistent state alone takes "
+          "1,992,085,613 bytes (the largest part: optimizer state, "
+          "995,518,464 bytes)" in r.stderr, r.stderr)
+
+    # The one-device table of the devices path bills the same step.
+    r = arenac("--train", *step, "--memory", "hbm:11G", "--dp", "1", model)
+    check("gpt2 --dp 1 11 GiB: exit 3 too", r.returncode == 3, r.stderr)
+    r = arenac("--train", *step, "--memory", "hbm:13G", "--dp", "1", model)
+    row = [l.split() for l in r.stdout.splitlines()
+           if l.strip().startswith("0 ")]
+    check("gpt2 --dp 1 13 GiB: the same total", r.returncode == 0 and
+          row and int(row[0][-1].replace(",", "")) == total, r.stdout)
+    r = arenac("-q", "--train", *step, "--memory", "hbm:13G", "--dp", "1",
+               "--reserve", "2G", model)
+    check("gpt2 --dp 1 with --reserve 2G: over", r.returncode == 3 and
+          "--reserve 2,147,483,648 more" in r.stderr, r.stderr)
+
+
+def llama(tmp):
+    model = os.path.join(tmp, "llama7b.onnx")
+    subprocess.run([PYTHON, os.path.join(ROOT, "testdata", "gen_llama.py"),
+                    "--preset", "llama-7b", model], check=True,
+                   stdout=subprocess.DEVNULL)
+    step = ["--optimizer", "adam", "--checkpoint", "layer",
+            "--trainable", r"\.w[qv]$"]
+    r, b = train_json(tmp, model, *step, "--memory", "hbm:24G")
+    check("llama-7b wq/wv fine-tune fits 24 GiB", b is not None, r.stderr)
+    if b is None:
+        return
+    check("llama-7b: frozen weights are on the device",
+          b["frozen_bytes"] > 10 * G and
+          b["device_total_bytes"] == parts(b) + b["arena_bytes"], b)
+    r, c = train_json(tmp, model, *step, "--memory", "hbm:24G",
+                      "--reserve", "1G")
+    check("llama-7b: --reserve is on the device", c is not None and
+          c["reserve_bytes"] == G and
+          c["device_total_bytes"] == b["device_total_bytes"] + G and
+          c["headroom_bytes"] == b["headroom_bytes"] - G, r.stderr)
+    need = b["device_total_bytes"] + G
+    r = arenac("-q", "--train", *step, "--memory", "hbm:%d" % (need - 1),
+               "--reserve", "1G", model)
+    check("llama-7b: a byte short with the reserve is exit 3",
+          r.returncode == 3, r.stderr)
+
+
+def usage(tmp):
+    lenet = os.path.join(ROOT, "testdata", "lenet.onnx")
+    r = arenac("--train", "--memory", "hbm:1M", "--reserve", "2M", lenet)
+    check("--reserve above the device: exit 1", r.returncode == 1 and
+          "--reserve 2097152 is not below the device's 1048576 bytes" in
+          r.stderr, r.stderr)
+    r = arenac("--train", "--reserve", "2M", lenet)
+    check("--reserve without a device: exit 1", r.returncode == 1 and
+          "--reserve needs a device" in r.stderr, r.stderr)
+    # Inference: --budget is the arena's (the weights live in flash).
+    # LeNet: a 57,600-byte arena and 1.7 MB of weights.
+    r = arenac("-q", "--dim", "N=1", "--budget", "57600", lenet)
+    check("inference --budget bounds the arena alone", r.returncode == 0,
+          r.stderr)
+    r = arenac("-q", "--dim", "N=1", "--budget", "57599", lenet)
+    check("inference --budget a byte below the arena: exit 3",
+          r.returncode == 3, r.stderr)
+
+
+def main():
+    with tempfile.TemporaryDirectory() as tmp:
+        gpt2(tmp)
+        llama(tmp)
+        usage(tmp)
+    print("e2e_fits: %d passed, %d failed" % (passed, failed))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
