@@ -65,7 +65,8 @@ void hdr_write_uses(const Hdr *h)
 
 	add_steps(h, &u);
 	hdr_each_sub(h, add_steps, &u);
-	qsort(u.v, (size_t)u.n, sizeof *u.v, by_name);
+	if (u.n)        /* a plan of no steps has no list to sort */
+		qsort(u.v, (size_t)u.n, sizeof *u.v, by_name);
 	hdr_tmpl(h, "/* The ops the plan runs (runtime/optable.c keeps only "
 		 "their kernels). */\n");
 	for (int i = 0; i < u.n; i++)

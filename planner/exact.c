@@ -318,17 +318,21 @@ static int subsolve(Search *s, const Part *pt)
 
 	for (int i = 0; i < pt->nb; i++) {
 		int j = pt->buf[i];
-		int64_t width = s->hi[j] - s->lo[j], total = 0;
+		int64_t width = s->hi[j] - s->lo[j], total = 0, area;
 		if (s->off[j] >= 0)
 			continue;
 		for (int c = s->slo[j]; c < s->shi[j]; c++)
 			if (s->total[c] > total)
 				total = s->total[c];
+		/* Width times size passes 2^63 for tensors near 2^62 bytes
+		 * (a fuzzed model): such an area sorts first, as the
+		 * largest it is. */
+		if (!ar_mul64(width, s->size[j], &area))
+			area = INT64_MAX;
 		pd[m].id = j;
 		for (int h = 0; h < 3; h++)
 			pd[m].k[h] = s->heur[h] == 'W' ? -width
-				   : s->heur[h] == 'A' ? -width * s->size[j]
-						       : -total;
+				   : s->heur[h] == 'A' ? -area : -total;
 		m++;
 	}
 	qsort(pd, (size_t)m, sizeof *pd, pre_cmp);
