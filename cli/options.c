@@ -197,6 +197,16 @@ static const Option options[] = {
 		 "model whose first output is the scalar of a\n"
 		 "SoftmaxCrossEntropyLoss or\n"
 		 "NegativeLogLikelihoodLoss is trained on it"},
+	{"attention", 0, CHOICE, "KERNEL", TO(topt.spec.attention),
+	 .choices = "math|flash|efficient", .flags = ECHO | TRAIN,
+	 .section = TRAINING,
+	 .help = "math: the attention core op by op (its score\n"
+		 "matrices kept for the backward pass); flash: each\n"
+		 "core one FlashAttention kernel keeping q, k, v, the\n"
+		 "output and the fp32 log-sum-exp, its backward's\n"
+		 "workspace in the arena; efficient: PyTorch's\n"
+		 "memory-efficient kernel (the log-sum-exp padded to\n"
+		 "32 rows) (math)"},
 	{"reserve", 0, BYTES, "BYTES", TO(topt.reserve), .flags = ECHO | TRAIN,
 	 .section = TRAINING,
 	 .help = "bytes of the device held by what is not the step\n"
@@ -758,6 +768,7 @@ int cli_parse_args(Cli *c, int argc, char **argv)
 	c->load.values = c->values;
 	ar_plan_options_default(&c->plan);
 	c->topt.spec.grad_patterns = true;
+	c->topt.spec.diag = c->load.diag;
 	c->topt.spec.freeze = c->freeze;
 	c->topt.spec.trainable = c->trainable;
 	ar_devices_spec_default(&c->dev);

@@ -9,6 +9,8 @@
 
 /* The fused node: a Conv that maps its input through a prologue. */
 #define AR_PREACT_CONV "PreactConv"
+/* An attention core as one kernel (train/attention.c, ops/flash.c). */
+#define AR_FLASH_ATTENTION "FlashAttention"
 #define AR_FUSED_DOMAIN "arenac"
 #define AR_PREACT_MAX 8         /* prologue ops at most */
 

@@ -104,6 +104,9 @@ typedef struct ArGradRule {
 	/* Backward FLOPs in forward passes of the op: 2 for a bilinear op
 	 * (one product per operand gradient); 0 counts as 1. */
 	int cost;
+	/* The backward also recomputes half a forward pass (FlashAttention:
+	 * the scores, one of its two products). */
+	bool recompute;
 } ArGradRule;
 
 /* Whether the gradient of input j of an op with rule r reads nothing but
@@ -319,6 +322,16 @@ int64_t ar_flops_einsum(const ArGraph *g, const ArNode *n);
  */
 int ar_control_carried(const ArNode *n, ArControl c, int out);
 
+/* arenac.FlashAttention (flash.c): shape, FLOPs, its gradient's
+ * workspace. */
+int ar_shape_flash(struct InferCtx *c, ArNode *n);
+/* The log-sum-exp's dims for query q [..., s, d]: [..., s rounded up to
+ * align]; returns the rank. */
+int ar_flash_lse_shape(const ArTensor *q, int64_t align,
+		       int64_t dims[AR_MAX_RANK]);
+int64_t ar_flops_flash(const ArGraph *g, const ArNode *n);
+int64_t ar_scratch_flash_grad(const ArGraph *g, const ArNode *n);
+
 /* Workspace of the reference runtime's recurrent kernels (scratch.c). */
 int64_t ar_scratch_rnn(const ArGraph *g, const ArNode *n);
 int64_t ar_scratch_gru(const ArGraph *g, const ArNode *n);
@@ -329,6 +342,8 @@ int ar_train_out_mask(const ArNode *attrs, ArGraph *g, int node,
 		      ArError *err);
 int ar_train_out_layernorm(const ArNode *attrs, ArGraph *g, int node,
 			   ArError *err);
+int ar_train_out_flash(const ArNode *attrs, ArGraph *g, int node,
+		       ArError *err);
 int ar_train_out_batchnorm(const ArNode *attrs, ArGraph *g, int node,
 			   ArError *err);
 

@@ -112,6 +112,13 @@ static const ArGradRule
 	G_DROPOUT = {.diff = B(0), .reads = {OUT(B(1))}, .inplace = ALL},
 	G_SOFTMAX_CE = {.diff = B(0), .reads = {IN(B(0) | B(1) | B(2))}},
 	G_NLL = {.diff = B(0), .reads = {IN(B(1) | B(2))}},
+	/* FlashAttention (flash.c): q, kT and v from themselves, Y and the
+	 * log-sum-exp; no score matrix, no dropout mask. */
+	G_FLASH = {.diff = B(0) | B(1) | B(2),
+		   .reads = {INOUT(B(0) | B(1) | B(2), B(0) | B(1)),
+			     INOUT(B(0) | B(1) | B(2), B(0) | B(1)),
+			     INOUT(B(0) | B(1) | B(2), B(0) | B(1))},
+		   .cost = 2, .recompute = true},
 	/* The head and the cross-entropy as one op (--loss-chunk): each
 	 * chunk's logits again from x and W. */
 	G_LINEAR_CE = {.diff = B(0) | B(1),
@@ -570,6 +577,11 @@ static const ArOpDef table[] = {
 	{PREVIEW("Momentum"), IO(3, VAR, 1, VAR), .flags = AR_OP_NOFOLD,
 	 .shape = ar_shape_optimizer, .alias = AR_ALIAS_INPLACE,
 	 .inplace = B(2)},
+	/* An attention core as one kernel (--attention flash|efficient,
+	 * train/attention.c; flash.c). */
+	{FUSED(AR_FLASH_ATTENTION), IO(3, VAR, 1, 2), .flags = AR_OP_NOFOLD,
+	 .shape = ar_shape_flash, .grad = &G_FLASH,
+	 .train_outputs = ar_train_out_flash, .flops = ar_flops_flash},
 	/* What --fuse preact makes (frontend/fuse.c): after inference. */
 	{FUSED(AR_PREACT_CONV), IO(2, VAR, 1, 1), .flops = ar_flops_conv,
 	 .runtime = true},
@@ -614,6 +626,9 @@ static const ArOpDef table[] = {
 	{TRAINING("CrossEntropyChunk"), IO(2, 2, 1, 1)},
 	{TRAINING("CrossEntropyChunkGrad"), IO(2, 2, 1, 1),
 	 .alias = AR_ALIAS_INPLACE, .inplace = B(0)},
+	/* dq_accum and softmax_d of FlashAttention's backward (flash.c). */
+	{TRAINING("FlashAttentionGrad"), IO(4, VAR, 1, 3),
+	 .scratch = ar_scratch_flash_grad},
 	{TRAINING("GradAccumulate"), IO(2, VAR, 1, 1),
 	 .alias = AR_ALIAS_INPLACE, .inplace = ALL},
 	{TRAINING("LinearCrossEntropy"), IO(3, 3, 1, 1), .flags = AR_OP_LOSS,

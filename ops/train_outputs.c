@@ -13,7 +13,9 @@
  * BatchNormalization in training mode, as the running statistics are no
  * gradient's business).  These are what PyTorch saves too (native_dropout's
  * mask, native_layer_norm's mean and rstd, native_batch_norm's save_mean
- * and save_invstd), so the training bill counts them as it does.  An
+ * and save_invstd), so the training bill counts them as it does; and
+ * arenac.FlashAttention's fp32 log-sum-exp per query row (output 1, see
+ * flash.c), what FlashAttention's forward returns for its backward.  An
  * output the model already has keeps its tensor; one it lacks gets a new
  * tensor named after Y.
  */
@@ -139,4 +141,16 @@ int ar_train_out_batchnorm(const ArNode *attrs, ArGraph *g, int node,
 		return rc;
 	return set_output(g, node, 4, ".batch_inv_std", AR_DT_FLOAT, 1, c,
 			  err);
+}
+
+int ar_train_out_flash(const ArNode *attrs, ArGraph *g, int node,
+		       ArError *err)
+{
+	const ArTensor *q = input0(g, node);
+	int64_t dims[AR_MAX_RANK];
+	int rank;
+	if (!q || q->rank < 2 || !output0(g, node))
+		return AR_OK;
+	rank = ar_flash_lse_shape(q, ar_attr_int(attrs, "lse_align", 1), dims);
+	return set_output(g, node, 1, ".lse", AR_DT_FLOAT, rank, dims, err);
 }

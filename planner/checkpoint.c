@@ -330,6 +330,13 @@ int ar_train_plan(const ArGraph *fwd, const ArTrainOptions *o,
 		}
 	} else {
 		s.keep_budget = INT64_MAX;
+		if (o->policy == AR_CKPT_SELECTIVE &&
+		    ar_ckpt_fused_cores(r->model))
+			ar_warn(&o->plan.diag, "--checkpoint selective: the "
+				"attention cores are fused kernels "
+				"(--attention), which keep no score matrix: "
+				"nothing is left to recompute, every activation "
+				"stays (as --checkpoint none)");
 		if ((i = ar_ckpt_plan_fixed(&s, o->policy)) < 0)
 			goto fail;
 		/* No recompute is the least there is. */

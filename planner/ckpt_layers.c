@@ -21,74 +21,23 @@
  */
 #include "ckpt_search.h"
 #include "layers.h"
+#include "fuse.h"
 
 #include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* The steps between two attention products are this many at most. */
-#define CORE_MAX_PATH 16
-
 static bool is_param(const ArTrainModel *m, int t)
 {
 	return m->param[t] || m->frozen[t];
 }
 
-/* A product of two activations: a bilinear op reading no weight. */
-static bool act_product(const ArTrainModel *m, int node)
+bool ar_ckpt_fused_cores(const ArTrainModel *m)
 {
-	const ArGraph *g = m->base;
-	const ArNode *n = &g->nodes[node];
-	const ArGradRule *r = ar_op_grad(n);
-	if (!r || r->cost != 2 || n->nexplicit != 2 || !ar_is_step(g, node))
-		return false;
-	for (int j = 0; j < 2; j++)
-		if (n->inputs[j] < 0 || !ar_in_arena(g, n->inputs[j]))
-			return false;
-	return true;
-}
-
-/* The one activation node n reads (and no parameter), or -1. */
-static int single_input(const ArTrainModel *m, const ArNode *n)
-{
-	int x = -1;
-	for (int j = 0; j < n->nexplicit; j++) {
-		int t = n->inputs[j];
-		if (t < 0)
-			continue;
-		if (is_param(m, t))
-			return -1;
-		if (ar_in_arena(m->base, t)) {
-			if (x >= 0)
-				return -1;
-			x = t;
-		}
-	}
-	return x;
-}
-
-/*
- * Marks in core[] the nodes from an activation product back along x's
- * producers to another activation product, both products included
- * (the second, reading x, is the caller's).  False when none is found.
- */
-static bool walk_core(const ArTrainModel *m, int x, bool *core)
-{
-	const ArGraph *g = m->base;
-	int path[CORE_MAX_PATH], n = 0;
-	for (int t = x; t >= 0 && n < CORE_MAX_PATH;) {
-		int p = g->tensors[t].producer;
-		if (p < 0 || p >= m->nfwd)
-			return false;
-		path[n++] = p;
-		if (act_product(m, p)) {
-			for (int i = 0; i < n; i++)
-				core[path[i]] = true;
+	for (int i = 0; i < m->nfwd; i++)
+		if (!strcmp(m->base->nodes[i].op, AR_FLASH_ATTENTION))
 			return true;
-		}
-		t = single_input(m, &g->nodes[p]);
-	}
 	return false;
 }
 
@@ -96,14 +45,13 @@ static int selective(const ArTrainModel *m, bool *res, ArError *err)
 {
 	const ArGraph *g = m->base;
 	bool *core = ar_xcalloc((size_t)g->nnodes + 1, sizeof *core);
-	int found = 0;
+	bool *param = ar_xcalloc((size_t)g->ntensors + 1, sizeof *param);
+	ArAttnCore none;
+	int found;
 
-	for (int i = 0; i < m->nfwd; i++)
-		for (int j = 0; act_product(m, i) && j < 2; j++)
-			if (walk_core(m, g->nodes[i].inputs[j], core)) {
-				core[i] = true;
-				found++;
-			}
+	for (int t = 0; t < g->ntensors; t++)
+		param[t] = is_param(m, t);
+	found = ar_attention_cores(g, m->nfwd, param, core, &none, 0);
 	/* The core's outputs are recomputed; the last product's output is
 	 * the core's result, which its readers keep as they need. */
 	for (int i = 0; i < m->nfwd; i++)
@@ -111,6 +59,10 @@ static int selective(const ArTrainModel *m, bool *res, ArError *err)
 			if (g->nodes[i].outputs[j] >= 0)
 				res[g->nodes[i].outputs[j]] = false;
 	free(core);
+	free(param);
+	/* Fused cores keep no scores: nothing to recompute (all stay). */
+	if (!found && ar_ckpt_fused_cores(m))
+		return AR_OK;
 	if (!found)
 		return ar_fail(err, AR_EXIT_MODEL, "--checkpoint selective: "
 			       "found no attention core (a product of two "

@@ -18,7 +18,11 @@ under 1%:
     each op's backward was costed whatever gradients it computed);
   - the Llama-7B shape (gen_llama.py --preset llama-7b), full training,
     and with only wq and wv trained (a LoRA-like split):
-    4 N T + 2 N_qv T + 3 att.
+    4 N T + 2 N_qv T + 3 att;
+  - --attention flash: the backward recomputes the scores, one of the
+    core's two products: 6 N T + 3.5 att.  Asking for it on a model with
+    no attention core (LeNet) warns and plans op by op; --checkpoint
+    selective over fused cores warns that nothing is left to recompute.
 """
 import json
 import os
@@ -39,6 +43,18 @@ def check(what, got, want, tol=0.01):
     failed += not ok
     print("%s %s: %.4e FLOPs, formula %.4e (%+.2f%%)" % (
         "ok  " if ok else "FAIL", what, got, want, 100 * (got / want - 1)))
+
+
+def warns(what, args, text):
+    global passed, failed
+    r = subprocess.run([ARENAC, "--train", "--json", "-"] + args,
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       universal_newlines=True)
+    ok = r.returncode == 0 and text in r.stderr
+    passed += ok
+    failed += not ok
+    print("%s %s" % ("ok  " if ok else "FAIL", what) +
+          ("" if ok else ": exit %d, %s" % (r.returncode, r.stderr)))
 
 
 def bill(tmp, model, *opts):
@@ -68,6 +84,16 @@ def main():
         fwd, tot = bill(tmp, gpt)
         check("gpt2 forward (2 N T + att)", fwd, 2 * n * T + att)
         check("gpt2 full step (6 N T + 3 att)", tot, 6 * n * T + 3 * att)
+        _, tot = bill(tmp, gpt, "--attention", "flash")
+        check("gpt2 --attention flash (6 N T + 3.5 att)", tot,
+              6 * n * T + 3.5 * att)
+        warns("--attention flash on a model without attention",
+              ["--attention", "flash", "--batch", "2",
+               os.path.join(ROOT, "testdata", "lenet.onnx")],
+              "--attention flash: found no attention core to fuse")
+        warns("--checkpoint selective over fused cores",
+              ["--attention", "flash", "--checkpoint", "selective", gpt],
+              "nothing is left to recompute")
         _, tot = bill(tmp, gpt, "--trainable", r"^l0\.ln1\.")
         check("gpt2 all matmul weights frozen (4 N T + 3 att)", tot,
               4 * n * T + 3 * att)

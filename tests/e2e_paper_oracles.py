@@ -259,9 +259,61 @@ def korthikanti_layer(tmp, s, b, h, a, fuse):
                                     if extras else "", row_bytes))
 
 
+def round_up(x, m):
+    return (x + m - 1) // m * m
+
+
+def korthikanti_flash(tmp, s, b, h, a):
+    """The same layer with --attention flash: Table 2's row without the
+    5as^2b of the score matrices, plus the fp32 log-sum-exp (4abs), plus
+    the kernel's output O [b, a, s, d] (2sbh).  Megatron's kernel writes O
+    in the layout its projection reads, so the paper counts it once; the
+    exported graph (as nanoGPT's y.transpose(1, 2).contiguous()) copies it
+    before the projection, and torch keeps both: SDPA's flash backward
+    takes out, and the Linear its own input.  No score matrix (scores,
+    scaled, masked, probs) is in the arena at any step; FlashAttentionGrad has FlashAttention-2's mha_bwd workspace
+    (dq_accum and softmax_d, fp32, s rounded to 128, d to 32)."""
+    c = gen_gpt.Config(layers=3, seq=s, batch=b, hidden=h, heads=a,
+                       vocab=96)
+    path = os.path.join(tmp, "gpt_f.onnx")
+    onnx.save(gen_gpt.build(c), path)
+    p = subprocess.run([ARENAC, "-q", "--train", "--checkpoint", "none",
+                        "--precision", "mixed-fp16", "--attention", "flash",
+                        "--json", "-", path], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, universal_newlines=True)
+    name = "flash (s %d, b %d, h %d, a %d)" % (s, b, h, a)
+    if not check(name + ": arenac trains it", p.returncode == 0,
+                 p.stderr.strip()):
+        return
+    rep = json.loads(p.stdout)
+    names, size = layer_saved(rep, 1)
+    stats = {n for n in names if n.endswith((".mean", ".inv_std"))}
+    got = sum(size.values()) - sum(size[names[n]] for n in stats)
+    want = (korthikanti.formula(s, b, h, a) - 5 * a * s * s * b +
+            4 * a * s * b + 2 * s * b * h)
+    check(name + ": bytes", got == want, (got, want))
+    check(name + ": kept lse and O, not the scores",
+          {"l1.ctx", "l1.ctx.lse"} <= set(names) and
+          not {"l1.probs", "l1.probs.drop", "l1.probs.mask"} & set(names),
+          sorted(names))
+    check(name + ": no score matrix in the arena",
+          not [t["name"] for t in rep["tensors"] if t["offset"] is not
+               None and t["name"].split(".")[1:2] in (
+                   ["scores"], ["scaled"], ["masked"], ["probs"])], "")
+    d = h // a
+    ws = {st["scratch_bytes"] for st in rep["steps"]
+          if st["op"] == "FlashAttentionGrad"}
+    check(name + ": mha_bwd's workspace", ws == {
+        b * a * round_up(s, 128) * (round_up(d, 32) + 1) * 4}, ws)
+    print("  GPT layer 1, mixed-fp16, --attention flash, s %d b %d h %d "
+          "a %d: arenac keeps %d bytes = 34sbh + 4abs + 2sbh" % (
+              s, b, h, a, got))
+
+
 def korthikanti_vs_arenac(tmp):
     for cfg in KORTHIKANTI_CONFIGS:
         korthikanti_layer(tmp, *cfg, fuse="gelu")
+        korthikanti_flash(tmp, *cfg)
     korthikanti_layer(tmp, *KORTHIKANTI_CONFIGS[0], fuse="none")
 
 

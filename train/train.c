@@ -316,7 +316,8 @@ static int operand_grads(const ArTrainModel *m, const ArGradView *v)
  * A backward step costs what it computes: a bilinear op one product per
  * operand gradient it computes (rule cost 2: both; a LoRA step's frozen
  * base weight only dX, so 4N FLOPs a token instead of 6N in all), with
- * only the bias's sum (one op per output element) when neither; other
+ * only the bias's sum (one op per output element) when neither, and half
+ * a forward pass more where it recomputes (FlashAttention); other
  * ops one forward pass; a loss's gradient one op per score, a chunked
  * loss's the head's products besides, as many as it computes.
  */
@@ -334,8 +335,9 @@ static void backward_flops(ArTrainModel *m)
 			f = ar_train_add(ar_numel(&m->base->tensors[m->logits]),
 				    m->head < 0 ? 0 : ar_train_mul(k,
 							m->flops[m->head]));
-		else if (k)
-			f = ar_train_mul(f, k);
+		else if (k)     /* FlashAttention's scores once more: half */
+			f = ar_train_add(ar_train_mul(f, k),
+					 r->recompute ? f / 2 : 0);
 		else if (v.nout && v.out[0] >= 0)
 			f = ar_numel(&m->base->tensors[v.out[0]]);
 		m->backward_flops = ar_train_add(m->backward_flops, f);
@@ -374,13 +376,29 @@ int ar_train_model(const ArGraph *fwd, const ArTrainSpec *spec,
 {
 	ArTrainModel *m = ar_xcalloc(1, sizeof *m);
 	ArDType low = ar_precision_autocast(spec->precision);
-	ArGraph *autocast = NULL;
+	ArGraph *autocast = NULL, *flash = NULL;
 	int *order = NULL, rc;
 	bool *rg = NULL;
 
 	*out = NULL;
 	m->spec = *spec;
 	m->head = -1;
+	/* --attention flash|efficient: each core one kernel. */
+	if (spec->attention != AR_ATTN_MATH) {
+		int nfused;
+		if ((rc = ar_train_flash(fwd, spec->attention == AR_ATTN_FLASH ?
+					 1 : 32, &flash, &nfused, err)))
+			goto fail;
+		if (flash)
+			fwd = flash;
+		else
+			ar_warn(&spec->diag, "--attention %s: found no attention "
+				"core to fuse (a product of two activations "
+				"through the softmax to another, nothing else "
+				"reading its scores); planned op by op",
+				spec->attention == AR_ATTN_FLASH ? "flash" :
+				"efficient");
+	}
 	/* amp: the step of the graph torch.autocast runs instead. */
 	if (low != AR_DT_UNDEFINED &&
 	    (rc = ar_train_autocast(fwd, low, &autocast, err)))
@@ -411,12 +429,14 @@ int ar_train_model(const ArGraph *fwd, const ArTrainSpec *spec,
 	free(order);
 	free(rg);
 	ar_graph_free(autocast);
+	ar_graph_free(flash);
 	*out = m;
 	return AR_OK;
 fail:
 	free(order);
 	free(rg);
 	ar_graph_free(autocast);
+	ar_graph_free(flash);
 	ar_train_model_free(m);
 	return rc;
 }

@@ -69,6 +69,10 @@ typedef enum {
 } ArPrecision;
 
 /* What to train and how: the choices a user makes. */
+/* --attention: the op-by-op core (math), or one fused kernel: FlashAttention
+ * (flash) or PyTorch's memory-efficient kernel (efficient). */
+typedef enum { AR_ATTN_MATH, AR_ATTN_FLASH, AR_ATTN_EFFICIENT } ArAttention;
+
 typedef struct ArTrainSpec {
 	ArOptimizer optimizer;
 	ArPrecision precision;
@@ -102,6 +106,10 @@ typedef struct ArTrainSpec {
 	ArFormat grad_format, master_format, state_format;
 	/* Adafactor keeps a first moment (transformers' beta1 not None). */
 	bool beta1;
+	ArAttention attention;
+	/* Where the training stage's warnings go (a kernel asked for with no
+	 * attention core to run it on). */
+	ArDiag diag;
 } ArTrainSpec;
 
 /* The persistent part of a step's memory, per kind (precision.c). */
@@ -253,6 +261,29 @@ ArDType ar_precision_autocast(ArPrecision p);
  * without float activations. */
 int ar_train_autocast(const ArGraph *src, ArDType low, ArGraph **out,
 		      ArError *err);
+
+/* One attention core (attention.c): its two products and the steps
+ * between them, in order. */
+#define AR_ATTN_MAX_CHAIN 16
+typedef struct ArAttnCore {
+	int first, last;
+	int chain[AR_ATTN_MAX_CHAIN];
+	int nchain;
+} ArAttnCore;
+/*
+ * The attention cores among g's first nnodes nodes: core[] marks every
+ * node of one; the first `max` of those whose chain feeds the second
+ * product's first operand (softmax(..) v) go to cores[].  param: per
+ * tensor, what stops a chain (a weight read inside it).  Returns how many
+ * cores there are.
+ */
+int ar_attention_cores(const ArGraph *g, int nnodes, const bool *param,
+		       bool *core, ArAttnCore *cores, int max);
+/* A copy of src with each attention core nothing else reads into as one
+ * arenac.FlashAttention node, the log-sum-exp padded to lse_align rows;
+ * *out NULL when none could be (*nfused 0). */
+int ar_train_flash(const ArGraph *src, int64_t lse_align, ArGraph **out,
+		   int *nfused, ArError *err);
 /* The dtype of a parameter's master copy, AR_DT_UNDEFINED for none; of
  * its gradient; of what the optimizer updates (the master copy, else the
  * parameter itself). */
