@@ -687,25 +687,17 @@ static const char *display_name(const Option *o, char *buf, size_t n)
 static int check_combinations(const Cli *c)
 {
 	const Option *train_only = NULL;
-	char list[256] = "", a[40], b[40];
-	size_t k = 0;
-	int ntrain = 0, listed = 0;
+	char a[40], b[40];
 
-	for (int i = 0; i < NOPTIONS; i++)
-		ntrain += (options[i].flags & TRAIN) != 0;
-	for (int i = 0; i < NOPTIONS; i++) {
-		if (!(options[i].flags & TRAIN))
-			continue;
-		if (c->given[i] && !train_only)
+	for (int i = 0; i < NOPTIONS && !train_only; i++)
+		if ((options[i].flags & TRAIN) && c->given[i])
 			train_only = &options[i];
-		listed++;
-		k += (size_t)snprintf(list + k, sizeof list - k, "%s--%s",
-				      listed == 1 ? "" : listed == ntrain ?
-				      " and " : ", ", options[i].name);
-	}
+	/* The list of them all is --help's Training section: naming thirty
+	 * options in one line helps nobody. */
 	if (train_only && !c->train)
-		return cli_usage_error("--%s needs --train (so do all of %s)",
-				       train_only->name, list);
+		return cli_usage_error("--%s needs --train (as every option of "
+				       "the Training section of --help does)",
+				       train_only->name);
 	for (int i = 0; i < NOPTIONS; i++)
 		if (c->given[i] && options[i].needs &&
 		    !c->given[by_name(options[i].needs) - options])
