@@ -182,7 +182,18 @@ static const Option options[] = {
 		 "gets its own arena, and each activation goes to\n"
 		 "the tier that minimises the estimated traffic\n"
 		 "time; SIZE in bytes (K, M, G: powers of 1024),\n"
-		 "BANDWIDTH in bytes/s (K, M, G, T: powers of 1000)"},
+		 "BANDWIDTH in bytes/s (K, M, G, T: powers of 1000);\n"
+		 "a name from --list-devices brings its size and\n"
+		 "bandwidth (H100-SXM), a host memory's with the\n"
+		 "size given (DDR5-5600-8ch:512G)"},
+	{"device", 0, CUSTOM, "NAME", NOWHERE, .parse = cli_parse_device,
+	 .flags = ECHO, .section = PLANNING,
+	 .help = "a device from --list-devices: its memory is the\n"
+		 "first --memory, its FLOP/s and link the devices'\n"
+		 "step-time estimate's, and with --train its\n"
+		 "reserve the default --reserve (H100-SXM: 80 GiB\n"
+		 "HBM3 at 3.35 TB/s, 989.4 TFLOP/s, 287,047,680\n"
+		 "bytes of CUDA context)"},
 	{"weights-in", 0, TEXT, "NAME", TO(plan.weights_in), .flags = ECHO,
 	 .section = PLANNING,
 	 .help = "place the weights at the start of memory NAME\n"
@@ -338,7 +349,9 @@ static const Option options[] = {
 	 .help = "the configurations of N devices of SIZE bytes\n"
 		 "(dp, zero, tp, pp, checkpoint) that fit, cheapest\n"
 		 "first; FLOPS per device and LINK bytes/s for the\n"
-		 "estimate (312T, 300G); exit 3 if none fits"},
+		 "estimate (312T, 300G); exit 3 if none fits; SIZE\n"
+		 "may name a device (8xH100-SXM: its memory, FLOP/s,\n"
+		 "link and reserve)"},
 
 	{"json", 0, TEXT, "FILE", TO(json), .flags = OUTPUT,
 	 .section = OUTPUTS, .help = "JSON plan report ('-' for stdout)"},
@@ -397,6 +410,11 @@ static const Option options[] = {
 	 .section = OTHER,
 	 .help = "print the ops arenac knows, one version a line:\n"
 		 "counts, shape, fold, alias, gradient, runtime"},
+	{"list-devices", 0, CUSTOM, NULL, NOWHERE, .parse = cli_list_devices,
+	 .section = OTHER,
+	 .help = "print the named devices: memory, kind, bandwidth,\n"
+		 "FLOP/s, link and reserve, each with its source in\n"
+		 "planner/device_table.c"},
 	{"help", 'h', CUSTOM, NULL, NOWHERE, .parse = show_help,
 	 .section = OTHER, .help = "this text"},
 	{"version", 'V', CUSTOM, NULL, NOWHERE, .parse = show_version,
@@ -794,6 +812,8 @@ int cli_parse_args(Cli *c, int argc, char **argv)
 				       "(%s ...)", argv[optind + 1]) :
 		       cli_usage_error("no model file given");
 	c->model = argv[optind];
+	if ((rc = cli_apply_device(c, c->given[by_name("reserve") - options])))
+		return rc;
 	for (int i = 0; i < NOPTIONS; i++)
 		c->multi = c->multi || (c->given[i] &&
 					(options[i].flags & MULTI));

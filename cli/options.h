@@ -11,6 +11,7 @@
 
 #include "checkpoint.h"
 #include "devices.h"
+#include "device_table.h"
 #include "infer.h"
 #include "planjson.h"
 #include "load.h"
@@ -56,6 +57,8 @@ typedef struct Cli {
 	ArDevicesSpec dev;
 	ArFitSpec fit;
 	const char *offload_to[AR_OFF_KINDS];
+	/* --device and --fit NxNAME: their rows of the device table. */
+	const ArDeviceInfo *device, *fit_device;
 	const ArDevicesResult *devices;
 	const ArFitResult *fit_result;
 	int stage;
@@ -81,6 +84,8 @@ int cli_run_devices(Cli *c, const ArGraph *g, ArError *err);
 
 /* --list-ops (listops.c): prints the op table; CLI_DONE. */
 int cli_list_ops(Cli *c, char *arg);
+/* --list-devices (device_names.c): prints the device table; CLI_DONE. */
+int cli_list_devices(Cli *c, char *arg);
 
 /* Prints "arenac: error: ...\n(run 'arenac --help' ...)"; AR_EXIT_USAGE. */
 int cli_usage_error(const char *fmt, ...)

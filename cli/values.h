@@ -38,6 +38,17 @@ int cli_parse_timeline_other(Cli *c, char *arg);
 int cli_parse_offload(Cli *c, char *arg);
 int cli_parse_fit(Cli *c, char *arg);
 
+/* Named devices (device_names.c).  The table's row called name, or
+ * AR_EXIT_USAGE naming the nearest rows, for option opt's message. */
+int cli_device_named(const char *opt, const char *name,
+		     const ArDeviceInfo **out);
+int cli_parse_device(Cli *c, char *arg);
+/* Once every option is read: --device's memory first, its FLOP/s and
+ * link, the --fit rates not given, the default --reserve unless given. */
+int cli_apply_device(Cli *c, bool reserve_given);
+/* "H100-SXM, HBM3 3.35 TB/s", for the summary's device line. */
+void cli_device_about(const ArDeviceInfo *d, char *buf, size_t n);
+
 /* Edits (insert, delete, replace, swap two neighbours) from a[0..la) to
  * b; 99 for strings of 40 characters or more. */
 int cli_edit_distance(const char *a, size_t la, const char *b);

@@ -1,0 +1,212 @@
+#!/usr/bin/env python3
+"""e2e_devices_table.py — named devices (planner/device_table.c).
+
+  - --list-devices prints every device the issue names and the host
+    memories, with the table's numbers (H100-SXM: 80 GiB HBM3 at
+    3.35 TB/s, 989.4 TFLOP/s, 450 GB/s NVLink, the CUDA context reserve);
+  - --device H100-SXM on the GPT-2 small step (testdata/gen_gpt.py,
+    mixed bf16 Adam) fits 80 GiB with the default reserve of 287,047,680
+    bytes, and the summary names the device, its kind and bandwidth;
+  - --memory with the explicit numbers (name:80G:3.35T and that
+    --reserve) bills the same device_total_bytes; --memory H100-SXM is
+    the same device without the reserve;
+  - --device with an explicit --reserve uses the explicit one;
+  - --fit 8xH100-SXM searches 80 GiB less the reserve per device;
+  - --device H100-SXM with --dp 2 takes the table's FLOP/s for the
+    step-time estimate (the same step as 2 devices at 989.4T by --fit's
+    numbers would be);
+  - a typo (--device H100-SMX) is exit 1 naming H100-SXM; a host memory
+    as --device, or as --memory without a size, is exit 1.
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ARENAC = os.environ.get("ARENAC") or os.path.join(ROOT, "build", "arenac")
+PYTHON = os.environ.get("PYTHON", "/usr/bin/python3")
+
+passed = failed = 0
+G = 1 << 30
+CUDA_CONTEXT = 287047680
+STEP = ["--optimizer", "adam", "--precision", "mixed-bf16"]
+
+# Every device the issue names, and the host memories.
+NAMES = ["A100-SXM-40GB", "A100-SXM-80GB", "A100-PCIe-80GB", "H100-PCIe",
+         "H100-SXM", "H200", "B200", "L4", "L40S", "RTX-3090", "RTX-4090",
+         "RTX-5090", "MI300X", "Jetson-AGX-Orin-64GB", "DDR4-3200-2ch",
+         "DDR4-3200-8ch", "DDR5-4800-8ch", "DDR5-4800-12ch",
+         "DDR5-5600-8ch", "LPDDR5X-8533-128bit"]
+
+
+def check(what, ok, detail=""):
+    global passed, failed
+    if ok:
+        passed += 1
+        print("ok   " + what)
+    else:
+        failed += 1
+        print("FAIL %s: %s" % (what, detail))
+
+
+def arenac(*args):
+    return subprocess.run([ARENAC] + list(args), stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, universal_newlines=True,
+                          timeout=600)
+
+
+def train_json(tmp, model, *opts):
+    path = os.path.join(tmp, "r.json")
+    if os.path.exists(path):
+        os.remove(path)
+    r = arenac("-q", "--train", "--json", path, *STEP, *opts, model)
+    rep = json.load(open(path)) if r.returncode == 0 else None
+    return r, rep
+
+
+def listing():
+    r = arenac("--list-devices")
+    rows = {l.split()[0]: l.split() for l in r.stdout.splitlines()[1:]
+            if l.strip() and not l.startswith(("memory:", "bandwidth", "reserve"))}
+    check("--list-devices: exit 0", r.returncode == 0, r.stderr)
+    missing = [n for n in NAMES if n not in rows]
+    check("--list-devices: every device", not missing, missing)
+    h = rows.get("H100-SXM", [])
+    check("--list-devices: H100-SXM's row",
+          h == ["H100-SXM", "80", "GiB", "HBM3", "3.35", "TB/s", "989.4",
+                "TFLOP/s", "450", "GB/s", "NVLink", "4", "287,047,680"], h)
+    d = rows.get("DDR5-5600-8ch", [])
+    check("--list-devices: a host memory has no size, FLOP/s or reserve",
+          d[:5] == ["DDR5-5600-8ch", "-", "DDR5", "358.4", "GB/s"] and
+          d[-1] == "0", d)
+
+
+def gpt2(tmp):
+    model = os.path.join(tmp, "gpt2.onnx")
+    subprocess.run([PYTHON, os.path.join(ROOT, "testdata", "gen_gpt.py"),
+                    "--preset", "gpt2-small", model], check=True,
+                   stdout=subprocess.DEVNULL)
+
+    r, dev = train_json(tmp, model, "--device", "H100-SXM")
+    check("gpt2 --device H100-SXM fits", dev is not None, r.stderr)
+    if dev is None:
+        return
+    b = dev["training"]
+    check("gpt2 --device H100-SXM: the table's size and reserve",
+          b["device_bytes"] == 80 * G and b["reserve_bytes"] == CUDA_CONTEXT
+          and b["fits"] is True and b["device_total_bytes"] ==
+          b["total_bytes"] + CUDA_CONTEXT and b["headroom_bytes"] ==
+          80 * G - b["device_total_bytes"], b)
+    reg = (dev.get("regions") or [{}])[0]
+    check("gpt2 --device H100-SXM: the first memory is the device's",
+          reg.get("name") == "H100-SXM" and reg.get("capacity_bytes") ==
+          80 * G and reg.get("bandwidth_bytes_per_s") == 3.35e12 and
+          "--device H100-SXM" in dev["options"], reg)
+
+    r, exp = train_json(tmp, model, "--memory", "h100:80G:3.35T",
+                        "--reserve", str(CUDA_CONTEXT))
+    check("gpt2 --memory of the explicit numbers: the same total",
+          exp is not None and exp["training"]["device_total_bytes"] ==
+          b["device_total_bytes"] and exp["training"]["device_bytes"] ==
+          80 * G, r.stderr)
+    r, named = train_json(tmp, model, "--memory", "H100-SXM")
+    check("gpt2 --memory H100-SXM: the table's size, no reserve",
+          named is not None and named["training"]["device_bytes"] == 80 * G
+          and named["training"]["reserve_bytes"] == 0 and
+          named["training"]["device_total_bytes"] ==
+          b["device_total_bytes"] - CUDA_CONTEXT, r.stderr)
+
+    r, own = train_json(tmp, model, "--device", "H100-SXM", "--reserve", "1G")
+    check("gpt2 --device with --reserve 1G: the explicit one",
+          own is not None and own["training"]["reserve_bytes"] == G and
+          own["training"]["device_total_bytes"] ==
+          b["device_total_bytes"] - CUDA_CONTEXT + G, r.stderr)
+
+    r = arenac("--train", *STEP, "--device", "H100-SXM", model)
+    line = [l for l in r.stdout.splitlines()
+            if l.startswith("  on the device")]
+    check("gpt2 summary names the device",
+          r.returncode == 0 and line and
+          "of 80 GiB (H100-SXM, HBM3 3.35 TB/s): fits, headroom" in line[0],
+          line or r.stderr)
+
+    # A card the step does not fit: 11.7 GiB on a 12 GiB-less-reserve
+    # device is exit 3 naming it.
+    r = arenac("-q", "--train", *STEP, "--memory", "RTX-3090:11G", model)
+    check("gpt2 --memory RTX-3090:11G: exit 3 naming it",
+          r.returncode == 3 and "'RTX-3090'" in r.stderr, r.stderr)
+
+    r, fit = train_json(tmp, model, "--fit", "8xH100-SXM")
+    rows = fit["fit"]["configurations"] if fit else []
+    check("gpt2 --fit 8xH100-SXM", fit is not None and rows and all(
+        c["largest_bytes"] <= 80 * G - CUDA_CONTEXT for c in rows),
+          r.stderr if fit is None else rows[:1])
+    r = arenac("--train", *STEP, "--fit", "8xH100-SXM", model)
+    check("gpt2 --fit 8xH100-SXM: each device less the reserve",
+          r.returncode == 0 and "8 devices of %s bytes" %
+          format(80 * G - CUDA_CONTEXT, ",") in r.stdout, r.stdout[:300])
+    r2 = arenac("--train", *STEP, "--fit",
+                "8x%d:989.4T:450G" % (80 * G), "--reserve",
+                str(CUDA_CONTEXT), model)
+    check("gpt2 --fit 8xH100-SXM = 8x80G:989.4T:450G with the reserve",
+          r2.returncode == 0 and r2.stdout == r.stdout.replace(
+              "8xH100-SXM", "8x%d:989.4T:450G" % (80 * G)), r2.stdout[:300])
+
+    # The devices path's estimate: the table's FLOP/s and link.
+    r = arenac("--train", *STEP, "--device", "H100-SXM", "--dp", "2", model)
+    est = [l for l in r.stdout.splitlines() if "step estimate" in l]
+    r2 = arenac("--train", *STEP, "--device", "A100-SXM-80GB", "--dp", "2",
+                model)
+    est2 = [l for l in r2.stdout.splitlines() if "step estimate" in l]
+    ok = r.returncode == 0 and r2.returncode == 0 and est and est2
+    if ok:
+        # compute = FLOPs / device FLOP/s: the A100's is 989.4/312 longer.
+        c1 = float(est[0].split("compute ")[1].split(",")[0])
+        c2 = float(est2[0].split("compute ")[1].split(",")[0])
+        ok = abs(c2 / c1 - 989.4 / 312) < 1e-3
+    check("--device with --dp: the table's FLOP/s in the estimate", ok,
+          (est, est2, r.stderr, r2.stderr))
+
+
+def usage():
+    lenet = os.path.join(ROOT, "testdata", "lenet.onnx")
+    r = arenac("--train", "--device", "H100-SMX", lenet)
+    check("--device H100-SMX: exit 1 naming H100-SXM",
+          r.returncode == 1 and "no device named 'H100-SMX'; the nearest: "
+          "H100-SXM" in r.stderr, r.stderr)
+    r = arenac("--train", "--fit", "8xH100-SMX", lenet)
+    check("--fit 8xH100-SMX: exit 1 naming H100-SXM",
+          r.returncode == 1 and "the nearest: H100-SXM" in r.stderr,
+          r.stderr)
+    r = arenac("--device", "DDR5-5600-8ch", lenet)
+    check("--device of a host memory: exit 1", r.returncode == 1 and
+          "a host memory" in r.stderr, r.stderr)
+    r = arenac("--memory", "DDR5-5600-8ch", lenet)
+    check("--memory of a host memory without a size: exit 1",
+          r.returncode == 1 and "--memory DDR5-5600-8ch:SIZE" in r.stderr,
+          r.stderr)
+    r = arenac("--memory", "H100-SXM:40G:1T", lenet)
+    check("--memory of a table name with a bandwidth: exit 1",
+          r.returncode == 1 and "gives its bandwidth" in r.stderr, r.stderr)
+    r = arenac("--device", "L4", "--device", "L4", lenet)
+    check("--device twice: exit 1", r.returncode == 1, r.stderr)
+    # A host memory with its size, as an inference tier.
+    r = arenac("-q", "--dim", "N=1", "--memory", "sram:64K:100G",
+               "--memory", "DDR5-5600-2ch:16G", lenet)
+    check("--memory DDR5-5600-2ch:16G is a tier", r.returncode == 0,
+          r.stderr)
+
+
+def main():
+    listing()
+    usage()
+    with tempfile.TemporaryDirectory() as tmp:
+        gpt2(tmp)
+    print("e2e_devices_table: %d passed, %d failed" % (passed, failed))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
