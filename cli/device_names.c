@@ -145,6 +145,37 @@ void cli_device_about(const ArDeviceInfo *d, char *buf, size_t n)
 		 rate_text(d->bandwidth, "B/s", bw, sizeof bw));
 }
 
+void cli_print_device(FILE *f, const ArDeviceInfo *d, int64_t reserve)
+{
+	char bw[32], fl[32], ln[32], rs[AR_NUMFMT_LEN];
+	fprintf(f, "  device         %s: %lld GiB %s at %s, %s, %s %s one way; "
+		"--reserve %s bytes\n", d->name, (long long)(d->memory >> 30),
+		d->kind, rate_text(d->bandwidth, "B/s", bw, sizeof bw),
+		rate_text(d->flops, "FLOP/s", fl, sizeof fl), d->link_kind,
+		rate_text(d->link, "B/s", ln, sizeof ln),
+		ar_fmt_count(rs, reserve));
+}
+
+void cli_print_step_rates(FILE *f, const ArDeviceInfo *d,
+			  const ArTrainBill *b, const ArPlan *p)
+{
+	const ArRegion *x = p->nregions ? &p->regions[0] : NULL;
+	double flops = (double)b->forward_flops + (double)b->backward_flops +
+		       (double)b->recompute_flops;
+	char fl[32], bw[32], t[AR_NUMFMT_LEN];
+	fprintf(f, "  at peak rates    compute %.3g ms at %s", flops /
+		d->flops * 1e3, rate_text(d->flops, "FLOP/s", fl, sizeof fl));
+	/* The tiers' estimate of what the steps read and write of the
+	 * activations in the device's memory, op by op. */
+	if (x && !strcmp(x->name, d->name) && x->bandwidth > 0)
+		fprintf(f, "; activation traffic %s bytes, %.3g ms at %s (op by "
+			"op, weights not counted)",
+			ar_fmt_count(t, x->traffic_bytes),
+			(double)x->traffic_bytes / x->bandwidth * 1e3,
+			rate_text(x->bandwidth, "B/s", bw, sizeof bw));
+	fputc('\n', f);
+}
+
 int cli_list_devices(Cli *c, char *arg)
 {
 	int n;

@@ -208,12 +208,12 @@ static const Option options[] = {
 		 "model whose first output is the scalar of a\n"
 		 "SoftmaxCrossEntropyLoss or\n"
 		 "NegativeLogLikelihoodLoss is trained on it"},
-	{"reserve", 0, BYTES, "BYTES", TO(topt.reserve), .flags = ECHO | TRAIN,
-	 .section = TRAINING,
+	{"reserve", 0, CUSTOM, "BYTES", NOWHERE, .parse = cli_parse_reserve,
+	 .flags = ECHO | TRAIN, .section = TRAINING,
 	 .help = "bytes of the device held by what is not the step\n"
 		 "(the CUDA context, 0.3-1 GiB, and the caching\n"
 		 "allocator's slack), counted against --budget and\n"
-		 "the first --memory (0)"},
+		 "the first --memory (0; with --device, its reserve)"},
 	{"loss-chunk", 0, COUNT, "N", TO(topt.spec.loss_chunks),
 	 .value = 1000000, .flags = ECHO | TRAIN, .section = TRAINING,
 	 .help = "compute the head (the MatMul or Gemm giving the\n"

@@ -325,6 +325,15 @@ int cli_parse_memory(Cli *c, char *arg)
 }
 
 
+/* --reserve BYTES: 0 too, to hold none where --device has a default. */
+int cli_parse_reserve(Cli *c, char *arg)
+{
+	const char *bad;
+	if (!cli_parse_size(arg, &c->topt.reserve, &bad))
+		return cli_size_error("--reserve", "bytes", arg, bad);
+	return AR_OK;
+}
+
 /* --offload WHAT:MEMORY; the memory is found once every --memory is read
  * (devices.c). */
 int cli_parse_offload(Cli *c, char *arg)

@@ -10,7 +10,9 @@
   - --memory with the explicit numbers (name:80G:3.35T and that
     --reserve) bills the same device_total_bytes; --memory H100-SXM is
     the same device without the reserve;
-  - --device with an explicit --reserve uses the explicit one;
+  - --device with an explicit --reserve uses the explicit one (0 too);
+  - the summary's last line: the step's FLOPs at the device's peak and
+    its activation traffic at the memory's bandwidth;
   - --fit 8xH100-SXM searches 80 GiB less the reserve per device;
   - --device H100-SXM with --dp 2 takes the table's FLOP/s for the
     step-time estimate (the same step as 2 devices at 989.4T by --fit's
@@ -131,6 +133,24 @@ def gpt2(tmp):
           r.returncode == 0 and line and
           "of 80 GiB (H100-SXM, HBM3 3.35 TB/s): fits, headroom" in line[0],
           line or r.stderr)
+    # The step at the device's peak rates: its FLOPs at 989.4 TFLOP/s,
+    # the activation traffic of its memory at 3.35 TB/s.
+    rates = [l for l in r.stdout.splitlines()
+             if l.startswith("  at peak rates")]
+    flops = b["forward_flops"] + b["backward_flops"] + b["recompute_flops"]
+    traffic = reg.get("traffic_bytes", 0)
+    want = ("  at peak rates    compute %.3g ms at 989.4 TFLOP/s; activation "
+            "traffic %s bytes, %.3g ms at 3.35 TB/s (op by op, weights not "
+            "counted)" % (flops / 989.4e12 * 1e3, format(traffic, ","),
+                          traffic / 3.35e12 * 1e3))
+    check("gpt2 summary: the step at the device's peak rates",
+          rates == [want] and traffic > 0, (rates, want))
+
+    r, zero = train_json(tmp, model, "--device", "H100-SXM", "--reserve", "0")
+    check("gpt2 --device with --reserve 0: none held",
+          zero is not None and zero["training"]["reserve_bytes"] == 0 and
+          zero["training"]["device_total_bytes"] ==
+          b["device_total_bytes"] - CUDA_CONTEXT, r.stderr)
 
     # A card the step does not fit: 11.7 GiB on a 12 GiB-less-reserve
     # device is exit 3 naming it.
@@ -150,9 +170,15 @@ def gpt2(tmp):
     r2 = arenac("--train", *STEP, "--fit",
                 "8x%d:989.4T:450G" % (80 * G), "--reserve",
                 str(CUDA_CONTEXT), model)
+    named = [l for l in r.stdout.splitlines()
+             if not l.startswith("  device ")]
     check("gpt2 --fit 8xH100-SXM = 8x80G:989.4T:450G with the reserve",
-          r2.returncode == 0 and r2.stdout == r.stdout.replace(
-              "8xH100-SXM", "8x%d:989.4T:450G" % (80 * G)), r2.stdout[:300])
+          r2.returncode == 0 and r2.stdout.splitlines() == named,
+          r2.stdout[:300])
+    check("gpt2 --fit 8xH100-SXM: names the device under the table",
+          "  device         H100-SXM: 80 GiB HBM3 at 3.35 TB/s, 989.4 "
+          "TFLOP/s, NVLink 4 450 GB/s one way; --reserve 287,047,680 bytes"
+          in r.stdout.splitlines(), r.stdout[-400:])
 
     # The devices path's estimate: the table's FLOP/s and link.
     r = arenac("--train", *STEP, "--device", "H100-SXM", "--dp", "2", model)
