@@ -192,7 +192,7 @@ static const Option options[] = {
 		 "first --memory, its FLOP/s and link the devices'\n"
 		 "step-time estimate's, and with --train its\n"
 		 "reserve the default --reserve (H100-SXM: 80 GiB\n"
-		 "HBM3 at 3.35 TB/s, 989.4 TFLOP/s, 287,047,680\n"
+		 "HBM3 at 3.35 TB/s, 989.4 TFLOP/s, 266,076,160\n"
 		 "bytes of CUDA context)"},
 	{"weights-in", 0, TEXT, "NAME", TO(plan.weights_in), .flags = ECHO,
 	 .section = PLANNING,

@@ -5,7 +5,7 @@
     memories, with the table's numbers (H100-SXM: 80 GiB HBM3 at
     3.35 TB/s, 989.4 TFLOP/s, 450 GB/s NVLink, the CUDA context reserve);
   - --device H100-SXM on the GPT-2 small step (testdata/gen_gpt.py,
-    mixed bf16 Adam) fits 80 GiB with the default reserve of 287,047,680
+    mixed bf16 Adam) fits 80 GiB with the default reserve of 266,076,160
     bytes, and the summary names the device, its kind and bandwidth;
   - --memory with the explicit numbers (name:80G:3.35T and that
     --reserve) bills the same device_total_bytes; --memory H100-SXM is
@@ -32,7 +32,7 @@ PYTHON = os.environ.get("PYTHON", "/usr/bin/python3")
 
 passed = failed = 0
 G = 1 << 30
-CUDA_CONTEXT = 287047680
+CUDA_CONTEXT = 266076160
 STEP = ["--optimizer", "adam", "--precision", "mixed-bf16"]
 
 # Every device the issue names, and the host memories.
@@ -78,7 +78,19 @@ def listing():
     h = rows.get("H100-SXM", [])
     check("--list-devices: H100-SXM's row",
           h == ["H100-SXM", "80", "GiB", "HBM3", "3.35", "TB/s", "989.4",
-                "TFLOP/s", "450", "GB/s", "NVLink", "4", "287,047,680"], h)
+                "TFLOP/s", "450", "GB/s", "NVLink", "4", "266,076,160"], h)
+    lower = [n.lower() for n in rows]
+    check("--list-devices: names unique, case aside",
+          len(set(lower)) == len(lower), lower)
+    # An accelerator has every fact; a host memory only its kind and
+    # bandwidth (its size is the user's, it computes nothing).
+    bad = [r for r in rows.values()
+           if not (r[1] != "-" and r[5].endswith("B/s") and
+                   r[7].endswith("FLOP/s") and r[9].endswith("B/s") and
+                   int(r[-1].replace(",", "")) > 0 or
+                   r[1] == "-" and r[4].endswith("B/s") and
+                   r[5:8] == ["-", "-", "-"] and r[-1] == "0")]
+    check("--list-devices: every row complete for its kind", not bad, bad)
     d = rows.get("DDR5-5600-8ch", [])
     check("--list-devices: a host memory has no size, FLOP/s or reserve",
           d[:5] == ["DDR5-5600-8ch", "-", "DDR5", "358.4", "GB/s"] and
@@ -177,7 +189,7 @@ def gpt2(tmp):
           r2.stdout[:300])
     check("gpt2 --fit 8xH100-SXM: names the device under the table",
           "  device         H100-SXM: 80 GiB HBM3 at 3.35 TB/s, 989.4 "
-          "TFLOP/s, NVLink 4 450 GB/s one way; --reserve 287,047,680 bytes"
+          "TFLOP/s, NVLink 4 450 GB/s one way; --reserve 266,076,160 bytes"
           in r.stdout.splitlines(), r.stdout[-400:])
 
     # The devices path's estimate: the table's FLOP/s and link.
