@@ -130,6 +130,14 @@ static const ArDeviceInfo table[] = {
 	 * developer kit's 10GbE. */
 	{"Jetson-AGX-Orin-64GB", "NVIDIA Jetson AGX Orin 64GB", GIB(64),
 	 "LPDDR5", 204.8e9, 42.5e12, 1.25e9, "10GbE", CUDA_CONTEXT},
+	/* NVIDIA Jetson Orin Nano Super Developer Kit datasheet (JetPack
+	 * 6.1's clocks): 8GB 128-bit LPDDR5, 102 GB/s; 67 sparse INT8 TOPS,
+	 * 16.75 dense FP16 by the same halvings (32 tensor cores at
+	 * 1,020 MHz doing an A100 tensor core's 512 FLOP a clock agree:
+	 * 16.7; so do the AGX's 64 at 1.3 GHz: 42.6).  The kit's Ethernet
+	 * is gigabit. */
+	{"Jetson-Orin-Nano-8GB", "NVIDIA Jetson Orin Nano 8GB (Super)",
+	 GIB(8), "LPDDR5", 102e9, 16.75e12, 0.125e9, "1GbE", CUDA_CONTEXT},
 
 	/* Host memories: give the size (--memory NAME:SIZE).  Two channels:
 	 * a desktop; eight: a Xeon socket (Ice Lake DDR4-3200, Sapphire

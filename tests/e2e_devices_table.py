@@ -38,8 +38,8 @@ STEP = ["--optimizer", "adam", "--precision", "mixed-bf16"]
 # Every device the issue names, and the host memories.
 NAMES = ["A100-SXM-40GB", "A100-SXM-80GB", "A100-PCIe-80GB", "H100-PCIe",
          "H100-SXM", "H200", "B200", "L4", "L40S", "RTX-3090", "RTX-4090",
-         "RTX-5090", "MI300X", "Jetson-AGX-Orin-64GB", "DDR4-3200-2ch",
-         "DDR4-3200-8ch", "DDR5-4800-8ch", "DDR5-4800-12ch",
+         "RTX-5090", "MI300X", "Jetson-AGX-Orin-64GB", "Jetson-Orin-Nano-8GB",
+         "DDR4-3200-2ch", "DDR4-3200-8ch", "DDR5-4800-8ch", "DDR5-4800-12ch",
          "DDR5-5600-8ch", "LPDDR5X-8533-128bit"]
 
 
