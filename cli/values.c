@@ -262,7 +262,6 @@ int cli_parse_freeze(Cli *c, char *arg)
 	return add_regex("--freeze", c->freeze, &c->topt.spec.nfreeze, arg);
 }
 
-/* --memory NAME:SIZE[:BANDWIDTH], cut apart in place. */
 /* --memory NAME or NAME:SIZE, NAME a row of the device table: its
  * bandwidth, and its size unless given (a host memory's must be). */
 static int table_memory(Cli *c, ArMemory *m, const char *name,
@@ -270,7 +269,8 @@ static int table_memory(Cli *c, ArMemory *m, const char *name,
 {
 	const ArDeviceInfo *d;
 	const char *bad;
-	int rc = cli_device_named("--memory", name, &d);
+	int rc = cli_device_named("--memory (NAME:SIZE[:BANDWIDTH], or a "
+				  "device's name)", name, &d);
 	if (rc)
 		return rc;
 	if (size && strchr(size, ':'))
@@ -291,6 +291,7 @@ static int table_memory(Cli *c, ArMemory *m, const char *name,
 	return AR_OK;
 }
 
+/* --memory NAME:SIZE[:BANDWIDTH], cut apart in place. */
 int cli_parse_memory(Cli *c, char *arg)
 {
 	ArMemory *m = &c->memories[c->plan.nmemories];
