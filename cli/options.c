@@ -189,11 +189,11 @@ static const Option options[] = {
 	{"device", 0, CUSTOM, "NAME", NOWHERE, .parse = cli_parse_device,
 	 .flags = ECHO, .section = PLANNING,
 	 .help = "a device from --list-devices: its memory is the\n"
-		 "first --memory, its FLOP/s and link the devices'\n"
-		 "step-time estimate's, and with --train its\n"
-		 "reserve the default --reserve (H100-SXM: 80 GiB\n"
-		 "HBM3 at 3.35 TB/s, 989.4 TFLOP/s, 266,076,160\n"
-		 "bytes of CUDA context)"},
+		 "first --memory; its FLOP/s and link feed the\n"
+		 "step-time estimate of --dp, --tp and --pp; with\n"
+		 "--train its reserve is the default --reserve\n"
+		 "(H100-SXM: 80 GiB HBM3 at 3.35 TB/s, 989.4\n"
+		 "TFLOP/s, 266,076,160 bytes of CUDA context)"},
 	{"weights-in", 0, TEXT, "NAME", TO(plan.weights_in), .flags = ECHO,
 	 .section = PLANNING,
 	 .help = "place the weights at the start of memory NAME\n"
