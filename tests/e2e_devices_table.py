@@ -175,6 +175,10 @@ def gpt2(tmp):
     check("gpt2 --fit 8xH100-SXM", fit is not None and rows and all(
         c["largest_bytes"] <= 80 * G - CUDA_CONTEXT for c in rows),
           r.stderr if fit is None else rows[:1])
+    par = fit["parallel"] if fit else {}
+    check("gpt2 --fit 8xH100-SXM: the JSON names the rates assumed",
+          par.get("device_flops_per_s") == 989.4e12 and
+          par.get("link_bytes_per_s") == 450e9, par)
     r = arenac("--train", *STEP, "--fit", "8xH100-SXM", model)
     check("gpt2 --fit 8xH100-SXM: each device less the reserve",
           r.returncode == 0 and "8 devices of %s bytes" %
