@@ -4,8 +4,8 @@
  * --memory and --fit take, "did you mean" for a name that is not in the
  * table, and --list-devices.
  *
- * --device NAME is the first --memory (the device's own: its size and
- * bandwidth), the FLOP/s and link bandwidth of the devices' step-time
+ * --device NAME is the first --memory (the device's own: its size, or
+ * the one given as NAME:SIZE, and its bandwidth), the FLOP/s and link bandwidth of the devices' step-time
  * estimate, and, with --train, the default --reserve (an explicit
  * --reserve wins).  It applies once every option is read, so it is the
  * first memory wherever it stands among the --memory options.
@@ -69,16 +69,26 @@ int cli_device_named(const char *opt, const char *name,
 			       opt, name, list);
 }
 
+/* --device NAME[:SIZE]: SIZE is what the driver shows of it (CUDA's
+ * total, below the datasheet's by the driver's own share). */
 int cli_parse_device(Cli *c, char *arg)
 {
 	const ArDeviceInfo *d;
+	char *size = strchr(arg, ':');
+	const char *bad;
 	int rc;
 	if (c->device)
 		return cli_usage_error("--device given twice (%s, %s): one "
 				       "device kind per run", c->device->name,
 				       arg);
+	if (size)
+		*size++ = 0;
 	if ((rc = cli_device_named("--device", arg, &d)))
 		return rc;
+	if (size && (!cli_parse_size(size, &c->device_memory, &bad) ||
+		     !c->device_memory))
+		return cli_size_error("--device", "NAME:SIZE with a size above "
+				      "0", size, bad);
 	if (!d->flops)
 		return cli_usage_error("--device %s: a host memory, not a "
 				       "device that computes; give it as "
@@ -106,7 +116,9 @@ int cli_apply_device(Cli *c, bool reserve_given)
 				       "them", AR_MAX_TIERS);
 	memmove(&c->memories[1], &c->memories[0],
 		(size_t)c->plan.nmemories * sizeof *c->memories);
-	c->memories[0] = (ArMemory){d->name, d->memory, d->bandwidth};
+	c->memories[0] = (ArMemory){d->name, c->device_memory ?
+				    c->device_memory : d->memory,
+				    d->bandwidth};
 	c->plan.memories = c->memories;
 	c->plan.nmemories++;
 	c->dev.device_flops = d->flops;

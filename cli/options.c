@@ -186,14 +186,17 @@ static const Option options[] = {
 		 "a name from --list-devices brings its size and\n"
 		 "bandwidth (H100-SXM), a host memory's with the\n"
 		 "size given (DDR5-5600-8ch:512G)"},
-	{"device", 0, CUSTOM, "NAME", NOWHERE, .parse = cli_parse_device,
-	 .flags = ECHO, .section = PLANNING,
+	{"device", 0, CUSTOM, "NAME[:SIZE]", NOWHERE,
+	 .parse = cli_parse_device, .flags = ECHO, .section = PLANNING,
 	 .help = "a device from --list-devices: its memory is the\n"
 		 "first --memory; its FLOP/s and link feed the\n"
 		 "step-time estimate of --dp, --tp and --pp; with\n"
 		 "--train its reserve is the default --reserve\n"
 		 "(H100-SXM: 80 GiB HBM3 at 3.35 TB/s, 989.4\n"
-		 "TFLOP/s, 266,076,160 bytes of CUDA context)"},
+		 "TFLOP/s, 266,076,160 bytes of CUDA context);\n"
+		 "SIZE: the memory as the driver shows it (the\n"
+		 "total of torch.cuda.mem_get_info()), below the\n"
+		 "datasheet's by the driver's own share"},
 	{"weights-in", 0, TEXT, "NAME", TO(plan.weights_in), .flags = ECHO,
 	 .section = PLANNING,
 	 .help = "place the weights at the start of memory NAME\n"

@@ -57,8 +57,10 @@ typedef struct Cli {
 	ArDevicesSpec dev;
 	ArFitSpec fit;
 	const char *offload_to[AR_OFF_KINDS];
-	/* --device and --fit NxNAME: their rows of the device table. */
+	/* --device and --fit NxNAME: their rows of the device table;
+	 * --device NAME:SIZE's size (0: the table's). */
 	const ArDeviceInfo *device, *fit_device;
+	int64_t device_memory;
 	const ArDevicesResult *devices;
 	const ArFitResult *fit_result;
 	int stage;

@@ -8,8 +8,15 @@
  *  - memory: the vendor's "GB" of DRAM capacity is 2^30 bytes (JEDEC
  *    JESD100B.01 defines giga as 2^30 for memory capacity; HBM and GDDR
  *    stacks come in 2^30-byte multiples: the H100's 80 GB are five
- *    16 GiB stacks).  What the driver keeps for itself is not taken off:
- *    it is part of what --reserve stands for;
+ *    16 GiB stacks).  The total CUDA and PyTorch show is less by the
+ *    driver's own share, which depends on the driver, ECC and the board,
+ *    so it is not in the table nor in the default reserve: an A100
+ *    40GB's deviceQuery shows 42,405,855,232 of its 42,949,672,960 bytes
+ *    (the PC2 cluster's page on its A100 nodes), nvidia-smi 81,559 MiB
+ *    of an H100 80GB's 81,920 (Modal, "Why does an NVIDIA H100 80GB
+ *    card offer 85.52 GB?"), PyTorch's out-of-memory message "23.68 GiB
+ *    total capacity" of an RTX 4090's 24.  --device NAME:SIZE takes the
+ *    total torch.cuda.mem_get_info() gives on the user's machine;
  *  - bandwidth and link: decimal bytes per second as the vendor states
  *    them; the link one direction (datasheets give NVLink both ways
  *    added: "900 GB/s" is 450 GB/s each way), NVLink through NVSwitch

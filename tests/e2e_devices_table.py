@@ -11,6 +11,7 @@
     --reserve) bills the same device_total_bytes; --memory H100-SXM is
     the same device without the reserve;
   - --device with an explicit --reserve uses the explicit one (0 too);
+    --device NAME:SIZE the size the driver shows;
   - the summary's last line: the step's FLOPs at the device's peak and
     its activation traffic at the memory's bandwidth;
   - --fit 8xH100-SXM searches 80 GiB less the reserve per device;
@@ -157,6 +158,13 @@ def gpt2(tmp):
                           traffic / 3.35e12 * 1e3))
     check("gpt2 summary: the step at the device's peak rates",
           rates == [want] and traffic > 0, (rates, want))
+
+    r, vis = train_json(tmp, model, "--device", "H100-SXM:81559M")
+    check("gpt2 --device H100-SXM:81559M: the driver's total, the reserve",
+          vis is not None and vis["training"]["device_bytes"] ==
+          81559 << 20 and vis["training"]["device_total_bytes"] ==
+          b["device_total_bytes"] and vis["regions"][0]["name"] ==
+          "H100-SXM", r.stderr)
 
     r, zero = train_json(tmp, model, "--device", "H100-SXM", "--reserve", "0")
     check("gpt2 --device with --reserve 0: none held",
