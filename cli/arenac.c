@@ -14,6 +14,7 @@
 #include "emit.h"
 #include "fuse.h"
 #include "infer.h"
+#include "max_batch.h"
 #include "numfmt.h"
 #include "options.h"
 #include "solve.h"
@@ -151,6 +152,7 @@ static int run_train(const Cli *c, const ArGraph *g, ArError *err)
 	rc = ar_train_plan(g, &c->topt, &r, err);
 	if (!rc)
 		note_time_limit(c, r.plan);
+	r.bill.max_batch = c->max_batch_found;
 	if (!rc && c->stats)
 		ar_print_train_plan_stats(stderr, g, r.graph, r.plan);
 	if (!rc && c->selfcheck)
@@ -229,6 +231,14 @@ int main(int argc, char **argv)
 		fprintf(stderr, "arenac: error: %s\n", err.msg);
 		return rc;
 	}
+	/* --max-batch finds the batch; the run below plans and writes it. */
+	if (c.max_batch && (rc = cli_max_batch(&c, &c.load.batch, &err))) {
+		fprintf(stderr, "arenac: error: %s: %s%s\n", c.model, err.msg,
+			rc == AR_EXIT_BUDGET ? " (--max-batch: not even a batch "
+			"of 1 fits)" : "");
+		return rc;
+	}
+	c.max_batch_found = c.max_batch ? c.load.batch : 0;
 	rc = ar_load_onnx(c.model, &c.load, &g, &err);
 	if (!rc)
 		rc = ar_infer_bounded(g, &c.load.diag, c.bounds, c.nbounds,

@@ -300,6 +300,12 @@ static const Option options[] = {
 		 "computed; the last match ends the last layer);\n"
 		 "default: the repeated blocks between the\n"
 		 "activations that cut the forward pass"},
+	{"max-batch", 0, FLAG, NULL, TO(max_batch), .value = true,
+	 .flags = TRAIN, .section = TRAINING,
+	 .help = "the largest --batch whose step fits the device\n"
+		 "(--budget or the first --memory, --reserve too):\n"
+		 "doubling, then bisecting, every batch tried planned\n"
+		 "and verified; prints the tries, plans the answer"},
 	{"budget-sweep", 0, FLAG, NULL, TO(sweep), .value = true,
 	 .flags = TRAIN, .section = TRAINING,
 	 .help = "print the budget / recompute trade-off from the\n"
@@ -730,6 +736,10 @@ static int check_combinations(const Cli *c)
 					       "configurations itself; give "
 					       "--%s without it",
 					       options[i].name);
+	if (c->max_batch && (c->multi || c->fitting || c->sweep))
+		return cli_usage_error("--max-batch plans one device's step; "
+				       "give it without --dp, --tp, --pp, "
+				       "--fit and --budget-sweep");
 	if ((c->multi || c->fitting) && c->sweep)
 		return cli_usage_error("--budget-sweep plans one device");
 	/* Two outputs into one file would leave one of them, or on stdout

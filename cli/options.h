@@ -48,6 +48,9 @@ typedef struct Cli {
 	const char *compare;
 	ArPlanReport report;
 	bool train, sweep, fuse;
+	/* --max-batch, and the batch it found (0: not searched). */
+	bool max_batch;
+	int64_t max_batch_found;
 	ArTrainOptions topt;
 	const char *freeze[CLI_MAX_REGEX], *trainable[CLI_MAX_REGEX];
 	/* Many devices (devices.h): --dp, --tp, --pp, ... (multi), --fit

@@ -487,6 +487,10 @@ static void write_training(FILE *f, const ArTrainBill *b)
 	else
 		fputs(", \"device_bytes\": null, \"headroom_bytes\": null, "
 		      "\"fits\": null", f);
+	if (b->max_batch)
+		fprintf(f, ", \"max_batch\": %" PRId64, b->max_batch);
+	else
+		fputs(", \"max_batch\": null", f);
 	fprintf(f, ", \"host_state_bytes\": %" PRId64 ", \"gradient_dtype\": ",
 		b->host_state_bytes);
 	ar_json_str(f, b->gradient_dtype);

@@ -64,6 +64,7 @@ typedef struct ArTrainBill {
 	int64_t device_bytes, reserve_bytes, device_total_bytes;
 	int64_t headroom_bytes;         /* device_bytes - device_total_bytes */
 	const char *device_name;        /* NULL: --budget */
+	int64_t max_batch;              /* --max-batch's answer, 0: none */
 	int64_t forward_flops, backward_flops, recompute_flops;
 	int ncheckpoints;
 	const char **checkpoints;       /* names of resident activations */

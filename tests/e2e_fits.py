@@ -18,7 +18,12 @@ an 11 GiB card.  Checked on the models the issue names:
   - the Llama-7B shape fine-tuned on wq and wv with layer checkpointing:
     frozen weights count, 24 GiB fits, 20 GiB with --reserve 1G does not;
   - --reserve not below the device, or without one, is a usage error;
-  - inference keeps --budget for the arena (its weights are in flash).
+  - inference keeps --budget for the arena (its weights are in flash);
+  - --max-batch: GPT-2 small (batch axis 1) on 24 GiB and the Llama-7B
+    shape with layer checkpointing and 8-bit Adam on 80 GiB: the batch it
+    names fits when planned on its own and the next one does not; the JSON
+    reports max_batch; a model whose batch is fixed, or no device, is a
+    usage error.
 """
 import json
 import os
@@ -149,6 +154,28 @@ def llama(tmp):
           r.returncode == 3, r.stderr)
 
 
+def max_batch(tmp, gen, preset, step, memory, want):
+    """--max-batch finds want; want fits and want + 1 does not, each
+    planned on its own."""
+    model = os.path.join(tmp, preset + ".onnx")
+    subprocess.run([PYTHON, os.path.join(ROOT, "testdata", gen),
+                    "--preset", preset, "--batch", "1", model], check=True,
+                   stdout=subprocess.DEVNULL)
+    r, b = train_json(tmp, model, *step, "--memory", memory, "--max-batch")
+    check("%s --max-batch on %s: batch %d" % (preset, memory, want),
+          b is not None and b["max_batch"] == want, r.stderr)
+    r, b = train_json(tmp, model, *step, "--memory", memory,
+                      "--batch", str(want))
+    check("%s: batch %d fits on its own" % (preset, want),
+          b is not None and b["fits"] is True and b["max_batch"] is None,
+          r.stderr)
+    r = arenac("-q", "--train", *step, "--memory", memory,
+               "--batch", str(want + 1), model)
+    check("%s: batch %d does not" % (preset, want + 1), r.returncode == 3,
+          r.stderr)
+    return model
+
+
 def usage(tmp):
     lenet = os.path.join(ROOT, "testdata", "lenet.onnx")
     r = arenac("--train", "--memory", "hbm:1M", "--reserve", "2M", lenet)
@@ -158,6 +185,13 @@ def usage(tmp):
     r = arenac("--train", "--reserve", "2M", lenet)
     check("--reserve without a device: exit 1", r.returncode == 1 and
           "--reserve needs a device" in r.stderr, r.stderr)
+    r = arenac("--train", "--max-batch", lenet)
+    check("--max-batch without a device: exit 1", r.returncode == 1 and
+          "--max-batch needs a device" in r.stderr, r.stderr)
+    fixed = os.path.join(tmp, "gpt2.onnx")   # batch 8, fixed
+    r = arenac("-q", "--train", "--memory", "hbm:24G", "--max-batch", fixed)
+    check("--max-batch on a fixed batch: exit 1", r.returncode == 1 and
+          "no graph input takes --batch" in r.stderr, r.stderr)
     # Inference: --budget is the arena's (the weights live in flash).
     # LeNet: a 57,600-byte arena and 1.7 MB of weights.
     r = arenac("-q", "--dim", "N=1", "--budget", "57600", lenet)
@@ -172,6 +206,12 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         gpt2(tmp)
         llama(tmp)
+        max_batch(tmp, "gen_gpt.py", "gpt2-small",
+                  ["--optimizer", "adam", "--precision", "mixed-bf16"],
+                  "hbm:24G", 18)
+        max_batch(tmp, "gen_llama.py", "llama-7b",
+                  ["--optimizer", "adam8bit", "--precision", "mixed-bf16",
+                   "--checkpoint", "layer"], "hbm:80G", 12)
         usage(tmp)
     print("e2e_fits: %d passed, %d failed" % (passed, failed))
     return 1 if failed else 0

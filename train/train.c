@@ -301,23 +301,43 @@ static void forward_flops(ArTrainModel *m, const ArGraph *fwd,
 		m->forward_flops = ar_train_add(m->forward_flops, m->flops[i]);
 }
 
-/* A backward step costs its forward `cost` times (a bilinear op: one
- * product per operand gradient); a loss's gradient one op per score, a
- * chunked loss's the head's two products besides. */
+/* Of a bilinear step's two operands (X and W), how many get a gradient:
+ * a frozen weight's is never computed, nor that of an input nothing
+ * trained lies behind. */
+static int operand_grads(const ArTrainModel *m, const ArGradView *v)
+{
+	int k = 0;
+	for (int j = 0; j < 2 && j < v->nin; j++)
+		k += v->in[j] >= 0 && m->grad[v->in[j]];
+	return k;
+}
+
+/*
+ * A backward step costs what it computes: a bilinear op one product per
+ * operand gradient it computes (rule cost 2: both; a LoRA step's frozen
+ * base weight only dX, so 4N FLOPs a token instead of 6N in all), with
+ * only the bias's sum (one op per output element) when neither; other
+ * ops one forward pass; a loss's gradient one op per score, a chunked
+ * loss's the head's products besides, as many as it computes.
+ */
 static void backward_flops(ArTrainModel *m)
 {
 	for (int i = 0; i <= m->nfwd; i++) {
 		const ArGradRule *r = m->rule[i];
 		int64_t f = m->fused[i].op ? m->fused[i].flops : m->flops[i];
 		ArGradView v;
+		int k;
 		if (!r || !ar_train_grad_view(m, i, &v))
 			continue;
+		k = r->cost > 1 ? operand_grads(m, &v) : 1;
 		if (v.loss)     /* a chunked loss computes the head's too */
 			f = ar_train_add(ar_numel(&m->base->tensors[m->logits]),
-				    m->head < 0 ? 0 : ar_train_mul(2,
+				    m->head < 0 ? 0 : ar_train_mul(k,
 							m->flops[m->head]));
-		else
-			f = ar_train_mul(f, r->cost > 1 ? r->cost : 1);
+		else if (k)
+			f = ar_train_mul(f, k);
+		else if (v.nout && v.out[0] >= 0)
+			f = ar_numel(&m->base->tensors[v.out[0]]);
 		m->backward_flops = ar_train_add(m->backward_flops, f);
 	}
 }
