@@ -240,6 +240,11 @@ def usage():
     r = arenac("--memory", "H100-SXM:40G:1T", lenet)
     check("--memory of a table name with a bandwidth: exit 1",
           r.returncode == 1 and "gives its bandwidth" in r.stderr, r.stderr)
+    r = arenac("-q", "--train", "--device", "h100-sxm", "--json", "-",
+               "--dim", "N=1", lenet)
+    check("--device names ignore case", r.returncode == 0 and
+          json.loads(r.stdout)["regions"][0]["name"] == "H100-SXM",
+          r.stderr)
     r = arenac("--device", "L4", "--device", "L4", lenet)
     check("--device twice: exit 1", r.returncode == 1, r.stderr)
     # A host memory with its size, as an inference tier.
