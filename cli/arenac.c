@@ -19,6 +19,7 @@
 #include "options.h"
 #include "solve.h"
 #include "summary.h"
+#include "values.h"
 
 static void warn_stderr(void *ctx, const char *msg)
 {
@@ -162,6 +163,8 @@ static int run_train(const Cli *c, const ArGraph *g, ArError *err)
 	if (!rc && cli_no_outputs(c)) {
 		ar_print_summary(stdout, c->model, r.graph, r.plan);
 		ar_print_train_stats(stdout, &r.bill);
+		if (c->device)
+			cli_print_step_rates(stdout, c->device, &r.bill, r.plan);
 	} else if (!rc && c->stats) {
 		ar_print_train_stats(stderr, &r.bill);
 	}

@@ -11,6 +11,7 @@
 #include "devices_print.h"
 #include "numfmt.h"
 #include "options.h"
+#include "values.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -153,6 +154,9 @@ static int run_fit(Cli *c, const ArGraph *g, int given, ArError *err)
 	if (!rc && f) {
 		ar_print_fit(f, c->model, &c->fit, &fr);
 		ar_print_devices(f, c->model, &fr.best);
+		if (c->fit_device || c->device)
+			cli_print_device(f, c->fit_device ? c->fit_device :
+					 c->device, c->topt.reserve);
 	}
 	ar_fit_free(&fr);
 	return rc;
@@ -196,8 +200,11 @@ int cli_run_devices(Cli *c, const ArGraph *g, ArError *err)
 	if (!rc)
 		rc = write_stages(c, &r, NULL, err);
 	/* Over a memory, the table still says who holds what. */
-	if ((!rc || (rc == AR_EXIT_BUDGET && r.devices)) && f)
+	if ((!rc || (rc == AR_EXIT_BUDGET && r.devices)) && f) {
 		ar_print_devices(f, c->model, &r);
+		if (c->device)
+			cli_print_device(f, c->device, c->topt.reserve);
+	}
 	ar_devices_free(&r);
 	return rc;
 }

@@ -182,7 +182,21 @@ static const Option options[] = {
 		 "gets its own arena, and each activation goes to\n"
 		 "the tier that minimises the estimated traffic\n"
 		 "time; SIZE in bytes (K, M, G: powers of 1024),\n"
-		 "BANDWIDTH in bytes/s (K, M, G, T: powers of 1000)"},
+		 "BANDWIDTH in bytes/s (K, M, G, T: powers of 1000);\n"
+		 "a name from --list-devices brings its size and\n"
+		 "bandwidth (H100-SXM), a host memory's with the\n"
+		 "size given (DDR5-5600-8ch:512G)"},
+	{"device", 0, CUSTOM, "NAME[:SIZE]", NOWHERE,
+	 .parse = cli_parse_device, .flags = ECHO, .section = PLANNING,
+	 .help = "a device from --list-devices: its memory is the\n"
+		 "first --memory; its FLOP/s and link feed the\n"
+		 "step-time estimate of --dp, --tp and --pp; with\n"
+		 "--train its reserve is the default --reserve\n"
+		 "(H100-SXM: 80 GiB HBM3 at 3.35 TB/s, 989.4\n"
+		 "TFLOP/s, 266,076,160 bytes of CUDA context);\n"
+		 "SIZE: the memory as the driver shows it (the\n"
+		 "total of torch.cuda.mem_get_info()), below the\n"
+		 "datasheet's by the driver's own share"},
 	{"weights-in", 0, TEXT, "NAME", TO(plan.weights_in), .flags = ECHO,
 	 .section = PLANNING,
 	 .help = "place the weights at the start of memory NAME\n"
@@ -207,12 +221,12 @@ static const Option options[] = {
 		 "workspace in the arena; efficient: PyTorch's\n"
 		 "memory-efficient kernel (the log-sum-exp padded to\n"
 		 "32 rows) (math)"},
-	{"reserve", 0, BYTES, "BYTES", TO(topt.reserve), .flags = ECHO | TRAIN,
-	 .section = TRAINING,
+	{"reserve", 0, CUSTOM, "BYTES", NOWHERE, .parse = cli_parse_reserve,
+	 .flags = ECHO | TRAIN, .section = TRAINING,
 	 .help = "bytes of the device held by what is not the step\n"
 		 "(the CUDA context, 0.3-1 GiB, and the caching\n"
 		 "allocator's slack), counted against --budget and\n"
-		 "the first --memory (0)"},
+		 "the first --memory (0; with --device, its reserve)"},
 	{"loss-chunk", 0, COUNT, "N", TO(topt.spec.loss_chunks),
 	 .value = 1000000, .flags = ECHO | TRAIN, .section = TRAINING,
 	 .help = "compute the head (the MatMul or Gemm giving the\n"
@@ -354,7 +368,9 @@ static const Option options[] = {
 	 .help = "the configurations of N devices of SIZE bytes\n"
 		 "(dp, zero, tp, pp, checkpoint) that fit, cheapest\n"
 		 "first; FLOPS per device and LINK bytes/s for the\n"
-		 "estimate (312T, 300G); exit 3 if none fits"},
+		 "estimate (312T, 300G); exit 3 if none fits; SIZE\n"
+		 "may name a device (8xH100-SXM: its memory, FLOP/s,\n"
+		 "link and reserve)"},
 
 	{"json", 0, TEXT, "FILE", TO(json), .flags = OUTPUT,
 	 .section = OUTPUTS, .help = "JSON plan report ('-' for stdout)"},
@@ -413,6 +429,11 @@ static const Option options[] = {
 	 .section = OTHER,
 	 .help = "print the ops arenac knows, one version a line:\n"
 		 "counts, shape, fold, alias, gradient, runtime"},
+	{"list-devices", 0, CUSTOM, NULL, NOWHERE, .parse = cli_list_devices,
+	 .section = OTHER,
+	 .help = "print the named devices: memory, kind, bandwidth,\n"
+		 "FLOP/s, link and reserve, each with its source in\n"
+		 "planner/device_table.c"},
 	{"help", 'h', CUSTOM, NULL, NOWHERE, .parse = show_help,
 	 .section = OTHER, .help = "this text"},
 	{"version", 'V', CUSTOM, NULL, NOWHERE, .parse = show_version,
@@ -807,6 +828,8 @@ int cli_parse_args(Cli *c, int argc, char **argv)
 				       "(%s ...)", argv[optind + 1]) :
 		       cli_usage_error("no model file given");
 	c->model = argv[optind];
+	if ((rc = cli_apply_device(c, c->given[by_name("reserve") - options])))
+		return rc;
 	for (int i = 0; i < NOPTIONS; i++)
 		c->multi = c->multi || (c->given[i] &&
 					(options[i].flags & MULTI));

@@ -11,6 +11,7 @@
 
 #include "checkpoint.h"
 #include "devices.h"
+#include "device_table.h"
 #include "infer.h"
 #include "planjson.h"
 #include "load.h"
@@ -59,6 +60,10 @@ typedef struct Cli {
 	ArDevicesSpec dev;
 	ArFitSpec fit;
 	const char *offload_to[AR_OFF_KINDS];
+	/* --device and --fit NxNAME: their rows of the device table;
+	 * --device NAME:SIZE's size (0: the table's). */
+	const ArDeviceInfo *device, *fit_device;
+	int64_t device_memory;
 	const ArDevicesResult *devices;
 	const ArFitResult *fit_result;
 	int stage;
@@ -84,6 +89,8 @@ int cli_run_devices(Cli *c, const ArGraph *g, ArError *err);
 
 /* --list-ops (listops.c): prints the op table; CLI_DONE. */
 int cli_list_ops(Cli *c, char *arg);
+/* --list-devices (device_names.c): prints the device table; CLI_DONE. */
+int cli_list_devices(Cli *c, char *arg);
 
 /* Prints "arenac: error: ...\n(run 'arenac --help' ...)"; AR_EXIT_USAGE. */
 int cli_usage_error(const char *fmt, ...)

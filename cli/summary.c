@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "numfmt.h"
+#include "values.h"
 
 /* Counts and sizes read the same here as in pictures and errors. */
 static const char *grouped(int64_t v, char buf[AR_NUMFMT_LEN])
@@ -276,7 +277,12 @@ static double percent(int64_t part, int64_t whole)
 static void print_device(FILE *f, const ArTrainBill *b)
 {
 	char a[32], h[32], d[32], r[32], where[80];
-	if (b->device_name)
+	/* A memory of the device table is named by its kind and speed. */
+	const ArDeviceInfo *dev = b->device_name ?
+				  ar_device_find(b->device_name) : NULL;
+	if (dev)
+		cli_device_about(dev, where, sizeof where);
+	else if (b->device_name)
 		snprintf(where, sizeof where, "memory '%s'", b->device_name);
 	else
 		snprintf(where, sizeof where, "--budget");

@@ -262,6 +262,35 @@ int cli_parse_freeze(Cli *c, char *arg)
 	return add_regex("--freeze", c->freeze, &c->topt.spec.nfreeze, arg);
 }
 
+/* --memory NAME or NAME:SIZE, NAME a row of the device table: its
+ * bandwidth, and its size unless given (a host memory's must be). */
+static int table_memory(Cli *c, ArMemory *m, const char *name,
+			const char *size)
+{
+	const ArDeviceInfo *d;
+	const char *bad;
+	int rc = cli_device_named("--memory (NAME:SIZE[:BANDWIDTH], or a "
+				  "device's name)", name, &d);
+	if (rc)
+		return rc;
+	if (size && strchr(size, ':'))
+		return cli_usage_error("--memory %s: the device table gives "
+				       "its bandwidth; a memory of another "
+				       "bandwidth needs a name of its own",
+				       d->name);
+	*m = (ArMemory){d->name, d->memory, d->bandwidth};
+	if (size && (!cli_parse_size(size, &m->capacity, &bad) ||
+		     !m->capacity))
+		return cli_size_error("--memory", "a size above 0", size, bad);
+	if (!m->capacity)
+		return cli_usage_error("--memory %s: a host memory's size is "
+				       "what is fitted; give it: --memory "
+				       "%s:SIZE", d->name, d->name);
+	c->plan.memories = c->memories;
+	c->plan.nmemories++;
+	return AR_OK;
+}
+
 /* --memory NAME:SIZE[:BANDWIDTH], cut apart in place. */
 int cli_parse_memory(Cli *c, char *arg)
 {
@@ -271,10 +300,14 @@ int cli_parse_memory(Cli *c, char *arg)
 	if (c->plan.nmemories == AR_MAX_TIERS)
 		return cli_usage_error("at most %d --memory options",
 				       AR_MAX_TIERS);
-	if (!size || size == arg)
+	if (!*arg || size == arg)
 		return cli_usage_error("--memory wants NAME:SIZE[:BANDWIDTH], "
 				       "not '%s'", arg);
-	*size++ = 0;
+	if (size)
+		*size++ = 0;
+	/* A name from the device table brings its size and bandwidth. */
+	if (!size || ar_device_find(arg))
+		return table_memory(c, m, arg, size);
 	bw = strchr(size, ':');
 	if (bw)
 		*bw++ = 0;
@@ -292,6 +325,15 @@ int cli_parse_memory(Cli *c, char *arg)
 	return AR_OK;
 }
 
+
+/* --reserve BYTES: 0 too, to hold none where --device has a default. */
+int cli_parse_reserve(Cli *c, char *arg)
+{
+	const char *bad;
+	if (!cli_parse_size(arg, &c->topt.reserve, &bad))
+		return cli_size_error("--reserve", "bytes", arg, bad);
+	return AR_OK;
+}
 
 /* --offload WHAT:MEMORY; the memory is found once every --memory is read
  * (devices.c). */
@@ -330,11 +372,25 @@ int cli_parse_fit(Cli *c, char *arg)
 	if (link)
 		*link++ = 0;
 	c->fit.devices = (int)n;
-	c->fit.device_flops = AR_DEFAULT_FLOPS;
-	c->fit.link_bandwidth = AR_DEFAULT_LINK;
-	if (!cli_parse_size(x + 1, &c->fit.memory, &bad) || !c->fit.memory)
+	/* Rates not given come from the device named (here or by
+	 * --device), else the defaults (cli_apply_device). */
+	c->fit.device_flops = c->fit.link_bandwidth = 0;
+	c->fit_device = NULL;
+	if (x[1] < '0' || x[1] > '9') {
+		const ArDeviceInfo *d;
+		int rc = cli_device_named("--fit", x + 1, &d);
+		if (rc)
+			return rc;
+		if (!d->flops)
+			return cli_usage_error("--fit %s: a host memory, not a "
+					       "device that computes", d->name);
+		c->fit_device = d;
+		c->fit.memory = d->memory;
+	} else if (!cli_parse_size(x + 1, &c->fit.memory, &bad) ||
+		   !c->fit.memory) {
 		return cli_size_error("--fit", "a memory size above 0", x + 1,
 				      bad);
+	}
 	if ((rate && !parse_rate(rate, &c->fit.device_flops, &bad)) ||
 	    (link && !parse_rate(link, &c->fit.link_bandwidth, &bad)))
 		return cli_usage_error("--fit wants FLOP/s and bytes/s with "

@@ -6,6 +6,7 @@
 #define ARENAC_VALUES_H
 
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 
 #include "options.h"
@@ -26,6 +27,7 @@ int cli_parse_dim(Cli *c, char *arg);
 int cli_parse_input_shape(Cli *c, char *arg);
 int cli_parse_input_value(Cli *c, char *arg);
 int cli_parse_memory(Cli *c, char *arg);
+int cli_parse_reserve(Cli *c, char *arg);
 int cli_parse_bound(Cli *c, char *arg);
 int cli_parse_effort(Cli *c, char *arg);
 int cli_parse_precision(Cli *c, char *arg);
@@ -37,6 +39,25 @@ int cli_parse_dot_focus(Cli *c, char *arg);
 int cli_parse_timeline_other(Cli *c, char *arg);
 int cli_parse_offload(Cli *c, char *arg);
 int cli_parse_fit(Cli *c, char *arg);
+
+/* Named devices (device_names.c).  The table's row called name, or
+ * AR_EXIT_USAGE naming the nearest rows, for option opt's message. */
+int cli_device_named(const char *opt, const char *name,
+		     const ArDeviceInfo **out);
+int cli_parse_device(Cli *c, char *arg);
+/* Once every option is read: --device's memory first, its FLOP/s and
+ * link, the --fit rates not given, the default --reserve unless given. */
+int cli_apply_device(Cli *c, bool reserve_given);
+/* "H100-SXM, HBM3 3.35 TB/s", for the summary's device line. */
+void cli_device_about(const ArDeviceInfo *d, char *buf, size_t n);
+/* "  device  H100-SXM: 80 GiB HBM3 at 3.35 TB/s, ..." under the tables
+ * of the devices path and --fit. */
+void cli_print_device(FILE *f, const ArDeviceInfo *d, int64_t reserve);
+/* The training summary's last device line: the step's FLOPs at the
+ * device's peak, and the activation traffic of its memory (p's first
+ * region) at its bandwidth. */
+void cli_print_step_rates(FILE *f, const ArDeviceInfo *d,
+			  const ArTrainBill *b, const ArPlan *p);
 
 /* Edits (insert, delete, replace, swap two neighbours) from a[0..la) to
  * b; 99 for strings of 40 characters or more. */

@@ -117,6 +117,10 @@ void ar_write_devices_json(FILE *f, const ArEmitInfo *info)
 		fprintf(f, "], \"even_split_largest_bytes\": %" PRId64,
 			r->even_largest);
 	}
+	/* What the step-time estimate assumed (--device, --fit NxNAME or
+	 * the defaults). */
+	fprintf(f, ", \"device_flops_per_s\": %.9g, \"link_bytes_per_s\": "
+		"%.9g", r->spec.device_flops, r->spec.link_bandwidth);
 	fprintf(f, ", \"largest_bytes\": %" PRId64, r->largest);
 	write_stages(f, r);
 	write_offload(f, r);
