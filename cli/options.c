@@ -284,6 +284,24 @@ static const Option options[] = {
 	 .help = "do not train the parameters REGEX matches (no\n"
 		 "gradient, no optimizer state; repeatable); wins\n"
 		 "over --trainable where both match"},
+	{"lora", 0, CUSTOM, "RANK[:ALPHA]", NOWHERE, .parse = cli_parse_lora,
+	 .flags = ECHO | TRAIN, .section = TRAINING,
+	 .help = "LoRA adapters of rank RANK beside each linear\n"
+		 "--lora-target names: y = xW + (alpha/RANK)(xA)B,\n"
+		 "only A and B trained (and what --trainable adds),\n"
+		 "every base weight frozen (alpha: RANK)"},
+	{"lora-target", 0, CUSTOM, "REGEX", NOWHERE,
+	 .parse = cli_parse_lora_target, .flags = ECHO | TRAIN,
+	 .section = TRAINING, .needs = "lora",
+	 .help = "the linears to adapt, on the weight's or the node's\n"
+		 "name (POSIX extended; repeatable; default: the\n"
+		 "query and value projections, q|v|wq|wv|q_proj|\n"
+		 "v_proj|query|value, and GPT-2's fused qkv|c_attn)"},
+	{"lora-dropout", 0, CUSTOM, "P", NOWHERE,
+	 .parse = cli_parse_lora_dropout, .flags = ECHO | TRAIN,
+	 .section = TRAINING, .needs = "lora",
+	 .help = "dropout on the adapter path's input: its mask and\n"
+		 "dropped input are kept for A's gradient (0)"},
 	{"grad-fuse", 0, CHOICE, NULL, TO(topt.spec.grad_patterns),
 	 .choices = "none|gelu", .flags = ECHO | TRAIN, .section = TRAINING,
 	 .help = "the backward of GELU as exporters decompose it\n"
@@ -784,6 +802,7 @@ int cli_parse_args(Cli *c, int argc, char **argv)
 	c->topt.spec.diag = c->load.diag;
 	c->topt.spec.freeze = c->freeze;
 	c->topt.spec.trainable = c->trainable;
+	c->topt.spec.lora.targets = c->lora_targets;
 	ar_devices_spec_default(&c->dev);
 	c->dev.microbatches = 0;        /* not given (devices.c) */
 	for (int i = 0; i < NOPTIONS; i++) {

@@ -53,6 +53,7 @@ typedef struct Cli {
 	int64_t max_batch_found;
 	ArTrainOptions topt;
 	const char *freeze[CLI_MAX_REGEX], *trainable[CLI_MAX_REGEX];
+	const char *lora_targets[CLI_MAX_REGEX];
 	/* Many devices (devices.h): --dp, --tp, --pp, ... (multi), --fit
 	 * (fitting); --offload's memories by name until resolved; what the
 	 * outputs report (devices.c). */

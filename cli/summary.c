@@ -331,8 +331,18 @@ void ar_print_train_stats(FILE *f, const ArTrainBill *b)
 		snprintf(note, sizeof note, "in the arena");
 	fprintf(f, "training step (optimizer %s, precision %s, checkpoint "
 		"%s):\n", b->optimizer, b->precision, b->policy);
-	fprintf(f, "  %-16s %15s\n", "trained params",
+	fprintf(f, "  %-16s %15s", "trained params",
 		grouped(b->parameter_count, a));
+	if (b->frozen_count)
+		fprintf(f, "  %.3g%% of %s", percent(b->parameter_count,
+			b->parameter_count + b->frozen_count),
+			grouped(b->parameter_count + b->frozen_count, h));
+	fputc('\n', f);
+	if (b->lora_rank)
+		fprintf(f, "  %-16s rank %" PRId64 ", alpha %g: %d linears "
+			"adapted, %s adapter parameters\n", "lora",
+			b->lora_rank, b->lora_alpha, b->adapted_linears,
+			grouped(b->adapter_parameters, a));
 	for (size_t i = 0; i < sizeof rows / sizeof *rows; i++)
 		if (rows[i].always || rows[i].bytes)
 			fprintf(f, "  %-16s %15s bytes  %10s  %s\n", rows[i].what,

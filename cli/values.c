@@ -262,6 +262,46 @@ int cli_parse_freeze(Cli *c, char *arg)
 	return add_regex("--freeze", c->freeze, &c->topt.spec.nfreeze, arg);
 }
 
+int cli_parse_lora_target(Cli *c, char *arg)
+{
+	return add_regex("--lora-target", c->lora_targets,
+			 &c->topt.spec.lora.ntargets, arg);
+}
+
+/* --lora RANK[:ALPHA]: a rank from 1, alpha above 0 (default: the rank,
+ * so s = alpha / rank = 1). */
+int cli_parse_lora(Cli *c, char *arg)
+{
+	char *end, *colon = strchr(arg, ':');
+	long long r;
+	double a = 0;
+	errno = 0;
+	r = strtoll(arg, &end, 10);
+	if (errno || end == arg || (*end && end != colon) || r < 1 ||
+	    r > (1LL << 30) || (colon && ((a = strtod(colon + 1, &end)) <= 0 ||
+					  end == colon + 1 || *end)))
+		return cli_usage_error("--lora wants RANK or RANK:ALPHA, a rank "
+				       "of 1 or more and alpha above 0, not "
+				       "'%s'", arg);
+	c->topt.spec.lora.rank = r;
+	c->topt.spec.lora.alpha = colon ? a : (double)r;
+	return AR_OK;
+}
+
+/* --lora-dropout P: the adapter path's dropout, 0 <= P < 1. */
+int cli_parse_lora_dropout(Cli *c, char *arg)
+{
+	char *end;
+	double p;
+	errno = 0;
+	p = strtod(arg, &end);
+	if (errno || end == arg || *end || !(p >= 0 && p < 1))
+		return cli_usage_error("--lora-dropout wants a number from 0 to "
+				       "1 (excluded), not '%s'", arg);
+	c->topt.spec.lora.dropout = p;
+	return AR_OK;
+}
+
 /* --memory NAME or NAME:SIZE, NAME a row of the device table: its
  * bandwidth, and its size unless given (a host memory's must be). */
 static int table_memory(Cli *c, ArMemory *m, const char *name,

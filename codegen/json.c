@@ -487,6 +487,16 @@ static void write_training(FILE *f, const ArTrainBill *b)
 	else
 		fputs(", \"device_bytes\": null, \"headroom_bytes\": null, "
 		      "\"fits\": null", f);
+	fprintf(f, ", \"trainable_parameters\": %" PRId64 ", "
+		"\"frozen_parameters\": %" PRId64, b->parameter_count,
+		b->frozen_count);
+	if (b->lora_rank)
+		fprintf(f, ", \"lora\": {\"rank\": %" PRId64 ", \"alpha\": %g, "
+			"\"adapted_linears\": %d, \"adapter_parameters\": %"
+			PRId64 "}", b->lora_rank, b->lora_alpha,
+			b->adapted_linears, b->adapter_parameters);
+	else
+		fputs(", \"lora\": null", f);
 	if (b->max_batch)
 		fprintf(f, ", \"max_batch\": %" PRId64, b->max_batch);
 	else

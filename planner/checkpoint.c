@@ -90,6 +90,11 @@ static void fill_bill(ArTrainResult *r, ArCkptPolicy pol, bool exact,
 	b->master_dtype = x->master_dtype;
 	b->state_dtype = x->state_dtype;
 	b->frozen_bytes = x->frozen_bytes;
+	b->frozen_count = x->frozen_count;
+	b->lora_rank = m->spec.lora.rank;
+	b->lora_alpha = m->spec.lora.alpha;
+	b->adapted_linears = m->lora.adapted_linears;
+	b->adapter_parameters = m->lora.adapter_parameters;
 	b->constant_bytes = x->constant_bytes;
 	b->arena_bytes = r->plan->arena_bytes;
 	b->logits_bytes = x->logits_bytes;

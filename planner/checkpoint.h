@@ -51,6 +51,12 @@ typedef struct ArTrainBill {
 	 * copy ("none") and optimizer moments ("none" for SGD). */
 	const char *gradient_dtype, *master_dtype, *state_dtype;
 	int64_t frozen_bytes;           /* persistent, frozen parameters */
+	int64_t frozen_count;           /* their elements */
+	/* --lora: rank (0: none), alpha, adapted linears, adapter elements
+	 * (all of them trained, in parameter_count). */
+	int64_t lora_rank, adapter_parameters;
+	double lora_alpha;
+	int adapted_linears;
 	int64_t constant_bytes;         /* persistent, other constants */
 	int64_t arena_bytes;            /* the planned arena */
 	int64_t logits_bytes;           /* in the arena (per chunk) */

@@ -16,7 +16,8 @@
  * additive bias, rotary tables computed from Range) never are parameters.
  *
  * Which parameters are trained: all of them, or with --trainable only
- * those one of its expressions matches; --freeze takes out those its
+ * those one of its expressions matches (with --lora: the adapters, and
+ * those --trainable matches); --freeze takes out those its
  * expressions match, and wins over --trainable.  An expression matches a
  * parameter when it matches its name or the name of a weight it is folded
  * from (so "qkv.weight" selects the folded W^T too).  Expressions are
@@ -222,7 +223,9 @@ static int apply_meta(const ArTrainModel *m, const char *memo, bool *is,
 	    (rc = check_list(m, "arenac.buffers", bu, err)))
 		return rc;
 	for (int t = 0; t < g->ntensors; t++) {
-		if (!is[t])
+		/* An adapter is --lora's, not the exporter's, to judge. */
+		if (!is[t] || (m->spec.lora.rank && ar_lora_adapter(
+						g->tensors[t].name)))
 			continue;
 		if ((bu && matches(g, t, list_hit, bu, memo)) ||
 		    ((tr || fr) && !(tr && matches(g, t, list_hit, tr, memo)) &&
@@ -273,8 +276,12 @@ int ar_train_params(ArTrainModel *m, ArError *err)
 		rc = select_by(m, "--freeze", m->spec.freeze, m->spec.nfreeze,
 			       is, memo, drop, err);
 	for (int t = 0; !rc && t < g->ntensors; t++) {
-		bool trained = is[t] && !drop[t] &&
-			       (!m->spec.ntrainable || keep[t]);
+		/* With --lora the adapters are trained, and what --trainable
+		 * adds; every other parameter is frozen. */
+		bool chosen = m->spec.lora.rank ?
+			      ar_lora_adapter(g->tensors[t].name) || keep[t] :
+			      !m->spec.ntrainable || keep[t];
+		bool trained = is[t] && !drop[t] && chosen;
 		m->param[t] = trained;
 		m->frozen[t] = is[t] && !trained;
 		m->tied[t] = is[t] && copies_param(g, t, is, memo, 0);

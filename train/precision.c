@@ -222,6 +222,9 @@ int ar_train_memory(ArTrainModel *m, ArError *err)
 			int64_t *part = m->frozen[t] ? &x->frozen_bytes
 						     : &x->constant_bytes;
 			*part = ar_train_add(*part, p->bytes);
+			if (m->frozen[t] && !m->tied[t])
+				x->frozen_count = ar_train_add(x->frozen_count,
+							       ar_numel(p));
 		}
 	}
 	free(read);

@@ -376,13 +376,20 @@ int ar_train_model(const ArGraph *fwd, const ArTrainSpec *spec,
 {
 	ArTrainModel *m = ar_xcalloc(1, sizeof *m);
 	ArDType low = ar_precision_autocast(spec->precision);
-	ArGraph *autocast = NULL, *flash = NULL;
+	ArGraph *autocast = NULL, *flash = NULL, *lora = NULL;
 	int *order = NULL, rc;
 	bool *rg = NULL;
 
 	*out = NULL;
 	m->spec = *spec;
 	m->head = -1;
+	/* --lora: the adapters beside the targeted linears. */
+	if (spec->lora.rank > 0) {
+		if ((rc = ar_train_lora(fwd, &spec->lora, &lora, &m->lora,
+					err)))
+			goto fail;
+		fwd = lora;
+	}
 	/* --attention flash|efficient: each core one kernel. */
 	if (spec->attention != AR_ATTN_MATH) {
 		int nfused;
@@ -430,6 +437,7 @@ int ar_train_model(const ArGraph *fwd, const ArTrainSpec *spec,
 	free(rg);
 	ar_graph_free(autocast);
 	ar_graph_free(flash);
+	ar_graph_free(lora);
 	*out = m;
 	return AR_OK;
 fail:
@@ -437,6 +445,7 @@ fail:
 	free(rg);
 	ar_graph_free(autocast);
 	ar_graph_free(flash);
+	ar_graph_free(lora);
 	ar_train_model_free(m);
 	return rc;
 }

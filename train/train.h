@@ -69,6 +69,24 @@ typedef enum {
 } ArPrecision;
 
 /* What to train and how: the choices a user makes. */
+/* --lora (lora.c): rank, alpha (s = alpha / rank), the adapter path's
+ * dropout, and the linears to adapt (POSIX extended expressions on the
+ * weight's or the node's name; none: AR_LORA_DEFAULT_TARGET). */
+#define AR_LORA_MAX_TARGETS 64
+#define AR_LORA_A_SUFFIX ".lora_A"
+#define AR_LORA_B_SUFFIX ".lora_B"
+typedef struct ArLoraSpec {
+	int64_t rank;           /* 0: no adapters */
+	double alpha;
+	double dropout;
+	const char *const *targets;
+	int ntargets;
+} ArLoraSpec;
+typedef struct ArLoraInfo {
+	int adapted_linears;
+	int64_t adapter_parameters;
+} ArLoraInfo;
+
 /* --attention: the op-by-op core (math), or one fused kernel: FlashAttention
  * (flash) or PyTorch's memory-efficient kernel (efficient). */
 typedef enum { AR_ATTN_MATH, AR_ATTN_FLASH, AR_ATTN_EFFICIENT } ArAttention;
@@ -107,6 +125,7 @@ typedef struct ArTrainSpec {
 	/* Adafactor keeps a first moment (transformers' beta1 not None). */
 	bool beta1;
 	ArAttention attention;
+	ArLoraSpec lora;
 	/* Where the training stage's warnings go (a kernel asked for with no
 	 * attention core to run it on). */
 	ArDiag diag;
@@ -117,6 +136,7 @@ typedef struct ArTrainMemory {
 	int64_t parameter_count;        /* trained parameters (elements) */
 	int64_t parameter_bytes;        /* trained parameters */
 	int64_t frozen_bytes;           /* frozen parameters */
+	int64_t frozen_count;           /* their elements */
 	int64_t constant_bytes;         /* other constants the steps read */
 	int64_t gradient_bytes;         /* = parameters, in their format */
 	int64_t master_bytes;           /* fp32 copies (mixed precision) */
@@ -190,6 +210,7 @@ typedef struct ArTrainModel {
 	int head;
 	bool *in_loss;          /* per base node */
 	int64_t rows, classes;
+	ArLoraInfo lora;        /* --lora: what the adapters added */
 } ArTrainModel;
 
 /*
@@ -261,6 +282,15 @@ ArDType ar_precision_autocast(ArPrecision p);
  * without float activations. */
 int ar_train_autocast(const ArGraph *src, ArDType low, ArGraph **out,
 		      ArError *err);
+
+extern const char *const AR_LORA_DEFAULT_TARGET;
+/* A copy of src with the adapter path beside each targeted linear;
+ * AR_EXIT_MODEL when no linear matches or the rank is above a weight's
+ * smaller side, AR_EXIT_USAGE for an expression that does not compile. */
+int ar_train_lora(const ArGraph *src, const ArLoraSpec *s, ArGraph **out,
+		  ArLoraInfo *info, ArError *err);
+/* Whether a tensor name is an adapter's (W.lora_A, W.lora_B). */
+bool ar_lora_adapter(const char *name);
 
 /* One attention core (attention.c): its two products and the steps
  * between them, in order. */
