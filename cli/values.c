@@ -227,18 +227,26 @@ int cli_parse_optimizer(Cli *c, char *arg)
 			       arg);
 }
 
+/* A number from 0 to 1 (excluded) for option opt, into *v. */
+static int parse_fraction(const char *opt, const char *arg, double *v)
+{
+	char *end;
+	errno = 0;
+	*v = strtod(arg, &end);
+	if (errno || end == arg || *end || !(*v >= 0 && *v < 1))
+		return cli_usage_error("%s wants a number from 0 to 1 "
+				       "(excluded), not '%s'", opt, arg);
+	return AR_OK;
+}
+
 /* --beta1 B: Adafactor's first moment, 0 <= B < 1. */
 int cli_parse_beta1(Cli *c, char *arg)
 {
-	char *end;
 	double b;
-	errno = 0;
-	b = strtod(arg, &end);
-	if (errno || end == arg || *end || !(b >= 0 && b < 1))
-		return cli_usage_error("--beta1 wants a number from 0 to 1 "
-				       "(excluded), not '%s'", arg);
-	c->topt.spec.beta1 = true;
-	return AR_OK;
+	int rc = parse_fraction("--beta1", arg, &b);
+	if (!rc)
+		c->topt.spec.beta1 = true;
+	return rc;
 }
 
 /* --trainable and --freeze: one more regular expression each time. */
@@ -291,15 +299,8 @@ int cli_parse_lora(Cli *c, char *arg)
 /* --lora-dropout P: the adapter path's dropout, 0 <= P < 1. */
 int cli_parse_lora_dropout(Cli *c, char *arg)
 {
-	char *end;
-	double p;
-	errno = 0;
-	p = strtod(arg, &end);
-	if (errno || end == arg || *end || !(p >= 0 && p < 1))
-		return cli_usage_error("--lora-dropout wants a number from 0 to "
-				       "1 (excluded), not '%s'", arg);
-	c->topt.spec.lora.dropout = p;
-	return AR_OK;
+	return parse_fraction("--lora-dropout", arg,
+			      &c->topt.spec.lora.dropout);
 }
 
 /* --memory NAME or NAME:SIZE, NAME a row of the device table: its
