@@ -302,6 +302,19 @@ static const Option options[] = {
 	 .section = TRAINING, .needs = "lora",
 	 .help = "dropout on the adapter path's input: its mask and\n"
 		 "dropped input are kept for A's gradient (0)"},
+	{"base-quant", 0, CUSTOM, "FORMAT[:BLOCK]", NOWHERE,
+	 .parse = cli_parse_base_quant, .flags = ECHO | TRAIN,
+	 .section = TRAINING,
+	 .help = "store every frozen linear's weight as bitsandbytes\n"
+		 "does (the head and adapters excepted): nf4, fp4 (4\n"
+		 "bits and an fp32 absmax per BLOCK, 64) or int8\n"
+		 "(LLM.int8()); each use dequantises it into a\n"
+		 "transient of its step (QLoRA with --lora)"},
+	{"double-quant", 0, FLAG, NULL, TO(topt.spec.base_quant.double_quant),
+	 .value = true, .flags = ECHO | TRAIN, .section = TRAINING,
+	 .needs = "base-quant",
+	 .help = "the 4-bit formats' absmax in 8 bits, an fp32 per 256\n"
+		 "blocks (compress_statistics: 4.127 bits a weight)"},
 	{"grad-fuse", 0, CHOICE, NULL, TO(topt.spec.grad_patterns),
 	 .choices = "none|gelu", .flags = ECHO | TRAIN, .section = TRAINING,
 	 .help = "the backward of GELU as exporters decompose it\n"

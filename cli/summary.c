@@ -313,6 +313,8 @@ void ar_print_train_stats(FILE *f, const ArTrainBill *b)
 		 "host memory (paged), not in the total", false},
 		{"frozen params", b->frozen_bytes, "persistent, no gradient",
 		 false},
+		{"quantized base", b->quant_base_bytes,
+		 "persistent, frozen, dequantised per use", false},
 		{"constants", b->constant_bytes, "persistent", false},
 		{"arena", b->arena_bytes, "planned", true},
 		{"  logits", b->logits_bytes, note, true},

@@ -296,6 +296,35 @@ int cli_parse_lora(Cli *c, char *arg)
 	return AR_OK;
 }
 
+/* --base-quant nf4|fp4|int8[:BLOCK]: BLOCK one of bitsandbytes' block
+ * sizes (quantize_4bit: 32 to 4096, powers of two; default 64). */
+int cli_parse_base_quant(Cli *c, char *arg)
+{
+	static const char *const names[] = {"nf4", "fp4", "int8"};
+	char *colon = strchr(arg, ':'), *end;
+	size_t len = colon ? (size_t)(colon - arg) : strlen(arg);
+	ArBaseQuant *q = &c->topt.spec.base_quant;
+	long long b = 64;
+
+	q->format = AR_BQ_NONE;
+	for (int k = 0; k < 3; k++)
+		if (strlen(names[k]) == len && !strncmp(arg, names[k], len))
+			q->format = (ArBqFormat)(AR_BQ_NF4 + k);
+	if (colon) {
+		errno = 0;
+		b = strtoll(colon + 1, &end, 10);
+		if (errno || end == colon + 1 || *end || b < 32 || b > 4096 ||
+		    (b & (b - 1)) || q->format == AR_BQ_INT8)
+			q->format = AR_BQ_NONE;
+	}
+	if (q->format == AR_BQ_NONE)
+		return cli_usage_error("--base-quant wants nf4, fp4 or int8, "
+				       "the 4-bit ones with :BLOCK a power of "
+				       "two from 32 to 4096, not '%s'", arg);
+	q->block = b;
+	return AR_OK;
+}
+
 /* --lora-dropout P: the adapter path's dropout, 0 <= P < 1. */
 int cli_parse_lora_dropout(Cli *c, char *arg)
 {

@@ -36,6 +36,7 @@ int cli_parse_beta1(Cli *c, char *arg);
 int cli_parse_trainable(Cli *c, char *arg);
 int cli_parse_freeze(Cli *c, char *arg);
 int cli_parse_lora(Cli *c, char *arg);
+int cli_parse_base_quant(Cli *c, char *arg);
 int cli_parse_lora_target(Cli *c, char *arg);
 int cli_parse_lora_dropout(Cli *c, char *arg);
 int cli_parse_dot_focus(Cli *c, char *arg);

@@ -488,8 +488,9 @@ static void write_training(FILE *f, const ArTrainBill *b)
 		fputs(", \"device_bytes\": null, \"headroom_bytes\": null, "
 		      "\"fits\": null", f);
 	fprintf(f, ", \"trainable_parameters\": %" PRId64 ", "
-		"\"frozen_parameters\": %" PRId64, b->parameter_count,
-		b->frozen_count);
+		"\"frozen_parameters\": %" PRId64 ", \"quantized_base_bytes\": %"
+		PRId64, b->parameter_count, b->frozen_count,
+		b->quant_base_bytes);
 	if (b->lora_rank)
 		fprintf(f, ", \"lora\": {\"rank\": %" PRId64 ", \"alpha\": %g, "
 			"\"adapted_linears\": %d, \"adapter_parameters\": %"

@@ -11,6 +11,8 @@
 #define AR_PREACT_CONV "PreactConv"
 /* An attention core as one kernel (train/attention.c, ops/flash.c). */
 #define AR_FLASH_ATTENTION "FlashAttention"
+/* A linear by a quantised frozen weight (train/base_quant.c). */
+#define AR_QUANT_MATMUL "QuantizedMatMul"
 #define AR_FUSED_DOMAIN "arenac"
 #define AR_PREACT_MAX 8         /* prologue ops at most */
 

@@ -332,6 +332,12 @@ int ar_flash_lse_shape(const ArTensor *q, int64_t align,
 int64_t ar_flops_flash(const ArGraph *g, const ArNode *n);
 int64_t ar_scratch_flash_grad(const ArGraph *g, const ArNode *n);
 
+/* arenac.QuantizedMatMul (quant_matmul.c): FLOPs, the dequantised
+ * weight its step and its gradient's hold. */
+int64_t ar_flops_qmatmul(const ArGraph *g, const ArNode *n);
+int64_t ar_scratch_qmatmul(const ArGraph *g, const ArNode *n);
+int64_t ar_scratch_qmatmul_grad(const ArGraph *g, const ArNode *n);
+
 /* Workspace of the reference runtime's recurrent kernels (scratch.c). */
 int64_t ar_scratch_rnn(const ArGraph *g, const ArNode *n);
 int64_t ar_scratch_gru(const ArGraph *g, const ArNode *n);

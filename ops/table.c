@@ -112,6 +112,9 @@ static const ArGradRule
 	G_DROPOUT = {.diff = B(0), .reads = {OUT(B(1))}, .inplace = ALL},
 	G_SOFTMAX_CE = {.diff = B(0), .reads = {IN(B(0) | B(1) | B(2))}},
 	G_NLL = {.diff = B(0), .reads = {IN(B(1) | B(2))}},
+	/* A linear by a quantised frozen weight (quant_matmul.c): dX from
+	 * the stored weight, dequantised again; nothing kept. */
+	G_QMATMUL = {.diff = B(0), .reads = {IN(B(1))}, .cost = 2},
 	/* FlashAttention (flash.c): q, kT and v from themselves, Y and the
 	 * log-sum-exp; no score matrix, no dropout mask. */
 	G_FLASH = {.diff = B(0) | B(1) | B(2),
@@ -585,6 +588,11 @@ static const ArOpDef table[] = {
 	/* What --fuse preact makes (frontend/fuse.c): after inference. */
 	{FUSED(AR_PREACT_CONV), IO(2, VAR, 1, 1), .flops = ar_flops_conv,
 	 .runtime = true},
+	/* A frozen linear stored quantised (--base-quant, train/base_quant.c;
+	 * quant_matmul.c): its step holds the dequantised weight. */
+	{FUSED(AR_QUANT_MATMUL), IO(2, 3, 1, 1), .flags = AR_OP_NOFOLD,
+	 .grad = &G_QMATMUL, .flops = ar_flops_qmatmul,
+	 .scratch = ar_scratch_qmatmul},
 	/* The collectives of a per-device graph (train/parallel.c): no
 	 * FLOPs; each one's gradient step is the collective that undoes it
 	 * (an all-gather's a reduce-scatter, ...), reading no values. */
@@ -644,6 +652,9 @@ static const ArOpDef table[] = {
 	 .alias = AR_ALIAS_INPLACE, .inplace = B(2)},
 	{TRAINING("MomentumUpdate"), IO(3, 4, 1, 1), .alias = AR_ALIAS_INPLACE,
 	 .inplace = B(0)},
+	/* The dequantised weight again (quant_matmul.c). */
+	{TRAINING("QuantizedMatMulGrad"), IO(2, 2, 1, 1),
+	 .scratch = ar_scratch_qmatmul_grad},
 	{TRAINING("SgdUpdate"), IO(2, 3, 1, 1), .alias = AR_ALIAS_INPLACE,
 	 .inplace = B(0)},
 	/* ONNX Runtime's contrib ops (its ContribOperators.md and schemas):

@@ -90,7 +90,8 @@ static void fill_bill(ArTrainResult *r, ArCkptPolicy pol, bool exact,
 	b->master_dtype = x->master_dtype;
 	b->state_dtype = x->state_dtype;
 	b->frozen_bytes = x->frozen_bytes;
-	b->frozen_count = x->frozen_count;
+	b->frozen_count = x->frozen_count + m->quant_params;
+	b->quant_base_bytes = x->quant_base_bytes;
 	b->lora_rank = m->spec.lora.rank;
 	b->lora_alpha = m->spec.lora.alpha;
 	b->adapted_linears = m->lora.adapted_linears;
@@ -106,6 +107,7 @@ static void fill_bill(ArTrainResult *r, ArCkptPolicy pol, bool exact,
 	    ar_add64(t, b->master_weight_bytes, &t) &&
 	    ar_add64(t, b->optimizer_state_bytes, &t) &&
 	    ar_add64(t, b->frozen_bytes, &t) &&
+	    ar_add64(t, b->quant_base_bytes, &t) &&
 	    ar_add64(t, b->constant_bytes, &t) &&
 	    ar_add64(t, b->arena_bytes, &t))
 		b->total_bytes = t;
@@ -202,6 +204,7 @@ static int64_t persistent_bytes(const ArTrainMemory *x, const char **largest,
 		{"master weights", x->master_bytes},
 		{"optimizer state", x->state_bytes},
 		{"frozen parameters", x->frozen_bytes},
+		{"quantized base weights", x->quant_base_bytes},
 		{"constants", x->constant_bytes},
 	};
 	int64_t sum = 0;

@@ -52,6 +52,7 @@ typedef struct ArTrainBill {
 	const char *gradient_dtype, *master_dtype, *state_dtype;
 	int64_t frozen_bytes;           /* persistent, frozen parameters */
 	int64_t frozen_count;           /* their elements */
+	int64_t quant_base_bytes;       /* persistent, --base-quant weights */
 	/* --lora: rank (0: none), alpha, adapted linears, adapter elements
 	 * (all of them trained, in parameter_count). */
 	int64_t lora_rank, adapter_parameters;

@@ -17,6 +17,14 @@
     masked_fill's backward, 2 x 16 x 16 bools, where arenac folds it to a
     constant, and nll_loss's 0-d total_weight, as e2e_torch_oracle names
     them);
+  - --base-quant (QLoRA): each stored weight to the byte of bitsandbytes'
+    quantize_4bit (n/2 + an fp32 absmax per 64 + the 16-entry code; with
+    --double-quant the absmax in 8 bits, an fp32 per 256 blocks and the
+    offset), 4.5 and 4.127 bits a weight over the Llama-7B shape (the
+    QLoRA paper), the head kept in 16 bits; the activations kept are
+    exactly LoRA's (bitsandbytes' MatMul4Bit saves none), and each
+    QuantizedMatMul step and its gradient hold the dequantised weight as
+    workspace for that step alone;
   - bad input: a target matching no linear and a rank above a weight's
     smaller side are exit 2; a rank of 0 is exit 1.
 Skips the PyTorch part when torch is missing.
@@ -91,6 +99,47 @@ def counts(tmp):
     check("rank 0: exit 1", r.returncode == 1, r.stderr)
 
 
+def qlora(tmp):
+    sys.path.insert(0, HERE)
+    from e2e_torch_oracle import arenac_side
+    llama = os.path.join(tmp, "llama.onnx")
+    step = ["--optimizer", "adamw8bit", "--precision", "bf16",
+            "--checkpoint", "layer", "--lora", "16"]
+    lora, r = bill(*step, llama)
+    n = 32 * (4 * 4096 * 4096 + 3 * 4096 * 11008)   # the head excepted
+    blocks = n // 64
+    for dq, want in ((False, n // 2 + 4 * blocks + 224 * 64),
+                     (True, n // 2 + blocks + 4 * (blocks // 256) +
+                      224 * (4 + 64))):
+        opts = step + ["--base-quant", "nf4"] + (["--double-quant"]
+                                                 if dq else [])
+        rep, r = bill(*opts, llama)
+        if not check("qlora nf4%s plans" % (" double" if dq else ""),
+                     rep is not None, r.stderr):
+            continue
+        t = rep["training"]
+        bits = 8.0 * t["quantized_base_bytes"] / n
+        check("qlora nf4%s: %d stored bytes (bitsandbytes %d), %.3f bits "
+              "a weight" % (" double" if dq else "",
+                            t["quantized_base_bytes"], want, bits),
+              t["quantized_base_bytes"] == want and
+              abs(bits - (4.127 if dq else 4.5)) < 0.001, t)
+        check("qlora: the head and embeddings stay 16-bit, frozen",
+              t["frozen_bytes"] == 2 * 2 * 32000 * 4096 + 65 * 4096 * 2 and
+              t["frozen_parameters"] == 6738415616, t)
+        check("qlora keeps LoRA's activations exactly",
+              arenac_side(rep).total() == arenac_side(lora).total(),
+              (arenac_side(rep).total(), arenac_side(lora).total()))
+        ws = [(st["op"], st.get("scratch_bytes")) for st in rep["steps"]
+              if st["op"] in ("QuantizedMatMul", "QuantizedMatMulGrad")]
+        sizes = {4096 * 4096 * 2, 4096 * 11008 * 2}
+        check("qlora: %d quantised steps, each holding its dequantised "
+              "weight" % len(ws), len(ws) > 2 * 224 and
+              all(b in sizes for _, b in ws), ws[:4])
+    r = arenac("--train", "--base-quant", "nf4:100", llama)
+    check("--base-quant nf4:100: exit 1", r.returncode == 1, r.stderr)
+
+
 def torch_oracle(tmp):
     try:
         import torch
@@ -151,6 +200,7 @@ def torch_oracle(tmp):
 def main():
     with tempfile.TemporaryDirectory() as tmp:
         counts(tmp)
+        qlora(tmp)
         torch_oracle(tmp)
     print("e2e_lora: %d passed, %d failed" % (passed, failed))
     return 1 if failed else 0

@@ -39,9 +39,8 @@ const char *const AR_LORA_DEFAULT_TARGET =
 	"(^|[^A-Za-z0-9])(q|v|wq|wv|q_proj|v_proj|query|value|qkv|c_attn)"
 	"([^A-Za-z0-9]|$)";
 
-/* The weight operand of a linear (input 1), in and out sizes. */
-static bool linear(const ArGraph *g, const ArNode *n, int64_t *in,
-		   int64_t *out)
+bool ar_train_linear(const ArGraph *g, const ArNode *n, int64_t *in,
+		     int64_t *out)
 {
 	const ArTensor *w;
 	bool gemm = !strcmp(n->op, "Gemm");
@@ -211,7 +210,7 @@ int ar_train_lora(const ArGraph *src, const ArLoraSpec *s, ArGraph **out,
 	for (int i = 0; i < src->nnodes && !rc; i++) {
 		const ArNode *n = &src->nodes[i];
 		int64_t in, o;
-		if (ar_is_step(src, i) && linear(src, n, &in, &o) &&
+		if (ar_is_step(src, i) && ar_train_linear(src, n, &in, &o) &&
 		    targeted(re, nre, src->tensors[n->inputs[1]].name,
 			     n->name)) {
 			if (in < small || o < small) {

@@ -26,6 +26,7 @@
  * named apart in the bill (autocast_copy_bytes).
  */
 #include "optim.h"
+#include "fuse.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -191,16 +192,22 @@ int ar_train_memory(ArTrainModel *m, ArError *err)
 	ArTrainMemory *x = &m->mem;
 	ArStateTensor st[AR_MAX_STATES];
 	int rc = ar_optim_check(&m->spec, err);
-	bool *read;
+	bool *read, *quant;
 
 	if (rc)
 		return rc;
 	read = ar_xcalloc((size_t)g->ntensors + 1, sizeof *read);
+	quant = ar_xcalloc((size_t)g->ntensors + 1, sizeof *quant);
 	for (int i = 0; i <= m->nfwd; i++)
 		for (int j = 0; ar_is_step(g, i) && !m->in_loss[i] &&
 		     j < g->nodes[i].nexplicit; j++)
-			if (g->nodes[i].inputs[j] >= 0)
+			if (g->nodes[i].inputs[j] >= 0) {
 				read[g->nodes[i].inputs[j]] = true;
+				/* --base-quant's stored weights */
+				quant[g->nodes[i].inputs[j]] |= j == 1 &&
+					!strcmp(g->nodes[i].op,
+						AR_QUANT_MATMUL);
+			}
 	for (int t = 0; t < g->ntensors; t++) {
 		const ArTensor *p = &g->tensors[t];
 		if (m->param[t] && m->tied[t])
@@ -219,8 +226,9 @@ int ar_train_memory(ArTrainModel *m, ArError *err)
 		} else if (read[t] && p->bytes > 0 &&
 			   (p->kind == AR_TK_WEIGHT ||
 			    p->kind == AR_TK_CONSTANT)) {
-			int64_t *part = m->frozen[t] ? &x->frozen_bytes
-						     : &x->constant_bytes;
+			int64_t *part = m->frozen[t] ? &x->frozen_bytes :
+					quant[t] ? &x->quant_base_bytes :
+					&x->constant_bytes;
 			*part = ar_train_add(*part, p->bytes);
 			if (m->frozen[t] && !m->tied[t])
 				x->frozen_count = ar_train_add(x->frozen_count,
@@ -228,6 +236,7 @@ int ar_train_memory(ArTrainModel *m, ArError *err)
 		}
 	}
 	free(read);
+	free(quant);
 	x->autocast_copy_bytes = weight_copies(m);
 	add_states(x, st, ar_optim_shared(m, st));
 	formats_of(m);

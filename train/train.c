@@ -376,7 +376,7 @@ int ar_train_model(const ArGraph *fwd, const ArTrainSpec *spec,
 {
 	ArTrainModel *m = ar_xcalloc(1, sizeof *m);
 	ArDType low = ar_precision_autocast(spec->precision);
-	ArGraph *autocast = NULL, *flash = NULL, *lora = NULL;
+	ArGraph *autocast = NULL, *flash = NULL, *lora = NULL, *quant = NULL;
 	int *order = NULL, rc;
 	bool *rg = NULL;
 
@@ -389,6 +389,14 @@ int ar_train_model(const ArGraph *fwd, const ArTrainSpec *spec,
 					err)))
 			goto fail;
 		fwd = lora;
+	}
+	/* --base-quant: frozen linears by their stored weights. */
+	if (spec->base_quant.format != AR_BQ_NONE) {
+		int64_t qb;
+		if ((rc = ar_train_base_quant(fwd, &spec->base_quant, &quant,
+					      &qb, &m->quant_params, err)))
+			goto fail;
+		fwd = quant;
 	}
 	/* --attention flash|efficient: each core one kernel. */
 	if (spec->attention != AR_ATTN_MATH) {
@@ -438,6 +446,7 @@ int ar_train_model(const ArGraph *fwd, const ArTrainSpec *spec,
 	ar_graph_free(autocast);
 	ar_graph_free(flash);
 	ar_graph_free(lora);
+	ar_graph_free(quant);
 	*out = m;
 	return AR_OK;
 fail:
@@ -446,6 +455,7 @@ fail:
 	ar_graph_free(autocast);
 	ar_graph_free(flash);
 	ar_graph_free(lora);
+	ar_graph_free(quant);
 	ar_train_model_free(m);
 	return rc;
 }

@@ -87,6 +87,14 @@ typedef struct ArLoraInfo {
 	int64_t adapter_parameters;
 } ArLoraInfo;
 
+/* --base-quant (base_quant.c): how frozen linear weights are stored. */
+typedef enum { AR_BQ_NONE, AR_BQ_NF4, AR_BQ_FP4, AR_BQ_INT8 } ArBqFormat;
+typedef struct ArBaseQuant {
+	ArBqFormat format;
+	int64_t block;          /* 4-bit formats: weights per absmax (64) */
+	bool double_quant;      /* the absmax in 8 bits, per 256 an fp32 */
+} ArBaseQuant;
+
 /* --attention: the op-by-op core (math), or one fused kernel: FlashAttention
  * (flash) or PyTorch's memory-efficient kernel (efficient). */
 typedef enum { AR_ATTN_MATH, AR_ATTN_FLASH, AR_ATTN_EFFICIENT } ArAttention;
@@ -126,6 +134,7 @@ typedef struct ArTrainSpec {
 	bool beta1;
 	ArAttention attention;
 	ArLoraSpec lora;
+	ArBaseQuant base_quant;
 	/* Where the training stage's warnings go (a kernel asked for with no
 	 * attention core to run it on). */
 	ArDiag diag;
@@ -138,6 +147,7 @@ typedef struct ArTrainMemory {
 	int64_t frozen_bytes;           /* frozen parameters */
 	int64_t frozen_count;           /* their elements */
 	int64_t constant_bytes;         /* other constants the steps read */
+	int64_t quant_base_bytes;       /* --base-quant's stored weights */
 	int64_t gradient_bytes;         /* = parameters, in their format */
 	int64_t master_bytes;           /* fp32 copies (mixed precision) */
 	int64_t state_bytes;            /* on the device: momentum 1x, Adam
@@ -211,6 +221,7 @@ typedef struct ArTrainModel {
 	bool *in_loss;          /* per base node */
 	int64_t rows, classes;
 	ArLoraInfo lora;        /* --lora: what the adapters added */
+	int64_t quant_params;   /* --base-quant: the weights stored quantised */
 } ArTrainModel;
 
 /*
@@ -289,6 +300,19 @@ extern const char *const AR_LORA_DEFAULT_TARGET;
  * smaller side, AR_EXIT_USAGE for an expression that does not compile. */
 int ar_train_lora(const ArGraph *src, const ArLoraSpec *s, ArGraph **out,
 		  ArLoraInfo *info, ArError *err);
+/* Whether node n of g is a linear: a MatMul or Gemm (no transA) by a 2-D
+ * float weight (input 1, not computed), its in and out sizes (lora.c). */
+bool ar_train_linear(const ArGraph *g, const ArNode *n, int64_t *in,
+		     int64_t *out);
+/* The stored bytes of an in x out weight in format q (base_quant.c). */
+int64_t ar_base_quant_bytes(const ArBaseQuant *q, int64_t in, int64_t out);
+/* A copy of src with every linear but the head and the adapters as an
+ * arenac.QuantizedMatMul by its stored weight; *bytes their stored sum,
+ * *params their weights.
+ * AR_EXIT_MODEL when there is none. */
+int ar_train_base_quant(const ArGraph *src, const ArBaseQuant *q,
+			ArGraph **out, int64_t *bytes, int64_t *params,
+			ArError *err);
 /* Whether a tensor name is an adapter's (W.lora_A, W.lora_B). */
 bool ar_lora_adapter(const char *name);
 
