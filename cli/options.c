@@ -137,7 +137,8 @@ static const Option options[] = {
 	{"budget", 0, BYTES, "BYTES", TO(plan.budget), .flags = ECHO,
 	 .section = PLANNING,
 	 .help = "fail with exit 3 if the arena exceeds BYTES\n"
-		 "(suffixes K, M, G: powers of 1024); with --train,\n"
+		 "(K, M, G, T, KiB..TiB: powers of 1024; KB, MB, GB,\n"
+		 "TB: of 1000; 1.5G too); with --train,\n"
 		 "if the whole device does: persistent state, arena\n"
 		 "and --reserve"},
 	{"arena-budget", 0, BYTES, "BYTES", TO(arena_budget), .flags = ECHO,

@@ -12,37 +12,78 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* What *bad points at when a size is too large for 2^63. */
+const char cli_size_too_large[] = "";
+
+/*
+ * Size suffixes, longest first: K, M, G, T and KiB ... TiB are powers of
+ * 1024 (numfmt --from=iec, and arenac always took K, M, G so); KB, MB,
+ * GB, TB powers of 1000 (numfmt --from=si's units with their B, as disk
+ * sizes and DeepSpeed's estimators print them); B alone is bytes.
+ */
+static const struct { const char *s; int64_t mul; } suffixes[] = {
+	{"KiB", (int64_t)1 << 10}, {"MiB", (int64_t)1 << 20},
+	{"GiB", (int64_t)1 << 30}, {"TiB", (int64_t)1 << 40},
+	{"KB", 1000}, {"MB", 1000000}, {"GB", 1000000000},
+	{"TB", 1000000000000}, {"kB", 1000},
+	{"K", (int64_t)1 << 10}, {"M", (int64_t)1 << 20},
+	{"G", (int64_t)1 << 30}, {"T", (int64_t)1 << 40},
+	{"k", (int64_t)1 << 10}, {"m", (int64_t)1 << 20},
+	{"g", (int64_t)1 << 30}, {"t", (int64_t)1 << 40}, {"B", 1},
+};
+
 bool cli_parse_size(const char *s, int64_t *out, const char **bad)
 {
-	char *end;
-	int64_t v, mul = 1;
+	int64_t whole = 0, mul = 1, frac_num = 0, frac_den = 1;
+	const char *p = s;
+
 	*bad = NULL;
-	errno = 0;
-	v = strtoll(s, &end, 10);
-	if (errno || end == s || v < 0 || *s == '-' || *s == '+')
+	if (*p < '0' || *p > '9')
 		return false;
-	switch (*end) {
-	case 'k': case 'K': mul = 1 << 10; end++; break;
-	case 'm': case 'M': mul = 1 << 20; end++; break;
-	case 'g': case 'G': mul = 1 << 30; end++; break;
-	default: break;
+	for (; *p >= '0' && *p <= '9'; p++)
+		if (!ar_mul64(whole, 10, &whole) ||
+		    !ar_add64(whole, *p - '0', &whole)) {
+			*bad = cli_size_too_large;
+			return false;
+		}
+	/* 1.5G: a fraction, rounded to the nearest byte. */
+	if (*p == '.') {
+		for (p++; *p >= '0' && *p <= '9'; p++)
+			if (frac_den < (int64_t)1 << 40) {
+				frac_num = frac_num * 10 + (*p - '0');
+				frac_den *= 10;
+			}
 	}
-	if (*end == 'B' || *end == 'b')
-		end++;
-	if (*end) {
-		*bad = end;
+	for (size_t k = 0; *p && k < sizeof suffixes / sizeof *suffixes; k++)
+		if (!strcmp(p, suffixes[k].s)) {
+			mul = suffixes[k].mul;
+			p += strlen(p);
+		}
+	if (*p) {
+		*bad = p;
 		return false;
 	}
-	return ar_mul64(v, mul, out);
+	if (!ar_mul64(whole, mul, out) ||
+	    !ar_add64(*out, (int64_t)((double)frac_num * (double)mul /
+				      (double)frac_den + 0.5), out) ||
+	    *out > (int64_t)1 << 62) {
+		*bad = cli_size_too_large;
+		return false;
+	}
+	return true;
 }
 
 int cli_size_error(const char *opt, const char *what, const char *text,
 		      const char *bad)
 {
+	if (bad == cli_size_too_large)
+		return cli_usage_error("%s: '%s' is too large (at most 2^62 "
+				       "bytes)", opt, text);
 	if (bad)
 		return cli_usage_error("%s: '%s' has an unknown suffix '%s' "
-				       "(K, M, G: powers of 1024)", opt, text,
-				       bad);
+				       "(K, M, G, T and KiB to TiB: powers of "
+				       "1024; KB, MB, GB, TB: powers of 1000)",
+				       opt, text, bad);
 	return cli_usage_error("%s wants %s, not '%s'", opt, what, text);
 }
 
@@ -95,8 +136,8 @@ int cli_parse_input_shape(Cli *c, char *arg)
 				       CLI_MAX_SHAPES);
 	if (!eq || eq == arg || !ar_parse_dims(eq + 1, &s->rank, s->dims))
 		return cli_usage_error("--input-shape wants NAME=DIMS, DIMS "
-				       "like 1x3x224x224 (each above 0, at "
-				       "most %d) or scalar, not '%s'",
+				       "like 1x3x224x224 (each dim above 0, "
+				       "at most %d dims) or scalar, not '%s'",
 				       AR_MAX_RANK, arg);
 	*eq = 0;
 	s->name = arg;

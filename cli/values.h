@@ -12,11 +12,14 @@
 #include "options.h"
 
 /*
- * A non-negative integer with an optional K/M/G (1024-based) suffix and
- * an optional B.  On failure *bad is the unknown suffix, or NULL when
- * the number itself is wrong.
+ * A size: digits with an optional fraction (1.5G, rounded to the byte)
+ * and suffix: K, M, G, T, KiB, MiB, GiB, TiB powers of 1024; KB, MB, GB,
+ * TB powers of 1000; B bytes.  On failure *bad is the unknown suffix,
+ * cli_size_too_large past 2^62, or NULL when the number itself is wrong.
  */
 bool cli_parse_size(const char *s, int64_t *out, const char **bad);
+/* *bad after cli_parse_size for a size past 2^62. */
+extern const char cli_size_too_large[];
 /* The message for a size cli_parse_size refused: names the bad suffix,
  * or says what opt wants.  AR_EXIT_USAGE. */
 int cli_size_error(const char *opt, const char *what, const char *text,

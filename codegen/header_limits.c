@@ -13,6 +13,7 @@
 #include <limits.h>
 
 #include "header_parts.h"
+#include "numfmt.h"
 
 /* The 8-bit codes hold every value the IR can give them. */
 _Static_assert(AR_DT_COUNT <= UINT8_MAX, "dtype is a uint8_t");
@@ -35,17 +36,19 @@ static int check_sizes(const Hdr *h, ArError *err)
 {
 	const ArPlan *p = h->p;
 
+	char n[AR_NUMFMT_LEN];
+
 	if (!h->nreg && p->arena_bytes >= UINT32_MAX)
 		return ar_fail(err, AR_EXIT_USAGE, "--header: the arena of "
-			       "%lld bytes does not fit the header's 32-bit "
-			       "offsets", (long long)p->arena_bytes);
+			       "%s bytes does not fit the header's 32-bit "
+			       "offsets", ar_fmt_count(n, p->arena_bytes));
 	for (int r = 0; r < h->nreg; r++)
 		if (p->regions[r].used_bytes >= UINT32_MAX)
 			return ar_fail(err, AR_EXIT_USAGE, "--header: the "
-				       "arena of memory '%s', %lld bytes, does "
+				       "arena of memory '%s', %s bytes, does "
 				       "not fit the header's 32-bit offsets",
 				       p->regions[r].name,
-				       (long long)p->regions[r].used_bytes);
+				       ar_fmt_count(n, p->regions[r].used_bytes));
 	if (ar_weights_layout(h->g, p, NULL) >= UINT32_MAX)
 		return ar_fail(err, AR_EXIT_USAGE, "--header: the weights do "
 			       "not fit the header's 32-bit offsets");
@@ -54,13 +57,14 @@ static int check_sizes(const Hdr *h, ArError *err)
 
 static int check_tensors(const Hdr *h, ArError *err)
 {
+	char n[AR_NUMFMT_LEN];
 	for (int i = 0; i < h->g->ntensors; i++) {
 		const ArTensor *t = &h->g->tensors[i];
 		if (t->bytes >= UINT32_MAX)
 			return ar_fail(err, AR_EXIT_USAGE, "--header: tensor "
-				       "'%s' of %lld bytes does not fit the "
+				       "'%s' of %s bytes does not fit the "
 				       "header's 32-bit sizes", t->name,
-				       (long long)t->bytes);
+				       ar_fmt_count(n, t->bytes));
 		/* Sub-byte types may hold more elements than bytes. */
 		if (t->rank >= 0 && ar_numel(t) >= UINT32_MAX)
 			return too_big(err, "tensor", t->name, ar_numel(t),

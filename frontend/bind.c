@@ -276,12 +276,14 @@ typedef struct Unbound {
 	size_t len;
 	const char *first_input, *first_name;
 	int first_axis;
+	bool any_axis0;         /* an unbound dim is some input's axis 0 */
 } Unbound;
 
 static void note_unbound(Unbound *u, const char *input, const ArDeclDim *d,
 			 int axis)
 {
 	bool named = d->kind == AR_DIM_NAMED;
+	u->any_axis0 = u->any_axis0 || axis == 0;
 	if (u->count++ == 0) {
 		u->first_input = input;
 		u->first_name = named ? d->name : NULL;
@@ -294,22 +296,25 @@ static void note_unbound(Unbound *u, const char *input, const ArDeclDim *d,
 
 static int unbound_error(const Unbound *u, ArError *err)
 {
+	/* A leading batch axis is what --batch binds. */
+	const char *batch = u->first_axis == 0 ? ", --batch N" : "";
 	if (u->count == 1 && u->first_name)
 		return ar_fail(err, AR_EXIT_MODEL, "graph input '%s' has "
 			       "unbound symbolic dim '%s' at axis %d; bind it "
-			       "with --dim %s=VALUE, --input-shape %s=DIMS or "
+			       "with --dim %s=VALUE, --input-shape %s=DIMS%s or "
 			       "--dim-default VALUE", u->first_input,
 			       u->first_name, u->first_axis, u->first_name,
-			       u->first_input);
+			       u->first_input, batch);
 	if (u->count == 1)
 		return ar_fail(err, AR_EXIT_MODEL, "graph input '%s' has an "
 			       "unnamed unknown dim at axis %d; bind it with "
-			       "--input-shape %s=DIMS or --dim-default VALUE",
-			       u->first_input, u->first_axis, u->first_input);
+			       "--input-shape %s=DIMS%s or --dim-default VALUE",
+			       u->first_input, u->first_axis, u->first_input,
+			       batch);
 	return ar_fail(err, AR_EXIT_MODEL, "the graph inputs have %d unbound "
 		       "dims: %s; bind them with --dim NAME=VALUE, "
-		       "--input-shape INPUT=DIMS or --dim-default VALUE",
-		       u->count, u->list);
+		       "--input-shape INPUT=DIMS%s or --dim-default VALUE",
+		       u->count, u->list, u->any_axis0 ? ", --batch N" : "");
 }
 
 /* A fixed dim; --batch replaces a leading 1 and warns about others. */

@@ -194,6 +194,26 @@ expect "input-value twice" 1 "input 'mode' is given a value twice" \
 expect "input-value syntax" 1 "--input-value wants NAME=V" \
 	--input-value mode= "$tmp/branchy.onnx"
 
+# Sizes: fractions, binary and decimal suffixes; LeNet's arena is 57,600
+# bytes, so each budget below fits exactly or misses by a few bytes.
+for b in 57600 57600B 57.6KB 56.25KiB 56.25K 0.0576MB; do
+	expect "budget $b" 0 "" -q --dim N=1 --budget $b $lenet
+done
+for b in 57599 57.5KB 56.24KiB; do
+	expect "budget $b" 3 "does not fit the budget" -q --dim N=1 --budget $b $lenet
+done
+expect "budget too large" 1 \
+	"--budget: '99999999999999999999999' is too large (at most 2^62 bytes)" \
+	--budget 99999999999999999999999 $lenet
+expect "input-shape rank limit" 1 "(each dim above 0, at most 16 dims)" \
+	--input-shape input=1x0 $lenet
+expect "freeze everything" 1 \
+	"--freeze leaves none of the model's 8 parameters to train" \
+	--train --freeze '.*' --dim N=1 $lenet
+expect "header limit, formatted" 1 \
+	"--header: the arena of 6,442,450,944 bytes does not fit" \
+	--batch 3 --inplace none -o "$tmp/big.h" "$tmp/big.onnx"
+
 # Every unbound dim in one message; a --dim for a dim that is not there.
 expect "unbound, all at once" 2 \
 	"3 unbound dims: 'N' (input 'x', axis 0), 'H' (input 'x', axis 2), 'W' (input 'x', axis 3)" \
@@ -203,6 +223,9 @@ if [ -n "$SHARED" ] && [ -f "$SHARED/models/ch_PP-OCRv4_det_infer.onnx" ]; then
 		"3 unbound dims: 'p2o.DynamicDimension.0' (input 'x', axis 0), 'p2o.DynamicDimension.1' (input 'x', axis 2), 'p2o.DynamicDimension.2' (input 'x', axis 3)" \
 		"$SHARED/models/ch_PP-OCRv4_det_infer.onnx"
 fi
+expect "unbound names --batch for axis 0" 2 \
+	"bind them with --dim NAME=VALUE, --input-shape INPUT=DIMS, --batch N or --dim-default VALUE" \
+	"$tmp/open3.onnx"
 expect "unbound unnamed" 2 \
 	"unnamed (input 'x', axis 0), unnamed (input 'x', axis 1), unnamed (input 'z', axis 1)" \
 	"$tmp/unnamed.onnx"

@@ -286,6 +286,22 @@ int ar_train_params(ArTrainModel *m, ArError *err)
 		m->frozen[t] = is[t] && !trained;
 		m->tied[t] = is[t] && copies_param(g, t, is, memo, 0);
 	}
+	/* The options, not the model, leave nothing to train: say so. */
+	if (!rc && (m->spec.nfreeze || m->spec.ntrainable) &&
+	    !m->spec.some_params) {
+		int64_t any = 0, trained = 0;
+		for (int t = 0; t < g->ntensors; t++)
+			any += is[t], trained += m->param[t];
+		if (any && !trained)
+			rc = ar_fail(err, AR_EXIT_USAGE, "%s leave%s none of the "
+				     "model's %lld parameters to train",
+				     m->spec.nfreeze && m->spec.ntrainable ?
+				     "--trainable and --freeze" :
+				     m->spec.nfreeze ? "--freeze" : "--trainable",
+				     m->spec.nfreeze && m->spec.ntrainable ? ""
+									   : "s",
+				     (long long)any);
+	}
 	free(memo);
 	free(is);
 	free(keep);
