@@ -532,6 +532,11 @@ static const ArOpDef table[] = {
 	 .fold = ar_fold_arith, .fold_arg = AR_E_SUM,
 	 .alias = AR_ALIAS_INPLACE, .inplace = ALL, .grad = &G_SUM,
 	 .flops = ar_flops_sum, .runtime = true},
+	/* x sigmoid(alpha x), alpha 1: SiLU, whose gradient reads x alone
+	 * (derivatives.yaml silu); also the fused op of the Mul(x,
+	 * Sigmoid(x)) that torch exports for it (grad_patterns.c). */
+	{ONNX("Swish", 24), IO(1, 1, 1, 1), .shape = ar_shape_unary,
+	 .alias = AR_ALIAS_INPLACE, .inplace = ALL, .grad = &G_BY_INPUT},
 	{ONNX("Tan", 1), IO(1, 1, 1, 1), .shape = ar_shape_unary,
 	 .alias = AR_ALIAS_INPLACE, .inplace = ALL, .runtime = true},
 	{ONNX("Tanh", 1), IO(1, 1, 1, 1), .shape = ar_shape_unary,
