@@ -9,25 +9,30 @@
  *     mul(half, mul(x, add(one, Tanh(mul(beta, add(x, mul(kappa,
  *     mul(x, mul(x, x))))))))), the cube as Mul(x, Mul(x, x));
  *   - silu(): Mul(x, Sigmoid(x)) (nn.SiLU, F.silu);
+ *   - rsqrt(): Div(1, Sqrt(x));
  *   - native_layer_norm() (layer_norm below opset 17): ReduceMean, Sub,
  *     Pow 2, ReduceMean, Add eps, Sqrt, Div, then Mul by the weight and
  *     Add the bias when the module has them.
  * What torch's autograd keeps for those ops (tools/autograd/
  * derivatives.yaml): gelu: gelu_backward(grad, self, approximate) and
- * silu: silu_backward(grad, self) read the input alone;
+ * silu: silu_backward(grad, self) read the input alone; rsqrt: -0.5 *
+ * grad * result.pow(3) the result alone;
  * native_layer_norm: native_layer_norm_backward(grad, input, ..., result1,
  * result2, weight, bias) reads the input, the per-row mean and 1/std
  * (result1, result2) and the parameters.  Per-op rules would keep
  * erf's or tanh's operands, x^2, 1 + tanh, the sigmoid, x - mean and the
- * normalised x besides: one to three more tensors of the layer's width.
+ * normalised x besides: one to three more tensors of the layer's width
+ * (for rsqrt, the square root: one value per row).
  *
  * The ONNX of these modules is the same as that of the same arithmetic
  * written op by op in Python, which torch saves op by op.  The table
  * takes the module, by far the common case (nn.LayerNorm, nn.GELU, F.silu
  * in GPT-2, BERT, ViT, nn.TransformerEncoder, Llama's MLP); code that
  * writes the formula out in another order (Hugging Face's NewGELU,
- * 0.5 * x first; Llama's hand RMSNorm) matches no entry and gets per-op
- * rules, which is what torch keeps for it.
+ * 0.5 * x first) matches no entry and gets per-op rules, which is what
+ * torch keeps for it.  A hand RMSNorm (Llama's x * torch.rsqrt(
+ * x.pow(2).mean(-1) + eps) * w) is not fused in torch either: each op
+ * keeps its own operands, and only its rsqrt is an entry here.
  *
  * A decomposed LayerNorm's backward reads its Sqrt output (std, one value
  * per row) where torch reads 1/std: the same bytes.  Entries sharing a
@@ -35,6 +40,7 @@
  * and bias before without).
  */
 
+#include "fuse.h"
 #include "ops.h"
 
 #define X {AR_PAT_X, 0, 0}
@@ -61,13 +67,13 @@ static const ArGradPattern patterns[] = {
 		{"Erf", 1, {PREV}, false, false},
 		{"Add", 2, {PREV, C(1)}, true, false},
 		{"Mul", 2, {X, PREV}, true, false},
-		{"Mul", 2, {PREV, C(0.5)}, true, false}}, 0, {0}},
+		{"Mul", 2, {PREV, C(0.5)}, true, false}}, 0, {0}, NULL},
 	{"GELU, erf form scaled by 1/sqrt 2", "Gelu", 5, {
 		{"Mul", 2, {X, C(0.7071067811865476)}, true, false},
 		{"Erf", 1, {PREV}, false, false},
 		{"Add", 2, {PREV, C(1)}, true, false},
 		{"Mul", 2, {X, PREV}, true, false},
-		{"Mul", 2, {PREV, C(0.5)}, true, false}}, 0, {0}},
+		{"Mul", 2, {PREV, C(0.5)}, true, false}}, 0, {0}, NULL},
 	{"GELU, tanh form, the cube as Pow", "Gelu", 8, {
 		{"Pow", 2, {X, C(3)}, false, false},
 		{"Mul", 2, {PREV, C(0.044715)}, true, false},
@@ -76,7 +82,7 @@ static const ArGradPattern patterns[] = {
 		{"Tanh", 1, {PREV}, false, false},
 		{"Add", 2, {PREV, C(1)}, true, false},
 		{"Mul", 2, {X, PREV}, true, false},
-		{"Mul", 2, {PREV, C(0.5)}, true, false}}, 0, {0}},
+		{"Mul", 2, {PREV, C(0.5)}, true, false}}, 0, {0}, NULL},
 	{"GELU, tanh form (torch.onnx, nn.GELU(approximate='tanh'))", "Gelu",
 	 9, {
 		{"Mul", 2, {X, X}, false, false},
@@ -87,21 +93,29 @@ static const ArGradPattern patterns[] = {
 		{"Tanh", 1, {PREV}, false, false},
 		{"Add", 2, {PREV, C(1)}, true, false},
 		{"Mul", 2, {X, PREV}, true, false},
-		{"Mul", 2, {PREV, C(0.5)}, true, false}}, 0, {0}},
+		{"Mul", 2, {PREV, C(0.5)}, true, false}}, 0, {0}, NULL},
 	/* ONNX's Swish (alpha 1) is SiLU. */
 	{"SiLU (torch.onnx, nn.SiLU, F.silu)", "Swish", 2, {
 		{"Sigmoid", 1, {X}, false, false},
-		{"Mul", 2, {X, PREV}, true, false}}, 0, {0}},
+		{"Mul", 2, {X, PREV}, true, false}}, 0, {0}, NULL},
+	/* torch.rsqrt (symbolic_opset9.rsqrt): a hand RMSNorm's 1/rms.
+	 * Torch's RsqrtBackward0 keeps the result; per op, Sqrt's output
+	 * too.  1 / torch.sqrt(v) is Reciprocal(Sqrt) in the export and
+	 * keeps both in torch (Sqrt's and Reciprocal's results): no entry. */
+	{"rsqrt (torch.onnx)", "Rsqrt", 2, {
+		{"Sqrt", 1, {X}, false, false},
+		{"Div", 2, {C(1), PREV}, false, false}}, 0, {0},
+	 AR_FUSED_DOMAIN},
 	/* Outputs: Y, the mean (step 0) and std (step 5). */
 	{"LayerNorm, weight and bias (torch.onnx below opset 17)",
 	 "LayerNormalization", 9, {LN_STEPS,
 		{"Mul", 2, {PREV, ARG(1)}, true, false},
-		{"Add", 2, {PREV, ARG(2)}, true, false}}, 3, {8, 0, 5}},
+		{"Add", 2, {PREV, ARG(2)}, true, false}}, 3, {8, 0, 5}, NULL},
 	{"LayerNorm, weight alone (bias=False)", "LayerNormalization", 8, {
 		LN_STEPS,
-		{"Mul", 2, {PREV, ARG(1)}, true, false}}, 3, {7, 0, 5}},
+		{"Mul", 2, {PREV, ARG(1)}, true, false}}, 3, {7, 0, 5}, NULL},
 	{"LayerNorm, no affine part (elementwise_affine=False)",
-	 "LayerNormalization", 7, {LN_STEPS}, 3, {6, 0, 5}},
+	 "LayerNormalization", 7, {LN_STEPS}, 3, {6, 0, 5}, NULL},
 };
 
 const ArGradPattern *ar_grad_patterns(int *count)

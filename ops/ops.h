@@ -264,6 +264,7 @@ typedef struct ArGradPattern {
 	 * the last step's alone).  Its inputs are X and the ARG operands. */
 	int nout;
 	int out[AR_PAT_MAX_IO];
+	const char *domain;     /* the fused op's; NULL: the default one */
 } ArGradPattern;
 
 const ArGradPattern *ar_grad_patterns(int *count);

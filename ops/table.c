@@ -578,6 +578,11 @@ static const ArOpDef table[] = {
 	/* What --fuse preact makes (frontend/fuse.c): after inference. */
 	{FUSED(AR_PREACT_CONV), IO(2, VAR, 1, 1), .flops = ar_flops_conv,
 	 .runtime = true},
+	/* 1 / sqrt(x), torch.rsqrt, which ONNX lacks: the fused op of the
+	 * Div(1, Sqrt(x)) torch exports for it (grad_patterns.c), whose
+	 * gradient reads its output (derivatives.yaml rsqrt: -0.5 dY y^3). */
+	{FUSED("Rsqrt"), IO(1, 1, 1, 1), .shape = ar_shape_unary,
+	 .alias = AR_ALIAS_INPLACE, .inplace = ALL, .grad = &G_BY_OUTPUT},
 	/* The collectives of a per-device graph (train/parallel.c): no
 	 * FLOPs; each one's gradient step is the collective that undoes it
 	 * (an all-gather's a reduce-scatter, ...), reading no values. */

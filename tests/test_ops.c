@@ -190,7 +190,8 @@ static void test_grad_patterns(void **state)
 	const ArGradPattern *p = ar_grad_patterns(&n);
 	assert_true(n >= 3);
 	for (int i = 0; i < n; i++) {
-		const ArOpDef *f = ar_op_find(NULL, p[i].fused, 0);
+		const ArOpDef *f = ar_op_find(p[i].domain, p[i].fused,
+					       0);
 		if (!f || !f->grad)
 			fail_msg("%s: fused op %s has no rule", p[i].name,
 				 p[i].fused);

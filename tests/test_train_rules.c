@@ -422,6 +422,25 @@ static void test_silu_chain(void **state)
 	ar_graph_free(b.g);
 }
 
+/* torch.rsqrt as torch exports it, Div(1, Sqrt(v)): one RsqrtGrad reading
+ * its result, as torch's RsqrtBackward0; per op, the square root too. */
+static void test_rsqrt_chain(void **state)
+{
+	G b = start();
+	int h = linear(&b, "h", b.x, 8);
+	int s = t2(&b, "rms", AR_TK_ACTIVATION, 4, 8);
+	int r = t2(&b, "inv", AR_TK_ACTIVATION, 4, 8);
+	ArTrainSpec per_op = plain;
+	op(&b, "Sqrt", h, -1, s);
+	op(&b, "Div", scalar(&b, "one", 1.0f), s, r);
+	finish(&b, linear(&b, "logits", r, 10));
+	expect_saved(b.g, &plain, "x inv logits label");
+	assert_int_equal(count_steps(b.g, "RsqrtGrad"), 1);
+	per_op.grad_patterns = false;
+	expect_saved(b.g, &per_op, "x rms inv logits label");
+	ar_graph_free(b.g);
+}
+
 /* nn.GELU(approximate='tanh') as torch exports it, the cube as
  * Mul(x, Mul(x, x)): one GeluGrad reading x; per op, x^2, tanh and
  * 1 + tanh too. */
@@ -879,6 +898,7 @@ int main(void)
 		cmocka_unit_test(test_gelu_chain),
 		cmocka_unit_test(test_layernorm_chain),
 		cmocka_unit_test(test_silu_chain),
+		cmocka_unit_test(test_rsqrt_chain),
 		cmocka_unit_test(test_gelu_tanh_chain),
 		cmocka_unit_test(test_split),
 		cmocka_unit_test(test_dropout_mask),

@@ -258,7 +258,7 @@ static void fuse(ArTrainModel *m, const ArGradPattern *p, const Match *mm)
 {
 	const ArGraph *g = m->base;
 	ArFusedGrad *f = &m->fused[mm->node[p->nsteps - 1]];
-	f->op = ar_op_find(NULL, p->fused, 0);
+	f->op = ar_op_find(p->domain, p->fused, 0);
 	assert(f->op && f->op->grad);
 	f->in[0] = mm->x;
 	f->nin = 1;
