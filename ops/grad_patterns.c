@@ -35,9 +35,10 @@
  * keeps its own operands, and only its rsqrt is an entry here.
  *
  * A decomposed LayerNorm's backward reads its Sqrt output (std, one value
- * per row) where torch reads 1/std: the same bytes.  Entries sharing a
- * first op are tried in order, the longest first (LayerNorm with weight
- * and bias before without).
+ * per row) where torch reads 1/std: the same bytes.  The other
+ * LayerNorm forms (eps after the square root, a product by the
+ * reciprocal: other exporters' and hand-written ones) are billed as the
+ * module too.
  */
 
 #include "fuse.h"
@@ -50,16 +51,23 @@
 #define EPS {AR_PAT_SCALAR, 0, 0}
 #define ARG(j) {AR_PAT_ARG, 0, (j)}
 
-/* The statistics of a decomposed LayerNorm, steps 0-6: mean, x - mean,
- * its square, the variance, + eps, std, the normalised x. */
-#define LN_STEPS \
+/* A decomposed LayerNorm, steps 0-3: the mean, x - mean, its square, the
+ * variance; then std (+ eps before or after the square root) and x - mean
+ * divided by it or times its reciprocal; then, optional, the weight and
+ * the bias. */
+#define LN_VARIANCE \
 	{"ReduceMean", 1, {X}, false, true}, \
 	{"Sub", 2, {X, PREV}, false, false}, \
 	{"Pow", 2, {PREV, C(2)}, false, false}, \
-	{"ReduceMean", 1, {PREV}, false, true}, \
-	{"Add", 2, {PREV, EPS}, true, false}, \
-	{"Sqrt", 1, {PREV}, false, false}, \
-	{"Div", 2, {STEP(1), PREV}, false, false}
+	{"ReduceMean", 1, {PREV}, false, true}
+#define LN_EPS {"Add", 2, {PREV, EPS}, true, false}
+#define LN_SQRT {"Sqrt", 1, {PREV}, false, false}
+#define LN_DIV {"Div", 2, {STEP(1), PREV}, false, false}
+#define LN_RECIPROCAL {"Reciprocal", 1, {PREV}, false, false}, \
+	{"Mul", 2, {STEP(1), PREV}, true, false}
+#define LN_AFFINE \
+	{"Mul", 2, {PREV, ARG(1)}, true, false}, \
+	{"Add", 2, {PREV, ARG(2)}, true, false}
 
 static const ArGradPattern patterns[] = {
 	{"GELU, erf form (torch.onnx)", "Gelu", 5, {
@@ -67,13 +75,13 @@ static const ArGradPattern patterns[] = {
 		{"Erf", 1, {PREV}, false, false},
 		{"Add", 2, {PREV, C(1)}, true, false},
 		{"Mul", 2, {X, PREV}, true, false},
-		{"Mul", 2, {PREV, C(0.5)}, true, false}}, 0, {0}, NULL},
+		{"Mul", 2, {PREV, C(0.5)}, true, false}}, 0, {0}, NULL, 0},
 	{"GELU, erf form scaled by 1/sqrt 2", "Gelu", 5, {
 		{"Mul", 2, {X, C(0.7071067811865476)}, true, false},
 		{"Erf", 1, {PREV}, false, false},
 		{"Add", 2, {PREV, C(1)}, true, false},
 		{"Mul", 2, {X, PREV}, true, false},
-		{"Mul", 2, {PREV, C(0.5)}, true, false}}, 0, {0}, NULL},
+		{"Mul", 2, {PREV, C(0.5)}, true, false}}, 0, {0}, NULL, 0},
 	{"GELU, tanh form, the cube as Pow", "Gelu", 8, {
 		{"Pow", 2, {X, C(3)}, false, false},
 		{"Mul", 2, {PREV, C(0.044715)}, true, false},
@@ -82,7 +90,7 @@ static const ArGradPattern patterns[] = {
 		{"Tanh", 1, {PREV}, false, false},
 		{"Add", 2, {PREV, C(1)}, true, false},
 		{"Mul", 2, {X, PREV}, true, false},
-		{"Mul", 2, {PREV, C(0.5)}, true, false}}, 0, {0}, NULL},
+		{"Mul", 2, {PREV, C(0.5)}, true, false}}, 0, {0}, NULL, 0},
 	{"GELU, tanh form (torch.onnx, nn.GELU(approximate='tanh'))", "Gelu",
 	 9, {
 		{"Mul", 2, {X, X}, false, false},
@@ -93,11 +101,11 @@ static const ArGradPattern patterns[] = {
 		{"Tanh", 1, {PREV}, false, false},
 		{"Add", 2, {PREV, C(1)}, true, false},
 		{"Mul", 2, {X, PREV}, true, false},
-		{"Mul", 2, {PREV, C(0.5)}, true, false}}, 0, {0}, NULL},
+		{"Mul", 2, {PREV, C(0.5)}, true, false}}, 0, {0}, NULL, 0},
 	/* ONNX's Swish (alpha 1) is SiLU. */
 	{"SiLU (torch.onnx, nn.SiLU, F.silu)", "Swish", 2, {
 		{"Sigmoid", 1, {X}, false, false},
-		{"Mul", 2, {X, PREV}, true, false}}, 0, {0}, NULL},
+		{"Mul", 2, {X, PREV}, true, false}}, 0, {0}, NULL, 0},
 	/* torch.rsqrt (symbolic_opset9.rsqrt): a hand RMSNorm's 1/rms.
 	 * Torch's RsqrtBackward0 keeps the result; per op, Sqrt's output
 	 * too.  1 / torch.sqrt(v) is Reciprocal(Sqrt) in the export and
@@ -105,17 +113,23 @@ static const ArGradPattern patterns[] = {
 	{"rsqrt (torch.onnx)", "Rsqrt", 2, {
 		{"Sqrt", 1, {X}, false, false},
 		{"Div", 2, {C(1), PREV}, false, false}}, 0, {0},
-	 AR_FUSED_DOMAIN},
-	/* Outputs: Y, the mean (step 0) and std (step 5). */
-	{"LayerNorm, weight and bias (torch.onnx below opset 17)",
-	 "LayerNormalization", 9, {LN_STEPS,
-		{"Mul", 2, {PREV, ARG(1)}, true, false},
-		{"Add", 2, {PREV, ARG(2)}, true, false}}, 3, {8, 0, 5}, NULL},
-	{"LayerNorm, weight alone (bias=False)", "LayerNormalization", 8, {
-		LN_STEPS,
-		{"Mul", 2, {PREV, ARG(1)}, true, false}}, 3, {7, 0, 5}, NULL},
-	{"LayerNorm, no affine part (elementwise_affine=False)",
-	 "LayerNormalization", 7, {LN_STEPS}, 3, {6, 0, 5}, NULL},
+	 AR_FUSED_DOMAIN, 0},
+	/* Outputs: Y (the last step's), the mean (step 0) and std (or
+	 * std + eps, or their reciprocal: one value per row); inputs x, the
+	 * weight and the bias where the chain has them. */
+	{"LayerNorm (torch.onnx below opset 17)", "LayerNormalization", 9, {
+		LN_VARIANCE, LN_EPS, LN_SQRT, LN_DIV, LN_AFFINE},
+	 3, {0, 0, 5}, NULL, 7},
+	{"LayerNorm, eps after the square root", "LayerNormalization", 9, {
+		LN_VARIANCE, LN_SQRT, LN_EPS, LN_DIV, LN_AFFINE},
+	 3, {0, 0, 5}, NULL, 7},
+	{"LayerNorm times the reciprocal of std", "LayerNormalization", 10, {
+		LN_VARIANCE, LN_EPS, LN_SQRT, LN_RECIPROCAL, LN_AFFINE},
+	 3, {0, 0, 6}, NULL, 8},
+	{"LayerNorm, eps after the square root, times its reciprocal",
+	 "LayerNormalization", 10, {
+		LN_VARIANCE, LN_SQRT, LN_EPS, LN_RECIPROCAL, LN_AFFINE},
+	 3, {0, 0, 6}, NULL, 8},
 };
 
 const ArGradPattern *ar_grad_patterns(int *count)

@@ -252,7 +252,7 @@ typedef struct ArPatStep {
 	bool rows;
 } ArPatStep;
 
-#define AR_PAT_MAX_STEPS 9
+#define AR_PAT_MAX_STEPS 10
 #define AR_PAT_MAX_IO 3
 
 typedef struct ArGradPattern {
@@ -260,11 +260,16 @@ typedef struct ArGradPattern {
 	const char *fused;      /* the op whose gradient the chain gets */
 	int nsteps;
 	ArPatStep steps[AR_PAT_MAX_STEPS];
-	/* The fused op's outputs: output j is step out[j]'s output (nout 0:
-	 * the last step's alone).  Its inputs are X and the ARG operands. */
+	/* The fused op's outputs: output 0 the last step's, output j > 0
+	 * step out[j]'s (nout 0: output 0 alone).  Its inputs are X and the
+	 * ARG operands. */
 	int nout;
 	int out[AR_PAT_MAX_IO];
 	const char *domain;     /* the fused op's; NULL: the default one */
+	/* The chain may end after nmin steps (0: after all of them), the
+	 * later ones optional, as a norm's weight and bias: the longest
+	 * that matches and whose outputs but the last feed only the chain. */
+	int nmin;
 } ArGradPattern;
 
 const ArGradPattern *ar_grad_patterns(int *count);

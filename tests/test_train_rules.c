@@ -362,6 +362,20 @@ static int count_steps(ArGraph *g, const char *op)
 	return n;
 }
 
+/* t[0..9) named names, [4, 1] where row says, else [4, 8]; the first
+ * four steps of a decomposed LayerNorm of h into t[0..4): the mean,
+ * h - mean, its square, the variance. */
+static void ln_variance(G *b, int h, int *t, const char *const *names,
+			const bool *row)
+{
+	for (int i = 0; i < 9; i++)
+		t[i] = t2(b, names[i], AR_TK_ACTIVATION, 4, row[i] ? 1 : 8);
+	op(b, "ReduceMean", h, -1, t[0]);
+	op(b, "Sub", h, t[0], t[1]);
+	op(b, "Pow", t[1], scalar(b, "two", 2.0f), t[2]);
+	op(b, "ReduceMean", t[2], -1, t[3]);
+}
+
 /* nn.LayerNorm as torch exports it below opset 17 (ReduceMean, Sub, Pow,
  * ReduceMean, Add eps, Sqrt, Div, Mul, Add): LayerNorm's gradient, which
  * keeps x, the mean and std ([4, 1]) as torch's native_layer_norm keeps x,
@@ -377,12 +391,7 @@ static void test_layernorm_chain(void **state)
 	int g = gb_tensor(b.g, "ln.g", AR_TK_WEIGHT, 8, 0, 0, 0);
 	int bias = gb_tensor(b.g, "ln.b", AR_TK_WEIGHT, 8, 0, 0, 0);
 	ArTrainSpec per_op = plain;
-	for (int i = 0; i < 9; i++)
-		t[i] = t2(&b, names[i], AR_TK_ACTIVATION, 4, row[i] ? 1 : 8);
-	op(&b, "ReduceMean", h, -1, t[0]);
-	op(&b, "Sub", h, t[0], t[1]);
-	op(&b, "Pow", t[1], scalar(&b, "two", 2.0f), t[2]);
-	op(&b, "ReduceMean", t[2], -1, t[3]);
+	ln_variance(&b, h, t, names, row);
 	op(&b, "Add", t[3], scalar(&b, "eps", 1e-5f), t[4]);
 	op(&b, "Sqrt", t[4], -1, t[5]);
 	op(&b, "Div", t[1], t[5], t[6]);
@@ -400,6 +409,33 @@ static void test_layernorm_chain(void **state)
 	b.g->tensors[g].rank = 2;
 	ar_tensor_set_bytes(&b.g->tensors[g], NULL);
 	expect_saved(b.g, &plain, "x h ln.mean ln.std ln.xn ln logits label");
+	ar_graph_free(b.g);
+}
+
+/* LayerNorm with eps after the square root, times the reciprocal, a
+ * weight and no bias: LayerNorm's gradient from x and the weight, keeping
+ * x, the mean and 1/(std + eps). */
+static void test_layernorm_forms(void **state)
+{
+	G b = start();
+	int h = linear(&b, "h", b.x, 8), t[9];
+	const char *names[] = {"ln.mean", "ln.xc", "ln.sq", "ln.var",
+			       "ln.std", "ln.se", "ln.inv", "ln.xn", "ln"};
+	const bool row[] = {1, 0, 0, 1, 1, 1, 1, 0, 0};
+	int g = gb_tensor(b.g, "ln.g", AR_TK_WEIGHT, 8, 0, 0, 0);
+	ArTrainModel *m;
+	ln_variance(&b, h, t, names, row);
+	op(&b, "Sqrt", t[3], -1, t[4]);
+	op(&b, "Add", t[4], scalar(&b, "eps", 1e-6f), t[5]);
+	op(&b, "Reciprocal", t[5], -1, t[6]);
+	op(&b, "Mul", t[6], t[1], t[7]);
+	op(&b, "Mul", g, t[7], t[8]);
+	finish(&b, linear(&b, "logits", t[8], 10));
+	expect_saved(b.g, &plain, "x h ln.mean ln.inv ln logits label");
+	assert_int_equal(count_steps(b.g, "LayerNormalizationGrad"), 1);
+	m = model(b.g, &plain);
+	assert_int_equal(m->mem.parameter_count, 64 + 8 + 80);
+	ar_train_model_free(m);
 	ar_graph_free(b.g);
 }
 
@@ -897,6 +933,7 @@ int main(void)
 		cmocka_unit_test(test_batchnorm),
 		cmocka_unit_test(test_gelu_chain),
 		cmocka_unit_test(test_layernorm_chain),
+		cmocka_unit_test(test_layernorm_forms),
 		cmocka_unit_test(test_silu_chain),
 		cmocka_unit_test(test_rsqrt_chain),
 		cmocka_unit_test(test_gelu_tanh_chain),

@@ -30,9 +30,10 @@ typedef struct Matcher {
 	bool *isout;            /* per tensor: a graph output */
 } Matcher;
 
-/* A match under way: the chain's input, its nodes, its ARG tensors. */
+/* A match under way: the chain's input, its nodes (n of them), its ARG
+ * tensors. */
 typedef struct Match {
-	int x;
+	int x, n;
 	int node[AR_PAT_MAX_STEPS];
 	int arg[AR_PAT_MAX_IO];
 } Match;
@@ -164,15 +165,15 @@ static bool in_chain(const Match *mm, int k, int node)
 static bool closed(const Matcher *mt, const ArGradPattern *p, Match *mm)
 {
 	const ArGraph *g = mt->m->base;
-	for (int k = 0; k + 1 < p->nsteps; k++) {
+	for (int k = 0; k + 1 < mm->n; k++) {
 		int t = out_of(mt, mm->node[k]);
 		if (mt->isout[t] || g->tensors[t].kind != AR_TK_ACTIVATION)
 			return false;
 		for (int r = mt->rstart[t]; r < mt->rstart[t + 1]; r++)
-			if (!in_chain(mm, p->nsteps, mt->rlist[r]))
+			if (!in_chain(mm, mm->n, mt->rlist[r]))
 				return false;
 	}
-	for (int k = 0; k < p->nsteps; k++) {
+	for (int k = 0; k < mm->n; k++) {
 		int64_t row;
 		if (!p->steps[k].rows)
 			continue;
@@ -187,26 +188,32 @@ static bool closed(const Matcher *mt, const ArGradPattern *p, Match *mm)
 	return true;
 }
 
-/* Follows pattern p from node first with x as the chain's input: step k
- * is a reader of step k - 1's output. */
+/* Follows pattern p from node first with x as the chain's input, for at
+ * most lim steps: step k is a reader of step k - 1's output.  The steps
+ * matched, into mm->n; false when fewer than the pattern needs. */
 static bool follow(const Matcher *mt, const ArGradPattern *p, int first,
-		   Match *mm)
+		   int lim, Match *mm)
 {
+	int need = p->nmin ? p->nmin : p->nsteps;
+	for (int a = 0; a < AR_PAT_MAX_IO; a++)
+		mm->arg[a] = -1;
+	mm->n = 0;
 	if (!step_is(mt, &p->steps[0], first, mm, 0))
 		return false;
-	for (int k = 1; k < p->nsteps; k++) {
-		int t = out_of(mt, mm->node[k - 1]), r;
+	for (mm->n = 1; mm->n < lim; mm->n++) {
+		int k = mm->n, t = out_of(mt, mm->node[k - 1]), r;
 		for (r = mt->rstart[t]; r < mt->rstart[t + 1]; r++)
 			if (step_is(mt, &p->steps[k], mt->rlist[r], mm, k))
 				break;
 		if (r == mt->rstart[t + 1])
-			return false;
+			break;
 	}
-	return closed(mt, p, mm);
+	return mm->n >= need;
 }
 
 /* Matches pattern p from node first, trying each computed input as the
- * chain's input. */
+ * chain's input, the longest closed chain first (optional steps the
+ * rest of the graph reads between are left out). */
 static bool match(const Matcher *mt, const ArGradPattern *p, int first,
 		  Match *mm)
 {
@@ -214,11 +221,12 @@ static bool match(const Matcher *mt, const ArGradPattern *p, int first,
 	const ArNode *n = &g->nodes[first];
 	for (int j = 0; j < n->nexplicit; j++) {
 		mm->x = n->inputs[j];
-		for (int a = 0; a < AR_PAT_MAX_IO; a++)
-			mm->arg[a] = -1;
-		if (mm->x >= 0 && ar_in_arena(g, mm->x) &&
-		    follow(mt, p, first, mm))
-			return true;
+		if (mm->x < 0 || !ar_in_arena(g, mm->x))
+			continue;
+		for (int lim = p->nsteps; follow(mt, p, first, lim, mm);
+		     lim = mm->n - 1)
+			if (closed(mt, p, mm))
+				return true;
 	}
 	return false;
 }
@@ -257,7 +265,7 @@ static void readers(Matcher *mt, const ArGraph *g)
 static void fuse(ArTrainModel *m, const ArGradPattern *p, const Match *mm)
 {
 	const ArGraph *g = m->base;
-	ArFusedGrad *f = &m->fused[mm->node[p->nsteps - 1]];
+	ArFusedGrad *f = &m->fused[mm->node[mm->n - 1]];
 	f->op = ar_op_find(p->domain, p->fused, 0);
 	assert(f->op && f->op->grad);
 	f->in[0] = mm->x;
@@ -267,12 +275,13 @@ static void fuse(ArTrainModel *m, const ArGradPattern *p, const Match *mm)
 		if (mm->arg[j] >= 0)
 			f->nin = j + 1;
 	}
+	/* Output 0: the last step's; the others the steps p names. */
 	f->nout = p->nout ? p->nout : 1;
-	for (int j = 0; j < f->nout; j++)
-		f->out[j] = g->nodes[mm->node[p->nout ? p->out[j] :
-				     p->nsteps - 1]].outputs[0];
+	f->out[0] = g->nodes[mm->node[mm->n - 1]].outputs[0];
+	for (int j = 1; j < f->nout; j++)
+		f->out[j] = g->nodes[mm->node[p->out[j]]].outputs[0];
 	f->flops = 0;
-	for (int s = 0; s < p->nsteps; s++) {
+	for (int s = 0; s < mm->n; s++) {
 		m->in_pattern[mm->node[s]] = true;
 		f->flops += m->flops[mm->node[s]];
 	}
