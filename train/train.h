@@ -83,8 +83,9 @@ typedef struct ArTrainSpec {
 	/* Plan the attached cross-entropy over this many chunks of the
 	 * tokens (step.c); 0 or 1: in one piece. */
 	int loss_chunks;
-	/* Recognise the subgraphs of ops/grad_patterns.c (GELU) and give
-	 * each one backward step (patterns.c). */
+	/* Recognise the subgraphs of ops/grad_patterns.c (GELU, SiLU,
+	 * rsqrt, LayerNorm as exporters decompose them) and give each one
+	 * backward step (patterns.c). */
 	bool grad_patterns;
 	/* Float graph inputs get gradients too: a pipeline stage's received
 	 * activation, whose gradient it sends back (stage.h). */
