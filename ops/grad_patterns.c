@@ -75,13 +75,13 @@ static const ArGradPattern patterns[] = {
 		{"Erf", 1, {PREV}, false, false},
 		{"Add", 2, {PREV, C(1)}, true, false},
 		{"Mul", 2, {X, PREV}, true, false},
-		{"Mul", 2, {PREV, C(0.5)}, true, false}}, 0, {0}, NULL, 0},
+		{"Mul", 2, {PREV, C(0.5)}, true, false}}, 0, {0}, NULL, 0, AR_DT_UNDEFINED},
 	{"GELU, erf form scaled by 1/sqrt 2", "Gelu", 5, {
 		{"Mul", 2, {X, C(0.7071067811865476)}, true, false},
 		{"Erf", 1, {PREV}, false, false},
 		{"Add", 2, {PREV, C(1)}, true, false},
 		{"Mul", 2, {X, PREV}, true, false},
-		{"Mul", 2, {PREV, C(0.5)}, true, false}}, 0, {0}, NULL, 0},
+		{"Mul", 2, {PREV, C(0.5)}, true, false}}, 0, {0}, NULL, 0, AR_DT_UNDEFINED},
 	{"GELU, tanh form, the cube as Pow", "Gelu", 8, {
 		{"Pow", 2, {X, C(3)}, false, false},
 		{"Mul", 2, {PREV, C(0.044715)}, true, false},
@@ -90,7 +90,7 @@ static const ArGradPattern patterns[] = {
 		{"Tanh", 1, {PREV}, false, false},
 		{"Add", 2, {PREV, C(1)}, true, false},
 		{"Mul", 2, {X, PREV}, true, false},
-		{"Mul", 2, {PREV, C(0.5)}, true, false}}, 0, {0}, NULL, 0},
+		{"Mul", 2, {PREV, C(0.5)}, true, false}}, 0, {0}, NULL, 0, AR_DT_UNDEFINED},
 	{"GELU, tanh form (torch.onnx, nn.GELU(approximate='tanh'))", "Gelu",
 	 9, {
 		{"Mul", 2, {X, X}, false, false},
@@ -101,11 +101,11 @@ static const ArGradPattern patterns[] = {
 		{"Tanh", 1, {PREV}, false, false},
 		{"Add", 2, {PREV, C(1)}, true, false},
 		{"Mul", 2, {X, PREV}, true, false},
-		{"Mul", 2, {PREV, C(0.5)}, true, false}}, 0, {0}, NULL, 0},
+		{"Mul", 2, {PREV, C(0.5)}, true, false}}, 0, {0}, NULL, 0, AR_DT_UNDEFINED},
 	/* ONNX's Swish (alpha 1) is SiLU. */
 	{"SiLU (torch.onnx, nn.SiLU, F.silu)", "Swish", 2, {
 		{"Sigmoid", 1, {X}, false, false},
-		{"Mul", 2, {X, PREV}, true, false}}, 0, {0}, NULL, 0},
+		{"Mul", 2, {X, PREV}, true, false}}, 0, {0}, NULL, 0, AR_DT_UNDEFINED},
 	/* torch.rsqrt (symbolic_opset9.rsqrt): a hand RMSNorm's 1/rms.
 	 * Torch's RsqrtBackward0 keeps the result; per op, Sqrt's output
 	 * too.  1 / torch.sqrt(v) is Reciprocal(Sqrt) in the export and
@@ -113,23 +113,24 @@ static const ArGradPattern patterns[] = {
 	{"rsqrt (torch.onnx)", "Rsqrt", 2, {
 		{"Sqrt", 1, {X}, false, false},
 		{"Div", 2, {C(1), PREV}, false, false}}, 0, {0},
-	 AR_FUSED_DOMAIN, 0},
+	 AR_FUSED_DOMAIN, 0, AR_DT_UNDEFINED},
 	/* Outputs: Y (the last step's), the mean (step 0) and std (or
-	 * std + eps, or their reciprocal: one value per row); inputs x, the
-	 * weight and the bias where the chain has them. */
+	 * std + eps, or their reciprocal: one value per row), in float at
+	 * least, as LayerNormalization's own; inputs x, the weight and the
+	 * bias where the chain has them. */
 	{"LayerNorm (torch.onnx below opset 17)", "LayerNormalization", 9, {
 		LN_VARIANCE, LN_EPS, LN_SQRT, LN_DIV, LN_AFFINE},
-	 3, {0, 0, 5}, NULL, 7},
+	 3, {0, 0, 5}, NULL, 7, AR_DT_FLOAT},
 	{"LayerNorm, eps after the square root", "LayerNormalization", 9, {
 		LN_VARIANCE, LN_SQRT, LN_EPS, LN_DIV, LN_AFFINE},
-	 3, {0, 0, 5}, NULL, 7},
+	 3, {0, 0, 5}, NULL, 7, AR_DT_FLOAT},
 	{"LayerNorm times the reciprocal of std", "LayerNormalization", 10, {
 		LN_VARIANCE, LN_EPS, LN_SQRT, LN_RECIPROCAL, LN_AFFINE},
-	 3, {0, 0, 6}, NULL, 8},
+	 3, {0, 0, 6}, NULL, 8, AR_DT_FLOAT},
 	{"LayerNorm, eps after the square root, times its reciprocal",
 	 "LayerNormalization", 10, {
 		LN_VARIANCE, LN_SQRT, LN_EPS, LN_RECIPROCAL, LN_AFFINE},
-	 3, {0, 0, 6}, NULL, 8},
+	 3, {0, 0, 6}, NULL, 8, AR_DT_FLOAT},
 };
 
 const ArGradPattern *ar_grad_patterns(int *count)

@@ -270,6 +270,10 @@ typedef struct ArGradPattern {
 	 * later ones optional, as a norm's weight and bias: the longest
 	 * that matches and whose outputs but the last feed only the chain. */
 	int nmin;
+	/* The fused op's outputs past 0 at least this wide (LayerNorm's
+	 * statistics: float, its stash_type, as torch's CUDA kernels keep
+	 * them for 16-bit input), or UNDEFINED: as the chain computes them. */
+	ArDType stash;
 } ArGradPattern;
 
 const ArGradPattern *ar_grad_patterns(int *count);

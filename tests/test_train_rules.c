@@ -414,7 +414,7 @@ static void test_layernorm_chain(void **state)
 
 /* LayerNorm with eps after the square root, times the reciprocal, a
  * weight and no bias: LayerNorm's gradient from x and the weight, keeping
- * x, the mean and 1/(std + eps). */
+ * x, the mean and 1/(std + eps), float in a bf16 step. */
 static void test_layernorm_forms(void **state)
 {
 	G b = start();
@@ -423,6 +423,7 @@ static void test_layernorm_forms(void **state)
 			       "ln.std", "ln.se", "ln.inv", "ln.xn", "ln"};
 	const bool row[] = {1, 0, 0, 1, 1, 1, 1, 0, 0};
 	int g = gb_tensor(b.g, "ln.g", AR_TK_WEIGHT, 8, 0, 0, 0);
+	ArTrainSpec bf16 = plain;
 	ArTrainModel *m;
 	ln_variance(&b, h, t, names, row);
 	op(&b, "Sqrt", t[3], -1, t[4]);
@@ -435,6 +436,20 @@ static void test_layernorm_forms(void **state)
 	assert_int_equal(count_steps(b.g, "LayerNormalizationGrad"), 1);
 	m = model(b.g, &plain);
 	assert_int_equal(m->mem.parameter_count, 64 + 8 + 80);
+	ar_train_model_free(m);
+	/* In bf16 the statistics stay float, as LayerNormalization's. */
+	bf16.precision = AR_PREC_BF16;
+	m = model(b.g, &bf16);
+	for (int i = 0; i < m->base->ntensors; i++) {
+		const ArTensor *x = &m->base->tensors[i];
+		bool stat = !strcmp(x->name, "ln.mean") ||
+			    !strcmp(x->name, "ln.inv");
+		if (stat || !strcmp(x->name, "ln.xn")) {
+			assert_int_equal(x->dtype, stat ? AR_DT_FLOAT :
+					 AR_DT_BFLOAT16);
+			assert_int_equal(x->bytes, stat ? 16 : 64);
+		}
+	}
 	ar_train_model_free(m);
 	ar_graph_free(b.g);
 }

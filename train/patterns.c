@@ -264,7 +264,7 @@ static void readers(Matcher *mt, const ArGraph *g)
 /* The fused backward of match mm of p, on the chain's last node. */
 static void fuse(ArTrainModel *m, const ArGradPattern *p, const Match *mm)
 {
-	const ArGraph *g = m->base;
+	ArGraph *g = m->base;
 	ArFusedGrad *f = &m->fused[mm->node[mm->n - 1]];
 	f->op = ar_op_find(p->domain, p->fused, 0);
 	assert(f->op && f->op->grad);
@@ -278,8 +278,21 @@ static void fuse(ArTrainModel *m, const ArGradPattern *p, const Match *mm)
 	/* Output 0: the last step's; the others the steps p names. */
 	f->nout = p->nout ? p->nout : 1;
 	f->out[0] = g->nodes[mm->node[mm->n - 1]].outputs[0];
-	for (int j = 1; j < f->nout; j++)
+	for (int j = 1; j < f->nout; j++) {
+		ArTensor *t;
 		f->out[j] = g->nodes[mm->node[p->out[j]]].outputs[0];
+		/* Statistics the chain computes narrower than the op keeps
+		 * them: in the op's type (their bytes were valid before). */
+		t = &g->tensors[f->out[j]];
+		if (p->stash != AR_DT_UNDEFINED &&
+		    ar_dtype_size(t->dtype) < ar_dtype_size(p->stash)) {
+			int rc;
+			t->dtype = p->stash;
+			rc = ar_tensor_set_bytes(t, NULL);
+			assert(rc == AR_OK);
+			(void)rc;
+		}
+	}
 	f->flops = 0;
 	for (int s = 0; s < mm->n; s++) {
 		m->in_pattern[mm->node[s]] = true;
