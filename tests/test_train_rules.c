@@ -454,6 +454,31 @@ static void test_layernorm_forms(void **state)
 	ar_graph_free(b.g);
 }
 
+/* The normalised x also read past the chain: LayerNorm ends at the Div
+ * (its weight's Mul keeps x_n, as the graph needs x_n anyway). */
+static void test_layernorm_xn_shared(void **state)
+{
+	G b = start();
+	int h = linear(&b, "h", b.x, 8), t[9], sum;
+	const char *names[] = {"ln.mean", "ln.xc", "ln.sq", "ln.var", "ln.ve",
+			       "ln.std", "ln.xn", "ln.sc", "ln"};
+	const bool row[] = {1, 0, 0, 1, 1, 1, 0, 0, 0};
+	int g = gb_tensor(b.g, "ln.g", AR_TK_WEIGHT, 8, 0, 0, 0);
+	ln_variance(&b, h, t, names, row);
+	op(&b, "Add", t[3], scalar(&b, "eps", 1e-5f), t[4]);
+	op(&b, "Sqrt", t[4], -1, t[5]);
+	op(&b, "Div", t[1], t[5], t[6]);
+	op(&b, "Mul", t[6], g, t[7]);
+	op(&b, "Add", t[7], t[6], t[8]);
+	sum = t2(&b, "sum", AR_TK_ACTIVATION, 4, 8);
+	op(&b, "Add", t[8], h, sum);
+	finish(&b, linear(&b, "logits", sum, 10));
+	expect_saved(b.g, &plain,
+		     "x h ln.mean ln.std ln.xn sum logits label");
+	assert_int_equal(count_steps(b.g, "LayerNormalizationGrad"), 1);
+	ar_graph_free(b.g);
+}
+
 /* SiLU as torch exports it, Mul(x, Sigmoid(x)): Swish's gradient, reading
  * x alone (torch's silu_backward); per op, the sigmoid too. */
 static void test_silu_chain(void **state)
@@ -949,6 +974,7 @@ int main(void)
 		cmocka_unit_test(test_gelu_chain),
 		cmocka_unit_test(test_layernorm_chain),
 		cmocka_unit_test(test_layernorm_forms),
+		cmocka_unit_test(test_layernorm_xn_shared),
 		cmocka_unit_test(test_silu_chain),
 		cmocka_unit_test(test_rsqrt_chain),
 		cmocka_unit_test(test_gelu_tanh_chain),
