@@ -231,33 +231,34 @@ static bool match(const Matcher *mt, const ArGradPattern *p, int first,
 	return false;
 }
 
+/* Whether input j of n is a tensor n reads there first. */
+static bool first_read(const ArNode *n, int j)
+{
+	for (int e = 0; e < j; e++)
+		if (n->inputs[e] == n->inputs[j])
+			return false;
+	return n->inputs[j] >= 0;
+}
+
 /* The readers of each tensor, each node once (CSR). */
 static void readers(Matcher *mt, const ArGraph *g)
 {
 	int *fill;
 	mt->rstart = ar_xcalloc((size_t)g->ntensors + 2, sizeof(int));
-	for (int pass = 0; pass < 2; pass++) {
-		for (int i = 0; i < g->nnodes; i++)
-			for (int j = 0; j < g->nodes[i].ninputs; j++) {
-				int t = g->nodes[i].inputs[j], dup = 0;
-				for (int e = 0; e < j; e++)
-					dup |= g->nodes[i].inputs[e] == t;
-				if (t < 0 || dup)
-					continue;
-				if (pass == 0)
-					mt->rstart[t + 1]++;
-				else
-					mt->rlist[fill[t]++] = i;
-			}
-		if (pass == 1)
-			break;
-		for (int t = 0; t < g->ntensors; t++)
-			mt->rstart[t + 1] += mt->rstart[t];
-		mt->rlist = ar_xcalloc((size_t)mt->rstart[g->ntensors] + 1,
-				       sizeof(int));
-		fill = ar_xmalloc(((size_t)g->ntensors + 1) * sizeof(int));
-		memcpy(fill, mt->rstart, (size_t)g->ntensors * sizeof(int));
-	}
+	for (int i = 0; i < g->nnodes; i++)
+		for (int j = 0; j < g->nodes[i].ninputs; j++)
+			if (first_read(&g->nodes[i], j))
+				mt->rstart[g->nodes[i].inputs[j] + 1]++;
+	for (int t = 0; t < g->ntensors; t++)
+		mt->rstart[t + 1] += mt->rstart[t];
+	mt->rlist = ar_xcalloc((size_t)mt->rstart[g->ntensors] + 1,
+			       sizeof(int));
+	fill = ar_xmalloc(((size_t)g->ntensors + 1) * sizeof(int));
+	memcpy(fill, mt->rstart, (size_t)g->ntensors * sizeof(int));
+	for (int i = 0; i < g->nnodes; i++)
+		for (int j = 0; j < g->nodes[i].ninputs; j++)
+			if (first_read(&g->nodes[i], j))
+				mt->rlist[fill[g->nodes[i].inputs[j]]++] = i;
 	free(fill);
 }
 
