@@ -318,9 +318,10 @@ static const Option options[] = {
 		 "blocks (compress_statistics: 4.127 bits a weight)"},
 	{"grad-fuse", 0, CHOICE, NULL, TO(topt.spec.grad_patterns),
 	 .choices = "none|gelu", .flags = ECHO | TRAIN, .section = TRAINING,
-	 .help = "the backward of GELU as exporters decompose it\n"
-		 "(Erf or Tanh chain) reads only its input, as\n"
-		 "GELU's own does (gelu); none: per-op rules"},
+	 .help = "the backward of the ops exporters decompose\n"
+		 "(GELU's Erf and Tanh chains, SiLU, rsqrt,\n"
+		 "LayerNorm below opset 17) keeps what the op's\n"
+		 "own does, as torch does (gelu); none: per-op rules"},
 	{"checkpoint", 0, CHOICE, "POLICY", TO(topt.policy),
 	 .choices = "none|all|sqrt|optimal|layer|selective",
 	 .flags = ECHO | TRAIN, .section = TRAINING,

@@ -225,15 +225,24 @@ typedef struct ArOpDef {
 /*
  * Gradient patterns (grad_patterns.c): chains of ops that exporters write
  * for one op, whose backward the training stage computes as that op's
- * (train/patterns.c).  Step k reads the chain's input X, the previous
- * step's output (PREV) or a scalar constant of a given value; the other
- * outputs each feed only the next step.
+ * (train/patterns.c).  Step k reads the previous step's output (PREV: a
+ * chain, each step after the first reads it) and besides the chain's
+ * input X, an earlier step's output (STEP), a scalar constant of a given
+ * value (CONST) or of any value (SCALAR: an epsilon), or a tensor from
+ * outside the chain (ARG: a norm's scale and bias), the fused op's input
+ * `index`.  The outputs of the steps but the last are read only inside
+ * the chain.
  */
-typedef enum { AR_PAT_X = 1, AR_PAT_PREV, AR_PAT_CONST } ArPatKind;
+typedef enum {
+	AR_PAT_X = 1, AR_PAT_PREV, AR_PAT_STEP, AR_PAT_CONST, AR_PAT_SCALAR,
+	AR_PAT_ARG
+} ArPatKind;
 
 typedef struct ArPatOperand {
 	ArPatKind kind;
 	double value;           /* AR_PAT_CONST: within 1e-3, relative */
+	int index;              /* AR_PAT_STEP: the step; AR_PAT_ARG: the
+				 * fused op's input (1, 2, ...; X is 0) */
 } ArPatOperand;
 
 typedef struct ArPatStep {
@@ -241,15 +250,33 @@ typedef struct ArPatStep {
 	int nin;
 	ArPatOperand in[2];
 	bool commutes;          /* the operands may come in either order */
+	/* A mean over the trailing axes, kept (a row statistic: the output
+	 * has the input's dims with a trailing run of them 1). */
+	bool rows;
 } ArPatStep;
 
-#define AR_PAT_MAX_STEPS 8
+#define AR_PAT_MAX_STEPS 10
+#define AR_PAT_MAX_IO 3
 
 typedef struct ArGradPattern {
 	const char *name;
 	const char *fused;      /* the op whose gradient the chain gets */
 	int nsteps;
 	ArPatStep steps[AR_PAT_MAX_STEPS];
+	/* The fused op's outputs: output 0 the last step's, output j > 0
+	 * step out[j]'s (nout 0: output 0 alone).  Its inputs are X and the
+	 * ARG operands. */
+	int nout;
+	int out[AR_PAT_MAX_IO];
+	const char *domain;     /* the fused op's; NULL: the default one */
+	/* The chain may end after nmin steps (0: after all of them), the
+	 * later ones optional, as a norm's weight and bias: the longest
+	 * that matches and whose outputs but the last feed only the chain. */
+	int nmin;
+	/* The fused op's outputs past 0 at least this wide (LayerNorm's
+	 * statistics: float, its stash_type, as torch's CUDA kernels keep
+	 * them for 16-bit input), or UNDEFINED: as the chain computes them. */
+	ArDType stash;
 } ArGradPattern;
 
 const ArGradPattern *ar_grad_patterns(int *count);

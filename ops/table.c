@@ -542,6 +542,11 @@ static const ArOpDef table[] = {
 	 .fold = ar_fold_arith, .fold_arg = AR_E_SUM,
 	 .alias = AR_ALIAS_INPLACE, .inplace = ALL, .grad = &G_SUM,
 	 .flops = ar_flops_sum, .runtime = true},
+	/* x sigmoid(alpha x), alpha 1: SiLU, whose gradient reads x alone
+	 * (derivatives.yaml silu); also the fused op of the Mul(x,
+	 * Sigmoid(x)) that torch exports for it (grad_patterns.c). */
+	{ONNX("Swish", 24), IO(1, 1, 1, 1), .shape = ar_shape_unary,
+	 .alias = AR_ALIAS_INPLACE, .inplace = ALL, .grad = &G_BY_INPUT},
 	{ONNX("Tan", 1), IO(1, 1, 1, 1), .shape = ar_shape_unary,
 	 .alias = AR_ALIAS_INPLACE, .inplace = ALL, .runtime = true},
 	{ONNX("Tanh", 1), IO(1, 1, 1, 1), .shape = ar_shape_unary,
@@ -593,6 +598,11 @@ static const ArOpDef table[] = {
 	{FUSED(AR_QUANT_MATMUL), IO(2, 3, 1, 1), .flags = AR_OP_NOFOLD,
 	 .grad = &G_QMATMUL, .flops = ar_flops_qmatmul,
 	 .scratch = ar_scratch_qmatmul},
+	/* 1 / sqrt(x), torch.rsqrt, which ONNX lacks: the fused op of the
+	 * Div(1, Sqrt(x)) torch exports for it (grad_patterns.c), whose
+	 * gradient reads its output (derivatives.yaml rsqrt: -0.5 dY y^3). */
+	{FUSED("Rsqrt"), IO(1, 1, 1, 1), .shape = ar_shape_unary,
+	 .alias = AR_ALIAS_INPLACE, .inplace = ALL, .grad = &G_BY_OUTPUT},
 	/* The collectives of a per-device graph (train/parallel.c): no
 	 * FLOPs; each one's gradient step is the collective that undoes it
 	 * (an all-gather's a reduce-scatter, ...), reading no values. */

@@ -23,7 +23,9 @@ formulas the training planner is checked against, checked themselves.
   korthikanti.breakdown) plus the LayerNorm statistics (float32 mean and
   1/std per row, which the formula leaves out: ln_stats()), and their
   bytes s*b*h*(34 + 5*a*s/h) exactly; with --grad-fuse none the Erf GELU
-  chain's two extra tensors (decomposition_extras) besides.
+  chain's two extra tensors (decomposition_extras) besides; the same
+  exactly with LayerNorm and the tanh GELU decomposed as torch exports
+  them below opset 17 (the decomposition's mean and std the statistics).
 
 Environment: ARENAC (default build/arenac).  Skipped when onnx is missing.
 """
@@ -217,27 +219,29 @@ KORTHIKANTI_CONFIGS = [  # (s, b, h, a): the paper's formula holds for any
     (32, 2, 64, 4), (64, 1, 96, 3), (16, 4, 128, 8), (128, 2, 64, 2)]
 
 
-def korthikanti_layer(tmp, s, b, h, a, fuse):
-    """Layer 1 of a 3-layer gen_gpt GPT (LN op, Erf GELU, dropout) trained
-    with --precision mixed-fp16: the tensors arenac keeps are exactly the
-    paper's terms plus the LayerNorm statistics (float32, per row), and
-    their bytes s*b*h*(34 + 5*a*s/h) exactly; with --grad-fuse none the
-    Erf chain's two extras besides."""
+def korthikanti_layer(tmp, s, b, h, a, fuse, layernorm="op", gelu="erf"):
+    """Layer 1 of a 3-layer gen_gpt GPT (LN op or decomposed, Erf or tanh
+    GELU, dropout) trained with --precision mixed-fp16: the tensors arenac
+    keeps are exactly the paper's terms plus the LayerNorm statistics
+    (float32, per row: mean and 1/std, or the decomposition's mean and
+    std), and their bytes s*b*h*(34 + 5*a*s/h) exactly; with --grad-fuse
+    none the Erf chain's two extras besides."""
     c = gen_gpt.Config(layers=3, seq=s, batch=b, hidden=h, heads=a,
-                       vocab=96)
+                       vocab=96, layernorm=layernorm, gelu=gelu)
     path = os.path.join(tmp, "gpt_k.onnx")
     onnx.save(gen_gpt.build(c), path)
     p = subprocess.run([ARENAC, "-q", "--train", "--checkpoint", "none",
                         "--precision", "mixed-fp16", "--grad-fuse", fuse,
                         "--json", "-", path], stdout=subprocess.PIPE,
                        stderr=subprocess.PIPE, universal_newlines=True)
-    name = "korthikanti (s %d, b %d, h %d, a %d, --grad-fuse %s)" % (
-        s, b, h, a, fuse)
+    name = "korthikanti (s %d, b %d, h %d, a %d, LN %s, GELU %s, " \
+        "--grad-fuse %s)" % (s, b, h, a, layernorm, gelu, fuse)
     if not check(name + ": arenac trains it", p.returncode == 0,
                  p.stderr.strip()):
         return
     names, size = layer_saved(json.loads(p.stdout), 1)
-    stats = {n for n in names if n.endswith((".mean", ".inv_std"))}
+    stats = {n for n in names if n.endswith((".mean", ".inv_std",
+                                             ".std"))}
     extras = korthikanti.decomposition_extras(s, b, h, 1) \
         if fuse == "none" else {}
     terms = {t.tensor for t in korthikanti.breakdown(s, b, h, a, layer=1)}
@@ -251,9 +255,10 @@ def korthikanti_layer(tmp, s, b, h, a, fuse):
     check(name + ": bytes", got == want, (got, want))
     check(name + ": LayerNorm statistics", row_bytes ==
           korthikanti.ln_stats(s, b), (row_bytes, korthikanti.ln_stats(s, b)))
-    print("  GPT layer 1, mixed-fp16, s %d b %d h %d a %d, --grad-fuse "
-          "%s: arenac keeps %d bytes, formula %s%s, + %d bytes of "
-          "LayerNorm statistics" % (s, b, h, a, fuse, got,
+    print("  GPT layer 1 (LN %s, GELU %s), mixed-fp16, s %d b %d h %d a "
+          "%d, --grad-fuse %s: arenac keeps %d bytes, formula %s%s, + %d "
+          "bytes of LayerNorm statistics" % (layernorm, gelu, s, b, h, a,
+                                             fuse, got,
                                     korthikanti.formula(s, b, h, a),
                                     " + extras %d" % sum(extras.values())
                                     if extras else "", row_bytes))
@@ -315,6 +320,11 @@ def korthikanti_vs_arenac(tmp):
         korthikanti_layer(tmp, *cfg, fuse="gelu")
         korthikanti_flash(tmp, *cfg)
     korthikanti_layer(tmp, *KORTHIKANTI_CONFIGS[0], fuse="none")
+    # torch's opset-14 export of the same layer: the patterns give it
+    # LayerNorm's and GELU's gradients, so it keeps the same bytes.
+    for cfg in KORTHIKANTI_CONFIGS[:2]:
+        korthikanti_layer(tmp, *cfg, fuse="gelu", layernorm="decomposed",
+                          gelu="tanh")
 
 
 def main():

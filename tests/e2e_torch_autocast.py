@@ -30,9 +30,9 @@ Checked per model, the bill's exact parts and the kept bytes:
   (autocast's weight cache);
   kept bytes within 1% of torch's after the differences
   named_differences names and computes, none of them about autocast
-  (nll_loss's total_weight, constants torch computes in forward, the
-  unfused SiLU and hand RMSNorm of issue 24 item 1, a conv weight copy
-  torch saves without need); exact today on every model listed.
+  (nll_loss's total_weight, constants torch computes in forward, a conv
+  weight copy torch saves without need); exact today on every model
+  listed.
   Models whose parameter count is off for other reasons are in KNOWN.
 `--precision mixed-bf16` (the whole network 16-bit) is checked against
 the module cast wholesale (model.to(torch.bfloat16), no autocast), with
@@ -185,22 +185,6 @@ def named_differences(rep, meas):
     out.append(("LayerNorm's mean and 1/std of a 16-bit input: torch's "
                 "CPU kernel keeps them 16-bit, CUDA's in float (acc_type) "
                 "as arenac does", ln16, 2 * ln16))
-    by_op = {}
-    for st in rep["steps"]:
-        if st["phase"] == "forward":
-            for o in st["outputs"]:
-                by_op[o] = st
-    sig = sum(kept[n][0] for n in kept
-              if by_op.get(n, {}).get("op") == "Sigmoid")
-    out.append(("SiLU as Mul(x, Sigmoid(x)) not fused (issue 24 item 1): "
-                "arenac keeps the Sigmoid, torch's SiluBackward x only",
-                0, sig))
-    rms = sum(kept[n][0] for n in kept
-              if by_op.get(n, {}).get("op") == "ReduceMean"
-              and tensors[n]["shape"][-1:] == [1])
-    out.append(("hand RMSNorm's mean of squares: arenac keeps it for "
-                "Sqrt's gradient, torch pow's output (MeanBackward1, "
-                "normalised away) and rsqrt's result", 0, rms))
     conv_w = 0
     for st in rep["steps"]:
         if st["phase"] == "forward" and st["op"] == "Conv":

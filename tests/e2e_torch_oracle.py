@@ -44,6 +44,9 @@ hold for either account, the others for one of them:
   layernorm_decomposed (both) LayerNorm exported at opset 14 (ReduceMean,
                        Sub, Pow, ..., Div): per-op rules keep x - mean, the
                        normalised x and std; torch keeps x, mean and 1/std
+                       (float32 statistics), and so does arenac, which
+                       gives the chain LayerNorm's gradient (the mean and
+                       std in x's dtype, activations)
   mean_keeps_input     (both) torch 1.13's mean() keeps its whole input for
                        the backward (which needs only its sizes)
   condition_folded     (arenac) masked_fill(~causal): torch computes the
@@ -230,14 +233,19 @@ def differences(g, rules, account):
             # LayerNorm decomposed (torch's opset-14 export): torch's
             # native_layer_norm keeps x, mean and 1/std; the rules keep
             # x - mean, (x - mean) / std and std (in x's dtype).
-            x = g.producer[i[0]].input[0]
+            # arenac gives the chain LayerNorm's gradient
+            # (ops/grad_patterns.c): x, the mean and std, the statistics
+            # in x's dtype.
+            x, mean = g.producer[i[0]].input[0], g.producer[i[0]].input[1]
             rows = g.numel(i[1])
             add("layernorm_decomposed", "layernorm_stats", 2 * rows * 4,
-                "activation", 0)
-            add("layernorm_decomposed", "activation",
-                0 if g.root(x) in saved_roots else g.nbytes(x),
-                "activation", g.nbytes(i[0]) + g.nbytes(o[0]) +
-                g.nbytes(i[1]))
+                "activation", g.nbytes(mean) + g.nbytes(i[1])
+                if arenac else 0)
+            if not arenac:
+                add("layernorm_decomposed", "activation",
+                    0 if g.root(x) in saved_roots else g.nbytes(x),
+                    "activation", g.nbytes(i[0]) + g.nbytes(o[0]) +
+                    g.nbytes(i[1]))
         elif op == "ReduceMean" and not _in_layernorm(g, n) and \
                 any(x in g.producer or x in g.inputs for x in i[:1]):
             # torch 1.13's MeanBackward1 keeps mean()'s whole input (it

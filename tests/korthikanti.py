@@ -181,7 +181,8 @@ def decomposition_extras(s, b, h, layer=0, gelu="erf", layernorm="op",
     """What per-op gradient rules keep beyond the paper's terms when GELU or
     LayerNorm is decomposed (gen_gpt.py --gelu / --layernorm decomposed):
     {tensor: bytes}.  A planner that recognises the patterns (or a fused
-    op) keeps none of it.
+    op) keeps none of it but X.std, which a recognised LayerNorm reads as
+    its 1/std, a statistic (float32, ln_stats()).
 
     GELU, erf form y = x (1 + erf(x/sqrt2)) / 2: Erf's gradient reads its
     input (X.div) and the Mul x * (1 + erf) reads both factors: X.erf1.

@@ -183,19 +183,27 @@ static void test_gradient_steps_inplace(void **state)
 	}
 }
 
-/* Each gradient pattern's ops are entries, its fused op has a rule. */
+/* Each gradient pattern's ops are entries, its fused op has a rule, its
+ * operands and outputs name steps and inputs it has. */
 static void test_grad_patterns(void **state)
 {
 	int n;
 	const ArGradPattern *p = ar_grad_patterns(&n);
 	assert_true(n >= 3);
 	for (int i = 0; i < n; i++) {
-		const ArOpDef *f = ar_op_find(NULL, p[i].fused, 0);
+		const ArOpDef *f = ar_op_find(p[i].domain, p[i].fused,
+					       0);
 		if (!f || !f->grad)
 			fail_msg("%s: fused op %s has no rule", p[i].name,
 				 p[i].fused);
 		assert_true(p[i].nsteps >= 2 &&
 			    p[i].nsteps <= AR_PAT_MAX_STEPS);
+		assert_true(p[i].nmin >= 0 && p[i].nmin <= p[i].nsteps);
+		assert_true(p[i].nout >= 0 && p[i].nout <= AR_PAT_MAX_IO);
+		/* Named outputs come from the steps every match has. */
+		for (int j = 1; j < p[i].nout; j++)
+			assert_true(p[i].out[j] >= 0 && p[i].out[j] <
+				    (p[i].nmin ? p[i].nmin : p[i].nsteps));
 		for (int k = 0; k < p[i].nsteps; k++) {
 			const ArPatStep *s = &p[i].steps[k];
 			const ArOpDef *d = ar_op_find(NULL, s->op, 0);
@@ -203,8 +211,17 @@ static void test_grad_patterns(void **state)
 			if (!d || s->nin < d->in_min || s->nin > d->in_max)
 				fail_msg("%s: step %d (%s)", p[i].name, k,
 					 s->op);
-			for (int j = 0; j < s->nin; j++)
-				prev = prev || s->in[j].kind == AR_PAT_PREV;
+			for (int j = 0; j < s->nin; j++) {
+				const ArPatOperand *o = &s->in[j];
+				prev = prev || o->kind == AR_PAT_PREV;
+				/* An earlier step; a fused input past X. */
+				if ((o->kind == AR_PAT_STEP &&
+				     (o->index < 0 || o->index >= k)) ||
+				    (o->kind == AR_PAT_ARG &&
+				     (o->index < 1 || o->index >= AR_PAT_MAX_IO)))
+					fail_msg("%s: step %d operand %d",
+						 p[i].name, k, j);
+			}
 			/* A chain: each step reads the one before. */
 			if (!prev)
 				fail_msg("%s: step %d reads no previous step",

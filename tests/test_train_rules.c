@@ -4,7 +4,8 @@
  * (a product by a constant keeps nothing, Where only its condition, Div's
  * divisor gradient reads the divisor and the quotient, Gather only its
  * indices, LayerNorm and BatchNorm their materialised statistics, Dropout
- * its one-byte mask, GELU's Erf chain only its input), statistics and
+ * its one-byte mask, GELU's Erf and tanh chains and SiLU's only their
+ * input, a decomposed LayerNorm its input and row statistics), statistics and
  * masks tied to their node's output under every checkpoint policy, which
  * tensors are
  * parameters (folded transforms of a weight are the weight; scalars,
@@ -345,6 +346,203 @@ static void test_gelu_chain(void **state)
 	/* Another value than 0.5 at the end: no GELU, per-op rules. */
 	*(float *)b.g->tensors[b.g->nodes[5].inputs[1]].data = 0.25f;
 	expect_saved(b.g, &plain, "x h g.div g.erf1 g logits label");
+	ar_graph_free(b.g);
+}
+
+/* The number of steps of op in the training step of g. */
+static int count_steps(ArGraph *g, const char *op)
+{
+	ArTrainModel *m = model(g, &plain);
+	ArGraph *step = ar_train_graph(m, NULL);
+	int n = 0;
+	for (int i = 0; i < step->nnodes; i++)
+		n += !strcmp(step->nodes[i].op, op);
+	ar_graph_free(step);
+	ar_train_model_free(m);
+	return n;
+}
+
+/* t[0..9) named names, [4, 1] where row says, else [4, 8]; the first
+ * four steps of a decomposed LayerNorm of h into t[0..4): the mean,
+ * h - mean, its square, the variance. */
+static void ln_variance(G *b, int h, int *t, const char *const *names,
+			const bool *row)
+{
+	for (int i = 0; i < 9; i++)
+		t[i] = t2(b, names[i], AR_TK_ACTIVATION, 4, row[i] ? 1 : 8);
+	op(b, "ReduceMean", h, -1, t[0]);
+	op(b, "Sub", h, t[0], t[1]);
+	op(b, "Pow", t[1], scalar(b, "two", 2.0f), t[2]);
+	op(b, "ReduceMean", t[2], -1, t[3]);
+}
+
+/* nn.LayerNorm as torch exports it below opset 17 (ReduceMean, Sub, Pow,
+ * ReduceMean, Add eps, Sqrt, Div, Mul, Add): LayerNorm's gradient, which
+ * keeps x, the mean and std ([4, 1]) as torch's native_layer_norm keeps x,
+ * mean and 1/std; per op, x - mean, std and the normalised x.  A scale of
+ * another size than a row is no LayerNorm scale: the chain ends at Div. */
+static void test_layernorm_chain(void **state)
+{
+	G b = start();
+	int h = linear(&b, "h", b.x, 8), t[9];
+	const char *names[] = {"ln.mean", "ln.xc", "ln.sq", "ln.var", "ln.ve",
+			       "ln.std", "ln.xn", "ln.sc", "ln"};
+	const bool row[] = {1, 0, 0, 1, 1, 1, 0, 0, 0};
+	int g = gb_tensor(b.g, "ln.g", AR_TK_WEIGHT, 8, 0, 0, 0);
+	int bias = gb_tensor(b.g, "ln.b", AR_TK_WEIGHT, 8, 0, 0, 0);
+	ArTrainSpec per_op = plain;
+	ln_variance(&b, h, t, names, row);
+	op(&b, "Add", t[3], scalar(&b, "eps", 1e-5f), t[4]);
+	op(&b, "Sqrt", t[4], -1, t[5]);
+	op(&b, "Div", t[1], t[5], t[6]);
+	op(&b, "Mul", t[6], g, t[7]);
+	op(&b, "Add", t[7], bias, t[8]);
+	finish(&b, linear(&b, "logits", t[8], 10));
+	expect_saved(b.g, &plain, "x h ln.mean ln.std ln logits label");
+	assert_int_equal(count_steps(b.g, "LayerNormalizationGrad"), 1);
+	per_op.grad_patterns = false;
+	expect_saved(b.g, &per_op,
+		     "x ln.xc ln.std ln.xn ln logits label");
+	/* A [4, 8] "scale": LayerNorm without affine part, then Mul, Add. */
+	b.g->tensors[g].dims[0] = 4;
+	b.g->tensors[g].dims[1] = 8;
+	b.g->tensors[g].rank = 2;
+	ar_tensor_set_bytes(&b.g->tensors[g], NULL);
+	expect_saved(b.g, &plain, "x h ln.mean ln.std ln.xn ln logits label");
+	ar_graph_free(b.g);
+}
+
+/* LayerNorm with eps after the square root, times the reciprocal, a
+ * weight and no bias: LayerNorm's gradient from x and the weight, keeping
+ * x, the mean and 1/(std + eps), float in a bf16 step. */
+static void test_layernorm_forms(void **state)
+{
+	G b = start();
+	int h = linear(&b, "h", b.x, 8), t[9];
+	const char *names[] = {"ln.mean", "ln.xc", "ln.sq", "ln.var",
+			       "ln.std", "ln.se", "ln.inv", "ln.xn", "ln"};
+	const bool row[] = {1, 0, 0, 1, 1, 1, 1, 0, 0};
+	int g = gb_tensor(b.g, "ln.g", AR_TK_WEIGHT, 8, 0, 0, 0);
+	ArTrainSpec bf16 = plain;
+	ArTrainModel *m;
+	ln_variance(&b, h, t, names, row);
+	op(&b, "Sqrt", t[3], -1, t[4]);
+	op(&b, "Add", t[4], scalar(&b, "eps", 1e-6f), t[5]);
+	op(&b, "Reciprocal", t[5], -1, t[6]);
+	op(&b, "Mul", t[6], t[1], t[7]);
+	op(&b, "Mul", g, t[7], t[8]);
+	finish(&b, linear(&b, "logits", t[8], 10));
+	expect_saved(b.g, &plain, "x h ln.mean ln.inv ln logits label");
+	assert_int_equal(count_steps(b.g, "LayerNormalizationGrad"), 1);
+	m = model(b.g, &plain);
+	assert_int_equal(m->mem.parameter_count, 64 + 8 + 80);
+	ar_train_model_free(m);
+	/* In bf16 the statistics stay float, as LayerNormalization's. */
+	bf16.precision = AR_PREC_BF16;
+	m = model(b.g, &bf16);
+	for (int i = 0; i < m->base->ntensors; i++) {
+		const ArTensor *x = &m->base->tensors[i];
+		bool stat = !strcmp(x->name, "ln.mean") ||
+			    !strcmp(x->name, "ln.inv");
+		if (stat || !strcmp(x->name, "ln.xn")) {
+			assert_int_equal(x->dtype, stat ? AR_DT_FLOAT :
+					 AR_DT_BFLOAT16);
+			assert_int_equal(x->bytes, stat ? 16 : 64);
+		}
+	}
+	ar_train_model_free(m);
+	ar_graph_free(b.g);
+}
+
+/* The normalised x also read past the chain: LayerNorm ends at the Div
+ * (its weight's Mul keeps x_n, as the graph needs x_n anyway). */
+static void test_layernorm_xn_shared(void **state)
+{
+	G b = start();
+	int h = linear(&b, "h", b.x, 8), t[9], sum;
+	const char *names[] = {"ln.mean", "ln.xc", "ln.sq", "ln.var", "ln.ve",
+			       "ln.std", "ln.xn", "ln.sc", "ln"};
+	const bool row[] = {1, 0, 0, 1, 1, 1, 0, 0, 0};
+	int g = gb_tensor(b.g, "ln.g", AR_TK_WEIGHT, 8, 0, 0, 0);
+	ln_variance(&b, h, t, names, row);
+	op(&b, "Add", t[3], scalar(&b, "eps", 1e-5f), t[4]);
+	op(&b, "Sqrt", t[4], -1, t[5]);
+	op(&b, "Div", t[1], t[5], t[6]);
+	op(&b, "Mul", t[6], g, t[7]);
+	op(&b, "Add", t[7], t[6], t[8]);
+	sum = t2(&b, "sum", AR_TK_ACTIVATION, 4, 8);
+	op(&b, "Add", t[8], h, sum);
+	finish(&b, linear(&b, "logits", sum, 10));
+	expect_saved(b.g, &plain,
+		     "x h ln.mean ln.std ln.xn sum logits label");
+	assert_int_equal(count_steps(b.g, "LayerNormalizationGrad"), 1);
+	ar_graph_free(b.g);
+}
+
+/* SiLU as torch exports it, Mul(x, Sigmoid(x)): Swish's gradient, reading
+ * x alone (torch's silu_backward); per op, the sigmoid too. */
+static void test_silu_chain(void **state)
+{
+	G b = start();
+	int h = linear(&b, "h", b.x, 8);
+	int s = t2(&b, "sig", AR_TK_ACTIVATION, 4, 8);
+	int y = t2(&b, "silu", AR_TK_ACTIVATION, 4, 8);
+	ArTrainSpec per_op = plain;
+	op(&b, "Sigmoid", h, -1, s);
+	op(&b, "Mul", h, s, y);
+	finish(&b, linear(&b, "logits", y, 10));
+	expect_saved(b.g, &plain, "x h silu logits label");
+	assert_int_equal(count_steps(b.g, "SwishGrad"), 1);
+	per_op.grad_patterns = false;
+	expect_saved(b.g, &per_op, "x h sig silu logits label");
+	ar_graph_free(b.g);
+}
+
+/* torch.rsqrt as torch exports it, Div(1, Sqrt(v)): one RsqrtGrad reading
+ * its result, as torch's RsqrtBackward0; per op, the square root too. */
+static void test_rsqrt_chain(void **state)
+{
+	G b = start();
+	int h = linear(&b, "h", b.x, 8);
+	int s = t2(&b, "rms", AR_TK_ACTIVATION, 4, 8);
+	int r = t2(&b, "inv", AR_TK_ACTIVATION, 4, 8);
+	ArTrainSpec per_op = plain;
+	op(&b, "Sqrt", h, -1, s);
+	op(&b, "Div", scalar(&b, "one", 1.0f), s, r);
+	finish(&b, linear(&b, "logits", r, 10));
+	expect_saved(b.g, &plain, "x inv logits label");
+	assert_int_equal(count_steps(b.g, "RsqrtGrad"), 1);
+	per_op.grad_patterns = false;
+	expect_saved(b.g, &per_op, "x rms inv logits label");
+	ar_graph_free(b.g);
+}
+
+/* nn.GELU(approximate='tanh') as torch exports it, the cube as
+ * Mul(x, Mul(x, x)): one GeluGrad reading x; per op, x^2, tanh and
+ * 1 + tanh too. */
+static void test_gelu_tanh_chain(void **state)
+{
+	G b = start();
+	int h = linear(&b, "h", b.x, 8), t[9];
+	const char *names[] = {"g.sq", "g.cube", "g.kc", "g.in", "g.bi",
+			       "g.tanh", "g.t1", "g.xt", "g"};
+	ArTrainSpec per_op = plain;
+	for (int i = 0; i < 9; i++)
+		t[i] = t2(&b, names[i], AR_TK_ACTIVATION, 4, 8);
+	op(&b, "Mul", h, h, t[0]);
+	op(&b, "Mul", h, t[0], t[1]);
+	op(&b, "Mul", scalar(&b, "kappa", 0.044715f), t[1], t[2]);
+	op(&b, "Add", h, t[2], t[3]);
+	op(&b, "Mul", scalar(&b, "beta", 0.7978846f), t[3], t[4]);
+	op(&b, "Tanh", t[4], -1, t[5]);
+	op(&b, "Add", scalar(&b, "one", 1.0f), t[5], t[6]);
+	op(&b, "Mul", h, t[6], t[7]);
+	op(&b, "Mul", scalar(&b, "half", 0.5f), t[7], t[8]);
+	finish(&b, linear(&b, "logits", t[8], 10));
+	expect_saved(b.g, &plain, "x h g logits label");
+	assert_int_equal(count_steps(b.g, "GeluGrad"), 1);
+	per_op.grad_patterns = false;
+	expect_saved(b.g, &per_op, "x h g.sq g.tanh g.t1 g logits label");
 	ar_graph_free(b.g);
 }
 
@@ -774,6 +972,12 @@ int main(void)
 		cmocka_unit_test(test_ties),
 		cmocka_unit_test(test_batchnorm),
 		cmocka_unit_test(test_gelu_chain),
+		cmocka_unit_test(test_layernorm_chain),
+		cmocka_unit_test(test_layernorm_forms),
+		cmocka_unit_test(test_layernorm_xn_shared),
+		cmocka_unit_test(test_silu_chain),
+		cmocka_unit_test(test_rsqrt_chain),
+		cmocka_unit_test(test_gelu_tanh_chain),
 		cmocka_unit_test(test_split),
 		cmocka_unit_test(test_dropout_mask),
 		cmocka_unit_test(test_folded_transpose),

@@ -31,6 +31,8 @@ must recognise (tests/torch_saved.py measures what autograd keeps):
   encdec      a T5-like encoder-decoder: RMSNorm, causal self attention,
               cross attention to the encoder, ReLU FFN, the head tied to
               the shared embedding
+  norms       MLP blocks with nn.LayerNorm(elementwise_affine=False),
+              nn.SiLU and an RMSNorm written with 1 / torch.sqrt
 
 build(name) gives (model, inputs, input_names, label); every model has a
 fixed batch (BATCH) and sequence, so an export has no symbolic dims.
@@ -396,8 +398,46 @@ class EncDec(nn.Module):
         return self.lm_head(self.dec_final(y) * (H ** -0.5))
 
 
+# ------------------------------------------------------------------ norms
+
+class NormsBlock(nn.Module):
+    """A pre-norm MLP block and a hand RMSNorm in the forms no other model
+    here writes: nn.LayerNorm without affine part, nn.SiLU, and the RMSNorm
+    with 1 / torch.sqrt (exported as Reciprocal(Sqrt); torch keeps both
+    results, unlike torch.rsqrt's one, and the product by 1 its 1 / t
+    computes as reciprocal(t) * 1 besides: one value per row, the
+    export has no such Mul)."""
+
+    def __init__(self):
+        super().__init__()
+        self.ln = nn.LayerNorm(H, elementwise_affine=False)
+        self.fc1 = nn.Linear(H, 4 * H)
+        self.act = nn.SiLU()
+        self.fc2 = nn.Linear(4 * H, H)
+        self.weight = nn.Parameter(torch.ones(H))
+
+    def forward(self, x):
+        x = x + self.fc2(self.act(self.fc1(self.ln(x))))
+        variance = x.pow(2).mean(-1, keepdim=True)
+        return self.weight * (x * (1 / torch.sqrt(variance + 1e-6)))
+
+
+class Norms(nn.Module):
+    def __init__(self, layers=2):
+        super().__init__()
+        self.embed = nn.Embedding(VOCAB, H)
+        self.layers = nn.ModuleList(NormsBlock() for _ in range(layers))
+        self.head = nn.Linear(H, VOCAB, bias=False)
+
+    def forward(self, ids):
+        x = self.embed(ids)
+        for layer in self.layers:
+            x = layer(x)
+        return self.head(x)
+
+
 MODELS = ("gpt2", "gpt2_tanh", "gpt2_pow", "llama", "llama_ri", "bert",
-          "vit", "tenc_post", "tenc_pre", "einsum", "encdec")
+          "vit", "tenc_post", "tenc_pre", "einsum", "encdec", "norms")
 
 
 def build(name):
@@ -409,6 +449,8 @@ def build(name):
     cls_label = torch.randint(0, 3, (BATCH,), generator=g)
     if name == "gpt2":
         return GPT2(nn.GELU()), (ids,), ("input",), lm_label
+    if name == "norms":
+        return Norms(), (ids,), ("input",), lm_label
     if name == "gpt2_tanh":
         return GPT2(nn.GELU(approximate="tanh")), (ids,), ("input",), \
             lm_label

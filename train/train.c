@@ -84,9 +84,10 @@ bool ar_train_grad_view(const ArTrainModel *m, int node, ArGradView *v)
 	if (f->op) {
 		v->op = f->op->name;
 		v->rule = f->op->grad;
-		v->in = &f->x;
-		v->out = &f->y;
-		v->nin = v->nout = 1;
+		v->in = f->in;
+		v->out = f->out;
+		v->nin = f->nin;
+		v->nout = f->nout;
 		v->loss = false;
 		return true;
 	}

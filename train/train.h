@@ -113,8 +113,9 @@ typedef struct ArTrainSpec {
 	/* Plan the attached cross-entropy over this many chunks of the
 	 * tokens (step.c); 0 or 1: in one piece. */
 	int loss_chunks;
-	/* Recognise the subgraphs of ops/grad_patterns.c (GELU) and give
-	 * each one backward step (patterns.c). */
+	/* Recognise the subgraphs of ops/grad_patterns.c (GELU, SiLU,
+	 * rsqrt, LayerNorm as exporters decompose them) and give each one
+	 * backward step (patterns.c). */
 	bool grad_patterns;
 	/* Float graph inputs get gradients too: a pipeline stage's received
 	 * activation, whose gradient it sends back (stage.h). */
@@ -165,11 +166,13 @@ typedef struct ArTrainMemory {
 } ArTrainMemory;
 
 /* The fused backward of a recognised subgraph (patterns.c): its last node
- * gets the gradient of op (a table entry, e.g. Gelu) from input x to
- * output y; the other nodes of the subgraph get no backward step. */
+ * gets the gradient of op (a table entry, e.g. Gelu, LayerNormalization)
+ * from inputs in (the chain's input first; -1 for one the chain lacks) to
+ * outputs out; the other nodes of the subgraph get no backward step. */
 typedef struct ArFusedGrad {
 	const ArOpDef *op;
-	int x, y;
+	int in[AR_PAT_MAX_IO], out[AR_PAT_MAX_IO];
+	int nin, nout;
 	int64_t flops;          /* the subgraph's forward FLOPs */
 } ArFusedGrad;
 
