@@ -222,6 +222,12 @@ static const Option options[] = {
 		 "workspace in the arena; efficient: PyTorch's\n"
 		 "memory-efficient kernel (the log-sum-exp padded to\n"
 		 "32 rows) (math)"},
+	{"optimizer-in-backward", 0, FLAG, NULL,
+	 TO(topt.spec.optim_in_backward), .value = true, .flags = ECHO | TRAIN,
+	 .section = TRAINING,
+	 .help = "each parameter updated as soon as its gradient is\n"
+		 "whole, the gradient then freed (torchtune's\n"
+		 "optimizer_in_bwd): no gradient is persistent"},
 	{"reserve", 0, CUSTOM, "BYTES", NOWHERE, .parse = cli_parse_reserve,
 	 .flags = ECHO | TRAIN, .section = TRAINING,
 	 .help = "bytes of the device held by what is not the step\n"
@@ -771,6 +777,11 @@ static int check_combinations(const Cli *c)
 					       "configurations itself; give "
 					       "--%s without it",
 					       options[i].name);
+	if (c->topt.spec.optim_in_backward && (c->multi || c->fitting))
+		return cli_usage_error("--optimizer-in-backward plans one "
+				       "device's step; give it without --dp, "
+				       "--tp, --pp and --fit (ZeRO shards the "
+				       "gradients it frees)");
 	if (c->max_batch && (c->multi || c->fitting || c->sweep))
 		return cli_usage_error("--max-batch plans one device's step; "
 				       "give it without --dp, --tp, --pp, "

@@ -18,6 +18,10 @@ an 11 GiB card.  Checked on the models the issue names:
   - the Llama-7B shape fine-tuned on wq and wv with layer checkpointing:
     frozen weights count, 24 GiB fits, 20 GiB with --reserve 1G does not;
   - --reserve not below the device, or without one, is a usage error;
+  - --optimizer-in-backward (torchtune's optimizer_in_bwd): no persistent
+    gradient, each parameter's update right after its gradient is whole,
+    which dies there; the device total drops by the gradients less what
+    they add to the arena's peak;
   - inference keeps --budget for the arena (its weights are in flash);
   - --max-batch: GPT-2 small (batch axis 1) on 24 GiB and the Llama-7B
     shape with layer checkpointing and 8-bit Adam on 80 GiB: the batch it
@@ -47,6 +51,7 @@ def check(what, ok, detail=""):
     else:
         failed += 1
         print("FAIL %s: %s" % (what, detail))
+    return bool(ok)
 
 
 def arenac(*args):
@@ -154,6 +159,38 @@ def llama(tmp):
           r.returncode == 3, r.stderr)
 
 
+def in_backward(tmp):
+    gpt = os.path.join(tmp, "gpt2.onnx")
+    step = ["--optimizer", "adamw", "--precision", "bf16"]
+    r, a = train_json(tmp, gpt, *step)
+    path = os.path.join(tmp, "oib.json")
+    p = arenac("-q", "--train", "--json", path, *step,
+               "--optimizer-in-backward", gpt)
+    if not check("gpt2 --optimizer-in-backward plans",
+                 p.returncode == 0 and a is not None, p.stderr):
+        return
+    rep = json.load(open(path))
+    b = rep["training"]
+    check("no persistent gradient; the total drops by them, less the "
+          "arena's growth", b["gradient_bytes"] == 0 and
+          b["total_bytes"] == a["total_bytes"] - a["gradient_bytes"] +
+          b["arena_bytes"] - a["arena_bytes"] and
+          b["total_bytes"] < a["total_bytes"], (a, b))
+    steps = rep["steps"]
+    tensors = {t["name"]: t for t in rep["tensors"]}
+    upd = [i for i, st in enumerate(steps) if st["phase"] == "update"]
+    late = [i for i, st in enumerate(steps) if st["phase"] == "backward"
+            and i > upd[0]]
+    ok = True
+    for i in upd:
+        g = steps[i]["inputs"][1]
+        t = tensors[g]
+        ok = ok and t["kind"] == "activation" and t["last_step"] == i
+    check("%d updates among the backward steps (%d after the first), each "
+          "its gradient's last reader" % (len(upd), len(late)),
+          ok and late, "")
+
+
 def max_batch(tmp, gen, preset, step, memory, want):
     """--max-batch finds want; want fits and want + 1 does not, each
     planned on its own."""
@@ -206,6 +243,7 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         gpt2(tmp)
         llama(tmp)
+        in_backward(tmp)
         max_batch(tmp, "gen_gpt.py", "gpt2-small",
                   ["--optimizer", "adam", "--precision", "mixed-bf16"],
                   "hbm:24G", 18)

@@ -220,8 +220,12 @@ int ar_train_memory(ArTrainModel *m, ArError *err)
 						     p->bytes);
 			x->master_bytes = ar_train_add(x->master_bytes,
 				mdt != AR_DT_UNDEFINED ? bytes_as(p, mdt) : 0);
-			x->gradient_bytes = ar_train_add(x->gradient_bytes,
-				bytes_as(p, ar_train_grad_dtype(m, t)));
+			/* --optimizer-in-backward: gradients are transients of
+			 * the arena, not persistent. */
+			if (!m->spec.optim_in_backward)
+				x->gradient_bytes = ar_train_add(
+					x->gradient_bytes,
+					bytes_as(p, ar_train_grad_dtype(m, t)));
 			add_states(x, st, ar_optim_states(m, t, st));
 		} else if (read[t] && p->bytes > 0 &&
 			   (p->kind == AR_TK_WEIGHT ||

@@ -78,6 +78,7 @@ typedef struct Build {
 	int **parts;    /* per base tensor: partial gradients so far */
 	int *nparts;
 	int shared[AR_MAX_STATES];      /* the optimizer's, or -1 */
+	bool *updated;                  /* per base tensor: its update made */
 } Build;
 
 /* Room for index i in *a of *cap entries. */
@@ -252,19 +253,28 @@ static int resolve(Build *b, int t)
 	return b->redo[t];
 }
 
+/* A parameter's whole gradient is persistent, but with
+ * --optimizer-in-backward, where the update right after it frees it. */
+static ArTensorKind param_grad_kind(const Build *b)
+{
+	return b->m->spec.optim_in_backward ? AR_TK_ACTIVATION : AR_TK_WEIGHT;
+}
+
 static ArTensorKind grad_kind(const Build *b, int t)
 {
-	return b->m->param[t] && b->m->ncontrib[t] == 1 ? AR_TK_WEIGHT
+	return b->m->param[t] && b->m->ncontrib[t] == 1 ? param_grad_kind(b)
 						       : AR_TK_ACTIVATION;
 }
 
-/* A gradient tensor of base tensor t: a parameter's persistent one in
+/* A gradient tensor of base tensor t: a parameter's whole one in
  * --grad-dtype (Megatron-LM's main_grad: the backward adds into it in its
  * format), any other in t's. */
 static int grad_tensor(Build *b, int t, const char *suffix,
 		       ArTensorKind kind)
 {
-	return tensor_typed(b, t, suffix, kind, kind == AR_TK_WEIGHT ?
+	bool whole = b->m->param[t] && (kind == AR_TK_WEIGHT ||
+					b->m->spec.optim_in_backward);
+	return tensor_typed(b, t, suffix, kind, whole ?
 			    ar_train_grad_dtype(b->m, t) : AR_DT_UNDEFINED);
 }
 
@@ -294,7 +304,7 @@ static void accumulate(Build *b, int src, const int *ts, int n)
 		    b->dx[t] >= 0)
 			continue;
 		b->dx[t] = grad_tensor(b, t, ".grad", b->m->param[t] ?
-				       AR_TK_WEIGHT : AR_TK_ACTIVATION);
+				       param_grad_kind(b) : AR_TK_ACTIVATION);
 		step(b, src, b->g->tensors[t].name, ".grad.sum",
 		     training_op("GradAccumulate"), AR_PHASE_BACKWARD, b->parts[t],
 		     b->nparts[t], &b->dx[t], 1);
@@ -484,6 +494,7 @@ static void update_step(Build *b, int t)
 						   AR_DT_UINT8))
 		nin += shared_states(b, t, in + nin);
 	out = tensor_like(b, t, ".next", AR_TK_WEIGHT);
+	b->updated[t] = true;
 	step(b, -1, b->g->tensors[t].name, ".update",
 	     training_op(ar_optim_update_op(m->spec.optimizer)), AR_PHASE_UPDATE,
 	     in, nin, &out, 1);
@@ -544,14 +555,22 @@ ArGraph *ar_train_graph_traced(const ArTrainModel *m, const bool *resident,
 	for (int k = 0; k < AR_MAX_STATES; k++)
 		b.shared[k] = -1;
 
+	b.updated = ar_xcalloc((size_t)nt + 1, sizeof *b.updated);
 	if (chunked)
 		chunked_loss(&b);
-	for (int i = chunked ? m->nfwd - 1 : m->nfwd; i >= 0; i--)
+	for (int i = chunked ? m->nfwd - 1 : m->nfwd; i >= 0; i--) {
 		if (m->rule[i])
 			backward_step(&b, i);
+		/* torchtune's optimizer_in_bwd: each parameter updated as
+		 * soon as its gradient is whole, which then dies. */
+		for (int t = 0; m->spec.optim_in_backward && t < nt; t++)
+			if (m->param[t] && b.dx[t] >= 0 && !b.updated[t])
+				update_step(&b, t);
+	}
 	for (int t = 0; t < nt; t++)
-		if (m->param[t])
+		if (m->param[t] && !b.updated[t])
 			update_step(&b, t);
+	free(b.updated);
 	if (chunked)
 		drop_head(&b);
 

@@ -134,6 +134,9 @@ typedef struct ArTrainSpec {
 	/* Adafactor keeps a first moment (transformers' beta1 not None). */
 	bool beta1;
 	ArAttention attention;
+	/* torchtune's optimizer_in_bwd: each update right after its
+	 * gradient, no gradient persistent (step.c). */
+	bool optim_in_backward;
 	ArLoraSpec lora;
 	ArBaseQuant base_quant;
 	/* Where the training stage's warnings go (a kernel asked for with no
