@@ -75,12 +75,19 @@ int cli_write_outputs(const Cli *c, ArGraph *g, const ArPlan *p,
 		.stage = c->stage,
 	};
 	/* Every output is finished before any is published: all or none. */
-	ArOutFile out[5];
+	ArOutFile out[6];
 	int n = 0, rc = AR_OK;
 
 	if (c->json && !(rc = ar_out_open(&out[n], c->json, err))) {
 		if ((rc = ar_write_json(out[n].f, g, p, &info)))
 			ar_fail(err, rc, "%s: write failed", c->json),
+				ar_out_abort(&out[n]);
+		else if (!(rc = ar_out_finish(&out[n], err)))
+			n++;
+	}
+	if (!rc && c->trace && !(rc = ar_out_open(&out[n], c->trace, err))) {
+		if ((rc = ar_write_trace(out[n].f, g, p, &info)))
+			ar_fail(err, rc, "%s: write failed", c->trace),
 				ar_out_abort(&out[n]);
 		else if (!(rc = ar_out_finish(&out[n], err)))
 			n++;
@@ -118,7 +125,7 @@ int cli_write_outputs(const Cli *c, ArGraph *g, const ArPlan *p,
 bool cli_no_outputs(const Cli *c)
 {
 	return !c->quiet && !c->json && !c->header && !c->dot && !c->timeline &&
-	       !c->weights;
+	       !c->weights && !c->trace;
 }
 
 /* The training step in place of the inference plan. */

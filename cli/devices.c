@@ -94,21 +94,24 @@ static int write_stages(const Cli *c, const ArDevicesResult *r,
 								     i);
 		char *dot = stage_path(c->dot, i), *tl = stage_path(c->timeline,
 								  i);
+		char *tr = stage_path(c->trace, i);
 		char *prefix = NULL;
 		s.json = json ? json : i ? NULL : c->json;
 		s.header = hdr ? hdr : i ? NULL : c->header;
 		s.dot = dot ? dot : i ? NULL : c->dot;
 		s.timeline = tl ? tl : i ? NULL : c->timeline;
+		s.trace = tr ? tr : i ? NULL : c->trace;
 		if (r->nstages > 1 && s.header)
 			s.prefix = prefix = stage_prefix(c, i);
 		s.devices = r;
 		s.fit_result = fit;
 		s.stage = i;
-		if (s.json || s.header || s.dot || s.timeline)
+		if (s.json || s.header || s.dot || s.timeline || s.trace)
 			rc = cli_write_outputs(&s, st->train.graph,
 					       st->train.plan, &st->train.bill,
 					       err);
-		free(json), free(hdr), free(dot), free(tl), free(prefix);
+		free(json), free(hdr), free(dot), free(tl), free(tr);
+		free(prefix);
 	}
 	return rc;
 }
@@ -171,7 +174,8 @@ int cli_run_devices(Cli *c, const ArGraph *g, ArError *err)
 	if ((rc = check_path(c->json, err)) ||
 	    (rc = check_path(c->header, err)) ||
 	    (rc = check_path(c->dot, err)) ||
-	    (rc = check_path(c->timeline, err)))
+	    (rc = check_path(c->timeline, err)) ||
+	    (rc = check_path(c->trace, err)))
 		return rc;
 	/* The devices' memories are accounts, not arena tiers.  Each
 	 * device's whole bill (ZeRO's shares, pipeline stages) is checked

@@ -434,6 +434,11 @@ static const Option options[] = {
 		 "of step STEP, in full"},
 	{"dot-weights", 0, FLAG, NULL, TO(dot_weights), .value = true,
 	 .section = OUTPUTS, .help = "show weights and constants in --dot"},
+	{"trace", 0, TEXT, "FILE.json", TO(trace), .flags = OUTPUT,
+	 .section = OUTPUTS,
+	 .help = "the plan in the Trace Event Format, for Perfetto\n"
+		 "(ui.perfetto.dev) and chrome://tracing: memory\n"
+		 "counters per kind, steps and tensors as slices"},
 	{"timeline", 0, TEXT, "FILE", TO(timeline), .flags = OUTPUT,
 	 .section = OUTPUTS,
 	 .help = "memory timeline picture (.svg, .png, .dot)"},

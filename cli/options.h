@@ -38,7 +38,7 @@ typedef struct Cli {
 	ArPlanOptions plan;
 	int64_t arena_budget;             /* --arena-budget, 0: none */
 	ArMemory memories[AR_MAX_TIERS];
-	const char *json, *header, *prefix, *dot, *timeline, *weights;
+	const char *json, *header, *prefix, *dot, *timeline, *weights, *trace;
 	bool dot_weights, stats, selfcheck, quiet;
 	/* Pictures (see ArEmitInfo): --dot-expand, --dot-focus,
 	 * --timeline-compare (read into report), --timeline-other. */

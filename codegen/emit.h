@@ -64,6 +64,10 @@ const char *ar_model_name(const ArEmitInfo *info);
 /* Writes s as a JSON string literal (with quotes). */
 void ar_json_str(FILE *f, const char *s);
 
+/* --trace: the plan in the Trace Event Format (trace.c); nonzero when the
+ * write failed. */
+int ar_write_trace(FILE *f, const ArGraph *g, const ArPlan *p,
+		   const ArEmitInfo *info);
 int ar_write_json(FILE *f, const ArGraph *g, const ArPlan *p,
 		  const ArEmitInfo *info);
 /* The report's multi-device part (json_devices.c). */
