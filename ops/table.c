@@ -115,6 +115,11 @@ static const ArGradRule
 	/* A linear by a quantised frozen weight (quant_matmul.c): dX from
 	 * the stored weight, dequantised again; nothing kept. */
 	G_QMATMUL = {.diff = B(0), .reads = {IN(B(1))}, .cost = 2},
+	/* Einsum: each operand's gradient contracts dY with the others (torch's
+	 * EinsumBackward saves every operand); one operand: moved values. */
+	G_EINSUM = {.diff = ALL, .reads = {IN(ALL & ~B(0)), IN(ALL & ~B(1)),
+					   IN(ALL & ~B(2)), IN(ALL & ~B(3)),
+					   IN(ALL & ~B(4))}, .cost = 2},
 	/* FlashAttention (flash.c): q, kT and v from themselves, Y and the
 	 * log-sum-exp; no score matrix, no dropout mask. */
 	G_FLASH = {.diff = B(0) | B(1) | B(2),
@@ -239,7 +244,7 @@ static const ArOpDef table[] = {
 	{ONNX("DynamicQuantizeLinear", 11), IO(1, 1, 3, 3),
 	 .shape = ar_shape_dynamic_quantize, .runtime = true},
 	{ONNX("Einsum", 12), IO(1, VAR, 1, 1), .shape = ar_shape_einsum,
-	 .flops = ar_flops_einsum},
+	 .grad = &G_EINSUM, .flops = ar_flops_einsum},
 	{ONNX("Elu", 1), IO(1, 1, 1, 1), .shape = ar_shape_unary,
 	 .alias = AR_ALIAS_INPLACE, .inplace = ALL, .grad = &G_BY_INPUT,
 	 .runtime = true},

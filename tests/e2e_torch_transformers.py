@@ -67,14 +67,6 @@ KNOWN = {
         '448 more parameters than torch (item 2); kept -2.2%: the pooler Linear saves x[:, 0], a view that keeps the last layer output (B.T.d) alive in torch where arenac keeps the token copy (B.d); torch also keeps the token-type indices zeros_like makes, which arenac folds',
     ('bert', 17, 'plain'):
         '448 more parameters than torch (item 2); kept -2.2%: the pooler Linear saves x[:, 0], a view that keeps the last layer output (B.T.d) alive in torch where arenac keeps the token copy (B.d); torch also keeps the token-type indices zeros_like makes, which arenac folds',
-    ('einsum', 14, 'meta'):
-        'no gradient rule for Einsum (item 4)',
-    ('einsum', 14, 'plain'):
-        'no gradient rule for Einsum (item 4)',
-    ('einsum', 17, 'meta'):
-        'no gradient rule for Einsum (item 4)',
-    ('einsum', 17, 'plain'):
-        'no gradient rule for Einsum (item 4)',
     ('llama', 14, 'plain'):
         'rotary cos/sin and mask buffers billed as parameters (item 2): q and k kept for their gradients',
     ('llama', 17, 'plain'):

@@ -150,6 +150,11 @@ static bool fusible(const ArGraph *g, const ArAttnCore *c, const int *readers,
 		    bool *drop)
 {
 	int nodes[CORE_MAX_PATH + 1], n = 0;
+	/* The kernel's layout is MatMul's: q [.., s, d] times kT [.., d, t];
+	 * an einsum core stays op by op. */
+	if (strcmp(g->nodes[c->first].op, "MatMul") ||
+	    strcmp(g->nodes[c->last].op, "MatMul"))
+		return false;
 	nodes[n++] = c->first;
 	for (int k = 0; k < c->nchain; k++)
 		nodes[n++] = c->chain[k];
