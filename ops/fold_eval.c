@@ -351,6 +351,31 @@ bool ar_fold_concat(InferCtx *c, ArNode *n, int oj, ArTensor *out, int arg)
 	return true;
 }
 
+/* Output oj of Split: the slice of x along axis after the outputs before
+ * it (their shapes, inferred already, give the sizes). */
+bool ar_fold_split(InferCtx *c, ArNode *n, int oj, ArTensor *out, int arg)
+{
+	const ArTensor *x = ar_in(c, n, 0);
+	int64_t idx[AR_MAX_RANK], numel = ar_numel(out), at = 0;
+	int64_t axis = ar_attr_int(n, "axis", 0);
+	if (!x || x->rank != out->rank)
+		return false;
+	if (axis < 0)
+		axis += x->rank;
+	for (int j = 0; j < oj; j++) {
+		const ArTensor *o = ar_out(c, n, j);
+		if (!o || o->rank != x->rank)
+			return false;
+		at += o->dims[axis];
+	}
+	for (int64_t k = 0; k < numel; k++) {
+		unravel(k, out->rank, out->dims, idx);
+		idx[axis] += at;
+		copy_elem(out, k, x, ravel(x->rank, x->dims, idx));
+	}
+	return true;
+}
+
 bool ar_fold_transpose(InferCtx *c, ArNode *n, int oj, ArTensor *out,
 		       int arg)
 {

@@ -138,6 +138,7 @@ bool ar_fold_constant(InferCtx *c, ArNode *n, int oj, ArTensor *out,
 bool ar_fold_gather(InferCtx *c, ArNode *n, int oj, ArTensor *out, int arg);
 bool ar_fold_slice(InferCtx *c, ArNode *n, int oj, ArTensor *out, int arg);
 bool ar_fold_concat(InferCtx *c, ArNode *n, int oj, ArTensor *out, int arg);
+bool ar_fold_split(InferCtx *c, ArNode *n, int oj, ArTensor *out, int arg);
 bool ar_fold_transpose(InferCtx *c, ArNode *n, int oj, ArTensor *out,
 		       int arg);
 bool ar_fold_range(InferCtx *c, ArNode *n, int oj, ArTensor *out, int arg);

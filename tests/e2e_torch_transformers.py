@@ -72,13 +72,13 @@ KNOWN = {
     ('llama', 17, 'plain'):
         'rotary cos/sin and mask buffers billed as parameters (item 2): q and k kept for their gradients',
     ('llama_ri', 14, 'meta'):
-        "repeat_interleave: the Expand's shape comes from a Split that is never folded (item 3)",
+        "repeat_interleave: layer 0's Expand now folds (its Split of constants has a folder); torch exports layer 1's as SplitToSequence into a Loop, and arenac plans no sequence values (item 3)",
     ('llama_ri', 14, 'plain'):
-        "repeat_interleave: the Expand's shape comes from a Split that is never folded (item 3)",
+        "repeat_interleave: layer 0's Expand now folds (its Split of constants has a folder); torch exports layer 1's as SplitToSequence into a Loop, and arenac plans no sequence values (item 3)",
     ('llama_ri', 17, 'meta'):
-        "repeat_interleave: the Expand's shape comes from a Split that is never folded (item 3)",
+        "repeat_interleave: layer 0's Expand now folds (its Split of constants has a folder); torch exports layer 1's as SplitToSequence into a Loop, and arenac plans no sequence values (item 3)",
     ('llama_ri', 17, 'plain'):
-        "repeat_interleave: the Expand's shape comes from a Split that is never folded (item 3)",
+        "repeat_interleave: layer 0's Expand now folds (its Split of constants has a folder); torch exports layer 1's as SplitToSequence into a Loop, and arenac plans no sequence values (item 3)",
     ('vit', 14, 'meta'):
         'the position table longer than the sequence and the class token take their folded shapes, 160 parameters short (item 3); kept -2.4%: the head Linear saves x[:, 0], a view that keeps the final LayerNorm output (B.(T+1).d) alive in torch where arenac keeps the token copy (B.d)',
     ('vit', 14, 'plain'):
