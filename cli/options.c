@@ -228,6 +228,13 @@ static const Option options[] = {
 	 .help = "each parameter updated as soon as its gradient is\n"
 		 "whole, the gradient then freed (torchtune's\n"
 		 "optimizer_in_bwd): no gradient is persistent"},
+	{"allocator", 0, CHOICE, NULL, TO(topt.allocator_caching),
+	 .choices = "static|caching", .flags = ECHO | TRAIN,
+	 .section = TRAINING,
+	 .help = "static: the device holds the plan (an arena); caching:\n"
+		 "what PyTorch's CUDA caching allocator reserves for the\n"
+		 "planned step, its 512-byte rounding, 2 and 20 MiB\n"
+		 "segments and fragmentation, simulated (static)"},
 	{"reserve", 0, CUSTOM, "BYTES", NOWHERE, .parse = cli_parse_reserve,
 	 .flags = ECHO | TRAIN, .section = TRAINING,
 	 .help = "bytes of the device held by what is not the step\n"

@@ -350,6 +350,12 @@ void ar_print_train_stats(FILE *f, const ArTrainBill *b)
 			fprintf(f, "  %-16s %15s bytes  %10s  %s\n", rows[i].what,
 				grouped(rows[i].bytes, a),
 				human(rows[i].bytes, h), rows[i].where);
+	if (b->cache_reserved_bytes)
+		fprintf(f, "  %-16s %15s bytes  %10s  reserved by PyTorch's caching "
+			"allocator (allocated %s)\n", "caching alloc",
+			grouped(b->cache_reserved_bytes, a),
+			human(b->cache_reserved_bytes, h),
+			grouped(b->cache_allocated_bytes, note));
 	if (b->device_bytes)
 		print_device(f, b);
 	fprintf(f, "  %-16s %15s FLOPs\n", "forward", grouped(b->forward_flops, a));

@@ -498,6 +498,15 @@ static void write_training(FILE *f, const ArTrainBill *b)
 			b->adapted_linears, b->adapter_parameters);
 	else
 		fputs(", \"lora\": null", f);
+	if (b->cache_reserved_bytes)
+		fprintf(f, ", \"allocator\": \"caching\", "
+			"\"allocator_allocated_bytes\": %" PRId64 ", "
+			"\"allocator_reserved_bytes\": %" PRId64,
+			b->cache_allocated_bytes, b->cache_reserved_bytes);
+	else
+		fputs(", \"allocator\": \"static\", "
+		      "\"allocator_allocated_bytes\": null, "
+		      "\"allocator_reserved_bytes\": null", f);
 	if (b->max_batch)
 		fprintf(f, ", \"max_batch\": %" PRId64, b->max_batch);
 	else

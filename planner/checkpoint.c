@@ -289,6 +289,37 @@ static void fill_device(ArTrainResult *r, const ArTrainOptions *o,
 			    o->device_bytes - b->device_total_bytes : 0;
 }
 
+/*
+ * --allocator caching: the device holds what PyTorch's caching allocator
+ * reserves for this step (everything, persistent state included, in one
+ * allocator) plus the reserve; over the device is exit 3 naming what the
+ * rounding and fragmentation add to the plan.
+ */
+static int caching(ArTrainResult *r, const ArTrainOptions *o, ArError *err)
+{
+	ArTrainBill *b = &r->bill;
+	ArCacheStats st;
+	char dev[120], x[AR_NUMFMT_LEN], y[AR_NUMFMT_LEN], z[AR_NUMFMT_LEN];
+	int64_t planned = b->device_total_bytes - o->reserve;
+
+	ar_caching_simulate(r->graph, r->plan, o->device_bytes ?
+			    o->device_bytes - o->reserve : 0, &st);
+	b->cache_allocated_bytes = st.allocated_peak;
+	b->cache_reserved_bytes = st.reserved_peak;
+	b->device_total_bytes = ar_train_add(st.reserved_peak, o->reserve);
+	b->headroom_bytes = o->device_bytes ?
+			    o->device_bytes - b->device_total_bytes : 0;
+	if (!o->device_bytes || b->headroom_bytes >= 0)
+		return AR_OK;
+	device_text(o, dev, sizeof dev);
+	return ar_fail(err, AR_EXIT_BUDGET, "--train: with PyTorch's caching "
+		       "allocator the step reserves %s bytes (%s more than the "
+		       "plan's %s: rounding and fragmentation); with --reserve "
+		       "it does not fit %s", ar_fmt_count(x, st.reserved_peak),
+		       ar_fmt_count(y, st.reserved_peak - planned),
+		       ar_fmt_count(z, planned), dev);
+}
+
 int ar_train_plan(const ArGraph *fwd, const ArTrainOptions *o,
 		  ArTrainResult *r, ArError *err)
 {
@@ -360,6 +391,8 @@ int ar_train_plan(const ArGraph *fwd, const ArTrainOptions *o,
 	r->plan->stopped_by_time_limit = watch.fired;
 	fill_bill(r, o->policy, exact, s.n);
 	fill_device(r, o, held);
+	if (o->allocator_caching)
+		rc = caching(r, o, err);
 	goto out;
 fail:
 	rc = s.rc;

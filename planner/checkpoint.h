@@ -72,6 +72,8 @@ typedef struct ArTrainBill {
 	int64_t headroom_bytes;         /* device_bytes - device_total_bytes */
 	const char *device_name;        /* NULL: --budget */
 	int64_t max_batch;              /* --max-batch's answer, 0: none */
+	/* --allocator caching: the simulated peaks (0: static) */
+	int64_t cache_allocated_bytes, cache_reserved_bytes;
 	int64_t forward_flops, backward_flops, recompute_flops;
 	int ncheckpoints;
 	const char **checkpoints;       /* names of resident activations */
@@ -101,6 +103,10 @@ typedef struct ArTrainOptions {
 	int64_t device_bytes;
 	const char *device_name;
 	int64_t reserve;        /* --reserve: held by what is not the step */
+	/* --allocator caching: the device holds what PyTorch's caching
+	 * allocator reserves for the planned step (caching.c), not the plan's
+	 * ideal sum. */
+	bool allocator_caching;
 	/* For every ar_plan call (its budget is ignored); its effort and
 	 * time limit bound the selection search too. */
 	ArPlanOptions plan;

@@ -265,6 +265,19 @@ int64_t ar_weights_read(const ArGraph *g, const ArPlan *p, bool *in);
  * branch reads from outside counts, and counts once however many read it.
  */
 int64_t ar_weights_total(const ArGraph *g, const ArPlan *p);
+/*
+ * --allocator caching (caching.c): the plan's tensors through PyTorch's
+ * CUDA caching allocator in step order, persistent ones first; capacity
+ * (0: none) is when it releases its cached segments.
+ */
+typedef struct ArCacheStats {
+	int64_t allocated_peak;     /* max_memory_allocated: rounded blocks */
+	int64_t reserved_peak;      /* max_memory_reserved: segments */
+	int segments;               /* cudaMalloc calls */
+} ArCacheStats;
+int ar_caching_simulate(const ArGraph *g, const ArPlan *p, int64_t capacity,
+			ArCacheStats *st);
+
 /* The end of t's alias_of chain among persistent tensors: the storage
  * whose bytes t is (persist.c). */
 int ar_weight_storage(const ArPlan *p, int t);

@@ -35,23 +35,19 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from tally import Tally  # noqa: E402
+
+T = Tally('e2e_fits')
+check = T.check
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ARENAC = os.environ.get("ARENAC") or os.path.join(ROOT, "build", "arenac")
 PYTHON = os.environ.get("PYTHON", "/usr/bin/python3")
 
-passed = failed = 0
 G = 1 << 30
 
 
-def check(what, ok, detail=""):
-    global passed, failed
-    if ok:
-        passed += 1
-        print("ok   " + what)
-    else:
-        failed += 1
-        print("FAIL %s: %s" % (what, detail))
-    return bool(ok)
 
 
 def arenac(*args):
@@ -251,8 +247,7 @@ def main():
                   ["--optimizer", "adam8bit", "--precision", "mixed-bf16",
                    "--checkpoint", "layer"], "hbm:80G", 12)
         usage(tmp)
-    print("e2e_fits: %d passed, %d failed" % (passed, failed))
-    return 1 if failed else 0
+    return T.summary()
 
 
 if __name__ == "__main__":

@@ -35,20 +35,18 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from tally import Tally  # noqa: E402
+
+T = Tally('e2e_lora')
+check = T.check
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 ARENAC = os.environ.get("ARENAC") or os.path.join(ROOT, "build", "arenac")
 PYTHON = os.environ.get("PYTHON", "/usr/bin/python3")
-passed = failed = 0
 
 
-def check(what, ok, detail=""):
-    global passed, failed
-    passed += bool(ok)
-    failed += not ok
-    print("%s %s%s" % ("ok  " if ok else "FAIL", what,
-                       "" if ok else ": %s" % (detail,)))
-    return ok
 
 
 def arenac(*args):
@@ -202,8 +200,7 @@ def main():
         counts(tmp)
         qlora(tmp)
         torch_oracle(tmp)
-    print("e2e_lora: %d passed, %d failed" % (passed, failed))
-    return 1 if failed else 0
+    return T.summary()
 
 
 if __name__ == "__main__":

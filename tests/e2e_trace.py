@@ -24,22 +24,20 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from tally import Tally  # noqa: E402
+
+T = Tally('e2e_trace')
+check = T.check
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 ARENAC = os.environ.get("ARENAC") or os.path.join(ROOT, "build", "arenac")
 PYTHON = os.environ.get("PYTHON", "/usr/bin/python3")
-passed = failed = 0
 ARENA_KINDS = ("activations", "inputs", "outputs", "workspace",
                "backward (gradients)", "recomputed")
 
 
-def check(what, ok, detail=""):
-    global passed, failed
-    passed += bool(ok)
-    failed += not ok
-    print("%s %s%s" % ("ok  " if ok else "FAIL", what,
-                       "" if ok else ": %s" % (detail,)))
-    return bool(ok)
 
 
 def format_errors(tr):
@@ -169,8 +167,7 @@ def main():
     print("skipped: loading the traces in Perfetto itself (its trace "
           "processor is no Debian package); the checker above reads the "
           "format as it does")
-    print("e2e_trace: %d passed, %d failed" % (passed, failed))
-    return 1 if failed else 0
+    return T.summary()
 
 
 if __name__ == "__main__":
