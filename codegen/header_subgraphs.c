@@ -37,8 +37,15 @@ bool hdr_any_scratch(const Hdr *h)
 
 void hdr_write_sub_macros(const Hdr *h)
 {
-	if (!h->work)
+	/* A step's workspace whichever layout its type has (ARENAC_RT_BIND
+	 * reads it so). */
+	if (!h->work) {
+		hdr_tmpl(h, "#define $_STEP_SCRATCH_OFFSET(s) $_NOT_IN_ARENA\n"
+			 "#define $_STEP_SCRATCH_BYTES(s) 0u\n");
 		return;
+	}
+	hdr_tmpl(h, "#define $_STEP_SCRATCH_OFFSET(s) ((s)->scratch_offset)\n"
+		 "#define $_STEP_SCRATCH_BYTES(s) ((s)->scratch_bytes)\n");
 	hdr_tmpl(h, "#define $_HAS_SCRATCH 1\n");
 	if (h->nsubs)
 		fprintf(h->f, "#define %s_NUM_SUBGRAPHS %d\n"

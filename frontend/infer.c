@@ -519,6 +519,8 @@ int ar_infer_bounded(ArGraph *g, const ArDiag *diag, const ArBound *bounds,
 	rc = infer_graph(&c);
 	if (!rc)
 		rc = ar_check_bounds_used(&c);
+	if (!rc)
+		ar_inline_constant_ifs(g);
 	free(c.bound_used);
 	return rc;
 }

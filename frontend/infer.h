@@ -16,6 +16,13 @@
 int ar_infer(ArGraph *g, const ArDiag *diag, ArError *err);
 
 /*
+ * After inference: each If of the top graph whose condition is constant
+ * replaced by the nodes of the branch it takes (inline_if.c), in turn for
+ * the Ifs that brings up.  Returns how many were.
+ */
+int ar_inline_constant_ifs(ArGraph *g);
+
+/*
  * The value of constant tensor t of an inferred graph, computed into its
  * data whatever its size (for the weights writer, --weights), with the
  * constants it is computed from.  *made (the caller frees it, and the

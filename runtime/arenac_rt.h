@@ -76,6 +76,9 @@ typedef struct art_step {
 	int nattrs;
 	int noop;
 	int opset;                  /* of the op's domain */
+	/* The workspace the plan gives its kernel (--scratch kernels: the
+	 * recurrent layers'), in the arena; ART_NOT_IN_ARENA and 0: none. */
+	uint32_t scratch_offset, scratch_bytes;
 } art_step;
 
 typedef struct art_model {
@@ -163,6 +166,8 @@ static const art_model *lo##_rt_model(void) \
 		d->outputs = s->outputs; d->noutputs = s->noutputs; \
 		d->attrs = lo##_rt_attrs + (s->attrs - lo##_attrs); \
 		d->nattrs = s->nattrs; d->noop = s->noop; d->opset = s->opset; \
+		d->scratch_offset = UP##_STEP_SCRATCH_OFFSET(s); \
+		d->scratch_bytes = UP##_STEP_SCRATCH_BYTES(s); \
 	} \
 	m.tensors = lo##_rt_tensors; m.ntensors = UP##_NUM_TENSORS; \
 	m.steps = lo##_rt_steps; m.nsteps = UP##_NUM_STEPS; \

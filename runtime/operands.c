@@ -35,6 +35,15 @@ const art_tensor *ctx_tensor(const Ctx *c, int id)
 	return &c->m->tensors[id];
 }
 
+void *ctx_scratch(const Ctx *c, size_t bytes)
+{
+	const art_step *s = c->s;
+	if (s->scratch_offset == ART_NOT_IN_ARENA || s->scratch_bytes < bytes ||
+	    (uint64_t)s->scratch_offset + bytes > c->m->arena_size)
+		return NULL;
+	return c->arena + s->scratch_offset;
+}
+
 void *ctx_ptr(const Ctx *c, int id)
 {
 	const art_tensor *t = ctx_tensor(c, id);

@@ -37,6 +37,9 @@ int rt_format(char *buf, size_t size, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
 const art_tensor *ctx_tensor(const Ctx *c, int id);
+/* The step's workspace in the arena when the plan gave it at least bytes
+ * (art_step.scratch_*), else NULL. */
+void *ctx_scratch(const Ctx *c, size_t bytes);
 void *ctx_ptr(const Ctx *c, int id);
 int ctx_in(const Ctx *c, int j);        /* input j's tensor, -1 if none */
 int ctx_out(const Ctx *c, int j);

@@ -3,15 +3,17 @@
  * their alpha and beta, clip, sequence lengths, initial states,
  * peepholes.
  *
- * The kernel needs (gates + 2) x hidden_size floats of workspace.  Until
- * the plan gives kernels their scratch, it is a bounded buffer on this
- * function's stack: a hidden size above RT_RNN_MAX_HIDDEN is refused.
+ * The kernel needs (gates + 2) x hidden_size floats of workspace: the
+ * plan's (--scratch kernels, the default, reserves it in the arena for the
+ * step, ops/scratch.c), so a firmware's stack holds none of it; a plan
+ * made without it (--scratch none) gets a small buffer on this function's
+ * stack, and a hidden size above RT_RNN_STACK_HIDDEN is refused then.
  */
 #include <string.h>
 
 #include "ops.h"
 
-#define RT_RNN_MAX_HIDDEN 1024
+#define RT_RNN_STACK_HIDDEN 128
 
 static const struct {
 	const char *name;
@@ -103,7 +105,7 @@ int op_rnn(Ctx *c)
 	rt_shape xs, ws, ys, hs;
 	rt_arr lens;
 	const char *dir = ctx_attr_str(c, "direction", "forward");
-	float work[(4 + 2) * RT_RNN_MAX_HIDDEN];
+	float stack[(4 + 2) * RT_RNN_STACK_HIDDEN], *work;
 	int64_t G;
 
 	memset(&p, 0, sizeof p);
@@ -119,11 +121,17 @@ int op_rnn(Ctx *c)
 		return ctx_fail(c, "unknown direction '%s'", dir);
 	if (ctx_attr_int(c, "input_forget", 0))
 		return ctx_fail(c, "input_forget is not supported");
-	if (p.hidden < 1 || p.hidden > RT_RNN_MAX_HIDDEN)
-		return ctx_fail(c, "hidden_size %lld: the stack workspace "
-				"holds 1 to %d", (long long)p.hidden,
-				RT_RNN_MAX_HIDDEN);
+	if (p.hidden < 1)
+		return ctx_fail(c, "hidden_size %lld", (long long)p.hidden);
 	G = ngates[p.kind] * p.hidden;
+	work = ctx_scratch(c, (size_t)(ngates[p.kind] + 2) * (size_t)p.hidden *
+			      sizeof(float));
+	if (!work && p.hidden > RT_RNN_STACK_HIDDEN)
+		return ctx_fail(c, "hidden_size %lld needs the plan's workspace "
+				"(--scratch kernels): the stack buffer holds "
+				"%d", (long long)p.hidden, RT_RNN_STACK_HIDDEN);
+	if (!work)
+		work = stack;
 	if (ctx_fin(c, 0, 1, &p.x, &xs) || ctx_fin(c, 1, 1, &p.w, &ws) ||
 	    activations(c, &p, nacts[p.kind]))
 		return -1;

@@ -12,6 +12,9 @@
 #                    dequantised floats: compared within the tolerance)
 #   PaddleOCR cls    real weights, onnxruntime's output
 #   Magika           real weights, onnxruntime's output (2.6 MB arena)
+#   Silero VAD v5    16 kHz (--input-value sr=16000: its Ifs fold and
+#                    are inlined), an LSTM whose workspace is the plan's,
+#                    onnxruntime's speech probability and new state
 #
 # and every firmware is checked with arm-none-eabi-nm: no malloc, free,
 # printf family or _sbrk linked (the runtime never allocates or prints);
@@ -89,6 +92,14 @@ if [ -f "$cls.onnx" ]; then
 		"${mg}_output_0.pb"
 else
 	echo "skipped: no shared models (PaddleOCR cls, Magika)"
+fi
+vad=$M/silero_vad_v5
+if [ -f "$vad.onnx" ]; then
+	fw silero_vad_v5 "$vad.onnx" "--input-shape input=1x512 --input-shape state=2x1x128 --input-value sr=16000" \
+		"${vad}_input_0.pb ${vad}_input_1.pb" \
+		"${vad}_output_0.pb ${vad}_output_1.pb"
+else
+	echo "skipped: no shared silero_vad_v5.onnx"
 fi
 
 echo "firmware: $pass passed, $fail failed"

@@ -23,6 +23,9 @@
 #                           1e-5 (Magika) and 1e-4 (YOLOX, as the models'
 #                           README says); random arena; plain plans too
 #                           (not under the sanitizers)
+#   Silero VAD legacy, v5   the 16 kHz models (--input-value sr=16000: the
+#                           Ifs fold and are inlined), onnxruntime's
+#                           speech probability, rtol 1e-3, atol 1e-5
 #   corrupted plan          one offset of the det header moved onto a live
 #                           tensor: the run must fail
 #
@@ -196,6 +199,35 @@ for stem in "$cls" "$det"; do
 			"${stem}_output_0.pb" --input "${stem}_input_0.pb" \
 			--rtol 1e-3 --atol 1e-5 --fill random
 	fi
+done
+
+echo "Silero VAD legacy and v5 at 16 kHz (--input-value sr=16000)"
+# The sample rate fixed, every If folds and is inlined: the runtime, which
+# has no If kernel, runs the 16 kHz model; its speech probability against
+# onnxruntime's.
+for spec in "silero_vad_legacy --dim batch=1 --dim sequence=512" \
+	    "silero_vad_v5 --input-shape input=1x512 --input-shape state=2x1x128"; do
+	set -- $spec
+	stem=$1
+	shift
+	if [ ! -f "$M/$stem.onnx" ]; then
+		echo "skipped: no $stem.onnx"
+		continue
+	fi
+	case $stem in
+	silero_vad_legacy) ins="0 2 3" ;;
+	*) ins="0 1" ;;
+	esac
+	set -- "$@" --input-value sr=16000
+	if build "$stem" vad "$M/$stem.onnx" "$@"; then
+		args=""
+		for k in $ins; do
+			args="$args --input $M/${stem}_input_$k.pb"
+		done
+		check "$stem" vad $args --rtol 1e-3 --atol 1e-5 --fill random \
+			"$tmp/vad.bin" "$M/${stem}_output_0.pb"
+	fi
+	rm -f "$tmp/vad.bin"
 done
 
 echo "Magika and YOLOX-nano (real weights)"
