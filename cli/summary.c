@@ -233,6 +233,80 @@ static void print_workspace_stats(FILE *f, const ArGraph *g, const ArPlan *p)
 			c.tensors, c.never_run, c.unplanned);
 }
 
+/*
+ * The name's layer or module: up to the first component (between '.' and
+ * '/') that is or ends in a number ("l3", "layers.3", "encoder.layer.11"),
+ * as TensorBoard's memory view groups by scope; else all but the last
+ * component.  Its length in name.
+ */
+static size_t scope_len(const char *name)
+{
+	size_t n = strlen(name), last = 0;
+	for (size_t i = 0; i < n;) {
+		size_t j = i;
+		while (j < n && name[j] != '.' && name[j] != '/')
+			j++;
+		if (j > i && name[j - 1] >= '0' && name[j - 1] <= '9')
+			return j;
+		if (j < n)
+			last = j;
+		i = j + 1;
+	}
+	return last ? last : n;
+}
+
+typedef struct Scope {
+	const char *name;
+	size_t len;
+	int64_t bytes;
+	int tensors;
+} Scope;
+
+static int by_bytes(const void *a, const void *b)
+{
+	const Scope *x = a, *y = b;
+	if (x->bytes != y->bytes)
+		return x->bytes < y->bytes ? 1 : -1;
+	return strncmp(x->name, y->name, x->len < y->len ? x->len : y->len);
+}
+
+/* The scopes holding the most bytes at the peak step, the top ten. */
+static void print_top_consumers(FILE *f, const ArGraph *g, const ArPlan *p)
+{
+	Scope *sc = ar_xmalloc(((size_t)g->ntensors + 1) * sizeof *sc);
+	int *first = ar_xmalloc(((size_t)g->ntensors + 1) * sizeof(int));
+	int *last = ar_xmalloc(((size_t)g->ntensors + 1) * sizeof(int));
+	int n = 0, s = p->peak_step;
+	char a[32];
+
+	ar_plan_storage_spans(g, p, first, last);
+	for (int t = 0; t < g->ntensors; t++) {
+		const char *name = g->tensors[t].name;
+		size_t len = scope_len(name);
+		int k = 0;
+		if (!p->slots[t].planned || p->slots[t].root != t ||
+		    first[t] < 0 || first[t] > s || last[t] < s)
+			continue;
+		while (k < n && (sc[k].len != len ||
+				 strncmp(sc[k].name, name, len)))
+			k++;
+		if (k == n)
+			sc[n++] = (Scope){name, len, 0, 0};
+		sc[k].bytes += g->tensors[t].bytes;
+		sc[k].tensors++;
+	}
+	if (n)
+		qsort(sc, (size_t)n, sizeof *sc, by_bytes);
+	for (int k = 0; k < n && k < 10; k++)
+		fprintf(f, "stats: top %d at the peak: %.*s %s bytes (%d "
+			"tensor%s)\n", k + 1, (int)sc[k].len, sc[k].name,
+			grouped(sc[k].bytes, a), sc[k].tensors,
+			sc[k].tensors == 1 ? "" : "s");
+	free(sc);
+	free(first);
+	free(last);
+}
+
 static void print_plan_stats(FILE *f, const ArGraph *g, const ArPlan *p)
 {
 	char a[32];
@@ -252,6 +326,7 @@ static void print_plan_stats(FILE *f, const ArGraph *g, const ArPlan *p)
 	}
 	print_workspace_stats(f, g, p);
 	fprintf(f, "stats: peak step %d '%s'\n", p->peak_step, peak_name(g, p));
+	print_top_consumers(f, g, p);
 	fprintf(f, "stats: plan time %.3f ms\n", p->plan_seconds * 1e3);
 }
 

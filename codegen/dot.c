@@ -539,9 +539,11 @@ static void title(Dot *d)
 			 d->v.nboxes, d->v.nblocks, d->v.nblocks == 1 ? "" : "s");
 	else if (d->mode == AR_DOT_FOCUS)
 		snprintf(view, sizeof view, "\\nthe %d steps within %d tensor%s "
-			 "of step %d (blue), of %d", d->v.nboxes,
+			 "of step %d (%s), of %d", d->v.nboxes,
 			 d->info->dot_radius, d->info->dot_radius == 1 ? "" : "s",
-			 d->info->dot_focus, p->nsteps);
+			 d->info->dot_focus, d->info->dot_focus == p->peak_step ?
+			 "outlined red: it is the peak" : "outlined blue",
+			 p->nsteps);
 	ar_gv_set(d->gv, "label", "%s: arena %s (%s B), lower bound %s, peak "
 		  "at step %d%s", model, arena, exact, lb, p->peak_step, view);
 	free(model);

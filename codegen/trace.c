@@ -16,8 +16,8 @@
  *   - a thread "steps": each step a complete slice (ph X) named after its
  *     node, with its op, phase, FLOPs and the bytes it reads and writes;
  *   - threads "arena lane k": each tensor that owns arena bytes as a slice
- *     from its first to its last step, with its offset, size, type and
- *     shape.  Slices on one thread must not overlap, so tensors are dealt
+ *     over its storage's steps (to the last step of a view or in-place
+ *     output sharing it), with its offset, size, type and shape.  Slices on one thread must not overlap, so tensors are dealt
  *     to lanes first-fit in offset order: lane 0 holds the lowest offsets,
  *     as ExecuTorch's memory-planning view stacks them.
  * Events come in time order per track, as the format asks of counters.
@@ -94,15 +94,19 @@ static void counters(FILE *f, const ArGraph *g, const ArPlan *p,
 	int64_t *delta = ar_xcalloc((size_t)(p->nsteps + 1) * NKINDS + 1,
 				    sizeof *delta);
 	int64_t live[NKINDS] = {0};
+	int *fst = ar_xmalloc(((size_t)g->ntensors + 1) * sizeof(int));
+	int *lst = ar_xmalloc(((size_t)g->ntensors + 1) * sizeof(int));
 
+	ar_plan_storage_spans(g, p, fst, lst);
 	for (int t = 0; t < g->ntensors; t++) {
-		const ArSlot *s = &p->slots[t];
 		int k = kind_of(g, t);
-		if (!owns(p, t) || s->first < 0)
+		if (!owns(p, t) || fst[t] < 0)
 			continue;
-		delta[(size_t)s->first * NKINDS + k] += g->tensors[t].bytes;
-		delta[(size_t)(s->last + 1) * NKINDS + k] -= g->tensors[t].bytes;
+		delta[(size_t)fst[t] * NKINDS + k] += g->tensors[t].bytes;
+		delta[(size_t)(lst[t] + 1) * NKINDS + k] -= g->tensors[t].bytes;
 	}
+	free(fst);
+	free(lst);
 	for (int s = 0; s <= p->nsteps; s++) {
 		const ArScratch *sc = s < p->nsteps ?
 				      ar_plan_scratch(p, p->steps[s]) : NULL;
@@ -186,17 +190,20 @@ static void lanes(FILE *f, const ArGraph *g, const ArPlan *p, bool *first)
 {
 	Owned *o = ar_xmalloc(((size_t)g->ntensors + 1) * sizeof *o);
 	int *free_at = ar_xmalloc(((size_t)g->ntensors + 1) * sizeof(int));
+	int *fst = ar_xmalloc(((size_t)g->ntensors + 1) * sizeof(int));
+	int *lst = ar_xmalloc(((size_t)g->ntensors + 1) * sizeof(int));
 	int n = 0, nlanes = 0;
 
+	ar_plan_storage_spans(g, p, fst, lst);
 	for (int t = 0; t < g->ntensors; t++)
-		if (owns(p, t) && p->slots[t].first >= 0)
+		if (owns(p, t) && fst[t] >= 0)
 			o[n++] = (Owned){t, p->slots[t].offset};
 	qsort(o, (size_t)n, sizeof *o, by_offset);
 	for (int i = 0; i < n; i++) {
 		const ArSlot *s = &p->slots[o[i].t];
 		const ArTensor *x = &g->tensors[o[i].t];
-		int lane = 0;
-		while (lane < nlanes && free_at[lane] > s->first)
+		int lane = 0, a = fst[o[i].t], z = lst[o[i].t];
+		while (lane < nlanes && free_at[lane] > a)
 			lane++;
 		if (lane == nlanes) {
 			sep(f, first);
@@ -205,7 +212,7 @@ static void lanes(FILE *f, const ArGraph *g, const ArPlan *p, bool *first)
 				"\"arena lane %d\"}}", lane + 2, lane);
 			nlanes++;
 		}
-		free_at[lane] = s->last + 1;
+		free_at[lane] = z + 1;
 		sep(f, first);
 		fputs("{\"name\": ", f);
 		str(f, x->name);
@@ -213,8 +220,8 @@ static void lanes(FILE *f, const ArGraph *g, const ArPlan *p, bool *first)
 			"\"tid\": %d, \"ts\": %d, \"dur\": %d, \"args\": "
 			"{\"offset\": %" PRId64 ", \"bytes\": %" PRId64
 			", \"region\": %d, \"dtype\": ", lane + 2,
-			s->first * STEP_US, (s->last - s->first + 1) * STEP_US,
-			s->offset, x->bytes, s->region);
+			a * STEP_US, (z - a + 1) * STEP_US, s->offset, x->bytes,
+			s->region);
 		str(f, ar_dtype_name(x->dtype));
 		fputs(", \"shape\": ", f);
 		shape_text(f, x);
@@ -222,6 +229,8 @@ static void lanes(FILE *f, const ArGraph *g, const ArPlan *p, bool *first)
 	}
 	free(o);
 	free(free_at);
+	free(fst);
+	free(lst);
 }
 
 int ar_write_trace(FILE *f, const ArGraph *g, const ArPlan *p,

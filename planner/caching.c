@@ -192,6 +192,7 @@ int ar_caching_simulate(const ArGraph *g, const ArPlan *p, int64_t capacity,
 	int *dies = ar_xcalloc((size_t)p->nsteps + 2, sizeof *dies);
 	int *next_die = ar_xmalloc(((size_t)g->ntensors + 1) * sizeof(int));
 	int *last = ar_xmalloc(((size_t)g->ntensors + 1) * sizeof(int));
+	int *first = ar_xmalloc(((size_t)g->ntensors + 1) * sizeof(int));
 	bool *read = ar_xmalloc((size_t)g->ntensors + 1);
 
 	*st = (ArCacheStats){0};
@@ -206,13 +207,7 @@ int ar_caching_simulate(const ArGraph *g, const ArPlan *p, int64_t capacity,
 	}
 	/* A storage lives from its owner's first step to the last step of
 	 * any tensor sharing it (views, in-place outputs). */
-	for (int t = 0; t < g->ntensors; t++)
-		last[t] = -1;
-	for (int t = 0; t < g->ntensors; t++) {
-		const ArSlot *s = &p->slots[t];
-		if (s->planned && s->root >= 0 && s->last > last[s->root])
-			last[s->root] = s->last;
-	}
+	ar_plan_storage_spans(g, p, first, last);
 	/* The storages dying at each step, as linked lists. */
 	for (int t = 0; t < g->ntensors; t++) {
 		const ArSlot *s = &p->slots[t];
@@ -251,6 +246,7 @@ int ar_caching_simulate(const ArGraph *g, const ArPlan *p, int64_t capacity,
 	free(dies);
 	free(next_die);
 	free(last);
+	free(first);
 	free(read);
 	free(a.b);
 	free(a.seg_size);

@@ -6,7 +6,8 @@
  * buffer a tensor lives in (its root, at which byte offset), which caller
  * buffer an input or output of an --io separate plan lives in, and which
  * steps have nothing to compute because their outputs are already in
- * place.  Deriving them here, from the links and offsets the planner
+ * place; and for tools that follow storages rather than tensors, each
+ * storage's steps (ar_plan_storage_spans).  Deriving them here, from the links and offsets the planner
  * made, keeps every writer from re-deriving planner knowledge on its own.
  */
 #include "passes.h"
@@ -85,4 +86,21 @@ void ar_plan_facts(const ArGraph *g, ArPlan *p)
 	p->noop = ar_xcalloc((size_t)p->nsteps + 1, sizeof *p->noop);
 	for (int s = 0; s < p->nsteps; s++)
 		p->noop[s] = step_noop(g, p, &g->nodes[p->steps[s]]);
+}
+
+void ar_plan_storage_spans(const ArGraph *g, const ArPlan *p, int *first,
+			   int *last)
+{
+	for (int t = 0; t < g->ntensors; t++)
+		first[t] = last[t] = -1;
+	for (int t = 0; t < g->ntensors; t++) {
+		const ArSlot *s = &p->slots[t];
+		int r = s->root;
+		if (!s->planned || r < 0 || s->first < 0)
+			continue;
+		if (first[r] < 0 || s->first < first[r])
+			first[r] = s->first;
+		if (s->last > last[r])
+			last[r] = s->last;
+	}
 }

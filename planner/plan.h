@@ -266,6 +266,14 @@ int64_t ar_weights_read(const ArGraph *g, const ArPlan *p, bool *in);
  */
 int64_t ar_weights_total(const ArGraph *g, const ArPlan *p);
 /*
+ * Per storage (a root tensor, facts.c): its owner's first step and the
+ * last step of any tensor sharing its bytes (views, in-place outputs);
+ * -1 for tensors owning none.  The arrays hold g->ntensors entries.
+ */
+void ar_plan_storage_spans(const ArGraph *g, const ArPlan *p, int *first,
+			   int *last);
+
+/*
  * --allocator caching (caching.c): the plan's tensors through PyTorch's
  * CUDA caching allocator in step order, persistent ones first; capacity
  * (0: none) is when it releases its cached segments.

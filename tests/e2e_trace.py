@@ -14,7 +14,9 @@ Then against the --json report of the same plan:
     last step, with its offset and size;
   - at every step the counters' arena kinds add up to the bytes live
     then (owned tensors live at that step, plus the step's workspace);
-  - a training step's counters carry the bill's persistent parts.
+  - a training step's counters carry the bill's persistent parts;
+  - --stats' top consumers at the peak (by layer or module scope) add up
+    to the bytes live at the peak step, on LeNet where they are few.
 On LeNet (inference), a GPT training step with sqrt recomputation, and
 the stages of a two-stage pipeline (one trace each: --trace t%d.json).
 """
@@ -93,23 +95,37 @@ def against_report(what, tr, rep):
     check(what + ": one slice per step, in order, with its op",
           [(e["ts"] // us, e["args"]["op"]) for e in steps] ==
           [(i, s["op"]) for i, s in enumerate(rep["steps"])])
-    owned = [t for t in rep["tensors"] if t["offset"] is not None and
-             not t["alias_of"] and not t["inplace_of"] and
-             t["first_step"] is not None]
+    tensors = {t["name"]: t for t in rep["tensors"]}
+
+    def root(n):
+        while tensors[n]["alias_of"] or tensors[n]["inplace_of"]:
+            n = tensors[n]["alias_of"] or tensors[n]["inplace_of"]
+        return n
+
+    # A storage lives from its owner's first step to the last step of any
+    # tensor sharing it (a view, an in-place output).
+    span = {}
+    for t in rep["tensors"]:
+        if t["offset"] is not None and t["first_step"] is not None:
+            r = root(t["name"])
+            f, l = span.get(r, (t["first_step"], t["last_step"]))
+            span[r] = (min(f, t["first_step"]), max(l, t["last_step"]))
+    owned = [t for t in rep["tensors"] if t["name"] in span and
+             not t["alias_of"] and not t["inplace_of"]]
     ts = {e["name"]: e for e in evs if e["ph"] == "X" and e["tid"] > 1}
-    check(what + ": %d tensors, each from its first to its last step" %
-          len(owned), all(
-              t["name"] in ts and ts[t["name"]]["ts"] == us * t["first_step"]
-              and ts[t["name"]]["dur"] ==
-              us * (t["last_step"] - t["first_step"] + 1) and
-              ts[t["name"]]["args"]["offset"] == t["offset"] and
-              ts[t["name"]]["args"]["bytes"] == t["bytes"] for t in owned)
+    check(what + ": %d storages, each over its steps" % len(owned), all(
+        t["name"] in ts and
+        ts[t["name"]]["ts"] == us * span[t["name"]][0] and
+        ts[t["name"]]["dur"] == us * (span[t["name"]][1] -
+                                      span[t["name"]][0] + 1) and
+        ts[t["name"]]["args"]["offset"] == t["offset"] and
+        ts[t["name"]]["args"]["bytes"] == t["bytes"] for t in owned)
           and len(ts) == len(owned), "")
     counters = {e["ts"] // us: e["args"] for e in evs if e["ph"] == "C"}
     bad = []
     for i, st in enumerate(rep["steps"]):
         want = sum(t["bytes"] for t in owned
-                   if t["first_step"] <= i <= t["last_step"])
+                   if span[t["name"]][0] <= i <= span[t["name"]][1])
         want += st.get("scratch_bytes") or 0
         got = sum(counters[i][k] for k in ARENA_KINDS)
         if got != want:
@@ -144,8 +160,23 @@ def case(tmp, what, *args, stages=0):
 
 def main():
     with tempfile.TemporaryDirectory() as tmp:
-        case(tmp, "lenet", "--dim", "N=1",
-             os.path.join(ROOT, "testdata", "lenet.onnx"))
+        got = case(tmp, "lenet", "--dim", "N=1",
+                   os.path.join(ROOT, "testdata", "lenet.onnx"))
+        if got:
+            counters, rep = got[0]
+            r = subprocess.run([ARENAC, "-q", "--stats", "--dim", "N=1",
+                                os.path.join(ROOT, "testdata", "lenet.onnx")],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               universal_newlines=True)
+            tops = [l for l in r.stderr.splitlines() if " at the peak: " in l]
+            total = sum(int(l.split(": ")[2].split()[1].replace(",", ""))
+                        for l in tops)
+            peak = rep["peak_step"]
+            want = sum(counters[peak][k] for k in ARENA_KINDS)
+            check("lenet --stats: %d top consumers add up to the %d bytes "
+                  "live at the peak (its lower bound)" % (len(tops), want),
+                  tops and len(tops) < 10 and total == want ==
+                  rep["lower_bound_bytes"], r.stderr)
         gpt = os.path.join(tmp, "gpt.onnx")
         subprocess.run([PYTHON, os.path.join(ROOT, "testdata", "gen_gpt.py"),
                         "--layers", "4", gpt], check=True,
