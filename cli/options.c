@@ -231,10 +231,11 @@ static const Option options[] = {
 	{"allocator", 0, CHOICE, NULL, TO(topt.allocator_caching),
 	 .choices = "static|caching", .flags = ECHO | TRAIN,
 	 .section = TRAINING,
-	 .help = "static: the device holds the plan (an arena); caching:\n"
-		 "what PyTorch's CUDA caching allocator reserves for the\n"
-		 "planned step, its 512-byte rounding, 2 and 20 MiB\n"
-		 "segments and fragmentation, simulated (static)"},
+	 .help = "static: the device holds the plan (an arena);\n"
+		 "caching: what PyTorch's CUDA caching allocator\n"
+		 "reserves for the planned step (512-byte rounding,\n"
+		 "2 and 20 MiB segments, fragmentation), simulated\n"
+		 "(static)"},
 	{"reserve", 0, CUSTOM, "BYTES", NOWHERE, .parse = cli_parse_reserve,
 	 .flags = ECHO | TRAIN, .section = TRAINING,
 	 .help = "bytes of the device held by what is not the step\n"
@@ -343,8 +344,8 @@ static const Option options[] = {
 		 "sqrt (Chen et al.), optimal (least recompute\n"
 		 "that fits --budget or --arena-budget, never more\n"
 		 "than a fixed policy; without either: the\n"
-		 "smallest arena it reaches), layer (each layer's input stays, the\n"
-		 "layer is recomputed: Megatron's full\n"
+		 "smallest arena it reaches), layer (each layer's\n"
+		 "input stays, the layer is recomputed: Megatron's full\n"
 		 "recomputation), selective (only the attention\n"
 		 "core is recomputed: QK^T, softmax, its dropout,\n"
 		 "attention over V); default optimal with\n"
