@@ -256,7 +256,7 @@ static void test_condensed(void **state)
 	d = read_dot(tmp("stack.dot"));
 	assert_int_equal(count_class(d, "op"), 5);
 	assert_non_null(strstr(attr(d, "label"), "the 5 steps within 1 tensor "
-			       "of step 3 (blue), of 92"));
+			       "of step 3 (outlined blue), of 92"));
 	assert_string_equal(attr(agnode(d, "s3", 0), "color"), "#1f78b4");
 	assert_non_null(agnode(d, "s6", 0));
 	assert_null(agnode(d, "s7", 0));
