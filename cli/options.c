@@ -222,6 +222,11 @@ static const Option options[] = {
 		 "workspace in the arena; efficient: PyTorch's\n"
 		 "memory-efficient kernel (the log-sum-exp padded to\n"
 		 "32 rows) (math)"},
+	{"grad-accum", 0, COUNT, "N", TO(topt.spec.grad_accum),
+	 .value = 1000000, .flags = ECHO | TRAIN, .section = TRAINING,
+	 .help = "N micro-batches a step: the plan is one micro-batch's\n"
+		 "(--batch), the gradients persist across them, one\n"
+		 "update; the step's FLOPs are N times (1)"},
 	{"optimizer-in-backward", 0, FLAG, NULL,
 	 TO(topt.spec.optim_in_backward), .value = true, .flags = ECHO | TRAIN,
 	 .section = TRAINING,
@@ -790,6 +795,10 @@ static int check_combinations(const Cli *c)
 					       "configurations itself; give "
 					       "--%s without it",
 					       options[i].name);
+	if (c->topt.spec.optim_in_backward && c->topt.spec.grad_accum > 1)
+		return cli_usage_error("--optimizer-in-backward frees each "
+				       "gradient at its update: no gradient is "
+				       "left to accumulate (--grad-accum)");
 	if (c->topt.spec.optim_in_backward && (c->multi || c->fitting))
 		return cli_usage_error("--optimizer-in-backward plans one "
 				       "device's step; give it without --dp, "

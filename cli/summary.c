@@ -433,6 +433,10 @@ void ar_print_train_stats(FILE *f, const ArTrainBill *b)
 			grouped(b->cache_allocated_bytes, note));
 	if (b->device_bytes)
 		print_device(f, b);
+	if (b->grad_accum > 1)
+		fprintf(f, "  %-16s %d micro-batches a step, the plan one's; "
+			"gradients kept across them, one update; step %s FLOPs\n",
+			"grad accum", b->grad_accum, grouped(b->step_flops, a));
 	fprintf(f, "  %-16s %15s FLOPs\n", "forward", grouped(b->forward_flops, a));
 	fprintf(f, "  %-16s %15s FLOPs\n", "backward",
 		grouped(b->backward_flops, a));

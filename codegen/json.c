@@ -507,6 +507,8 @@ static void write_training(FILE *f, const ArTrainBill *b)
 		fputs(", \"allocator\": \"static\", "
 		      "\"allocator_allocated_bytes\": null, "
 		      "\"allocator_reserved_bytes\": null", f);
+	fprintf(f, ", \"grad_accum\": %d, \"step_flops\": %" PRId64,
+		b->grad_accum, b->step_flops);
 	if (b->max_batch)
 		fprintf(f, ", \"max_batch\": %" PRId64, b->max_batch);
 	else

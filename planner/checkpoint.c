@@ -114,6 +114,10 @@ static void fill_bill(ArTrainResult *r, ArCkptPolicy pol, bool exact,
 	b->forward_flops = m->forward_flops;
 	b->backward_flops = m->backward_flops;
 	b->recompute_flops = ar_train_recompute_flops(m, r->resident);
+	b->grad_accum = m->spec.grad_accum > 1 ? m->spec.grad_accum : 1;
+	b->step_flops = ar_train_mul(ar_train_add(ar_train_add(
+		b->forward_flops, b->backward_flops), b->recompute_flops),
+		b->grad_accum);
 	b->checkpoints = ar_xcalloc((size_t)m->ncand + 1, sizeof(char *));
 	b->ncandidates = m->ncand;
 	for (int i = 0; i < m->ncand; i++)

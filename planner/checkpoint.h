@@ -72,6 +72,10 @@ typedef struct ArTrainBill {
 	int64_t headroom_bytes;         /* device_bytes - device_total_bytes */
 	const char *device_name;        /* NULL: --budget */
 	int64_t max_batch;              /* --max-batch's answer, 0: none */
+	/* --grad-accum: micro-batches a step, and the step's FLOPs (the
+	 * micro-batch's forward, backward and recompute, that many times) */
+	int grad_accum;
+	int64_t step_flops;
 	/* --allocator caching: the simulated peaks (0: static) */
 	int64_t cache_allocated_bytes, cache_reserved_bytes;
 	int64_t forward_flops, backward_flops, recompute_flops;

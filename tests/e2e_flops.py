@@ -19,6 +19,8 @@ under 1%:
   - the Llama-7B shape (gen_llama.py --preset llama-7b), full training,
     and with only wq and wv trained (a LoRA-like split):
     4 N T + 2 N_qv T + 3 att;
+  - --grad-accum 4: the plan (arena, bill) is the micro-batch's, the
+    step's FLOPs four times its forward, backward and recompute;
   - --attention flash: the backward recomputes the scores, one of the
     core's two products: 6 N T + 3.5 att.  Asking for it on a model with
     no attention core (LeNet) warns and plans op by op; --checkpoint
@@ -84,6 +86,18 @@ def main():
         fwd, tot = bill(tmp, gpt)
         check("gpt2 forward (2 N T + att)", fwd, 2 * n * T + att)
         check("gpt2 full step (6 N T + 3 att)", tot, 6 * n * T + 3 * att)
+        out = os.path.join(tmp, "ga.json")
+        for opts in ((), ("--grad-accum", "4")):
+            subprocess.run([ARENAC, "-q", "--train", "--optimizer", "adam",
+                            "--json", out, *opts, gpt], check=True)
+            b = json.load(open(out))["training"]
+            if not opts:
+                one = b
+        check("gpt2 --grad-accum 4: the step's FLOPs", b["step_flops"],
+              4 * (one["forward_flops"] + one["backward_flops"] +
+                   one["recompute_flops"]), tol=1e-9)
+        check("gpt2 --grad-accum 4: the micro-batch's bill",
+              b["total_bytes"], one["total_bytes"], tol=1e-12)
         _, tot = bill(tmp, gpt, "--attention", "flash")
         check("gpt2 --attention flash (6 N T + 3.5 att)", tot,
               6 * n * T + 3.5 * att)

@@ -137,6 +137,9 @@ typedef struct ArTrainSpec {
 	/* torchtune's optimizer_in_bwd: each update right after its
 	 * gradient, no gradient persistent (step.c). */
 	bool optim_in_backward;
+	/* --grad-accum: micro-batches a step (0 or 1: one); the plan is one
+	 * micro-batch's, the gradients persist across them. */
+	int grad_accum;
 	ArLoraSpec lora;
 	ArBaseQuant base_quant;
 	/* Where the training stage's warnings go (a kernel asked for with no
