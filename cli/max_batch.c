@@ -120,29 +120,20 @@ int cli_max_batch(const Cli *c, int64_t *best, ArError *err)
 	if (!c->topt.device_bytes)
 		return ar_fail(err, AR_EXIT_USAGE, "--max-batch needs a device: "
 			       "--budget or --memory");
-	for (int64_t b = 1; !hi; b = b < MAX_BATCH_CAP / 2 ? 2 * b : 0) {
-		if (!b) {
-			hi = MAX_BATCH_CAP + 1;   /* stop: lo is the cap */
+	/* Doubling until a batch fails (or the cap), then bisecting. */
+	for (;;) {
+		int64_t b = hi ? lo + (hi - lo) / 2 : lo ? 2 * lo : 1;
+		if (hi ? hi - lo <= 1 : lo >= MAX_BATCH_CAP / 2)
 			break;
-		}
+		assert(n < MAX_TRIES);
 		if ((rc = try_batch(c, b, &t[n], err)))
 			return rc;
 		if (t[n++].rc)
 			hi = b;
 		else
 			lo = b;
-	}
-	if (!lo)
-		return AR_EXIT_BUDGET;   /* err holds the batch of 1's reason */
-	while (hi - lo > 1 && hi <= MAX_BATCH_CAP) {
-		int64_t mid = lo + (hi - lo) / 2;
-		assert(n < MAX_TRIES);
-		if ((rc = try_batch(c, mid, &t[n], err)))
-			return rc;
-		if (t[n++].rc)
-			hi = mid;
-		else
-			lo = mid;
+		if (!lo)
+			return AR_EXIT_BUDGET; /* err: the batch of 1's reason */
 	}
 	*best = lo;
 	if (!c->quiet)

@@ -192,8 +192,6 @@ static bool inline_one(ArGraph *g, int i, ArGraph *b)
 			continue;
 		int id = ar_graph_add_node(g, g->tensors[y].name, "Identity", "");
 		ar_node_set_io(&g->nodes[id], &map[t], 1, &y, 1);
-		g->nodes[id].nexplicit = 1;
-		g->nodes[id].opset = g->opset;
 	}
 	free(cap), free(moved), free(map);
 	reorder(g, i, first);

@@ -70,13 +70,44 @@ void ar_ckpt_select(const ArTrainModel *m, ArCkptPolicy pol, bool *res)
 	}
 }
 
+/*
+ * What one device holds besides the arena: the persistent state, summed
+ * saturating (the bill's total and the device check both start from it),
+ * and its largest part, for messages.
+ */
+static int64_t persistent_bytes(const ArTrainMemory *x, const char **largest,
+				int64_t *largest_bytes)
+{
+	const struct { const char *name; int64_t bytes; } part[] = {
+		{"parameters", x->parameter_bytes},
+		{"gradients", x->gradient_bytes},
+		{"master weights", x->master_bytes},
+		{"optimizer state", x->state_bytes},
+		{"frozen parameters", x->frozen_bytes},
+		{"quantized base weights", x->quant_base_bytes},
+		{"constants", x->constant_bytes},
+	};
+	int64_t sum = 0;
+	*largest = part[0].name;
+	*largest_bytes = part[0].bytes;
+	for (size_t k = 0; k < sizeof part / sizeof *part; k++) {
+		sum = ar_train_add(sum, part[k].bytes);
+		if (part[k].bytes > *largest_bytes) {
+			*largest = part[k].name;
+			*largest_bytes = part[k].bytes;
+		}
+	}
+	return sum;
+}
+
 static void fill_bill(ArTrainResult *r, ArCkptPolicy pol, bool exact,
 		      int evals)
 {
 	const ArTrainModel *m = r->model;
 	const ArTrainMemory *x = &m->mem;
 	ArTrainBill *b = &r->bill;
-	int64_t t;
+	const char *largest;
+	int64_t big;
 	b->optimizer = ar_optimizer_name(m->spec.optimizer);
 	b->precision = ar_precision_name(m->spec.precision);
 	b->policy = ar_ckpt_policy_name(pol);
@@ -102,15 +133,8 @@ static void fill_bill(ArTrainResult *r, ArCkptPolicy pol, bool exact,
 	b->logits_grad_bytes = x->logits_grad_bytes;
 	b->autocast_copy_bytes = x->autocast_copy_bytes;
 	b->loss_chunks = m->spec.loss_chunks > 1 ? m->spec.loss_chunks : 1;
-	b->total_bytes = INT64_MAX;
-	if (ar_add64(b->parameter_bytes, b->gradient_bytes, &t) &&
-	    ar_add64(t, b->master_weight_bytes, &t) &&
-	    ar_add64(t, b->optimizer_state_bytes, &t) &&
-	    ar_add64(t, b->frozen_bytes, &t) &&
-	    ar_add64(t, b->quant_base_bytes, &t) &&
-	    ar_add64(t, b->constant_bytes, &t) &&
-	    ar_add64(t, b->arena_bytes, &t))
-		b->total_bytes = t;
+	b->total_bytes = ar_train_add(persistent_bytes(x, &largest, &big),
+				      b->arena_bytes);
 	b->forward_flops = m->forward_flops;
 	b->backward_flops = m->backward_flops;
 	b->recompute_flops = ar_train_recompute_flops(m, r->resident);
@@ -195,35 +219,6 @@ static int fixed_fails(ArCkptSearch *s, const ArTrainOptions *o, int i,
 		       ar_fmt_count(b, o->budget), then);
 }
 
-/*
- * What one device holds besides the arena: the persistent state (as
- * fill_bill adds it up) and its largest part, for messages.
- */
-static int64_t persistent_bytes(const ArTrainMemory *x, const char **largest,
-				int64_t *largest_bytes)
-{
-	const struct { const char *name; int64_t bytes; } part[] = {
-		{"parameters", x->parameter_bytes},
-		{"gradients", x->gradient_bytes},
-		{"master weights", x->master_bytes},
-		{"optimizer state", x->state_bytes},
-		{"frozen parameters", x->frozen_bytes},
-		{"quantized base weights", x->quant_base_bytes},
-		{"constants", x->constant_bytes},
-	};
-	int64_t sum = 0;
-	*largest = part[0].name;
-	*largest_bytes = part[0].bytes;
-	for (size_t k = 0; k < sizeof part / sizeof *part; k++) {
-		sum = ar_train_add(sum, part[k].bytes);
-		if (part[k].bytes > *largest_bytes) {
-			*largest = part[k].name;
-			*largest_bytes = part[k].bytes;
-		}
-	}
-	return sum;
-}
-
 /* "memory 'hbm' (11,811,160,064 bytes)" or "the --budget of ... bytes". */
 static void device_text(const ArTrainOptions *o, char *buf, size_t len)
 {
@@ -239,7 +234,8 @@ static void device_text(const ArTrainOptions *o, char *buf, size_t len)
  * One meaning of "fits" for a training step: the whole device, not the
  * arena alone.  The arena gets what the persistent state and the reserve
  * leave of the device (*room); none left is AR_EXIT_BUDGET before any
- * plan, naming the largest part and how far over it is.
+ * plan, naming the largest part and how far over it is.  Without a
+ * device, *held alone (what the device total starts from).
  */
 static int device_room(const ArTrainOptions *o, const ArTrainMemory *x,
 		       int64_t *held, int64_t *room, ArError *err)
@@ -251,7 +247,7 @@ static int device_room(const ArTrainOptions *o, const ArTrainMemory *x,
 
 	*held = ar_train_add(p, o->reserve);
 	*room = o->device_bytes - *held;
-	if (*room > 0)
+	if (!o->device_bytes || *room > 0)
 		return AR_OK;
 	device_text(o, dev, sizeof dev);
 	ar_fmt_count(r, o->reserve);
@@ -337,22 +333,14 @@ int ar_train_plan(const ArGraph *fwd, const ArTrainOptions *o,
 	memset(r, 0, sizeof *r);
 	if ((rc = ar_train_model(fwd, &o->spec, &r->model, err)))
 		return rc;
-	if (!o->device_bytes) {
-		const char *largest;
-		int64_t big;
-		held = ar_train_add(persistent_bytes(&r->model->mem, &largest,
-						     &big), o->reserve);
-	} else {
-		if ((rc = device_room(o, &r->model->mem, &held, &room, err)))
-			return rc;
-		/* With memories the tiers leave held bytes of the first; a
-		 * --budget bounds the arena to the room directly. */
-		if (o->plan.nmemories)
-			eff.plan.held = held;
-		if (!o->device_name || !o->plan.nmemories)
-			eff.budget = o->budget && o->budget < room ? o->budget
-								   : room;
-	}
+	if ((rc = device_room(o, &r->model->mem, &held, &room, err)))
+		return rc;
+	/* With memories the tiers leave held bytes of the first; a --budget
+	 * bounds the arena to the room directly. */
+	if (o->device_bytes && o->plan.nmemories)
+		eff.plan.held = held;
+	if (o->device_bytes && (!o->device_name || !o->plan.nmemories))
+		eff.budget = o->budget && o->budget < room ? o->budget : room;
 	o = &eff;
 	ar_watch_start(&watch, o->plan.time_limit);
 	r->resident = ar_xcalloc((size_t)r->model->base->ntensors + 1,

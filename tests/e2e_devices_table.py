@@ -27,11 +27,16 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from tally import Tally  # noqa: E402
+
+T = Tally('e2e_devices_table')
+check = T.check
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ARENAC = os.environ.get("ARENAC") or os.path.join(ROOT, "build", "arenac")
 PYTHON = os.environ.get("PYTHON", "/usr/bin/python3")
 
-passed = failed = 0
 G = 1 << 30
 CUDA_CONTEXT = 266076160
 STEP = ["--optimizer", "adam", "--precision", "mixed-bf16"]
@@ -44,14 +49,6 @@ NAMES = ["A100-SXM-40GB", "A100-SXM-80GB", "A100-PCIe-80GB", "H100-PCIe",
          "DDR5-5600-8ch", "LPDDR5X-8533-128bit"]
 
 
-def check(what, ok, detail=""):
-    global passed, failed
-    if ok:
-        passed += 1
-        print("ok   " + what)
-    else:
-        failed += 1
-        print("FAIL %s: %s" % (what, detail))
 
 
 def arenac(*args):
@@ -259,8 +256,7 @@ def main():
     usage()
     with tempfile.TemporaryDirectory() as tmp:
         gpt2(tmp)
-    print("e2e_devices_table: %d passed, %d failed" % (passed, failed))
-    return 1 if failed else 0
+    return T.summary()
 
 
 if __name__ == "__main__":

@@ -203,7 +203,6 @@ static void add_fused(ArGraph *dst, const ArGraph *src, const ArAttnCore *c,
 	id = ar_graph_add_node(dst, name, AR_FLASH_ATTENTION, AR_FUSED_DOMAIN);
 	n = &dst->nodes[id];
 	ar_node_set_io(n, in, nin, p2->outputs, 1);
-	n->nexplicit = nin;
 	n->opset = p2->opset;
 	n->phase = p2->phase;
 	ar_add_int_attrs(dst, n, (const char *const[]){"lse_align"}, &align,
@@ -212,9 +211,9 @@ static void add_fused(ArGraph *dst, const ArGraph *src, const ArAttnCore *c,
 }
 
 int ar_train_flash(const ArGraph *src, int64_t lse_align, ArGraph **out,
-		   int *nfused, ArError *err)
+		   ArError *err)
 {
-	int max = src->nnodes + 1, ncores, rc = AR_OK;
+	int max = src->nnodes + 1, ncores, nfused = 0, rc = AR_OK;
 	bool *param = forward_params(src);
 	bool *core = ar_xcalloc((size_t)src->nnodes + 1, sizeof *core);
 	bool *drop = ar_xcalloc((size_t)src->ntensors + 1, sizeof *drop);
@@ -225,7 +224,6 @@ int ar_train_flash(const ArGraph *src, int64_t lse_align, ArGraph **out,
 	ArGraph *g;
 
 	*out = NULL;
-	*nfused = 0;
 	ncores = ar_attention_cores(src, src->nnodes, param, core, cores, max);
 	for (int i = 0; i < src->nnodes; i++) {
 		last[i] = -1;
@@ -241,9 +239,9 @@ int ar_train_flash(const ArGraph *src, int64_t lse_align, ArGraph **out,
 			skip[cores[k].chain[c]] = true;
 		last[cores[k].last] = k;
 		drop[src->nodes[cores[k].last].outputs[0]] = false;
-		(*nfused)++;
+		nfused++;
 	}
-	if (!*nfused)
+	if (!nfused)
 		goto done;
 	g = ar_copy_tensors(src);
 	for (int i = 0; i < src->nnodes && !rc; i++) {

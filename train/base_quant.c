@@ -79,7 +79,7 @@ static const char *format_name(ArBqFormat f)
 
 /* Node n as QuantizedMatMul(x, Wq[, bias]) writing n's output. */
 static void quantize(ArGraph *g, const ArNode *n, const ArBaseQuant *q,
-		     int64_t in, int64_t out, int64_t *bytes, int64_t *params)
+		     int64_t in, int64_t out, int64_t *params)
 {
 	const ArTensor *w = &g->tensors[n->inputs[1]];
 	int io[3], nin = 2, wq, id;
@@ -94,7 +94,6 @@ static void quantize(ArGraph *g, const ArNode *n, const ArBaseQuant *q,
 	x->rank = 1;
 	x->dims[0] = ar_base_quant_bytes(q, in, out);
 	ar_tensor_set_bytes(x, NULL);
-	*bytes += x->bytes;
 	*params += in * out;
 	io[0] = n->inputs[0];
 	io[1] = wq;
@@ -103,28 +102,26 @@ static void quantize(ArGraph *g, const ArNode *n, const ArBaseQuant *q,
 	snprintf(name, sizeof name, "%s.%s", n->name, format_name(q->format));
 	id = ar_graph_add_node(g, name, AR_QUANT_MATMUL, AR_FUSED_DOMAIN);
 	ar_node_set_io(&g->nodes[id], io, nin, n->outputs, 1);
-	g->nodes[id].nexplicit = nin;
 	g->nodes[id].opset = n->opset;
 	g->nodes[id].phase = n->phase;
 	g->tensors[n->outputs[0]].producer = id;
 }
 
 int ar_train_base_quant(const ArGraph *src, const ArBaseQuant *q,
-			ArGraph **out, int64_t *bytes, int64_t *params,
-			ArError *err)
+			ArGraph **out, int64_t *params, ArError *err)
 {
 	int head = head_node(src), nq = 0, rc = AR_OK;
 	ArGraph *g = ar_copy_tensors(src);
 
 	*out = NULL;
-	*bytes = *params = 0;
+	*params = 0;
 	for (int i = 0; i < src->nnodes && !rc; i++) {
 		const ArNode *n = &src->nodes[i];
 		int64_t in, o;
 		if (i != head && ar_is_step(src, i) &&
 		    ar_train_linear(src, n, &in, &o) &&
 		    !ar_lora_adapter(src->tensors[n->inputs[1]].name)) {
-			quantize(g, n, q, in, o, bytes, params);
+			quantize(g, n, q, in, o, params);
 			nq++;
 		} else if (ar_copy_node(g, n, n->inputs, n->outputs, err) < 0) {
 			rc = err->code;

@@ -130,7 +130,6 @@ static int node(ArGraph *g, const char *base, const char *suffix,
 	snprintf(name, sizeof name, "%s%s", base, suffix);
 	id = ar_graph_add_node(g, name, op, "");
 	ar_node_set_io(&g->nodes[id], in, nin, out, nout);
-	g->nodes[id].nexplicit = nin;
 	g->nodes[id].opset = opset;
 	for (int j = 0; j < nout; j++)
 		if (out[j] >= 0)

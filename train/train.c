@@ -372,41 +372,29 @@ static void settle_params(ArTrainModel *m)
 		}
 }
 
-int ar_train_model(const ArGraph *fwd, const ArTrainSpec *spec,
-		   ArTrainModel **out, ArError *err)
+/*
+ * The forward graph as the step runs it: --lora's adapters, --base-quant's
+ * stored weights, --attention's fused cores, autocast's casts, each a copy
+ * of the one before (made[], freed by the caller).
+ */
+static int rewrite(ArTrainModel *m, const ArTrainSpec *spec,
+		   const ArGraph **fwd, ArGraph **made, ArError *err)
 {
-	ArTrainModel *m = ar_xcalloc(1, sizeof *m);
 	ArDType low = ar_precision_autocast(spec->precision);
-	ArGraph *autocast = NULL, *flash = NULL, *lora = NULL, *quant = NULL;
-	int *order = NULL, rc;
-	bool *rg = NULL;
+	int rc = AR_OK, k = 0;
 
-	*out = NULL;
-	m->spec = *spec;
-	m->head = -1;
-	/* --lora: the adapters beside the targeted linears. */
-	if (spec->lora.rank > 0) {
-		if ((rc = ar_train_lora(fwd, &spec->lora, &lora, &m->lora,
-					err)))
-			goto fail;
-		fwd = lora;
-	}
-	/* --base-quant: frozen linears by their stored weights. */
-	if (spec->base_quant.format != AR_BQ_NONE) {
-		int64_t qb;
-		if ((rc = ar_train_base_quant(fwd, &spec->base_quant, &quant,
-					      &qb, &m->quant_params, err)))
-			goto fail;
-		fwd = quant;
-	}
-	/* --attention flash|efficient: each core one kernel. */
-	if (spec->attention != AR_ATTN_MATH) {
-		int nfused;
-		if ((rc = ar_train_flash(fwd, spec->attention == AR_ATTN_FLASH ?
-					 1 : 32, &flash, &nfused, err)))
-			goto fail;
-		if (flash)
-			fwd = flash;
+	if (spec->lora.rank > 0 &&
+	    !(rc = ar_train_lora(*fwd, &spec->lora, &made[k], &m->lora, err)))
+		*fwd = made[k++];
+	if (!rc && spec->base_quant.format != AR_BQ_NONE &&
+	    !(rc = ar_train_base_quant(*fwd, &spec->base_quant, &made[k],
+				       &m->quant_params, err)))
+		*fwd = made[k++];
+	if (!rc && spec->attention != AR_ATTN_MATH &&
+	    !(rc = ar_train_flash(*fwd, spec->attention == AR_ATTN_FLASH ? 1 :
+				  32, &made[k], err))) {
+		if (made[k])
+			*fwd = made[k++];
 		else
 			ar_warn(&spec->diag, "--attention %s: found no attention "
 				"core to fuse (a product of two activations "
@@ -416,11 +404,25 @@ int ar_train_model(const ArGraph *fwd, const ArTrainSpec *spec,
 				"efficient");
 	}
 	/* amp: the step of the graph torch.autocast runs instead. */
-	if (low != AR_DT_UNDEFINED &&
-	    (rc = ar_train_autocast(fwd, low, &autocast, err)))
+	if (!rc && low != AR_DT_UNDEFINED &&
+	    !(rc = ar_train_autocast(*fwd, low, &made[k], err)))
+		*fwd = made[k++];
+	return rc;
+}
+
+int ar_train_model(const ArGraph *fwd, const ArTrainSpec *spec,
+		   ArTrainModel **out, ArError *err)
+{
+	ArTrainModel *m = ar_xcalloc(1, sizeof *m);
+	ArGraph *made[4] = {NULL};
+	int *order = NULL, rc;
+	bool *rg = NULL;
+
+	*out = NULL;
+	m->spec = *spec;
+	m->head = -1;
+	if ((rc = rewrite(m, spec, &fwd, made, err)))
 		goto fail;
-	if (autocast)
-		fwd = autocast;
 	if ((rc = ar_train_loss(m, fwd, &order, err)) ||
 	    (rc = ar_train_convert(m, err)) ||
 	    (rc = train_outputs(m, fwd, order, err)))
@@ -442,22 +444,14 @@ int ar_train_model(const ArGraph *fwd, const ArTrainSpec *spec,
 		goto fail;
 	find_candidates(m);
 	backward_flops(m);
-	free(order);
-	free(rg);
-	ar_graph_free(autocast);
-	ar_graph_free(flash);
-	ar_graph_free(lora);
-	ar_graph_free(quant);
 	*out = m;
-	return AR_OK;
 fail:
 	free(order);
 	free(rg);
-	ar_graph_free(autocast);
-	ar_graph_free(flash);
-	ar_graph_free(lora);
-	ar_graph_free(quant);
-	ar_train_model_free(m);
+	for (int k = 0; k < 4; k++)
+		ar_graph_free(made[k]);
+	if (rc)
+		ar_train_model_free(m);
 	return rc;
 }
 

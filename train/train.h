@@ -316,12 +316,11 @@ bool ar_train_linear(const ArGraph *g, const ArNode *n, int64_t *in,
 /* The stored bytes of an in x out weight in format q (base_quant.c). */
 int64_t ar_base_quant_bytes(const ArBaseQuant *q, int64_t in, int64_t out);
 /* A copy of src with every linear but the head and the adapters as an
- * arenac.QuantizedMatMul by its stored weight; *bytes their stored sum,
- * *params their weights.
+ * arenac.QuantizedMatMul by its stored weight; *params their weights
+ * (the stored bytes are the bill's, precision.c).
  * AR_EXIT_MODEL when there is none. */
 int ar_train_base_quant(const ArGraph *src, const ArBaseQuant *q,
-			ArGraph **out, int64_t *bytes, int64_t *params,
-			ArError *err);
+			ArGraph **out, int64_t *params, ArError *err);
 /* Whether a tensor name is an adapter's (W.lora_A, W.lora_B). */
 bool ar_lora_adapter(const char *name);
 
@@ -344,9 +343,9 @@ int ar_attention_cores(const ArGraph *g, int nnodes, const bool *param,
 		       bool *core, ArAttnCore *cores, int max);
 /* A copy of src with each attention core nothing else reads into as one
  * arenac.FlashAttention node, the log-sum-exp padded to lse_align rows;
- * *out NULL when none could be (*nfused 0). */
+ * *out NULL when none could be. */
 int ar_train_flash(const ArGraph *src, int64_t lse_align, ArGraph **out,
-		   int *nfused, ArError *err);
+		   ArError *err);
 /* The dtype of a parameter's master copy, AR_DT_UNDEFINED for none; of
  * its gradient; of what the optimizer updates (the master copy, else the
  * parameter itself). */
