@@ -14,7 +14,7 @@
 #include "emit.h"
 #include "fuse.h"
 #include "infer.h"
-#include "max_batch.h"
+#include "max_fit.h"
 #include "numfmt.h"
 #include "options.h"
 #include "solve.h"
@@ -159,7 +159,12 @@ static int run_train(const Cli *c, const ArGraph *g, ArError *err)
 	rc = ar_train_plan(g, &c->topt, &r, err);
 	if (!rc)
 		note_time_limit(c, r.plan);
-	r.bill.max_batch = c->max_batch_found;
+	if (c->max_dim) {
+		r.bill.max_seq = c->max_found;
+		r.bill.max_seq_dim = c->max_dim;
+	} else {
+		r.bill.max_batch = c->max_found;
+	}
 	if (!rc && c->stats)
 		ar_print_train_plan_stats(stderr, g, r.graph, r.plan);
 	if (!rc && c->selfcheck)
@@ -220,6 +225,7 @@ static void batch_hint(const Cli *c, const ArGraph *g, const ArError *err)
 int main(int argc, char **argv)
 {
 	Cli c = {.load.diag = {warn_stderr, &c}};
+	ArDimBinding max_dims[CLI_MAX_DIMS + 1];   /* --max-dim's answer */
 	ArGraph *g = NULL;
 	ArPlan *p = NULL;
 	ArError err = {0};
@@ -238,14 +244,18 @@ int main(int argc, char **argv)
 		fprintf(stderr, "arenac: error: %s\n", err.msg);
 		return rc;
 	}
-	/* --max-batch finds the batch; the run below plans and writes it. */
-	if (c.max_batch && (rc = cli_max_batch(&c, &c.load.batch, &err))) {
+	/* --max-batch and --max-dim find the value; the run below plans and
+	 * writes it. */
+	if ((c.max_batch || c.max_dim) &&
+	    (rc = cli_max_fit(&c, &c.max_found, &err))) {
 		fprintf(stderr, "arenac: error: %s: %s%s\n", c.model, err.msg,
-			rc == AR_EXIT_BUDGET ? " (--max-batch: not even a batch "
-			"of 1 fits)" : "");
+			rc != AR_EXIT_BUDGET ? "" : c.max_dim ? " (--max-dim: "
+			"not even 1 fits)" : " (--max-batch: not even a batch "
+			"of 1 fits)");
 		return rc;
 	}
-	c.max_batch_found = c.max_batch ? c.load.batch : 0;
+	if (c.max_batch || c.max_dim)
+		cli_max_fit_set(&c, c.max_found, &c.load, max_dims);
 	rc = ar_load_onnx(c.model, &c.load, &g, &err);
 	if (!rc)
 		rc = ar_infer_bounded(g, &c.load.diag, c.bounds, c.nbounds,

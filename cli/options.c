@@ -368,6 +368,11 @@ static const Option options[] = {
 		 "(--budget or the first --memory, --reserve too):\n"
 		 "doubling, then bisecting, every batch tried planned\n"
 		 "and verified; prints the tries, plans the answer"},
+	{"max-dim", 0, TEXT, "NAME", TO(max_dim), .flags = TRAIN,
+	 .section = TRAINING,
+	 .help = "the same for the symbolic dim NAME (a sequence\n"
+		 "length, as --dim NAME=V binds it): the largest V\n"
+		 "whose step fits, or that the model takes"},
 	{"budget-sweep", 0, FLAG, NULL, TO(sweep), .value = true,
 	 .flags = TRAIN, .section = TRAINING,
 	 .help = "print the budget / recompute trade-off from the\n"
@@ -804,10 +809,16 @@ static int check_combinations(const Cli *c)
 				       "device's step; give it without --dp, "
 				       "--tp, --pp and --fit (ZeRO shards the "
 				       "gradients it frees)");
-	if (c->max_batch && (c->multi || c->fitting || c->sweep))
-		return cli_usage_error("--max-batch plans one device's step; "
+	if (c->max_batch && c->max_dim)
+		return cli_usage_error("--max-batch and --max-dim: one search "
+				       "at a time (fix the other with --batch "
+				       "or --dim)");
+	if ((c->max_batch || c->max_dim) &&
+	    (c->multi || c->fitting || c->sweep))
+		return cli_usage_error("--max-%s plans one device's step; "
 				       "give it without --dp, --tp, --pp, "
-				       "--fit and --budget-sweep");
+				       "--fit and --budget-sweep",
+				       c->max_batch ? "batch" : "dim");
 	if ((c->multi || c->fitting) && c->sweep)
 		return cli_usage_error("--budget-sweep plans one device");
 	/* Two outputs into one file would leave one of them, or on stdout

@@ -48,9 +48,11 @@ typedef struct Cli {
 	const char *compare;
 	ArPlanReport report;
 	bool train, sweep, fuse;
-	/* --max-batch, and the batch it found (0: not searched). */
+	/* --max-batch, --max-dim NAME, and the value found (0: not
+	 * searched). */
 	bool max_batch;
-	int64_t max_batch_found;
+	const char *max_dim;
+	int64_t max_found;
 	ArTrainOptions topt;
 	const char *freeze[CLI_MAX_REGEX], *trainable[CLI_MAX_REGEX];
 	const char *lora_targets[CLI_MAX_REGEX];

@@ -513,6 +513,13 @@ static void write_training(FILE *f, const ArTrainBill *b)
 		fprintf(f, ", \"max_batch\": %" PRId64, b->max_batch);
 	else
 		fputs(", \"max_batch\": null", f);
+	if (b->max_seq) {
+		fprintf(f, ", \"max_seq\": %" PRId64 ", \"max_seq_dim\": ",
+			b->max_seq);
+		ar_json_str(f, b->max_seq_dim);
+	} else {
+		fputs(", \"max_seq\": null, \"max_seq_dim\": null", f);
+	}
 	fprintf(f, ", \"host_state_bytes\": %" PRId64 ", \"gradient_dtype\": ",
 		b->host_state_bytes);
 	ar_json_str(f, b->gradient_dtype);

@@ -644,6 +644,23 @@ int ar_shape_gather(InferCtx *c, ArNode *n)
 		return rc;
 	if (x->rank - 1 + idx->rank > AR_MAX_RANK)
 		return ar_node_fail(c, n, "output rank above %d", AR_MAX_RANK);
+	/* Indices known here (a folded Range of positions, say) must be in
+	 * [-size, size - 1] (the operator spec): a sequence longer than a
+	 * position table is a model that cannot run, not a plan. */
+	if (idx->data && (idx->dtype == AR_DT_INT64 ||
+			  idx->dtype == AR_DT_INT32)) {
+		int64_t size = x->dims[axis], cnt = ar_numel(idx);
+		for (int64_t k = 0; k < cnt; k++) {
+			int64_t v = idx->dtype == AR_DT_INT64 ?
+				((const int64_t *)idx->data)[k] :
+				((const int32_t *)idx->data)[k];
+			if (v < -size || v >= size)
+				return ar_node_fail(c, n, "index %lld out of "
+						    "range for axis %d of "
+						    "size %lld", (long long)v,
+						    axis, (long long)size);
+		}
+	}
 	for (int i = 0; i < x->rank; i++) {
 		for (int k = 0; i == axis && k < idx->rank; k++) {
 			axes |= AR_BOUNDED(idx, k) << rank;

@@ -72,6 +72,8 @@ typedef struct ArTrainBill {
 	int64_t headroom_bytes;         /* device_bytes - device_total_bytes */
 	const char *device_name;        /* NULL: --budget */
 	int64_t max_batch;              /* --max-batch's answer, 0: none */
+	int64_t max_seq;                /* --max-dim's answer, 0: none, */
+	const char *max_seq_dim;        /* and the dim it searched */
 	/* --grad-accum: micro-batches a step, and the step's FLOPs (the
 	 * micro-batch's forward, backward and recompute, that many times) */
 	int grad_accum;

@@ -27,7 +27,12 @@ an 11 GiB card.  Checked on the models the issue names:
     shape with layer checkpointing and 8-bit Adam on 80 GiB: the batch it
     names fits when planned on its own and the next one does not; the JSON
     reports max_batch; a model whose batch is fixed, or no device, is a
-    usage error.
+    usage error;
+  - --max-dim seq on a one-head attention model whose sequence axis is
+    symbolic (scores grow as seq^2): the length it names fits, the next
+    does not, the JSON reports max_seq and max_seq_dim; a position table
+    read by Gather bounds the search at its rows, the table saying why;
+    an unknown dim is a usage error.
 """
 import json
 import os
@@ -209,6 +214,96 @@ def max_batch(tmp, gen, preset, step, memory, want):
     return model
 
 
+def attention_model(path, table=0):
+    """ids [1, seq] -> embedding, one attention head, head: logits
+    [1, seq, V].  table: a position table of that many rows, read by
+    Gather at Range(0, seq), added to the embedding."""
+    import numpy as np
+    from onnx import TensorProto, helper, numpy_helper
+    d, V = 64, 256
+    rng = np.random.default_rng(0)
+
+    def w(name, *shape):
+        return numpy_helper.from_array(
+            rng.standard_normal(shape).astype(np.float32), name)
+    inits = [w("emb", V, d), w("wq", d, d), w("wk", d, d), w("wv", d, d),
+             w("wo", d, d), w("head", d, V)]
+    nodes = [helper.make_node("Gather", ["emb", "ids"], ["x0"])]
+    if table:
+        inits += [w("pos", table, d),
+                  numpy_helper.from_array(np.array([1], np.int64), "one"),
+                  numpy_helper.from_array(np.array(0, np.int64), "zero"),
+                  numpy_helper.from_array(np.array(1, np.int64), "step")]
+        nodes += [helper.make_node("Shape", ["ids"], ["shp"]),
+                  helper.make_node("Gather", ["shp", "one"], ["len1"]),
+                  helper.make_node("Squeeze", ["len1"], ["len"]),
+                  helper.make_node("Range", ["zero", "len", "step"],
+                                   ["positions"]),
+                  helper.make_node("Gather", ["pos", "positions"], ["p"]),
+                  helper.make_node("Add", ["x0", "p"], ["x"])]
+    else:
+        nodes.append(helper.make_node("Identity", ["x0"], ["x"]))
+    nodes += [helper.make_node("MatMul", ["x", "wq"], ["q"]),
+              helper.make_node("MatMul", ["x", "wk"], ["k"]),
+              helper.make_node("MatMul", ["x", "wv"], ["v"]),
+              helper.make_node("Transpose", ["k"], ["kT"], perm=[0, 2, 1]),
+              helper.make_node("MatMul", ["q", "kT"], ["scores"]),
+              helper.make_node("Softmax", ["scores"], ["probs"], axis=-1),
+              helper.make_node("MatMul", ["probs", "v"], ["a"]),
+              helper.make_node("MatMul", ["a", "wo"], ["o"]),
+              helper.make_node("MatMul", ["o", "head"], ["logits"])]
+    g = helper.make_graph(
+        nodes, "attn",
+        [helper.make_tensor_value_info("ids", TensorProto.INT64,
+                                       [1, "seq"])],
+        [helper.make_tensor_value_info("logits", TensorProto.FLOAT,
+                                       [1, "seq", V])], inits)
+    import onnx
+    onnx.save(helper.make_model(g, opset_imports=[
+        helper.make_opsetid("", 17)]), path)
+
+
+def max_dim(tmp):
+    """--max-dim seq: the answer fits, one more does not."""
+    model = os.path.join(tmp, "attn.onnx")
+    attention_model(model)
+    step = ["--optimizer", "adam", "--memory", "hbm:64M"]
+    r, b = train_json(tmp, model, *step, "--max-dim", "seq")
+    want = b["max_seq"] if b else None
+    check("--max-dim seq on 64 MiB: seq %s, JSON max_seq_dim seq" % want,
+          b is not None and want and want > 256 and
+          b["max_seq_dim"] == "seq" and b["max_batch"] is None and
+          b["fits"] is True, r.stderr)
+    if not want:
+        return
+    r, b = train_json(tmp, model, *step, "--dim", "seq=%d" % want)
+    check("seq %d fits on its own" % want,
+          b is not None and b["fits"] is True and b["max_seq"] is None,
+          r.stderr)
+    r = arenac("-q", "--train", *step, "--dim", "seq=%d" % (want + 1), model)
+    check("seq %d does not" % (want + 1), r.returncode == 3, r.stderr)
+    # --dim seq=... given too: --max-dim's value wins, the table says so.
+    r = arenac("--train", *step, "--dim", "seq=8", "--max-dim", "seq",
+               model)
+    check("--max-dim over a --dim of the same name: seq %d" % want,
+          r.returncode == 0 and "--max-dim seq for memory 'hbm'" in
+          r.stdout and ": seq %d\n" % want in r.stdout, r.stdout + r.stderr)
+    r = arenac("-q", "--train", *step, "--max-dim", "len", model)
+    check("--max-dim of a dim the model lacks: exit 1",
+          r.returncode == 1 and "no dim named 'len'" in r.stderr, r.stderr)
+    r = arenac("-q", "--train", *step, "--max-dim", "seq", "--max-batch",
+               model)
+    check("--max-dim with --max-batch: exit 1", r.returncode == 1 and
+          "one search at a time" in r.stderr, r.stderr)
+    # A position table of 300 rows: the model takes no longer sequence.
+    model = os.path.join(tmp, "attn_pos.onnx")
+    attention_model(model, table=300)
+    r = arenac("--train", *step, "--max-dim", "seq", model)
+    check("a 300-row position table bounds --max-dim at 300",
+          r.returncode == 0 and ": seq 300\n" in r.stdout and
+          "the model cannot take it" in r.stdout, r.stdout + r.stderr)
+
+
 def usage(tmp):
     lenet = os.path.join(ROOT, "testdata", "lenet.onnx")
     r = arenac("--train", "--memory", "hbm:1M", "--reserve", "2M", lenet)
@@ -246,6 +341,7 @@ def main():
         max_batch(tmp, "gen_llama.py", "llama-7b",
                   ["--optimizer", "adam8bit", "--precision", "mixed-bf16",
                    "--checkpoint", "layer"], "hbm:80G", 12)
+        max_dim(tmp)
         usage(tmp)
     return T.summary()
 
