@@ -13,9 +13,13 @@
 #include "options.h"
 #include "values.h"
 
+#include <assert.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "infer.h"
 
 /* --offload's memories, by name among --memory's (not the device's). */
 static int resolve_offload(Cli *c, ArError *err)
@@ -131,12 +135,99 @@ static FILE *table_file(const Cli *c)
 	return cli_no_outputs(c) ? stdout : c->stats ? stderr : NULL;
 }
 
+/* The model's micro-batch: --batch, else the first input's axis 0. */
+static int64_t model_batch(const Cli *c, const ArGraph *g)
+{
+	if (c->load.batch)
+		return c->load.batch;
+	for (int i = 0; i < g->ninputs; i++) {
+		const ArTensor *t = &g->tensors[g->inputs[i]];
+		if (t->rank > 0)
+			return t->dims[0];
+	}
+	return 1;
+}
+
+/* The setups --fit searches: every combination of the --fit-axis
+ * values, the command line's own option where an axis is not searched.
+ * A batch axis loads the model once per micro-batch (graphs[i] for its
+ * value i; the others use g) and keeps the global batch: the model's
+ * micro-batch times given (--microbatches), else times the devices. */
+static int make_setups(const Cli *c, const ArGraph *g, int given,
+		       ArFitVariant *v, int *nv, ArGraph **graphs,
+		       ArError *err)
+{
+	const CliFitAxes *x = &c->axes;
+	int64_t global = model_batch(c, g) * (given ? given : c->fit.devices);
+	int n = 1, rc = AR_OK;
+
+	for (int a = 0; a < CLI_AXES; a++)
+		n *= x->n[a] ? x->n[a] : 1;
+	assert(n <= CLI_MAX_SETUPS);
+	for (int k = 0; k < n; k++) {
+		ArTrainSpec *t;
+		int at[CLI_AXES], rest = k;
+		/* Setup k's value of each axis, the last axis fastest. */
+		for (int a = CLI_AXES - 1; a >= 0; a--) {
+			int m = x->n[a] ? x->n[a] : 1;
+			at[a] = rest % m;
+			rest /= m;
+		}
+		v[k] = (ArFitVariant){g, c->topt, given, 0};
+		t = &v[k].opt.spec;
+		if (x->n[CLI_AXIS_ATTENTION])
+			t->attention = x->attention[at[CLI_AXIS_ATTENTION]];
+		if (x->n[CLI_AXIS_LORA]) {
+			t->lora.rank = x->lora[at[CLI_AXIS_LORA]].rank;
+			t->lora.alpha = x->lora[at[CLI_AXIS_LORA]].alpha;
+		}
+		if (x->n[CLI_AXIS_BASE_QUANT]) {
+			t->base_quant.format =
+				x->quant[at[CLI_AXIS_BASE_QUANT]].format;
+			t->base_quant.block =
+				x->quant[at[CLI_AXIS_BASE_QUANT]].block;
+		}
+		if (x->n[CLI_AXIS_BATCH]) {
+			int i = at[CLI_AXIS_BATCH];
+			int64_t b = x->batch[i];
+			if (global % b) {
+				rc = ar_fail(err, AR_EXIT_USAGE, "--fit-axis "
+					     "batch=%" PRId64 ": the global "
+					     "batch %" PRId64 " is not a "
+					     "multiple of it", b, global);
+				break;
+			}
+			if (!graphs[i]) {
+				ArLoadOptions lo = c->load;
+				lo.batch = b;
+				lo.diag.warn = NULL;
+				rc = ar_load_onnx(c->model, &lo, &graphs[i],
+						  err);
+				if (!rc)
+					rc = ar_infer_bounded(graphs[i],
+							      &lo.diag,
+							      c->bounds,
+							      c->nbounds, err);
+				if (rc)
+					break;
+			}
+			v[k].fwd = graphs[i];
+			v[k].batch = b;
+			v[k].microbatches = (int)(global / b);
+		}
+	}
+	*nv = n;
+	return rc;
+}
+
 /* given: --microbatches, or 0 (one per device). */
 static int run_fit(Cli *c, const ArGraph *g, int given, ArError *err)
 {
-	ArFitResult fr;
+	ArFitVariant v[CLI_MAX_SETUPS];
+	ArGraph *graphs[CLI_MAX_AXIS_VALUES] = {0};
+	ArFitResult fr = {0};
 	FILE *f = table_file(c);
-	int rc;
+	int nv = 0, rc;
 
 	/* What --reserve holds is not the step's: the configurations are
 	 * searched for the rest of each device. */
@@ -146,10 +237,11 @@ static int run_fit(Cli *c, const ArGraph *g, int given, ArError *err)
 			       (long long)c->topt.reserve,
 			       (long long)c->fit.memory);
 	c->fit.memory -= c->topt.reserve;
-	c->fit.microbatches = given;
 	c->fit.schedule = c->dev.schedule;
 	c->fit.bucket = c->dev.bucket;
-	rc = ar_fit(g, &c->topt, &c->fit, &fr, err);
+	rc = make_setups(c, g, given, v, &nv, graphs, err);
+	if (!rc)
+		rc = ar_fit(v, nv, &c->fit, &fr, err);
 	if (!rc && c->selfcheck)
 		rc = selfcheck(&fr.best, err);
 	if (!rc)
@@ -162,6 +254,8 @@ static int run_fit(Cli *c, const ArGraph *g, int given, ArError *err)
 					 c->device, c->topt.reserve);
 	}
 	ar_fit_free(&fr);
+	for (int i = 0; i < CLI_MAX_AXIS_VALUES; i++)
+		ar_graph_free(graphs[i]);
 	return rc;
 }
 

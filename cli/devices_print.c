@@ -117,21 +117,29 @@ void ar_print_devices(FILE *f, const char *model, const ArDevicesResult *r)
 void ar_print_fit(FILE *f, const char *model, const ArFitSpec *spec,
 		  const ArFitResult *fr)
 {
-	char a[AR_NUMFMT_LEN], b[AR_NUMFMT_LEN];
+	char a[AR_NUMFMT_LEN], b[AR_NUMFMT_LEN], d[150];
 	fprintf(f, "%s: --fit %d devices of %s bytes (%s): %d configurations, "
 		"%d fit; the cheapest first\n", model, spec->devices,
 		ar_fmt_count(a, spec->memory), ar_fmt_size(b, spec->memory),
 		fr->considered, fr->nrows);
-	fprintf(f, "  %4s %4s %4s %4s %3s %4s %5s %-10s %16s %12s\n", "#", "dp",
-		"zero", "tp", "sp", "pp", "mb", "checkpoint", "largest",
-		"step (s)");
+	if (fr->nvariants > 1)
+		fprintf(f, "  (over %d setups: --fit-axis)\n", fr->nvariants);
+	fprintf(f, "  %4s %4s %4s %4s %3s %4s %5s %-10s %16s %12s%s\n", "#",
+		"dp", "zero", "tp", "sp", "pp", "mb", "checkpoint", "largest",
+		"step (s)", fr->nvariants > 1 ? "  setup" : "");
 	for (int i = 0; i < fr->nrows && i < FIT_SHOWN; i++) {
 		const ArFitRow *row = &fr->rows[i];
-		fprintf(f, "  %4d %4d %4d %4d %3s %4d %5d %-10s %16s %12.4g\n",
+		fprintf(f, "  %4d %4d %4d %4d %3s %4d %5d %-10s %16s %12.4g",
 			i + 1, row->spec.dp, row->spec.zero, row->spec.tp,
 			row->spec.sp ? "yes" : "-", row->spec.pp,
 			row->spec.microbatches, ar_ckpt_policy_name(row->policy),
 			ar_fmt_count(a, row->largest), row->step_s);
+		if (fr->nvariants > 1) {
+			ar_fit_describe(&fr->variants[row->variant], d,
+					sizeof d);
+			fprintf(f, "  %s", d);
+		}
+		fputc('\n', f);
 	}
 	if (fr->nrows > FIT_SHOWN)
 		fprintf(f, "  ... %d more (every one in the JSON report)\n",

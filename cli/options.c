@@ -429,6 +429,16 @@ static const Option options[] = {
 		 "may name a device (8xH100-SXM: its memory, FLOP/s,\n"
 		 "link and reserve)"},
 
+	{"fit-axis", 0, CUSTOM, "NAME=V[,V...]", NOWHERE,
+	 .parse = cli_parse_fit_axis, .flags = ECHO | TRAIN,
+	 .section = DEVICES, .needs = "fit",
+	 .help = "--fit also searches option NAME over these values\n"
+		 "(repeatable, every combination planned):\n"
+		 "attention=math,flash,efficient; lora=0,8,64 (0:\n"
+		 "no adapters); base-quant=none,nf4,int8; batch=1,2,4\n"
+		 "(the micro-batch, the global batch kept: --batch\n"
+		 "times --microbatches or the devices)"},
+
 	{"json", 0, TEXT, "FILE", TO(json), .flags = OUTPUT,
 	 .section = OUTPUTS, .help = "JSON plan report ('-' for stdout)"},
 	{"header", 'o', TEXT, "FILE", TO(header), .flags = OUTPUT,
@@ -781,9 +791,12 @@ static int check_combinations(const Cli *c)
 		return cli_usage_error("--%s needs --train (as every option of "
 				       "the Training section of --help does)",
 				       train_only->name);
+	/* An option --fit-axis searches counts as given. */
 	for (int i = 0; i < NOPTIONS; i++)
 		if (c->given[i] && options[i].needs &&
-		    !c->given[by_name(options[i].needs) - options])
+		    !c->given[by_name(options[i].needs) - options] &&
+		    !(cli_fit_axis_named(options[i].needs) >= 0 &&
+		      c->axes.n[cli_fit_axis_named(options[i].needs)]))
 			return cli_usage_error("--%s needs --%s",
 					       options[i].name,
 					       options[i].needs);

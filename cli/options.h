@@ -24,6 +24,23 @@
 #define CLI_MAX_VALUES 16
 #define CLI_MAX_REGEX 64
 
+/* --fit-axis NAME=V,...: the training options --fit searches besides
+ * the devices' configurations, each named for the option it varies. */
+typedef enum {
+	CLI_AXIS_ATTENTION, CLI_AXIS_LORA, CLI_AXIS_BASE_QUANT, CLI_AXIS_BATCH,
+	CLI_AXES
+} CliAxis;
+#define CLI_MAX_AXIS_VALUES 8
+/* Setups --fit plans at most: the product of the axes' value counts. */
+#define CLI_MAX_SETUPS 64
+typedef struct CliFitAxes {
+	int n[CLI_AXES];        /* values of each axis, 0: not searched */
+	ArAttention attention[CLI_MAX_AXIS_VALUES];
+	ArLoraSpec lora[CLI_MAX_AXIS_VALUES];      /* rank 0: no adapters */
+	ArBaseQuant quant[CLI_MAX_AXIS_VALUES];
+	int64_t batch[CLI_MAX_AXIS_VALUES];        /* the micro-batch */
+} CliFitAxes;
+
 /* parse_args's result when the run is already complete (--help). */
 #define CLI_DONE (-1)
 
@@ -62,6 +79,7 @@ typedef struct Cli {
 	bool multi, fitting;
 	ArDevicesSpec dev;
 	ArFitSpec fit;
+	CliFitAxes axes;
 	const char *offload_to[AR_OFF_KINDS];
 	/* --device and --fit NxNAME: their rows of the device table;
 	 * --device NAME:SIZE's size (0: the table's). */

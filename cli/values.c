@@ -7,6 +7,7 @@
  */
 #include "values.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -319,9 +320,11 @@ int cli_parse_lora_target(Cli *c, char *arg)
 
 /* --lora RANK[:ALPHA]: a rank from 1, alpha above 0 (default: the rank,
  * so s = alpha / rank = 1). */
-int cli_parse_lora(Cli *c, char *arg)
+/* RANK[:ALPHA] of option opt into l's rank and alpha. */
+static int parse_lora(const char *opt, const char *arg, ArLoraSpec *l)
 {
-	char *end, *colon = strchr(arg, ':');
+	char *end;
+	const char *colon = strchr(arg, ':');
 	long long r;
 	double a = 0;
 	errno = 0;
@@ -329,28 +332,37 @@ int cli_parse_lora(Cli *c, char *arg)
 	if (errno || end == arg || (*end && end != colon) || r < 1 ||
 	    r > (1LL << 30) || (colon && ((a = strtod(colon + 1, &end)) <= 0 ||
 					  end == colon + 1 || *end)))
-		return cli_usage_error("--lora wants RANK or RANK:ALPHA, a rank "
+		return cli_usage_error("%s wants RANK or RANK:ALPHA, a rank "
 				       "of 1 or more and alpha above 0, not "
-				       "'%s'", arg);
-	c->topt.spec.lora.rank = r;
-	c->topt.spec.lora.alpha = colon ? a : (double)r;
+				       "'%s'", opt, arg);
+	l->rank = r;
+	l->alpha = colon ? a : (double)r;
 	return AR_OK;
 }
 
-/* --base-quant nf4|fp4|int8[:BLOCK]: BLOCK one of bitsandbytes' block
- * sizes (quantize_4bit: 32 to 4096, powers of two; default 64). */
-int cli_parse_base_quant(Cli *c, char *arg)
+int cli_parse_lora(Cli *c, char *arg)
 {
-	static const char *const names[] = {"nf4", "fp4", "int8"};
-	char *colon = strchr(arg, ':'), *end;
+	return parse_lora("--lora", arg, &c->topt.spec.lora);
+}
+
+/* nf4|fp4|int8[:BLOCK] of option opt into q: BLOCK one of bitsandbytes'
+ * block sizes (quantize_4bit: 32 to 4096, powers of two; default 64). */
+static int parse_base_quant(const char *opt, const char *arg,
+			    ArBaseQuant *q)
+{
+	static const ArBqFormat formats[] = {AR_BQ_NF4, AR_BQ_FP4,
+					     AR_BQ_INT8};
+	const char *colon = strchr(arg, ':');
+	char *end;
 	size_t len = colon ? (size_t)(colon - arg) : strlen(arg);
-	ArBaseQuant *q = &c->topt.spec.base_quant;
 	long long b = 64;
 
 	q->format = AR_BQ_NONE;
-	for (int k = 0; k < 3; k++)
-		if (strlen(names[k]) == len && !strncmp(arg, names[k], len))
-			q->format = (ArBqFormat)(AR_BQ_NF4 + k);
+	for (int k = 0; k < 3; k++) {
+		const char *name = ar_base_quant_name(formats[k]);
+		if (strlen(name) == len && !strncmp(arg, name, len))
+			q->format = formats[k];
+	}
 	if (colon) {
 		errno = 0;
 		b = strtoll(colon + 1, &end, 10);
@@ -359,10 +371,106 @@ int cli_parse_base_quant(Cli *c, char *arg)
 			q->format = AR_BQ_NONE;
 	}
 	if (q->format == AR_BQ_NONE)
-		return cli_usage_error("--base-quant wants nf4, fp4 or int8, "
-				       "the 4-bit ones with :BLOCK a power of "
-				       "two from 32 to 4096, not '%s'", arg);
+		return cli_usage_error("%s wants nf4, fp4 or int8, the 4-bit "
+				       "ones with :BLOCK a power of two from "
+				       "32 to 4096, not '%s'", opt, arg);
 	q->block = b;
+	return AR_OK;
+}
+
+int cli_parse_base_quant(Cli *c, char *arg)
+{
+	return parse_base_quant("--base-quant", arg, &c->topt.spec.base_quant);
+}
+
+/* The axes of --fit-axis, by the option each varies. */
+static const char *const axis_names[CLI_AXES] = {
+	[CLI_AXIS_ATTENTION] = "attention", [CLI_AXIS_LORA] = "lora",
+	[CLI_AXIS_BASE_QUANT] = "base-quant", [CLI_AXIS_BATCH] = "batch"};
+
+int cli_fit_axis_named(const char *name)
+{
+	for (int a = 0; a < CLI_AXES; a++)
+		if (!strcmp(axis_names[a], name))
+			return a;
+	return -1;
+}
+
+/* One value v of axis a into slot k of c->axes (what the option's
+ * other settings, --lora-dropout, --double-quant, ... add comes from the
+ * command line when the setups are made: cli/devices.c). */
+static int parse_axis_value(Cli *c, int a, int k, const char *v)
+{
+	CliFitAxes *x = &c->axes;
+	char opt[40];
+	int64_t n;
+	const char *bad;
+
+	snprintf(opt, sizeof opt, "--fit-axis %s", axis_names[a]);
+	switch ((CliAxis)a) {
+	case CLI_AXIS_ATTENTION:
+		for (int m = AR_ATTN_MATH; m <= AR_ATTN_EFFICIENT; m++)
+			if (!strcmp(v, ar_attention_name((ArAttention)m))) {
+				x->attention[k] = (ArAttention)m;
+				return AR_OK;
+			}
+		return cli_usage_error("%s wants math, flash or efficient, not "
+				       "'%s'", opt, v);
+	case CLI_AXIS_LORA:
+		/* Rank 0: the step without adapters. */
+		x->lora[k] = (ArLoraSpec){0};
+		return strcmp(v, "0") ? parse_lora(opt, v, &x->lora[k]) : AR_OK;
+	case CLI_AXIS_BASE_QUANT:
+		x->quant[k] = (ArBaseQuant){0};
+		return strcmp(v, "none") ? parse_base_quant(opt, v,
+							    &x->quant[k])
+					 : AR_OK;
+	case CLI_AXIS_BATCH:
+		if (!cli_parse_size(v, &n, &bad) || n < 1 || n > 1 << 20)
+			return cli_size_error(opt, "a micro-batch from 1 to "
+					      "1048576", v, bad);
+		x->batch[k] = n;
+		return AR_OK;
+	case CLI_AXES:
+		break;
+	}
+	assert(!"an axis without a parser");
+	return AR_EXIT_INTERNAL;
+}
+
+/* --fit-axis NAME=V[,V...]: the values --fit tries of option NAME. */
+int cli_parse_fit_axis(Cli *c, char *arg)
+{
+	char *eq = strchr(arg, '='), *v, *next;
+	int a, rc, setups = 1;
+
+	if (eq)
+		*eq = 0;        /* argv outlives the run: cut in place */
+	a = eq ? cli_fit_axis_named(arg) : -1;
+	if (a < 0)
+		return cli_usage_error("--fit-axis wants NAME=V[,V...], NAME "
+				       "attention, lora, base-quant or batch, "
+				       "not '%s'", arg);
+	if (c->axes.n[a])
+		return cli_usage_error("--fit-axis %s given twice: list its "
+				       "values once, comma separated", arg);
+	for (v = eq + 1; v; v = next) {
+		if ((next = strchr(v, ',')))
+			*next++ = 0;
+		if (c->axes.n[a] == CLI_MAX_AXIS_VALUES)
+			return cli_usage_error("--fit-axis %s: more than %d "
+					       "values", arg,
+					       CLI_MAX_AXIS_VALUES);
+		if ((rc = parse_axis_value(c, a, c->axes.n[a], v)))
+			return rc;
+		c->axes.n[a]++;
+	}
+	for (int k = 0; k < CLI_AXES; k++)
+		setups *= c->axes.n[k] ? c->axes.n[k] : 1;
+	if (setups > CLI_MAX_SETUPS)
+		return cli_usage_error("--fit-axis: %d setups, more than the "
+				       "%d --fit plans at most; list fewer "
+				       "values", setups, CLI_MAX_SETUPS);
 	return AR_OK;
 }
 

@@ -40,6 +40,9 @@ int cli_parse_trainable(Cli *c, char *arg);
 int cli_parse_freeze(Cli *c, char *arg);
 int cli_parse_lora(Cli *c, char *arg);
 int cli_parse_base_quant(Cli *c, char *arg);
+int cli_parse_fit_axis(Cli *c, char *arg);
+/* The CliAxis named name (an option's name), or -1. */
+int cli_fit_axis_named(const char *name);
 int cli_parse_lora_target(Cli *c, char *arg);
 int cli_parse_lora_dropout(Cli *c, char *arg);
 int cli_parse_dot_focus(Cli *c, char *arg);

@@ -84,6 +84,21 @@ static void write_devices(FILE *f, const ArDevicesResult *r)
 	fputs("\n  ]", f);
 }
 
+/* A --fit-axis setup: the options it sets (batch null: the model's). */
+static void write_setup(FILE *f, const ArFitVariant *v)
+{
+	const ArTrainSpec *t = &v->opt.spec;
+	fputs(", \"attention\": ", f);
+	ar_json_str(f, ar_attention_name(t->attention));
+	fprintf(f, ", \"lora_rank\": %" PRId64 ", \"base_quant\": ",
+		t->lora.rank);
+	ar_json_str(f, ar_base_quant_name(t->base_quant.format));
+	if (v->batch)
+		fprintf(f, ", \"batch\": %" PRId64, v->batch);
+	else
+		fputs(", \"batch\": null", f);
+}
+
 static void write_fit(FILE *f, const ArFitResult *fit)
 {
 	fprintf(f, ",\n  \"fit\": {\"considered\": %d, \"smallest_bytes\": %"
@@ -93,6 +108,8 @@ static void write_fit(FILE *f, const ArFitResult *fit)
 		const ArFitRow *row = &fit->rows[i];
 		fprintf(f, "%s\n    {", i ? "," : "");
 		write_spec(f, &row->spec, row->policy);
+		if (fit->nvariants > 1)
+			write_setup(f, &fit->variants[row->variant]);
 		fprintf(f, ", \"largest_bytes\": %" PRId64 ", \"step_seconds\": "
 			"%.9g, \"planned\": %s}", row->largest, row->step_s,
 			i == 0 ? "true" : "false");

@@ -96,6 +96,8 @@ static void numbers_of(ArDevicePlanner *c, const ArDevicesSpec *s, int k,
 	b->host_state_bytes = lerp(p->bill.host_state_bytes,
 				   q->bill.host_state_bytes, m);
 	b->frozen_bytes = lerp(p->bill.frozen_bytes, q->bill.frozen_bytes, m);
+	b->quant_base_bytes = lerp(p->bill.quant_base_bytes,
+				   q->bill.quant_base_bytes, m);
 	b->constant_bytes = lerp(p->bill.constant_bytes,
 				 q->bill.constant_bytes, m);
 	n->gathered = p->gathered > q->gathered ? p->gathered : q->gathered;

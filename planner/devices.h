@@ -184,18 +184,30 @@ int64_t ar_pipeline_even(int n, int pp,
 typedef struct ArFitSpec {
 	int devices;
 	int64_t memory;         /* bytes per device */
-	/* Micro-batches per step in all (the global batch over the model's
-	 * batch): each configuration with dp replicas runs that over dp
-	 * microbatches each; 0: one per device. */
-	int microbatches;
 	ArSchedule schedule;
 	int64_t bucket;
 	double device_flops, link_bandwidth;
 } ArFitSpec;
 
+/*
+ * One training setup the search is over (--fit-axis: the attention
+ * kernel, LoRA's rank, the base weights' format, the micro-batch): the
+ * forward graph, whose batch is the micro-batch, the step's options, and
+ * the micro-batches a step takes in all (the global batch over the
+ * micro-batch): each configuration with dp replicas runs that over dp
+ * microbatches each; 0: one per device.
+ */
+typedef struct ArFitVariant {
+	const ArGraph *fwd;
+	ArTrainOptions opt;
+	int microbatches;
+	int64_t batch;          /* the micro-batch searched, 0: the model's */
+} ArFitVariant;
+
 typedef struct ArFitRow {
 	ArDevicesSpec spec;
 	ArCkptPolicy policy;
+	int variant;            /* of the variants searched */
 	int64_t largest;        /* the largest device total, estimated */
 	double step_s;
 	bool fits;
@@ -210,13 +222,17 @@ typedef struct ArFitResult {
 	ArFitRow smallest_row;
 	ArDevicesResult best;   /* the first row, planned in full */
 	bool planned;           /* best is set */
+	const ArFitVariant *variants;   /* the caller's, as searched */
+	int nvariants;
 } ArFitResult;
 
 /* AR_EXIT_BUDGET when none fits (err names the smallest device memory
- * that would). */
-int ar_fit(const ArGraph *fwd, const ArTrainOptions *o, const ArFitSpec *f,
+ * that would).  v: nv >= 1 setups, alive while r is. */
+int ar_fit(const ArFitVariant *v, int nv, const ArFitSpec *f,
 	   ArFitResult *r, ArError *err);
 void ar_fit_free(ArFitResult *r);
+/* "attention flash, lora 8, base nf4, batch 4": variant v's setup. */
+void ar_fit_describe(const ArFitVariant *v, char *buf, size_t size);
 
 const char *ar_schedule_name(ArSchedule s);
 

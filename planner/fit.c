@@ -2,14 +2,15 @@
  * fit.c — --fit DEVICES: the configurations of a given number of devices
  * of a given memory that fit, cheapest first.
  *
- * The search is bounded and deterministic: every tensor-parallel size t
- * dividing the device count (with and without sequence parallelism when
- * t > 1), every checkpoint policy of none, selective and layer, every
- * pipeline size p dividing what is left (up to the layers), the data
- * parallelism d filling the rest, and every ZeRO stage when d > 1.  The
- * step keeps one global batch: B micro-batches in all (--microbatches,
- * else one per device), so each pipeline runs B / d of them (a d not
- * dividing B is skipped).  Each configuration is billed from the planner's
+ * The search is bounded and deterministic: every training setup the
+ * caller gives (--fit-axis: attention kernel, LoRA rank, base format,
+ * micro-batch; one without it), every tensor-parallel size t dividing
+ * the device count (with and without sequence parallelism when t > 1),
+ * every checkpoint policy of none, selective and layer, every pipeline
+ * size p dividing what is left (up to the layers), the data parallelism
+ * d filling the rest, and every ZeRO stage when d > 1.  The step keeps
+ * one global batch: B micro-batches in all (the setup's), so each
+ * pipeline runs B / d of them (a d not dividing B is skipped).  Each configuration is billed from the planner's
  * probes (devices.c: the whole device graph planned once per t, sequence
  * parallelism and policy; pipeline stages estimated from plans of one and
  * two layers) and ranked by the estimated step time (recompute FLOPs and
@@ -21,6 +22,8 @@
 #include "devices.h"
 #include "numfmt.h"
 
+#include <assert.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,14 +60,19 @@ static int cmp_row(const void *a, const void *b)
 	return x->order - y->order;
 }
 
-/* The configurations of planner c (its t, sequence parallelism, policy). */
-static void configurations(ArDevicePlanner *c, const ArFitSpec *f,
-			   const ArDevicesSpec *base, ArCkptPolicy pol,
-			   Rows *rows, ArFitResult *r)
+/* The configurations of planner c (its setup, t, sequence parallelism,
+ * policy).  One that cannot be estimated is left out, unless it is the
+ * plainest (must: one device's step, no recompute, no split), whose
+ * failure is the setup's: its code, the message in err (c's, as
+ * ar_planner_open was given it). */
+static int configurations(ArDevicePlanner *c, const ArFitSpec *f,
+			  const ArFitVariant *v, int variant,
+			  const ArDevicesSpec *base, ArCkptPolicy pol,
+			  bool must, Rows *rows, ArFitResult *r, ArError *err)
 {
 	int rest = f->devices / base->tp;
-	int all = f->microbatches ? f->microbatches : f->devices;
-	ArError scratch;
+	int all = v->microbatches ? v->microbatches : f->devices;
+	int rc;
 
 	for (int pp = 1; pp <= rest; pp++) {
 		int dp = rest / pp;
@@ -74,14 +82,17 @@ static void configurations(ArDevicePlanner *c, const ArFitSpec *f,
 		for (int zero = 0; zero <= (dp > 1 ? 3 : 0); zero++) {
 			ArDevicesSpec s = *base;
 			ArDevicesResult est;
-			ArFitRow row = {.policy = pol};
+			ArFitRow row = {.policy = pol, .variant = variant};
 			s.dp = dp;
 			s.pp = pp;
 			s.zero = zero;
 			s.microbatches = all / dp;
 			r->considered++;
-			if (ar_planner_estimate(c, &s, &est, &scratch)) {
+			rc = ar_planner_estimate(c, &s, &est, err);
+			if (rc) {
 				ar_devices_free(&est);
+				if (must && pp == 1 && zero == 0)
+					return rc;
 				continue;
 			}
 			row.spec = s;
@@ -98,22 +109,23 @@ static void configurations(ArDevicePlanner *c, const ArFitSpec *f,
 			ar_devices_free(&est);
 		}
 	}
+	return AR_OK;
 }
 
 /* Plans rows in order until one fits for real: it becomes the first. */
-static int plan_best(const ArGraph *fwd, const ArTrainOptions *o,
-		     const ArFitSpec *f, Rows *rows, ArFitResult *r,
-		     ArError *err)
+static int plan_best(const ArFitVariant *v, const ArFitSpec *f, Rows *rows,
+		     ArFitResult *r, ArError *err)
 {
 	ArMemory dev = {"device", f->memory, 0};
 	for (int i = 0; i < rows->n && i < FIT_PLANS; i++) {
-		ArTrainOptions po = *o;
+		const ArFitVariant *w = &v[rows->v[i].variant];
+		ArTrainOptions po = w->opt;
 		ArDevicesSpec s = rows->v[i].spec;
 		int rc;
 		po.policy = rows->v[i].policy;
 		s.memories = &dev;
 		s.nmemories = 1;
-		rc = ar_devices_plan(fwd, &po, &s, &r->best, err);
+		rc = ar_devices_plan(w->fwd, &po, &s, &r->best, err);
 		if (rc == AR_OK) {
 			r->best.spec.memories = NULL;
 			r->best.spec.nmemories = 0;
@@ -131,23 +143,43 @@ static int plan_best(const ArGraph *fwd, const ArTrainOptions *o,
 	return AR_OK;
 }
 
-int ar_fit(const ArGraph *fwd, const ArTrainOptions *o, const ArFitSpec *f,
-	   ArFitResult *r, ArError *err)
+void ar_fit_describe(const ArFitVariant *v, char *buf, size_t size)
 {
-	Rows rows = {0};
-	char a[AR_NUMFMT_LEN], b[AR_NUMFMT_LEN];
-	int rc = AR_OK;
+	const ArTrainSpec *t = &v->opt.spec;
+	int k = snprintf(buf, size, "attention %s, lora %" PRId64 ", base %s",
+			 ar_attention_name(t->attention), t->lora.rank,
+			 ar_base_quant_name(t->base_quant.format));
+	if (v->batch && k >= 0 && (size_t)k < size)
+		snprintf(buf + k, size - (size_t)k, ", batch %" PRId64,
+			 v->batch);
+}
 
-	memset(r, 0, sizeof *r);
+/* Every configuration of setup v, each planner probed once.  A setup
+ * that cannot even be planned on one device without recompute fails
+ * the search (a LoRA rank above a weight's side, say): err names it,
+ * and the setup when there are several. */
+static int search_variant(const ArFitVariant *v, int variant, int nv,
+			  const ArFitSpec *f, Rows *rows, ArFitResult *r,
+			  ArError *err)
+{
 	for (int tp = 1; tp <= f->devices; tp++) {
 		if (f->devices % tp)
 			continue;
 		for (int sp = 0; sp <= (tp > 1); sp++)
 			for (int k = 0; k < NPOLICIES; k++) {
-				ArTrainOptions po = *o;
+				ArTrainOptions po = v->opt;
 				ArDevicesSpec base;
 				ArDevicePlanner *c;
-				ArError scratch;
+				ArError e;
+				bool must = tp == 1 &&
+					    policies[k] == AR_CKPT_NONE;
+				int rc;
+				char d[150];
+				/* Over fused cores selective recomputes
+				 * nothing: it is none again. */
+				if (policies[k] == AR_CKPT_SELECTIVE &&
+				    v->opt.spec.attention != AR_ATTN_MATH)
+					continue;
 				ar_devices_spec_default(&base);
 				base.tp = tp;
 				base.sp = sp;
@@ -158,17 +190,43 @@ int ar_fit(const ArGraph *fwd, const ArTrainOptions *o, const ArFitSpec *f,
 				po.policy = policies[k];
 				po.budget = 0;
 				/* A model that cannot be split so: none. */
-				if (ar_planner_open(fwd, &po, &base, &c,
-						    &scratch))
-					continue;
-				configurations(c, f, &base, policies[k], &rows,
-					       r);
-				ar_planner_close(c);
+				rc = ar_planner_open(v->fwd, &po, &base, &c, &e);
+				if (!rc) {
+					rc = configurations(c, f, v, variant,
+							    &base, policies[k],
+							    must, rows, r, &e);
+					ar_planner_close(c);
+				}
+				if (rc && must && nv == 1) {
+					*err = e;
+					return rc;
+				}
+				if (rc && must) {
+					ar_fit_describe(v, d, sizeof d);
+					return ar_fail(err, rc, "--fit (%s): %s",
+						       d, e.msg);
+				}
 			}
 	}
-	if (rows.n) {
+	return AR_OK;
+}
+
+int ar_fit(const ArFitVariant *v, int nv, const ArFitSpec *f,
+	   ArFitResult *r, ArError *err)
+{
+	Rows rows = {0};
+	char a[AR_NUMFMT_LEN], b[AR_NUMFMT_LEN], setup[160] = "";
+	int rc = AR_OK;
+
+	assert(nv >= 1);
+	memset(r, 0, sizeof *r);
+	r->variants = v;
+	r->nvariants = nv;
+	for (int i = 0; i < nv && !rc; i++)
+		rc = search_variant(&v[i], i, nv, f, &rows, r, err);
+	if (!rc && rows.n) {
 		qsort(rows.v, (size_t)rows.n, sizeof *rows.v, cmp_row);
-		rc = plan_best(fwd, o, f, &rows, r, err);
+		rc = plan_best(v, f, &rows, r, err);
 	}
 	r->rows = rows.v;
 	r->nrows = r->planned ? rows.n : 0;
@@ -180,6 +238,11 @@ int ar_fit(const ArGraph *fwd, const ArTrainOptions *o, const ArFitSpec *f,
 			       rows.n < FIT_PLANS ? rows.n : FIT_PLANS);
 	if (!rc && !r->planned) {
 		const ArFitRow *m = &r->smallest_row;
+		if (nv > 1) {
+			char d[150];
+			ar_fit_describe(&v[m->variant], d, sizeof d);
+			snprintf(setup, sizeof setup, ", %s", d);
+		}
 		if (!r->smallest)
 			return ar_fail(err, AR_EXIT_MODEL, "--fit: no "
 				       "configuration of %d devices could be "
@@ -187,13 +250,13 @@ int ar_fit(const ArGraph *fwd, const ArTrainOptions *o, const ArFitSpec *f,
 		rc = ar_fail(err, AR_EXIT_BUDGET, "--fit: no configuration of "
 			     "%d devices fits %s bytes each; the smallest "
 			     "device memory that would is %s bytes (dp %d, "
-			     "zero %d, tp %d%s, pp %d, --checkpoint %s)",
+			     "zero %d, tp %d%s, pp %d, --checkpoint %s%s)",
 			     f->devices, ar_fmt_count(a, f->memory),
 			     ar_fmt_count(b, r->smallest), m->spec.dp,
 			     m->spec.zero,
 			     m->spec.tp, m->spec.sp ? " with sequence "
 			     "parallelism" : "", m->spec.pp,
-			     ar_ckpt_policy_name(m->policy));
+			     ar_ckpt_policy_name(m->policy), setup);
 	}
 	return rc;
 }

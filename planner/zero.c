@@ -41,10 +41,13 @@ void ar_zero_bill(const ArTrainBill *b, int dp, int zero, int64_t bucket,
 	int64_t state = ar_train_add(b->master_weight_bytes,
 				     b->optimizer_state_bytes);
 	int shards = dp > 1 ? dp : 1;
+	/* Frozen weights, quantised or not, are partitioned by ZeRO-3 as the
+	 * trained ones are (FSDP shards QLoRA's 4-bit weights too). */
+	int64_t frozen = ar_train_add(b->frozen_bytes, b->quant_base_bytes);
 	out->parameters = zero >= 3 ?
 		ar_train_add(ar_zero_part(b->parameter_bytes, psi, shards),
-			     ar_zero_part(b->frozen_bytes, 0, shards)) :
-		ar_train_add(b->parameter_bytes, b->frozen_bytes);
+			     ar_zero_part(frozen, 0, shards)) :
+		ar_train_add(b->parameter_bytes, frozen);
 	out->gradients = zero >= 2 ? ar_zero_part(b->gradient_bytes, psi, shards)
 				   : b->gradient_bytes;
 	out->optimizer_state = zero >= 1 ? ar_zero_part(state, psi, shards)

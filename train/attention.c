@@ -36,6 +36,14 @@
 #include "fuse.h"
 #include "graph_copy.h"
 
+const char *ar_attention_name(ArAttention a)
+{
+	static const char *const names[] = {
+		[AR_ATTN_MATH] = "math", [AR_ATTN_FLASH] = "flash",
+		[AR_ATTN_EFFICIENT] = "efficient"};
+	return names[a];
+}
+
 /* The steps between two attention products, the first included. */
 #define CORE_MAX_PATH (AR_ATTN_MAX_CHAIN + 1)
 

@@ -72,9 +72,12 @@ static int head_node(const ArGraph *g)
 	return -1;
 }
 
-static const char *format_name(ArBqFormat f)
+const char *ar_base_quant_name(ArBqFormat f)
 {
-	return f == AR_BQ_NF4 ? "nf4" : f == AR_BQ_FP4 ? "fp4" : "int8";
+	static const char *const names[] = {
+		[AR_BQ_NONE] = "none", [AR_BQ_NF4] = "nf4",
+		[AR_BQ_FP4] = "fp4", [AR_BQ_INT8] = "int8"};
+	return names[f];
 }
 
 /* Node n as QuantizedMatMul(x, Wq[, bias]) writing n's output. */
@@ -86,7 +89,8 @@ static void quantize(ArGraph *g, const ArNode *n, const ArBaseQuant *q,
 	char name[512];
 	ArTensor *x;
 
-	snprintf(name, sizeof name, "%s.%s", w->name, format_name(q->format));
+	snprintf(name, sizeof name, "%s.%s", w->name,
+		 ar_base_quant_name(q->format));
 	wq = ar_graph_add_tensor(g, name);
 	x = &g->tensors[wq];
 	x->kind = AR_TK_WEIGHT;
@@ -99,7 +103,8 @@ static void quantize(ArGraph *g, const ArNode *n, const ArBaseQuant *q,
 	io[1] = wq;
 	if (!strcmp(n->op, "Gemm") && n->nexplicit > 2 && n->inputs[2] >= 0)
 		io[nin++] = n->inputs[2];
-	snprintf(name, sizeof name, "%s.%s", n->name, format_name(q->format));
+	snprintf(name, sizeof name, "%s.%s", n->name,
+		 ar_base_quant_name(q->format));
 	id = ar_graph_add_node(g, name, AR_QUANT_MATMUL, AR_FUSED_DOMAIN);
 	ar_node_set_io(&g->nodes[id], io, nin, n->outputs, 1);
 	g->nodes[id].opset = n->opset;
@@ -131,7 +136,7 @@ int ar_train_base_quant(const ArGraph *src, const ArBaseQuant *q,
 		rc = ar_fail(err, AR_EXIT_MODEL, "--base-quant %s: the model has "
 			     "no linear to quantise (a MatMul or Gemm by a "
 			     "weight, the head excepted)",
-			     format_name(q->format));
+			     ar_base_quant_name(q->format));
 	if (rc) {
 		ar_graph_free(g);
 		return rc;

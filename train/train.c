@@ -400,8 +400,7 @@ static int rewrite(ArTrainModel *m, const ArTrainSpec *spec,
 				"core to fuse (a product of two activations "
 				"through the softmax to another, nothing else "
 				"reading its scores); planned op by op",
-				spec->attention == AR_ATTN_FLASH ? "flash" :
-				"efficient");
+				ar_attention_name(spec->attention));
 	}
 	/* amp: the step of the graph torch.autocast runs instead. */
 	if (!rc && low != AR_DT_UNDEFINED &&

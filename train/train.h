@@ -389,6 +389,8 @@ bool ar_optimizer_parse(const char *s, ArOptimizer *out);
 /* The names of the formats ArFormat lists, "auto" first. */
 const char *ar_format_name(ArFormat f);
 const char *ar_precision_name(ArPrecision p);
+const char *ar_attention_name(ArAttention a);   /* "math", "flash", ... */
+const char *ar_base_quant_name(ArBqFormat f);   /* "none", "nf4", ... */
 /* The precision named s (fp32, ..., mixed-bf16, amp-bf16); false if
  * none. */
 bool ar_precision_parse(const char *s, ArPrecision *out);

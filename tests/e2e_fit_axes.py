@@ -1,0 +1,204 @@
+#!/usr/bin/env python3
+"""e2e_fit_axes.py — --fit over the training options, not just devices.
+
+--fit-axis NAME=V,... makes --fit search option NAME (attention, lora,
+base-quant, batch) besides dp, ZeRO, tp, pp and the checkpoint policy;
+every combination of the values given is a setup, each setup's
+configurations are ranked with the others'.  Checked:
+
+  - GPT-2 small on one 24 GiB device, --attention math and flash, the
+    micro-batch 2, 4 or 8 of a global batch of 8: every row names its
+    setup, and a row of micro-batch b runs 8 / b micro-batches; the plan
+    written is the first row's, and planning that row's options directly
+    (--dp 1 --microbatches --batch --attention) gives the same device
+    total; fused cores get no selective row (nothing left to recompute);
+  - the Llama-7B shape fine-tuned with LoRA rank 8 or 64 and the base in
+    bf16 or nf4: each setup's best row again planned directly gives its
+    bytes, and the nf4 rows hold the bf16 ones less the base's
+    difference; the quantised base is in the multi-device bill (--dp 1
+    bills what the one-device run does: it was left out before);
+  - bad input: no --fit, an unknown axis or value, an axis given twice, a
+    micro-batch not dividing the global batch, more setups than --fit
+    plans, a setup that cannot be planned (a LoRA rank above a weight's
+    side) naming the setup.
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from tally import Tally  # noqa: E402
+
+T = Tally('e2e_fit_axes')
+check = T.check
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ARENAC = os.environ.get("ARENAC") or os.path.join(ROOT, "build", "arenac")
+PYTHON = os.environ.get("PYTHON", "/usr/bin/python3")
+
+
+def arenac(*args):
+    return subprocess.run([ARENAC] + list(args), stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, universal_newlines=True,
+                          timeout=900)
+
+
+def report(tmp, model, *opts):
+    path = os.path.join(tmp, "r.json")
+    if os.path.exists(path):
+        os.remove(path)
+    r = arenac("-q", "--train", "--json", path, *opts, model)
+    return r, (json.load(open(path)) if r.returncode == 0 else None)
+
+
+def gen(tmp, script, preset, name):
+    path = os.path.join(tmp, name)
+    subprocess.run([PYTHON, os.path.join(ROOT, "testdata", script),
+                    "--preset", preset, "--batch", "1", path], check=True,
+                   stdout=subprocess.DEVNULL)
+    return path
+
+
+def direct(tmp, model, step, row):
+    """The device total of row planned as one configuration."""
+    opts = step + ["--dp", str(row["dp"]), "--microbatches",
+                   str(row["microbatches"]), "--checkpoint",
+                   row["checkpoint_policy"], "--attention", row["attention"]]
+    if row["batch"]:
+        opts += ["--batch", str(row["batch"])]
+    if row["lora_rank"]:
+        opts += ["--lora", str(row["lora_rank"])]
+    if row["base_quant"] != "none":
+        opts += ["--base-quant", row["base_quant"]]
+    r, rep = report(tmp, model, *opts)
+    return rep["parallel"]["largest_bytes"] if rep else r.stderr
+
+
+def gpt2(tmp):
+    model = gen(tmp, "gen_gpt.py", "gpt2-small", "gpt2.onnx")
+    step = ["--optimizer", "adam", "--precision", "mixed-bf16"]
+    r, rep = report(tmp, model, *step, "--batch", "8", "--fit", "1x24G",
+                    "--fit-axis", "attention=math,flash",
+                    "--fit-axis", "batch=2,4,8")
+    if not check("gpt2: --fit over attention and micro-batch", rep,
+                 r.stderr):
+        return
+    rows = rep["fit"]["configurations"]
+    setups = {(x["attention"], x["batch"]) for x in rows}
+    check("gpt2: rows of all 6 setups", len(setups) == 6, setups)
+    check("gpt2: micro-batch b runs 8/b micro-batches",
+          all(x["microbatches"] * x["batch"] == 8 for x in rows), rows[:3])
+    check("gpt2: fused cores get no selective row",
+          not any(x["attention"] == "flash" and
+                  x["checkpoint_policy"] == "selective" for x in rows), "")
+    check("gpt2: cheapest first",
+          [x["step_seconds"] for x in rows] ==
+          sorted(x["step_seconds"] for x in rows), "")
+    first = rows[0]
+    check("gpt2: the plan written is the first row's (%s, batch %d)" %
+          (first["attention"], first["batch"]),
+          rep["parallel"]["largest_bytes"] == first["largest_bytes"] and
+          rep["parallel"]["microbatches"] == first["microbatches"], first)
+    for att in ("math", "flash"):
+        row = next(x for x in rows if x["attention"] == att and
+                   x["batch"] == 8 and x["checkpoint_policy"] == "none")
+        got = direct(tmp, model, step, row)
+        check("gpt2 %s batch 8: the row's bytes are a direct plan's "
+              "(%s)" % (att, got), got == row["largest_bytes"],
+              (got, row))
+    # The setups differ where they should: flash holds no score matrix.
+    m = next(x for x in rows if x["attention"] == "math" and
+             x["batch"] == 8 and x["checkpoint_policy"] == "none")
+    f = next(x for x in rows if x["attention"] == "flash" and
+             x["batch"] == 8 and x["checkpoint_policy"] == "none")
+    check("gpt2: flash below math at batch 8 (%d < %d)" %
+          (f["largest_bytes"], m["largest_bytes"]),
+          f["largest_bytes"] < m["largest_bytes"], "")
+    return model
+
+
+def llama(tmp):
+    model = gen(tmp, "gen_llama.py", "llama-7b", "llama.onnx")
+    step = ["--optimizer", "adamw", "--precision", "bf16"]
+    # The quantised base is on the device in the multi-device bill too.
+    r1, one = report(tmp, model, *step, "--lora", "8", "--base-quant", "nf4")
+    r2, dp1 = report(tmp, model, *step, "--lora", "8", "--base-quant", "nf4",
+                     "--dp", "1")
+    check("qlora: --dp 1 bills the one-device total (quantised base "
+          "included)", one and dp1 and
+          dp1["parallel"]["largest_bytes"] ==
+          one["training"]["device_total_bytes"] and
+          one["training"]["quantized_base_bytes"] > 3 << 30,
+          (r1.stderr, r2.stderr))
+    r, rep = report(tmp, model, *step, "--fit", "1x24G",
+                    "--fit-axis", "lora=8,64",
+                    "--fit-axis", "base-quant=none,nf4")
+    if not check("llama: --fit over LoRA rank and base format", rep,
+                 r.stderr):
+        return
+    rows = rep["fit"]["configurations"]
+    check("llama: rows of all 4 setups",
+          {(x["lora_rank"], x["base_quant"]) for x in rows} ==
+          {(8, "none"), (8, "nf4"), (64, "none"), (64, "nf4")}, rows[:2])
+    pol = "layer"
+    by = {(x["lora_rank"], x["base_quant"]): x for x in rows
+          if x["checkpoint_policy"] == pol}
+    for key in ((8, "nf4"), (64, "none")):
+        if key in by:
+            got = direct(tmp, model, step, by[key])
+            check("llama lora %d %s, %s: the row's bytes are a direct "
+                  "plan's (%s)" % (key[0], key[1], pol, got),
+                  got == by[key]["largest_bytes"], (got, by[key]))
+        else:
+            check("llama lora %d %s: a %s row" % (key[0], key[1], pol),
+                  False, sorted(by))
+    if (8, "none") in by and (8, "nf4") in by:
+        # 6,476,005,376 linear weights: 2 bytes each in bf16, the nf4
+        # store in quantized_base_bytes of a direct run.
+        _, q = report(tmp, model, *step, "--lora", "8", "--base-quant",
+                      "nf4", "--checkpoint", pol)
+        saved = 2 * 6476005376 - q["training"]["quantized_base_bytes"]
+        diff = by[(8, "none")]["largest_bytes"] - by[(8, "nf4")][
+            "largest_bytes"]
+        check("llama: nf4 saves the base's bytes (%d)" % saved,
+              diff == saved, (diff, saved))
+
+
+def usage(tmp, model):
+    fit = ["--optimizer", "adam", "--fit", "1x24G"]
+    cases = [
+        (["--optimizer", "adam", "--fit-axis", "attention=flash"], 1,
+         "--fit-axis needs --fit"),
+        (fit + ["--fit-axis", "optimizer=adam"], 1, "NAME attention, lora"),
+        (fit + ["--fit-axis", "attention=fast"], 1,
+         "wants math, flash or efficient, not 'fast'"),
+        (fit + ["--fit-axis", "lora=8", "--fit-axis", "lora=16"], 1,
+         "given twice"),
+        (fit + ["--fit-axis", "base-quant=nf3"], 1, "wants nf4, fp4 or int8"),
+        (fit + ["--batch", "8", "--fit-axis", "batch=3"], 1,
+         "the global batch 8 is not a multiple of it"),
+        (fit + ["--fit-axis", "batch=1,2,4,8", "--fit-axis",
+                "attention=math,flash,efficient", "--fit-axis",
+                "lora=0,4,8,16,32,64"], 1, "72 setups, more than the 64"),
+        (fit + ["--fit-axis", "lora=8,100000"], 2,
+         "--fit (attention math, lora 100000, base none)"),
+    ]
+    for opts, rc, want in cases:
+        r = arenac("-q", "--train", *opts, model)
+        check("bad: %s: exit %d" % (" ".join(opts[2:]), rc),
+              r.returncode == rc and want in r.stderr, r.stderr)
+
+
+def main():
+    with tempfile.TemporaryDirectory() as tmp:
+        model = gpt2(tmp)
+        llama(tmp)
+        if model:
+            usage(tmp, model)
+    return T.summary()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
