@@ -460,4 +460,5 @@ void ar_graph_copy_meta(ArGraph *g, const ArGraph *src)
 	g->meta_trainable = copy_meta(g, src->meta_trainable);
 	g->meta_frozen = copy_meta(g, src->meta_frozen);
 	g->meta_buffers = copy_meta(g, src->meta_buffers);
+	g->meta_ties = copy_meta(g, src->meta_ties);
 }

@@ -236,7 +236,7 @@ typedef struct ArGraph {
 	 * names of the keys arenac.trainable, arenac.frozen, arenac.buffers;
 	 * NULL when the model has no such entry.  In strs.
 	 */
-	const char *meta_trainable, *meta_frozen, *meta_buffers;
+	const char *meta_trainable, *meta_frozen, *meta_buffers, *meta_ties;
 } ArGraph;
 
 /* Errors: a one-line message and an exit code (see cli/arenac.c). */

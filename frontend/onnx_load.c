@@ -161,6 +161,8 @@ static void load_meta(ArGraph *g, const Onnx__ModelProto *m)
 			g->meta_frozen = v;
 		else if (!strcmp(k, "arenac.buffers"))
 			g->meta_buffers = v;
+		else if (!strcmp(k, "arenac.ties"))
+			g->meta_ties = v;
 	}
 }
 

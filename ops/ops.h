@@ -114,6 +114,11 @@ typedef struct ArGradRule {
  * summed or negated.  A constant folded by such an op from a parameter
  * (a Transpose of a weight) is that parameter in another layout. */
 bool ar_grad_moves(const ArGradRule *r, int j);
+/* Whether torch computes node n of g as a view of its input 0: a slice
+ * (Slice; torch's basic indexing, narrow, split, chunk) or a select
+ * (Gather at a scalar constant index: x[:, 0]).  Autograd saving such a
+ * view holds its input's whole storage, not the view's bytes. */
+bool ar_op_torch_view(const ArGraph *g, const ArNode *n);
 /* What the step of rule r reads when the inputs in mask `need` get a
  * gradient. */
 ArGradReads ar_grad_reads(const ArGradRule *r, uint32_t need);

@@ -869,6 +869,20 @@ ArGradReads ar_grad_reads(const ArGradRule *r, uint32_t need)
 	return u;
 }
 
+bool ar_op_torch_view(const ArGraph *g, const ArNode *n)
+{
+	const ArTensor *idx;
+	if (!strcmp(n->op, "Slice") && !n->domain[0])
+		return true;
+	if (strcmp(n->op, "Gather") || n->domain[0] || n->nexplicit < 2 ||
+	    n->inputs[1] < 0)
+		return false;
+	/* index_select (a 1-D index) and embeddings copy; select does not. */
+	idx = &g->tensors[n->inputs[1]];
+	return idx->rank == 0 && (idx->kind == AR_TK_CONSTANT ||
+				  idx->kind == AR_TK_WEIGHT);
+}
+
 bool ar_grad_moves(const ArGradRule *r, int j)
 {
 	if (!r || j >= 32 || !(r->diff & AR_BIT(j)))

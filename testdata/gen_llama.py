@@ -39,7 +39,7 @@ frequency indices, Cast, Mul, Exp, Unsqueeze, Mul, Concat, Cos, Sin), so
 no float initializer but the parameters has rank >= 1; --rope table makes
 them initializers (inline or external) as HF's cached buffers are: they
 then look like parameters to anything that counts float initializers
-(freeze them).
+(arenac takes them for buffers: train/buffers.c).
 
 Presets:
   llama-7b   32 layers, d 4096, 32 heads, FFN 11008, vocab 32000, seq

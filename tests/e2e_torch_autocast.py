@@ -201,11 +201,7 @@ def named_differences(rep, meas):
 # model -> why its bill does not match torch's yet, for reasons outside
 # the precision (the fp32 bill has them too: tests/e2e_torch_transformers
 # KNOWN); the test fails when a listed model starts to match.
-KNOWN = {
-    "bert": "448 more parameters than torch (issue 24 item 2)",
-    "vit": "160 parameters short: the class token and the position table "
-           "take their folded shapes (issue 24 item 3)",
-}
+KNOWN = {}
 
 
 def check(name, tmp):

@@ -119,7 +119,9 @@ class Side:
 def arenac_side(report):
     """What arenac's plan keeps, from its JSON report alone: roots (through
     alias_of and inplace_of) of the tensors that a forward step produced,
-    or that are graph inputs, and that a backward step reads."""
+    or that are graph inputs, and that a backward step reads, or a step
+    recomputing for one (a view torch takes, x[:, 0], made again from
+    the x torch's saved view holds)."""
     tensors = {t["name"]: t for t in report["tensors"]}
     phase, stats, bnstats, masks = {}, set(), set(), set()
     for st in report["steps"]:
@@ -131,7 +133,8 @@ def arenac_side(report):
             stats.update(st["outputs"][1:])
         if st["op"] == "BatchNormalization":
             bnstats.update(st["outputs"][3:])
-    read = {i for st in report["steps"] if st["phase"] == "backward"
+    read = {i for st in report["steps"]
+            if st["phase"] in ("backward", "recompute")
             for i in st["inputs"]}
     buffers = collections.OrderedDict()
     for name in sorted(read):

@@ -59,18 +59,6 @@ ARENAC = os.environ.get("ARENAC", "build/arenac")
 # case (ops/grad_patterns.c).  gpt2_pow, whose GELU is written by hand in
 # another order, is billed op by op, as torch saves it.
 KNOWN = {
-    ('bert', 14, 'meta'):
-        '448 more parameters than torch (item 2); kept -2.2%: the pooler Linear saves x[:, 0], a view that keeps the last layer output (B.T.d) alive in torch where arenac keeps the token copy (B.d); torch also keeps the token-type indices zeros_like makes, which arenac folds',
-    ('bert', 14, 'plain'):
-        '448 more parameters than torch (item 2); kept -2.2%: the pooler Linear saves x[:, 0], a view that keeps the last layer output (B.T.d) alive in torch where arenac keeps the token copy (B.d); torch also keeps the token-type indices zeros_like makes, which arenac folds',
-    ('bert', 17, 'meta'):
-        '448 more parameters than torch (item 2); kept -2.2%: the pooler Linear saves x[:, 0], a view that keeps the last layer output (B.T.d) alive in torch where arenac keeps the token copy (B.d); torch also keeps the token-type indices zeros_like makes, which arenac folds',
-    ('bert', 17, 'plain'):
-        '448 more parameters than torch (item 2); kept -2.2%: the pooler Linear saves x[:, 0], a view that keeps the last layer output (B.T.d) alive in torch where arenac keeps the token copy (B.d); torch also keeps the token-type indices zeros_like makes, which arenac folds',
-    ('llama', 14, 'plain'):
-        'rotary cos/sin and mask buffers billed as parameters (item 2): q and k kept for their gradients',
-    ('llama', 17, 'plain'):
-        'rotary cos/sin and mask buffers billed as parameters (item 2): q and k kept for their gradients',
     ('llama_ri', 14, 'meta'):
         "repeat_interleave: layer 0's Expand now folds (its Split of constants has a folder); torch exports layer 1's as SplitToSequence into a Loop, and arenac plans no sequence values (item 3)",
     ('llama_ri', 14, 'plain'):
@@ -79,14 +67,6 @@ KNOWN = {
         "repeat_interleave: layer 0's Expand now folds (its Split of constants has a folder); torch exports layer 1's as SplitToSequence into a Loop, and arenac plans no sequence values (item 3)",
     ('llama_ri', 17, 'plain'):
         "repeat_interleave: layer 0's Expand now folds (its Split of constants has a folder); torch exports layer 1's as SplitToSequence into a Loop, and arenac plans no sequence values (item 3)",
-    ('vit', 14, 'meta'):
-        'the position table longer than the sequence and the class token take their folded shapes, 160 parameters short (item 3); kept -2.4%: the head Linear saves x[:, 0], a view that keeps the final LayerNorm output (B.(T+1).d) alive in torch where arenac keeps the token copy (B.d)',
-    ('vit', 14, 'plain'):
-        'the position table longer than the sequence and the class token take their folded shapes, 160 parameters short (item 3); kept -2.4%: the head Linear saves x[:, 0], a view that keeps the final LayerNorm output (B.(T+1).d) alive in torch where arenac keeps the token copy (B.d)',
-    ('vit', 17, 'meta'):
-        'the position table longer than the sequence and the class token take their folded shapes, 160 parameters short (item 3); kept -2.4%: the head Linear saves x[:, 0], a view that keeps the final LayerNorm output (B.(T+1).d) alive in torch where arenac keeps the token copy (B.d)',
-    ('vit', 17, 'plain'):
-        'the position table longer than the sequence and the class token take their folded shapes, 160 parameters short (item 3); kept -2.4%: the head Linear saves x[:, 0], a view that keeps the final LayerNorm output (B.(T+1).d) alive in torch where arenac keeps the token copy (B.d)',
 }
 
 # Models torch 1.13 cannot export at an opset: LayerNorm without affine

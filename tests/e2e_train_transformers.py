@@ -8,8 +8,8 @@ with Div or Reciprocal, rotary computed or as tables, grouped attention):
   - the step plans and passes the poison executor (--selfcheck) with
     mixed-bf16 Adam and with the loss in chunks;
   - the bill counts exactly the generator's parameters (rotary tables,
-    float initializers, are frozen with --freeze '^rope\\.'), at 2 + 2 + 4
-    + 8 = 16 bytes per parameter under mixed-bf16 Adam (ZeRO's accounting),
+    float initializers, taken for buffers by train/buffers.c's rule), at
+    2 + 2 + 4 + 8 = 16 bytes per parameter under mixed-bf16 Adam (ZeRO's accounting),
     and the persistent parts add up to the report's weights_bytes;
   - --loss-chunk 4 keeps a quarter of the logits (rounded up) at a time,
     shows its chunks in the JSON steps and the header's step table, and
@@ -104,15 +104,12 @@ def chunk_checks(name, path, whole, c, tmp):
           r["weights_bytes"] == persistent(t), (r["weights_bytes"], t))
 
 
-def variant(gen, name, kw, params, tmp, freeze=()):
+def variant(gen, name, kw, params, tmp):
     c, m = gen.make(**kw)
     path = os.path.join(tmp, name + ".onnx")
     onnx.save(m, path)
-    opts = ["--optimizer", "adam", "--precision", "mixed-bf16",
-            "--selfcheck"]
-    for f in freeze:
-        opts += ["--freeze", f]
-    r = train(path, *opts)
+    r = train(path, "--optimizer", "adam", "--precision", "mixed-bf16",
+              "--selfcheck")
     if r is None:
         return
     bill_checks(name, r, params(c))
@@ -194,9 +191,7 @@ def main():
             v = variant(gen_gpt, name, kw, gen_gpt.param_count, tmp)
             last = v if name == "gpt_op" else last
         for name, kw in LLAMA:
-            variant(gen_llama, name, kw, gen_llama.param_count, tmp,
-                    freeze=(r"^rope\.",) if kw.get("rope") == "table"
-                    else ())
+            variant(gen_llama, name, kw, gen_llama.param_count, tmp)
         if last:
             finetune(last[1], last[0], tmp)
         presets(tmp)

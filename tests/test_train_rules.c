@@ -383,6 +383,8 @@ static void ln_variance(G *b, int h, int *t, const char *const *names,
  * another size than a row is no LayerNorm scale: the chain ends at Div. */
 static void test_layernorm_chain(void **state)
 {
+	static const char *const trainable[] = {"^ln\\.g$", "^ln\\.b$",
+						"^h\\.w$", "^logits\\.w$"};
 	G b = start();
 	int h = linear(&b, "h", b.x, 8), t[9];
 	const char *names[] = {"ln.mean", "ln.xc", "ln.sq", "ln.var", "ln.ve",
@@ -403,12 +405,19 @@ static void test_layernorm_chain(void **state)
 	per_op.grad_patterns = false;
 	expect_saved(b.g, &per_op,
 		     "x ln.xc ln.std ln.xn ln logits label");
-	/* A [4, 8] "scale": LayerNorm without affine part, then Mul, Add. */
+	/* A [4, 8] "scale": LayerNorm without affine part, then Mul, Add.
+	 * A whole table multiplying an activation is taken for a buffer
+	 * (buffers.c) unless --trainable names it, as here. */
 	b.g->tensors[g].dims[0] = 4;
 	b.g->tensors[g].dims[1] = 8;
 	b.g->tensors[g].rank = 2;
 	ar_tensor_set_bytes(&b.g->tensors[g], NULL);
-	expect_saved(b.g, &plain, "x h ln.mean ln.std ln.xn ln logits label");
+	expect_saved(b.g, &plain, "x h ln.mean ln.std ln logits label");
+	per_op = plain;
+	per_op.trainable = trainable;
+	per_op.ntrainable = 4;
+	expect_saved(b.g, &per_op,
+		     "x h ln.mean ln.std ln.xn ln logits label");
 	ar_graph_free(b.g);
 }
 

@@ -31,6 +31,7 @@
 #include "train.h"
 
 #include <regex.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -64,8 +65,7 @@ static bool stated(const ArGraph *g, int t, int depth)
 	return true;
 }
 
-/* Whether tensor t holds weights (memo per tensor). */
-static bool weights_of(const ArGraph *g, int t, char *memo)
+bool ar_train_holds_weights(const ArGraph *g, int t, char *memo)
 {
 	const ArTensor *x = &g->tensors[t];
 	const ArNode *p;
@@ -84,7 +84,7 @@ static bool weights_of(const ArGraph *g, int t, char *memo)
 		r = ar_op_grad(p);
 		for (int j = 0; !yes && j < p->nexplicit; j++)
 			yes = p->inputs[j] >= 0 && ar_grad_moves(r, j) &&
-			      weights_of(g, p->inputs[j], memo);
+			      ar_train_holds_weights(g, p->inputs[j], memo);
 	}
 	memo[t] = yes ? YES : NO;
 	return yes;
@@ -112,23 +112,46 @@ static bool list_hit(const char *name, const void *list)
 	return false;
 }
 
+/* A test of one tensor of g. */
+typedef bool (*TensorTest)(const ArGraph *g, int t, const void *arg);
+
+/* Whether hit holds for a weight t is folded from, through ops that only
+ * move values (memo: what ar_train_holds_weights found). */
+static bool folded_from(const ArGraph *g, int t, TensorTest hit,
+			const void *arg, const char *memo, int depth)
+{
+	const ArTensor *x = &g->tensors[t];
+	const ArNode *p;
+	if (x->kind != AR_TK_CONSTANT || x->producer < 0 || depth > 8)
+		return false;
+	p = &g->nodes[x->producer];
+	for (int j = 0; j < p->nexplicit; j++) {
+		int u = p->inputs[j];
+		if (u >= 0 && memo[u] == YES && ar_grad_moves(ar_op_grad(p), j) &&
+		    (hit(g, u, arg) ||
+		     folded_from(g, u, hit, arg, memo, depth + 1)))
+			return true;
+	}
+	return false;
+}
+
+typedef struct NameHit {
+	NameTest hit;
+	const void *arg;
+} NameHit;
+
+static bool name_hit(const ArGraph *g, int t, const void *arg)
+{
+	const NameHit *n = arg;
+	return n->hit(g->tensors[t].name, n->arg);
+}
+
 /* Whether hit holds for t's name or that of a weight t is folded from. */
 static bool matches(const ArGraph *g, int t, NameTest hit, const void *arg,
 		    const char *memo)
 {
-	const ArTensor *x = &g->tensors[t];
-	const ArNode *p;
-	if (hit(x->name, arg))
-		return true;
-	if (x->kind != AR_TK_CONSTANT || x->producer < 0)
-		return false;
-	p = &g->nodes[x->producer];
-	for (int j = 0; j < p->nexplicit; j++)
-		if (p->inputs[j] >= 0 && memo[p->inputs[j]] == YES &&
-		    ar_grad_moves(ar_op_grad(p), j) &&
-		    matches(g, p->inputs[j], hit, arg, memo))
-			return true;
-	return false;
+	NameHit n = {hit, arg};
+	return name_hit(g, t, &n) || folded_from(g, t, name_hit, &n, memo, 0);
 }
 
 /* The parameters: weights a step reads at a differentiable input. */
@@ -143,7 +166,7 @@ static void find_params(const ArTrainModel *m, char *memo, bool *is)
 		for (int j = 0; j < n->nexplicit; j++) {
 			int t = n->inputs[j];
 			if (t >= 0 && (!r || (j < 32 && (r->diff >> j & 1))) &&
-			    weights_of(g, t, memo))
+			    ar_train_holds_weights(g, t, memo))
 				is[t] = true;
 		}
 	}
@@ -237,24 +260,93 @@ static int apply_meta(const ArTrainModel *m, const char *memo, bool *is,
 	return AR_OK;
 }
 
-/* Whether t is folded, through ops that only move values, from a
- * parameter other than itself (is[] over the weights found). */
-static bool copies_param(const ArGraph *g, int t, const bool *is,
-			 const char *memo, int depth)
+/* The tensor of g named by the k bytes at p, or -1. */
+static int named(const ArGraph *g, const char *p, size_t k)
 {
-	const ArTensor *x = &g->tensors[t];
-	const ArNode *p;
-	if (x->kind != AR_TK_CONSTANT || x->producer < 0 || depth > 8)
-		return false;
-	p = &g->nodes[x->producer];
-	for (int j = 0; j < p->nexplicit; j++) {
-		int u = p->inputs[j];
-		if (u >= 0 && memo[u] == YES && ar_grad_moves(ar_op_grad(p), j) &&
-		    ((is[u] && ar_numel(&g->tensors[u]) == ar_numel(x)) ||
-		     copies_param(g, u, is, memo, depth + 1)))
-			return true;
+	for (int t = 0; t < g->ntensors; t++)
+		if (!strncmp(g->tensors[t].name, p, k) && !g->tensors[t].name[k])
+			return t;
+	return -1;
+}
+
+/* "[4, 8]": t's dims. */
+static const char *dims_of(const ArTensor *t, char *buf, size_t cap)
+{
+	size_t n = (size_t)snprintf(buf, cap, "[");
+	for (int i = 0; i < t->rank && n < cap; i++)
+		n += (size_t)snprintf(buf + n, cap - n, "%s%lld", i ? ", " : "",
+				      (long long)t->dims[i]);
+	if (n < cap)
+		snprintf(buf + n, cap - n, "]");
+	return buf;
+}
+
+/*
+ * arenac.ties: groups of torch names sharing one Parameter (';' between
+ * groups, ',' within), the first the graph's initializer.  The export
+ * writes a tie once, so the other names are usually absent; one the graph
+ * has as well (an exporter that wrote two copies) is that parameter again:
+ * tie[t], counted once.  Two tensors of a group must hold the same
+ * elements (a transposed copy does): otherwise they are no one Parameter,
+ * AR_EXIT_MODEL.  The first name must be in the graph (but in a pipeline
+ * stage's, which holds only some).
+ */
+static int apply_ties(const ArTrainModel *m, bool *tie, ArError *err)
+{
+	const ArGraph *g = m->base;
+	for (const char *p = g->meta_ties; p && *p;) {
+		const char *end = strchr(p, ';');
+		size_t glen = end ? (size_t)(end - p) : strlen(p);
+		int first = -1;
+		for (const char *q = p; q < p + glen;) {
+			const char *e = memchr(q, ',', (size_t)(p + glen - q));
+			size_t k = e ? (size_t)(e - q) : (size_t)(p + glen - q);
+			int t = named(g, q, k);
+			char a[AR_MAX_RANK * 22], b[AR_MAX_RANK * 22];
+			if (q == p && t < 0 && !m->spec.some_params)
+				return ar_fail(err, AR_EXIT_MODEL, "metadata "
+					       "arenac.ties names '%.*s', which "
+					       "the graph lacks", (int)k, q);
+			if (q == p)
+				first = t;
+			else if (t >= 0 && first >= 0 &&
+				 ar_numel(&g->tensors[t]) !=
+				 ar_numel(&g->tensors[first]))
+				return ar_fail(err, AR_EXIT_MODEL, "metadata "
+					       "arenac.ties ties '%s' %s to "
+					       "'%s' %s: not the same number "
+					       "of elements, so not one "
+					       "Parameter", g->tensors[t].name,
+					       dims_of(&g->tensors[t], a,
+						       sizeof a),
+					       g->tensors[first].name,
+					       dims_of(&g->tensors[first], b,
+						       sizeof b));
+			else if (t >= 0 && first >= 0)
+				tie[t] = true;
+			q += k + (e != NULL);
+		}
+		p += glen + (end != NULL);
 	}
-	return false;
+	return AR_OK;
+}
+
+static bool is_buffer(const ArGraph *g, int t, const void *arg)
+{
+	const ArTrainModel *m = arg;
+	return t < m->nbuffer && m->buffer[t];
+}
+
+/* A parameter of is[] (Same.is) of Same.numel elements. */
+typedef struct Same {
+	const bool *is;
+	int64_t numel;
+} Same;
+
+static bool same_param(const ArGraph *g, int t, const void *arg)
+{
+	const Same *s = arg;
+	return s->is[t] && ar_numel(&g->tensors[t]) == s->numel;
 }
 
 int ar_train_params(ArTrainModel *m, ArError *err)
@@ -265,13 +357,22 @@ int ar_train_params(ArTrainModel *m, ArError *err)
 	bool *is = ar_xcalloc(nt, sizeof *is);
 	bool *keep = ar_xcalloc(nt, sizeof *keep);
 	bool *drop = ar_xcalloc(nt, sizeof *drop);
+	bool *tie = ar_xcalloc(nt, sizeof *tie);
 	int rc;
 
 	find_params(m, memo, is);
 	rc = apply_meta(m, memo, is, drop, err);
 	if (!rc)
+		rc = apply_ties(m, tie, err);
+	if (!rc)
 		rc = select_by(m, "--trainable", m->spec.trainable,
 		       m->spec.ntrainable, is, memo, keep, err);
+	/* A buffer is no parameter, nor is what is folded from one, unless
+	 * --trainable says it is. */
+	for (int t = 0; t < g->ntensors && m->buffer; t++)
+		if (is[t] && !keep[t] && (is_buffer(g, t, m) ||
+		    folded_from(g, t, is_buffer, m, memo, 0)))
+			is[t] = false;
 	if (!rc)
 		rc = select_by(m, "--freeze", m->spec.freeze, m->spec.nfreeze,
 			       is, memo, drop, err);
@@ -282,9 +383,11 @@ int ar_train_params(ArTrainModel *m, ArError *err)
 			      ar_lora_adapter(g->tensors[t].name) || keep[t] :
 			      !m->spec.ntrainable || keep[t];
 		bool trained = is[t] && !drop[t] && chosen;
+		Same same = {is, ar_numel(&g->tensors[t])};
 		m->param[t] = trained;
 		m->frozen[t] = is[t] && !trained;
-		m->tied[t] = is[t] && copies_param(g, t, is, memo, 0);
+		m->tied[t] = is[t] && (tie[t] || folded_from(g, t, same_param,
+							     &same, memo, 0));
 	}
 	/* The options, not the model, leave nothing to train: say so. */
 	if (!rc && (m->spec.nfreeze || m->spec.ntrainable) &&
@@ -306,5 +409,6 @@ int ar_train_params(ArTrainModel *m, ArError *err)
 	free(is);
 	free(keep);
 	free(drop);
+	free(tie);
 	return rc;
 }

@@ -244,7 +244,10 @@ static int backward_flow(ArTrainModel *m, const bool *rg, ArError *err)
 /* Candidates: saved activations and the activations they are computed
  * from, in production order; a node's later such outputs tied to its
  * first (train.h); not the outputs of an op that are always recomputed
- * (AR_OP_RECOMPUTED). */
+ * (AR_OP_RECOMPUTED), nor views torch takes of an activation
+ * (ar_op_torch_view): torch's autograd saving x[:, 0] keeps x's storage,
+ * so the plan keeps x (a candidate as what the view is computed from)
+ * and makes the view again for the backward step that reads it. */
 static void find_candidates(ArTrainModel *m)
 {
 	const ArGraph *g = m->base;
@@ -272,6 +275,9 @@ static void find_candidates(ArTrainModel *m)
 		int first = -1;
 		/* Never resident, so never a choice: always recomputed. */
 		if (d && (d->flags & AR_OP_RECOMPUTED))
+			continue;
+		if (ar_op_torch_view(g, &g->nodes[i]) &&
+		    g->tensors[g->nodes[i].inputs[0]].kind == AR_TK_ACTIVATION)
 			continue;
 		for (int j = 0; j < g->nodes[i].noutputs; j++) {
 			int t = g->nodes[i].outputs[j];
@@ -373,9 +379,10 @@ static void settle_params(ArTrainModel *m)
 }
 
 /*
- * The forward graph as the step runs it: --lora's adapters, --base-quant's
- * stored weights, --attention's fused cores, autocast's casts, each a copy
- * of the one before (made[], freed by the caller).
+ * The forward graph as the step runs it: its buffers found (buffers.c),
+ * weights in their own shapes (unfold.c), --lora's adapters, --base-quant's stored weights,
+ * --attention's fused cores, autocast's casts, each a copy of the one
+ * before (made[], freed by the caller).
  */
 static int rewrite(ArTrainModel *m, const ArTrainSpec *spec,
 		   const ArGraph **fwd, ArGraph **made, ArError *err)
@@ -383,7 +390,11 @@ static int rewrite(ArTrainModel *m, const ArTrainSpec *spec,
 	ArDType low = ar_precision_autocast(spec->precision);
 	int rc = AR_OK, k = 0;
 
-	if (spec->lora.rank > 0 &&
+	m->buffer = ar_train_buffers(*fwd, spec);
+	m->nbuffer = (*fwd)->ntensors;
+	if (!(rc = ar_train_unfold(*fwd, m->buffer, &made[k], err)) && made[k])
+		*fwd = made[k++];
+	if (!rc && spec->lora.rank > 0 &&
 	    !(rc = ar_train_lora(*fwd, &spec->lora, &made[k], &m->lora, err)))
 		*fwd = made[k++];
 	if (!rc && spec->base_quant.format != AR_BQ_NONE &&
@@ -413,7 +424,7 @@ int ar_train_model(const ArGraph *fwd, const ArTrainSpec *spec,
 		   ArTrainModel **out, ArError *err)
 {
 	ArTrainModel *m = ar_xcalloc(1, sizeof *m);
-	ArGraph *made[4] = {NULL};
+	ArGraph *made[5] = {NULL};
 	int *order = NULL, rc;
 	bool *rg = NULL;
 
@@ -447,7 +458,7 @@ int ar_train_model(const ArGraph *fwd, const ArTrainSpec *spec,
 fail:
 	free(order);
 	free(rg);
-	for (int k = 0; k < 4; k++)
+	for (int k = 0; k < (int)(sizeof made / sizeof *made); k++)
 		ar_graph_free(made[k]);
 	if (rc)
 		ar_train_model_free(m);
@@ -470,6 +481,7 @@ void ar_train_model_free(ArTrainModel *m)
 	free(m->saved);
 	free(m->ncontrib);
 	free(m->cand);
+	free(m->buffer);
 	free(m->lead);
 	free(m->flops);
 	free(m);

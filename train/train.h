@@ -231,6 +231,10 @@ typedef struct ArTrainModel {
 	int64_t rows, classes;
 	ArLoraInfo lora;        /* --lora: what the adapters added */
 	int64_t quant_params;   /* --base-quant: the weights stored quantised */
+	/* per tensor of the model's graph (nbuffer of them), NULL for none:
+	 * a module's buffer, never a parameter (buffers.c) */
+	bool *buffer;
+	int nbuffer;
 } ArTrainModel;
 
 /*
@@ -352,6 +356,21 @@ int ar_train_flash(const ArGraph *src, int64_t lse_align, ArGraph **out,
 ArDType ar_train_master_dtype(const ArTrainModel *m, int param);
 ArDType ar_train_grad_dtype(const ArTrainModel *m, int param);
 ArDType ar_train_opt_dtype(const ArTrainModel *m, int param);
+
+/* Whether tensor t of g holds weights: a float tensor of rank 1 or more
+ * the model states (an initializer, a Constant), or a constant folded
+ * from one by an op whose gradient only moves values (params.c).  memo:
+ * per tensor, zeroed before the first call, kept between calls on g. */
+bool ar_train_holds_weights(const ArGraph *g, int t, char *memo);
+/* Per tensor of g, the float initializers that are a module's buffers:
+ * the exporter's metadata, else the rule of buffers.c (warned); NULL
+ * when there are none. */
+bool *ar_train_buffers(const ArGraph *g, const ArTrainSpec *spec);
+/* A copy of src in which each weight but the buffers (NULL: none)
+ * reaches compute in its own shape (unfold.c); *out NULL when src has
+ * none folded to another size. */
+int ar_train_unfold(const ArGraph *src, const bool *buffer, ArGraph **out,
+		    ArError *err);
 
 /* Tensors (without data) and nodes (without attributes) of src, the
  * nodes in the order `order` gives (node k is src's order[k]; NULL: as
