@@ -395,8 +395,7 @@ static int rewrite(ArTrainModel *m, const ArTrainSpec *spec,
 				       &m->quant_params, err)))
 		*fwd = made[k++];
 	if (!rc && spec->attention != AR_ATTN_MATH &&
-	    !(rc = ar_train_flash(*fwd, spec->attention == AR_ATTN_FLASH ? 1 :
-				  32, &made[k], err))) {
+	    !(rc = ar_train_flash(*fwd, spec->attention, &made[k], err))) {
 		if (made[k])
 			*fwd = made[k++];
 		else

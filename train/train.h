@@ -360,9 +360,9 @@ typedef struct ArAttnCore {
 int ar_attention_cores(const ArGraph *g, int nnodes, const bool *param,
 		       bool *core, ArAttnCore *cores, int max);
 /* A copy of src with each attention core nothing else reads into as one
- * arenac.FlashAttention node, the log-sum-exp padded to lse_align rows;
- * *out NULL when none could be. */
-int ar_train_flash(const ArGraph *src, int64_t lse_align, ArGraph **out,
+ * arenac.FlashAttention node of the kernel (flash or efficient); *out
+ * NULL when none could be. */
+int ar_train_flash(const ArGraph *src, ArAttention kernel, ArGraph **out,
 		   ArError *err);
 /* The dtype of a parameter's master copy, AR_DT_UNDEFINED for none; of
  * its gradient; of what the optimizer updates (the master copy, else the
