@@ -252,6 +252,14 @@ static const Option options[] = {
 	 .help = "compute the head (the MatMul or Gemm giving the\n"
 		 "logits) and the cross-entropy in N chunks of the\n"
 		 "tokens, one chunk's logits alive at a time (1)"},
+	{"loss-dtype", 0, CHOICE, "FORMAT", TO(topt.spec.loss_dtype),
+	 .choices = "auto|fp32|same", .flags = ECHO | TRAIN,
+	 .section = TRAINING,
+	 .help = "the cross-entropy's format: fp32 reads an fp32\n"
+		 "copy of 16-bit logits and keeps fp32\n"
+		 "log-probabilities for the backward (Megatron-LM,\n"
+		 "torch.autocast); same: the logits' format; auto:\n"
+		 "fp32 with mixed-* and amp-*, else same (auto)"},
 	{"optimizer", 0, CUSTOM, "NAME", NOWHERE, .parse = cli_parse_optimizer,
 	 .flags = ECHO | TRAIN, .section = TRAINING,
 	 .help = "sgd, momentum, adam, adamw (torch.optim), adam8bit,\n"

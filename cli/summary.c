@@ -373,7 +373,7 @@ static void print_device(FILE *f, const ArTrainBill *b)
 
 void ar_print_train_stats(FILE *f, const ArTrainBill *b)
 {
-	char a[32], h[32], note[96], gw[48], mw[48], sw[48];
+	char a[32], h[32], note[96], gw[48], mw[48], sw[48], lk[80];
 	const struct {
 		const char *what;
 		int64_t bytes;
@@ -394,6 +394,7 @@ void ar_print_train_stats(FILE *f, const ArTrainBill *b)
 		{"arena", b->arena_bytes, "planned", true},
 		{"  logits", b->logits_bytes, note, true},
 		{"  logits grad", b->logits_grad_bytes, note, false},
+		{"  loss kept", b->loss_kept_bytes, lk, false},
 		{"  weight copies", b->autocast_copy_bytes,
 		 "in the arena, autocast's 16-bit casts", false},
 		{"total", b->total_bytes, "", true},
@@ -401,6 +402,8 @@ void ar_print_train_stats(FILE *f, const ArTrainBill *b)
 	snprintf(gw, sizeof gw, "persistent, %s", b->gradient_dtype);
 	snprintf(mw, sizeof mw, "persistent, %s", b->master_dtype);
 	snprintf(sw, sizeof sw, "persistent, %s", b->state_dtype);
+	snprintf(lk, sizeof lk, "in the arena, %s log-probabilities%s",
+		 b->loss_dtype, b->loss_chunks > 1 ? ", per chunk" : "");
 	if (b->loss_chunks > 1)
 		snprintf(note, sizeof note, "in the arena, one of %d chunks at "
 			 "a time", b->loss_chunks);

@@ -527,6 +527,9 @@ static void write_training(FILE *f, const ArTrainBill *b)
 	ar_json_str(f, b->master_dtype);
 	fputs(", \"state_dtype\": ", f);
 	ar_json_str(f, b->state_dtype);
+	fputs(", \"loss_dtype\": ", f);
+	ar_json_str(f, b->loss_dtype);
+	fprintf(f, ", \"loss_kept_bytes\": %" PRId64, b->loss_kept_bytes);
 	fprintf(f, ", \"forward_flops\": %" PRId64 ", \"backward_flops\": %"
 		PRId64 ", \"recompute_flops\": %" PRId64
 		", \"checkpoint_candidates\": %d, \"selection_exact\": %s"

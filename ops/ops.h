@@ -384,6 +384,8 @@ int ar_train_out_flash(const ArNode *attrs, ArGraph *g, int node,
 		       ArError *err);
 int ar_train_out_batchnorm(const ArNode *attrs, ArGraph *g, int node,
 			   ArError *err);
+int ar_train_out_log_prob(const ArNode *attrs, ArGraph *g, int node,
+			  ArError *err);
 
 /* Dropout is a view only when it does not run in training mode (mode.c). */
 bool ar_dropout_is_view(const ArGraph *g, const ArNode *n, bool training);

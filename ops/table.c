@@ -60,8 +60,10 @@ static const char SEQUENCES[] =
  *     (always in training mode) its batch mean and inverse standard
  *     deviation, never the running statistics;
  *   - Dropout reads its mask (a bool, never dY's size);
- *   - the losses: SoftmaxCrossEntropyLoss reads its scores and labels
- *     (softmax minus one-hot), NegativeLogLikelihoodLoss only the labels
+ *   - the losses: SoftmaxCrossEntropyLoss reads its log-probabilities
+ *     (output 1, which training materialises: what PyTorch's
+ *     cross_entropy saves, log_softmax's result) and labels (softmax
+ *     minus one-hot), NegativeLogLikelihoodLoss only the labels
  *     and weights (it scatters -1 into the log-probabilities' gradient).
  * A gradient computed element by element may overwrite its inputs
  * (inplace); a softmax-like gradient needs a row reduction before it
@@ -110,7 +112,9 @@ static const ArGradRule
 				 INOUT(B(0), B(1) | B(2))}},
 	/* dY scaled by the mask. */
 	G_DROPOUT = {.diff = B(0), .reads = {OUT(B(1))}, .inplace = ALL},
-	G_SOFTMAX_CE = {.diff = B(0), .reads = {IN(B(0) | B(1) | B(2))}},
+	/* exp(log_prob) minus one-hot: the log-probabilities the training
+	 * step materialises (output 1), the labels and the weights. */
+	G_SOFTMAX_CE = {.diff = B(0), .reads = {INOUT(B(1) | B(2), B(1))}},
 	G_NLL = {.diff = B(0), .reads = {IN(B(1) | B(2))}},
 	/* A linear by a quantised frozen weight (quant_matmul.c): dX from
 	 * the stored weight, dequantised again; nothing kept. */
@@ -520,6 +524,7 @@ static const ArOpDef table[] = {
 	 .grad = &G_ROW_OUTPUT, .flops = ar_flops_softmax, .runtime = true},
 	{ONNX("SoftmaxCrossEntropyLoss", 1), IO(2, 3, 1, 2),
 	 .flags = AR_OP_LOSS, .shape = ar_shape_loss, .grad = &G_SOFTMAX_CE,
+	 .train_outputs = ar_train_out_log_prob,
 	 .flops = ar_flops_sce_loss, .runtime = true},
 	{ONNX("Softplus", 1), IO(1, 1, 1, 1), .shape = ar_shape_unary,
 	 .alias = AR_ALIAS_INPLACE, .inplace = ALL, .grad = &G_BY_INPUT,
@@ -647,7 +652,9 @@ static const ArOpDef table[] = {
 	 .alias = AR_ALIAS_INPLACE, .inplace = B(0)},
 	{TRAINING("AdamWUpdate"), IO(2, VAR, 1, 1),
 	 .alias = AR_ALIAS_INPLACE, .inplace = B(0)},
-	{TRAINING("CrossEntropyChunk"), IO(2, 2, 1, 1)},
+	/* A chunk's loss and its log-probabilities, which its gradient
+	 * reads (step.c). */
+	{TRAINING("CrossEntropyChunk"), IO(2, 2, 1, 2)},
 	{TRAINING("CrossEntropyChunkGrad"), IO(2, 2, 1, 1),
 	 .alias = AR_ALIAS_INPLACE, .inplace = B(0)},
 	/* dq_accum and softmax_d of FlashAttention's backward (flash.c). */
@@ -655,7 +662,7 @@ static const ArOpDef table[] = {
 	 .scratch = ar_scratch_flash_grad},
 	{TRAINING("GradAccumulate"), IO(2, VAR, 1, 1),
 	 .alias = AR_ALIAS_INPLACE, .inplace = ALL},
-	{TRAINING("LinearCrossEntropy"), IO(3, 3, 1, 1), .flags = AR_OP_LOSS,
+	{TRAINING("LinearCrossEntropy"), IO(3, 3, 1, 2), .flags = AR_OP_LOSS,
 	 .grad = &G_LINEAR_CE},
 	{TRAINING("Lion8bitUpdate"), IO(2, VAR, 1, 1),
 	 .alias = AR_ALIAS_INPLACE, .inplace = B(0)},

@@ -15,7 +15,14 @@
  * mask, native_layer_norm's mean and rstd, native_batch_norm's save_mean
  * and save_invstd), so the training bill counts them as it does; and
  * arenac.FlashAttention's fp32 log-sum-exp per query row (output 1, see
- * flash.c), what FlashAttention's forward returns for its backward.  An
+ * flash.c), what FlashAttention's forward returns for its backward; and
+ * SoftmaxCrossEntropyLoss's log-probabilities (output 1, shaped like the
+ * scores, in the format the loss computes in: loss.c), what PyTorch's
+ * cross_entropy keeps (tools/autograd/derivatives.yaml, _log_softmax:
+ * "self: _log_softmax_backward_data(grad, result, ...)", its result) and,
+ * as the softmax, Megatron-LM's vocab-parallel cross-entropy
+ * (_VocabParallelCrossEntropy.forward: ctx.save_for_backward(exp_logits,
+ * ...)).  An
  * output the model already has keeps its tensor; one it lacks gets a new
  * tensor named after Y.
  */
@@ -82,27 +89,34 @@ static const ArTensor *input0(const ArGraph *g, int node)
 					       : NULL;
 }
 
+/* Output 1 of node shaped like *like, in format dt even where the model
+ * types it otherwise. */
+static int output1_like(ArGraph *g, int node, const ArTensor *like,
+			const char *suffix, ArDType dt, ArError *err)
+{
+	int64_t dims[AR_MAX_RANK];
+	int rank = like->rank, rc;
+	ArTensor *t;
+	/* A new output moves the tensors: copy the shape first. */
+	memcpy(dims, like->dims, sizeof dims);
+	if ((rc = set_output(g, node, 1, suffix, dt, rank, dims, err)))
+		return rc;
+	t = &g->tensors[g->nodes[node].outputs[1]];
+	if (t->dtype == dt)
+		return AR_OK;
+	t->dtype = dt;
+	return ar_tensor_set_bytes(t, err);
+}
+
+/* Dropout before opset 10 types its mask like Y; a training kernel
+ * writes bits, one byte each, whatever the opset. */
 int ar_train_out_mask(const ArNode *attrs, ArGraph *g, int node,
 		      ArError *err)
 {
 	const ArTensor *y = output0(g, node);
-	int64_t dims[AR_MAX_RANK];
-	int rank, rc;
-	ArTensor *m;
 	if (!y || y->rank < 0)
 		return AR_OK;
-	/* A new output moves the tensors: copy Y's shape first. */
-	rank = y->rank;
-	memcpy(dims, y->dims, sizeof dims);
-	if ((rc = set_output(g, node, 1, ".mask", AR_DT_BOOL, rank, dims, err)))
-		return rc;
-	/* Dropout before opset 10 types its mask like Y; a training kernel
-	 * writes bits, one byte each, whatever the opset. */
-	m = &g->tensors[g->nodes[node].outputs[1]];
-	if (m->dtype == AR_DT_BOOL)
-		return AR_OK;
-	m->dtype = AR_DT_BOOL;
-	return ar_tensor_set_bytes(m, err);
+	return output1_like(g, node, y, ".mask", AR_DT_BOOL, err);
 }
 
 int ar_train_out_layernorm(const ArNode *attrs, ArGraph *g, int node,
@@ -153,4 +167,15 @@ int ar_train_out_flash(const ArNode *attrs, ArGraph *g, int node,
 		return AR_OK;
 	rank = ar_flash_lse_shape(q, ar_attr_int(attrs, "lse_align", 1), dims);
 	return set_output(g, node, 1, ".lse", AR_DT_FLOAT, rank, dims, err);
+}
+
+/* The kernel writes them in the format it computes in, its scores' (a
+ * model's own output may be typed otherwise). */
+int ar_train_out_log_prob(const ArNode *attrs, ArGraph *g, int node,
+			  ArError *err)
+{
+	const ArTensor *x = input0(g, node);
+	if (!x || x->rank < 1 || !output0(g, node))
+		return AR_OK;
+	return output1_like(g, node, x, ".log_prob", x->dtype, err);
 }

@@ -131,6 +131,8 @@ static void fill_bill(ArTrainResult *r, ArCkptPolicy pol, bool exact,
 	b->arena_bytes = r->plan->arena_bytes;
 	b->logits_bytes = x->logits_bytes;
 	b->logits_grad_bytes = x->logits_grad_bytes;
+	b->loss_kept_bytes = x->loss_kept_bytes;
+	b->loss_dtype = x->loss_dtype;
 	b->autocast_copy_bytes = x->autocast_copy_bytes;
 	b->loss_chunks = m->spec.loss_chunks > 1 ? m->spec.loss_chunks : 1;
 	b->total_bytes = ar_train_add(persistent_bytes(x, &largest, &big),

@@ -62,6 +62,10 @@ typedef struct ArTrainBill {
 	int64_t arena_bytes;            /* the planned arena */
 	int64_t logits_bytes;           /* in the arena (per chunk) */
 	int64_t logits_grad_bytes;
+	/* In the arena (per chunk): the log-probabilities the loss keeps for
+	 * its backward, in loss_dtype ("none": a loss keeping none). */
+	int64_t loss_kept_bytes;
+	const char *loss_dtype;
 	int64_t autocast_copy_bytes;    /* in the arena (amp): 16-bit copies
 					 * of the weights autocast caches */
 	int loss_chunks;                /* 1: the loss in one piece */

@@ -315,10 +315,68 @@ def korthikanti_flash(tmp, s, b, h, a):
               s, b, h, a, got))
 
 
+GQA_CONFIGS = [  # (s, b, dim, heads, kv heads)
+    (16, 2, 64, 8, 2), (32, 1, 96, 6, 3), (16, 3, 64, 4, 1)]
+
+
+def flash_plan(tmp, name, c):
+    path = os.path.join(tmp, name + ".onnx")
+    onnx.save(gen_llama.build(c), path)
+    p = subprocess.run([ARENAC, "-q", "--train", "--checkpoint", "none",
+                        "--precision", "mixed-fp16", "--attention", "flash",
+                        "--selfcheck", "--json", "-", path],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       universal_newlines=True)
+    if not check(name + ": arenac trains it", p.returncode == 0,
+                 p.stderr.strip()):
+        return None
+    return json.loads(p.stdout)
+
+
+def llama_gqa_flash(tmp, s, b, dim, a, kv):
+    """Grouped-query attention under --attention flash: the kernel takes k
+    and v with their kv heads (FlashAttention-2's q (b, s, h, d), k and v
+    (b, s, h_kv, d)), so gen_llama's repeat_kv (Unsqueeze, Expand, Reshape)
+    and the transposed copy of the expanded keys leave the graph: layer 1
+    keeps 2 b (a - kv) s d x 2 bytes less than the same layer with a kv
+    heads (where k and v have a heads of their own), and its backward's
+    workspace gains mha_bwd's dk_expanded and dv_expanded, 2 b a s d x 2
+    bytes beside dq_accum and softmax_d."""
+    name = "llama GQA flash (s %d, b %d, dim %d, a %d, kv %d)" % (
+        s, b, dim, a, kv)
+    d = dim // a
+    cfg = dict(layers=3, seq=s, batch=b, dim=dim, heads=a, vocab=96)
+    gqa = flash_plan(tmp, "gqa", gen_llama.Config(kv_heads=kv, **cfg))
+    mha = flash_plan(tmp, "mha", gen_llama.Config(kv_heads=a, **cfg))
+    if gqa is None or mha is None:
+        return
+    kept = [sum(layer_saved(r, 1)[1].values()) for r in (gqa, mha)]
+    want = 2 * b * (a - kv) * s * d * 2
+    check(name + ": the layer keeps the kv heads, %d bytes less" % want,
+          kept[1] - kept[0] == want, (kept, want))
+    tensors = {t["name"]: t for t in gqa["tensors"]}
+    gone = [n for n in tensors if n.startswith("l1.") and
+            n.split(".")[-1] in ("unsq", "exp", "rep", "kT")]
+    check(name + ": no expansion copy in the plan", not gone, gone)
+    fused = [st for st in gqa["steps"] if st["op"] == "FlashAttention" and
+             st["name"].startswith("l1.")]
+    heads = [tensors[i]["shape"][1] for i in fused[0]["inputs"][1:3]] \
+        if fused else None
+    check(name + ": the kernel reads k and v with %d heads" % kv,
+          heads == [kv, kv], heads)
+    ws = {st["scratch_bytes"] for st in gqa["steps"]
+          if st["op"] == "FlashAttentionGrad"}
+    base = b * a * round_up(s, 128) * (round_up(d, 32) + 1) * 4
+    check(name + ": mha_bwd's workspace with dk, dv expanded",
+          ws == {base + 2 * b * a * s * d * 2}, (ws, base))
+
+
 def korthikanti_vs_arenac(tmp):
     for cfg in KORTHIKANTI_CONFIGS:
         korthikanti_layer(tmp, *cfg, fuse="gelu")
         korthikanti_flash(tmp, *cfg)
+    for cfg in GQA_CONFIGS:
+        llama_gqa_flash(tmp, *cfg)
     korthikanti_layer(tmp, *KORTHIKANTI_CONFIGS[0], fuse="none")
     # torch's opset-14 export of the same layer: the patterns give it
     # LayerNorm's and GELU's gradients, so it keeps the same bytes.

@@ -35,7 +35,9 @@ Checked per model, the bill's exact parts and the kept bytes:
   listed.
   Models whose parameter count is off for other reasons are in KNOWN.
 `--precision mixed-bf16` (the whole network 16-bit) is checked against
-the module cast wholesale (model.to(torch.bfloat16), no autocast), with
+the module cast wholesale (model.to(torch.bfloat16), no autocast), the
+loss on its bf16 logits (--loss-dtype same) and on logits.float()
+(--loss-dtype fp32, the default: log_softmax keeps its fp32 result), with
 one more named difference: torch's CPU LayerNorm keeps a 16-bit input's
 statistics 16-bit, CUDA's (and arenac) in float.
 Skips when torch or onnx is missing.
@@ -124,10 +126,11 @@ class Autocast:
         return self.ac.__exit__(*exc)
 
 
-def run(path, precision):
+def run(path, precision, *more):
     p = subprocess.run([ARENAC, "-q", "--train", "--checkpoint", "none",
                         "--optimizer", "adam", "--precision", precision,
-                        "--batch", str(tt.BATCH), "--json", "-", path],
+                        "--batch", str(tt.BATCH), "--json", "-", path] +
+                       list(more),
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                        universal_newlines=True)
     if p.returncode:
@@ -248,18 +251,22 @@ def check(name, tmp):
     return not bad, what
 
 
-def check_mixed(name, tmp):
-    """mixed-bf16 against the module cast wholesale to bf16."""
+def check_mixed(name, tmp, loss_dtype):
+    """mixed-bf16 against the module cast wholesale to bf16: its loss on
+    the bf16 logits (--loss-dtype same), or on logits.float() (fp32, the
+    default: torch then keeps log_softmax's fp32 result, the upcast
+    itself nothing)."""
     import copy
     model, inputs, names, label = tt.build(name)
     path = os.path.join(tmp, name + ".onnx")
-    rep, err = run(path, "mixed-bf16")
+    rep, err = run(path, "mixed-bf16", "--loss-dtype", loss_dtype)
     if rep is None:
         return False, err
     m16 = copy.deepcopy(model).to(torch.bfloat16)
     ins = tuple(x.to(torch.bfloat16) if x.is_floating_point() else x
                 for x in inputs)
-    meas = torch_saved.measure(m16, ins, label)
+    meas = torch_saved.measure(m16, ins, label,
+                               upcast=loss_dtype == "fp32")
     want = torch_kept(meas)
     kept = arenac_side(rep).total()
     adj = kept + sum(t - a for _, t, a in named_differences(rep, meas))
@@ -268,9 +275,9 @@ def check_mixed(name, tmp):
     ok = abs(adj - want) <= 0.01 * want and tr["parameter_bytes"] == 2 * n \
         and tr["master_weight_bytes"] == 4 * n and \
         not tr["autocast_copy_bytes"]
-    return ok, "mixed-bf16 kept %d, the module in bf16 %d: %+.2f%% after " \
-        "the named differences; parameters %d B, master weights %d B" % (
-            kept, want, 100.0 * (adj - want) / want, tr["parameter_bytes"],
+    return ok, "mixed-bf16, loss %s: kept %d, the module in bf16 %d: " \
+        "%+.2f%% after the named differences; parameters %d B, master " \
+        "weights %d B" % (loss_dtype, kept, want, 100.0 * (adj - want) / want, tr["parameter_bytes"],
             tr["master_weight_bytes"])
 
 
@@ -286,8 +293,8 @@ def main():
         print("%-5s %-9s %s%s" % (verdict, name, what,
                                   " [%s]" % known if known and not ok
                                   else ""))
-        if name in MIXED:
-            ok, what = check_mixed(name, tmp)
+        for loss_dtype in ("same", "fp32") if name in MIXED else ():
+            ok, what = check_mixed(name, tmp, loss_dtype)
             fails += not ok
             print("%-5s %-9s %s" % ("ok" if ok else "FAIL", name, what))
     print("%d failures" % fails)

@@ -69,9 +69,10 @@ static void test_lenet_bill(void **state)
 	assert_int_equal(r.bill.parameter_count, 431080);
 	assert_int_equal(r.bill.forward_flops, fwd);
 	assert_int_equal(r.bill.recompute_flops, 0);
-	/* conv1, relu1, pool1, conv2, relu2, pool2, flat, fc1, relu3, logits */
-	assert_int_equal(r.bill.ncandidates, 10);
-	assert_int_equal(r.bill.ncheckpoints, 10);
+	/* conv1, relu1, pool1, conv2, relu2, pool2, flat, fc1, relu3 (the
+	 * loss keeps its log-probabilities, not the logits) */
+	assert_int_equal(r.bill.ncandidates, 9);
+	assert_int_equal(r.bill.ncheckpoints, 9);
 	/* The peak is pool1's gradient step (MaxPoolGrad): it reads relu1
 	 * (737,280 floats, saved) and pool1 with pool1's gradient (184,320
 	 * floats each) and writes relu1's gradient (737,280), with the input
@@ -399,29 +400,31 @@ static void check_chain(const ArGraph *g, bool pure, int points)
 	ar_train_model_free(m);
 }
 
-/* Two chains of 11 ops (MatMul, Relu), so 11 candidates, every one a
- * point: the DP ranges over all selections. */
+/* Two chains of 11 ops (MatMul, Relu), so 10 candidates (the last
+ * product's output is read by the loss alone, which keeps its
+ * log-probabilities instead), every one a point: the DP ranges over all
+ * selections. */
 static void test_dp_chain(void **state)
 {
 	static const int64_t w[] = {64, 256, 32, 512, 128, 128, 16};
 	static const int64_t w2[] = {16, 384, 384, 64, 256, 512, 8};
 	ArGraph *g = net(w, 6, false);
-	check_chain(g, true, 11);
+	check_chain(g, true, 10);
 	compare_with_brute_force(g);
 	ar_graph_free(g);
 	g = net(w2, 6, false);
-	check_chain(g, true, 11);
+	check_chain(g, true, 10);
 	compare_with_brute_force(g);
 	ar_graph_free(g);
 }
 
 /* Residual adds: the block interiors are no points (h1, r1, s2, s3, h4,
- * r4, h5 are), so brute force decides. */
+ * r4 are; h5, the logits, no candidate), so brute force decides. */
 static void test_brute_force_dag(void **state)
 {
 	static const int64_t w[] = {32, 128, 128, 128, 256, 16};
 	ArGraph *g = net(w, 5, true);
-	check_chain(g, true, 7);
+	check_chain(g, true, 6);
 	compare_with_brute_force(g);
 	ar_graph_free(g);
 }
@@ -433,7 +436,7 @@ static void test_brute_force_dag(void **state)
 static void test_dp_blocks(void **state)
 {
 	ArGraph *g = blocks(3, 64);
-	check_chain(g, true, 6);
+	check_chain(g, true, 5);
 	compare_with_brute_force(g);
 	ar_graph_free(g);
 }

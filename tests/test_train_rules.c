@@ -130,9 +130,9 @@ static void scaled(const char *o, const char *want)
 
 static void test_scale_keeps_nothing(void **state)
 {
-	scaled("Mul", "x y logits label");
-	scaled("Div", "x y logits label");
-	scaled("Pow", "x h y logits label");     /* x^c: c x^(c-1) */
+	scaled("Mul", "x y label loss.log_prob");
+	scaled("Div", "x y label loss.log_prob");
+	scaled("Pow", "x h y label loss.log_prob");     /* x^c: c x^(c-1) */
 }
 
 /* Div of two computed tensors: a's gradient reads b, b's reads b and
@@ -144,7 +144,7 @@ static void test_div(void **state)
 	int q = t2(&b, "q", AR_TK_ACTIVATION, 4, 8);
 	op(&b, "Div", a, d, q);
 	finish(&b, linear(&b, "logits", q, 10));
-	expect_saved(b.g, &plain, "x d q logits label");
+	expect_saved(b.g, &plain, "x d q label loss.log_prob");
 	ar_graph_free(b.g);
 }
 
@@ -161,7 +161,7 @@ static void test_where(void **state)
 	n = gb_node(b.g, "Where", in, 3, y);
 	(void)n;
 	finish(&b, linear(&b, "logits", y, 10));
-	expect_saved(b.g, &plain, "x y logits label");
+	expect_saved(b.g, &plain, "x y label loss.log_prob");
 	ar_graph_free(b.g);
 }
 
@@ -172,15 +172,15 @@ static void test_unary(void **state)
 	static const struct {
 		const char *op, *want;
 	} cases[] = {
-		{"Softmax", "x y logits label"},
-		{"Sqrt", "x y logits label"},
-		{"Exp", "x y logits label"},
-		{"Reciprocal", "x y logits label"},
-		{"Erf", "x h y logits label"},
-		{"Gelu", "x h y logits label"},
-		{"Neg", "x y logits label"},
-		{"Cast", "x y logits label"},
-		{"Resize", "x y logits label"},
+		{"Softmax", "x y label loss.log_prob"},
+		{"Sqrt", "x y label loss.log_prob"},
+		{"Exp", "x y label loss.log_prob"},
+		{"Reciprocal", "x y label loss.log_prob"},
+		{"Erf", "x h y label loss.log_prob"},
+		{"Gelu", "x h y label loss.log_prob"},
+		{"Neg", "x y label loss.log_prob"},
+		{"Cast", "x y label loss.log_prob"},
+		{"Resize", "x y label loss.log_prob"},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
 		G b = start();
@@ -250,7 +250,8 @@ static void test_layernorm(void **state)
 	finish(&b, linear(&b, "logits", y, 10));
 	m = model(b.g, &plain);
 	saved_names(m, got, sizeof got);
-	assert_string_equal(got, "x h ln logits label ln.mean ln.inv_std");
+	assert_string_equal(got, "x h ln label ln.mean ln.inv_std "
+			    "loss.log_prob");
 	for (int t = 0; t < m->base->ntensors; t++)
 		if (strstr(m->base->tensors[t].name, "ln.mean") ||
 		    strstr(m->base->tensors[t].name, "ln.inv_std")) {
@@ -291,8 +292,8 @@ static void test_batchnorm(void **state)
 	gb_io(g, &x, 1, &o, 1);
 	m = model(g, &plain);
 	saved_names(m, got, sizeof got);
-	assert_string_equal(got, "x relu flat logits label bn.batch_mean "
-			    "bn.batch_inv_std");
+	assert_string_equal(got, "x relu flat label bn.batch_mean "
+			    "bn.batch_inv_std loss.log_prob");
 	assert_false(m->param[in[3]] || m->param[in[4]]);
 	assert_true(m->param[in[1]] && m->param[in[2]]);
 	step = ar_train_graph(m, NULL);
@@ -330,9 +331,9 @@ static void test_gelu_chain(void **state)
 	op(&b, "Mul", h, t[2], t[3]);
 	op(&b, "Mul", t[3], scalar(&b, "half", 0.5f), t[4]);
 	finish(&b, linear(&b, "logits", t[4], 10));
-	expect_saved(b.g, &plain, "x h g logits label");
+	expect_saved(b.g, &plain, "x h g label loss.log_prob");
 	per_op.grad_patterns = false;
-	expect_saved(b.g, &per_op, "x h g.div g.erf1 g logits label");
+	expect_saved(b.g, &per_op, "x h g.div g.erf1 g label loss.log_prob");
 	m = model(b.g, &plain);
 	step = ar_train_graph(m, NULL);
 	for (int i = 0; i < step->nnodes; i++)
@@ -345,7 +346,7 @@ static void test_gelu_chain(void **state)
 	ar_train_model_free(m);
 	/* Another value than 0.5 at the end: no GELU, per-op rules. */
 	*(float *)b.g->tensors[b.g->nodes[5].inputs[1]].data = 0.25f;
-	expect_saved(b.g, &plain, "x h g.div g.erf1 g logits label");
+	expect_saved(b.g, &plain, "x h g.div g.erf1 g label loss.log_prob");
 	ar_graph_free(b.g);
 }
 
@@ -400,11 +401,11 @@ static void test_layernorm_chain(void **state)
 	op(&b, "Mul", t[6], g, t[7]);
 	op(&b, "Add", t[7], bias, t[8]);
 	finish(&b, linear(&b, "logits", t[8], 10));
-	expect_saved(b.g, &plain, "x h ln.mean ln.std ln logits label");
+	expect_saved(b.g, &plain, "x h ln.mean ln.std ln label loss.log_prob");
 	assert_int_equal(count_steps(b.g, "LayerNormalizationGrad"), 1);
 	per_op.grad_patterns = false;
 	expect_saved(b.g, &per_op,
-		     "x ln.xc ln.std ln.xn ln logits label");
+		     "x ln.xc ln.std ln.xn ln label loss.log_prob");
 	/* A [4, 8] "scale": LayerNorm without affine part, then Mul, Add.
 	 * A whole table multiplying an activation is taken for a buffer
 	 * (buffers.c) unless --trainable names it, as here. */
@@ -412,12 +413,12 @@ static void test_layernorm_chain(void **state)
 	b.g->tensors[g].dims[1] = 8;
 	b.g->tensors[g].rank = 2;
 	ar_tensor_set_bytes(&b.g->tensors[g], NULL);
-	expect_saved(b.g, &plain, "x h ln.mean ln.std ln logits label");
+	expect_saved(b.g, &plain, "x h ln.mean ln.std ln label loss.log_prob");
 	per_op = plain;
 	per_op.trainable = trainable;
 	per_op.ntrainable = 4;
 	expect_saved(b.g, &per_op,
-		     "x h ln.mean ln.std ln.xn ln logits label");
+		     "x h ln.mean ln.std ln.xn ln label loss.log_prob");
 	ar_graph_free(b.g);
 }
 
@@ -441,7 +442,7 @@ static void test_layernorm_forms(void **state)
 	op(&b, "Mul", t[6], t[1], t[7]);
 	op(&b, "Mul", g, t[7], t[8]);
 	finish(&b, linear(&b, "logits", t[8], 10));
-	expect_saved(b.g, &plain, "x h ln.mean ln.inv ln logits label");
+	expect_saved(b.g, &plain, "x h ln.mean ln.inv ln label loss.log_prob");
 	assert_int_equal(count_steps(b.g, "LayerNormalizationGrad"), 1);
 	m = model(b.g, &plain);
 	assert_int_equal(m->mem.parameter_count, 64 + 8 + 80);
@@ -483,7 +484,7 @@ static void test_layernorm_xn_shared(void **state)
 	op(&b, "Add", t[8], h, sum);
 	finish(&b, linear(&b, "logits", sum, 10));
 	expect_saved(b.g, &plain,
-		     "x h ln.mean ln.std ln.xn sum logits label");
+		     "x h ln.mean ln.std ln.xn sum label loss.log_prob");
 	assert_int_equal(count_steps(b.g, "LayerNormalizationGrad"), 1);
 	ar_graph_free(b.g);
 }
@@ -500,10 +501,10 @@ static void test_silu_chain(void **state)
 	op(&b, "Sigmoid", h, -1, s);
 	op(&b, "Mul", h, s, y);
 	finish(&b, linear(&b, "logits", y, 10));
-	expect_saved(b.g, &plain, "x h silu logits label");
+	expect_saved(b.g, &plain, "x h silu label loss.log_prob");
 	assert_int_equal(count_steps(b.g, "SwishGrad"), 1);
 	per_op.grad_patterns = false;
-	expect_saved(b.g, &per_op, "x h sig silu logits label");
+	expect_saved(b.g, &per_op, "x h sig silu label loss.log_prob");
 	ar_graph_free(b.g);
 }
 
@@ -519,10 +520,10 @@ static void test_rsqrt_chain(void **state)
 	op(&b, "Sqrt", h, -1, s);
 	op(&b, "Div", scalar(&b, "one", 1.0f), s, r);
 	finish(&b, linear(&b, "logits", r, 10));
-	expect_saved(b.g, &plain, "x inv logits label");
+	expect_saved(b.g, &plain, "x inv label loss.log_prob");
 	assert_int_equal(count_steps(b.g, "RsqrtGrad"), 1);
 	per_op.grad_patterns = false;
-	expect_saved(b.g, &per_op, "x rms inv logits label");
+	expect_saved(b.g, &per_op, "x rms inv label loss.log_prob");
 	ar_graph_free(b.g);
 }
 
@@ -548,10 +549,10 @@ static void test_gelu_tanh_chain(void **state)
 	op(&b, "Mul", h, t[6], t[7]);
 	op(&b, "Mul", scalar(&b, "half", 0.5f), t[7], t[8]);
 	finish(&b, linear(&b, "logits", t[8], 10));
-	expect_saved(b.g, &plain, "x h g logits label");
+	expect_saved(b.g, &plain, "x h g label loss.log_prob");
 	assert_int_equal(count_steps(b.g, "GeluGrad"), 1);
 	per_op.grad_patterns = false;
-	expect_saved(b.g, &per_op, "x h g.sq g.tanh g.t1 g logits label");
+	expect_saved(b.g, &per_op, "x h g.sq g.tanh g.t1 g label loss.log_prob");
 	ar_graph_free(b.g);
 }
 
@@ -577,7 +578,7 @@ static void test_split(void **state)
 	op(&b, "Add", y, p[2], z);
 	finish(&b, linear(&b, "logits", z, 10));
 	/* h's weight is [8, 24]: linear() sized it by the output. */
-	expect_saved(b.g, &plain, "x q k s logits label");
+	expect_saved(b.g, &plain, "x q k s label loss.log_prob");
 	m = model(b.g, &plain);
 	step = ar_train_graph(m, NULL);
 	for (int i = 0; i < step->nnodes; i++)
@@ -608,8 +609,9 @@ static void test_ties(void **state)
 	op(&b, "Dropout", y, -1, d);
 	finish(&b, linear(&b, "logits", d, 10));
 	m = model(b.g, &plain);
-	/* h, ln, d, logits: the statistics and the mask are no candidates. */
-	assert_int_equal(m->ncand, 4);
+	/* h, ln, d: the statistics and the mask are no candidates, nor the
+	 * logits (the loss keeps its log-probabilities). */
+	assert_int_equal(m->ncand, 3);
 	for (int t = 0; t < m->base->ntensors; t++) {
 		const char *n = m->base->tensors[t].name;
 		if (strstr(n, "ln.mean") || strstr(n, "ln.inv_std"))
@@ -654,8 +656,9 @@ static void test_dropout_mask(void **state)
 	finish(&b, linear(&b, "logits", y, 10));
 	m = model(b.g, &plain);
 	saved_names(m, got, sizeof got);
-	assert_string_equal(got, "x d logits label d.mask");
-	assert_int_equal(m->base->tensors[m->base->ntensors - 1].bytes, 32);
+	assert_string_equal(got, "x d label d.mask loss.log_prob");
+	assert_int_equal(m->base->tensors[ar_graph_find(m->base, "d.mask")]
+			 .bytes, 32);
 	ar_train_model_free(m);
 	/* Dropout-7 types its mask like Y (float32 here): still one byte. */
 	mk = t2(&b, "d.mask7", AR_TK_ACTIVATION, 4, 8);
@@ -691,7 +694,7 @@ static void test_folded_transpose(void **state)
 	assert_int_equal(m->mem.parameter_bytes, 4 * (64 + 80));
 	assert_int_equal(m->mem.constant_bytes, 0);
 	ar_train_model_free(m);
-	expect_saved(b.g, &plain, "x logits h label");
+	expect_saved(b.g, &plain, "x h label loss.log_prob");
 	frozen.freeze = fc;
 	frozen.nfreeze = 1;
 	m = model(b.g, &frozen);
@@ -725,7 +728,7 @@ static void test_freeze(void **state)
 	s.trainable = last;
 	s.ntrainable = 1;
 	/* Only the head trains: it keeps its input, nothing else is kept. */
-	expect_saved(b.g, &s, "l2 logits label");
+	expect_saved(b.g, &s, "l2 label loss.log_prob");
 	m = model(b.g, &s);
 	assert_int_equal(m->mem.parameter_count, 80);
 	assert_int_equal(m->mem.frozen_bytes, 2 * 256);
@@ -736,7 +739,7 @@ static void test_freeze(void **state)
 	s.ntrainable = 2;
 	s.freeze = last;
 	s.nfreeze = 1;
-	expect_saved(b.g, &s, "x r1 logits label");
+	expect_saved(b.g, &s, "x r1 label loss.log_prob");
 	s.freeze = typo;
 	assert_int_equal(ar_train_model(b.g, &s, &m, &err), AR_EXIT_USAGE);
 	assert_string_equal(err.msg, "--freeze 'nope' matches no parameter");
@@ -790,8 +793,10 @@ static void test_precision(void **state)
 		{AR_PREC_FP32, 4, 0, 8, 4},
 		{AR_PREC_BF16, 2, 0, 4, 2},
 		{AR_PREC_FP16, 2, 0, 4, 2},
-		{AR_PREC_MIXED_FP16, 2, 4, 8, 2},
-		{AR_PREC_MIXED_BF16, 2, 4, 8, 2},
+		/* the loss reads an fp32 copy of the 16-bit logits
+		 * (--loss-dtype auto) */
+		{AR_PREC_MIXED_FP16, 2, 4, 8, 4},
+		{AR_PREC_MIXED_BF16, 2, 4, 8, 4},
 		/* autocast: fp32 parameters, no master copy, the loss reads
 		 * an fp32 copy of the logits */
 		{AR_PREC_AMP_FP16, 4, 0, 8, 4},
@@ -818,6 +823,8 @@ static void test_precision(void **state)
 		assert_int_equal(r.bill.optimizer_state_bytes,
 				 n * cases[i].state);
 		assert_int_equal(r.bill.logits_bytes, 40 * cases[i].act);
+		/* Its log-probabilities, in the format it computes in. */
+		assert_int_equal(r.bill.loss_kept_bytes, 40 * cases[i].act);
 		/* The persistent parts are the step graph's weights. */
 		assert_int_equal(r.plan->weights_bytes,
 				 r.bill.total_bytes - r.bill.arena_bytes);
@@ -860,8 +867,8 @@ static void test_autocast(void **state)
 	saved_names(m, got, sizeof got);
 	/* h.w's copy is made (the bill counts it) but kept by nobody: x
 	 * gets no gradient, so the product's backward needs no weight. */
-	assert_string_equal(got, "s x.bf16 z.bf16 logits.w.bf16 logits.fp32 "
-			    "label");
+	assert_string_equal(got, "s x.bf16 z.bf16 logits.w.bf16 label "
+			    "loss.log_prob");
 	assert_int_equal(m->mem.autocast_copy_bytes, 2 * (64 + 80));
 	assert_int_equal(m->mem.gradient_bytes, 4 * (64 + 80));
 	assert_int_equal(m->mem.master_bytes, 0);
@@ -926,7 +933,8 @@ static void test_own_loss(void **state)
 	assert_true(m->own_loss);
 	assert_int_equal(m->base->ninputs, 2);
 	saved_names(m, got, sizeof got);
-	assert_string_equal(got, "x h scores labels");
+	/* Its log-probabilities, not its scores (train_outputs.c). */
+	assert_string_equal(got, "x h labels loss.log_prob");
 	ar_train_model_free(m);
 	ar_graph_free(b.g);
 }

@@ -169,11 +169,13 @@ def loss_of(logits, label):
                            label.reshape(-1))
 
 
-def measure(model, inputs, label, context=None):
+def measure(model, inputs, label, context=None, upcast=False):
     """Saved-for-backward storages of loss_of(model(*inputs), label).
 
     context: a context manager to run the forward pass and the loss in
-    (torch.autocast(...) for a mixed-precision step); None: none.  Under
+    (torch.autocast(...) for a mixed-precision step); None: none.
+    upcast: the loss reads logits.float() (Megatron-LM's cross-entropy on
+    16-bit logits; arenac's --loss-dtype fp32).  Under
     autocast, its 16-bit copies of the parameters are no parameters: they
     count as activations where autograd saves them."""
     model.train()
@@ -188,7 +190,8 @@ def measure(model, inputs, label, context=None):
     rec = _Producers()
     with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
         with rec, (context or contextlib.nullcontext()):
-            loss = loss_of(model(*inputs), label)
+            out = model(*inputs)
+            loss = loss_of(out.float() if upcast else out, label)
     where = collections.defaultdict(list)
     _savers(loss.grad_fn, where, set())
     saved, seen, wbytes = [], set(), 0

@@ -23,12 +23,22 @@
  * and none of the core's intermediate tensors.  A core is fused only when
  * nothing outside it reads those tensors (a model returning its attention
  * probabilities keeps them): fusing it would drop values the model uses.
- * Grouped-query attention written with repeat_kv is fused on the expanded
- * keys and values the exported core multiplies (FlashAttention would take
- * the kv heads unexpanded: the expansion copies are not modelled away).
+ * With --attention flash, grouped-query attention written with repeat_kv
+ * (Unsqueeze, Expand,
+ * Reshape, or Tile; a Transpose of the last two axes on either side) is
+ * fused on the keys and values before it, with their own kv heads, as
+ * FlashAttention-2 takes them (flash_attn_interface.py: q (b, s, h, d),
+ * k and v (b, s, h_kv, d)): when each expansion step's output is read by
+ * the next alone, the expansion leaves the graph with its copies, and the
+ * fused node reads k (attribute kt 0: [.., t, d]) or kT (kt 1) and v
+ * unexpanded.  Its backward's workspace then has the expanded dk and dv
+ * mha_bwd sums over each group (ops/flash.c).  The repeat_interleave
+ * form (Split and Concat) stays expanded, and so does every core under
+ * --attention efficient (the kernels table below).
  */
 #include "train.h"
 
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -137,6 +147,105 @@ int ar_attention_cores(const ArGraph *g, int nnodes, const bool *param,
 	return found;
 }
 
+/* repeat_kv's steps between the kv heads and the core: at most this many. */
+#define MAX_EXPANSION 6
+
+/* Transpose n swaps its input's last two axes, nothing else. */
+static bool swaps_last_two(const ArNode *n)
+{
+	const ArAttr *a = ar_attr(n, "perm");
+	int r = a ? a->nints : 0;
+	if (r < 2)
+		return false;
+	for (int i = 0; i < r - 2; i++)
+		if (a->ints[i] != i)
+			return false;
+	return a->ints[r - 2] == r - 1 && a->ints[r - 1] == r - 2;
+}
+
+/* u holds x's values with fewer heads (axis rank - 3), its last two axes
+ * x's, swapped or not. */
+static bool grouped(const ArGraph *g, int u, int x, bool swapped)
+{
+	const ArTensor *a = &g->tensors[u], *b = &g->tensors[x];
+	int r = b->rank;
+	if (a->rank != r || r < 3 || a->dims[r - 3] < 1 ||
+	    a->dims[r - 3] >= b->dims[r - 3] ||
+	    b->dims[r - 3] % a->dims[r - 3])
+		return false;
+	for (int i = 0; i < r - 3; i++)
+		if (a->dims[i] != b->dims[i])
+			return false;
+	return a->dims[r - 2] == b->dims[swapped ? r - 1 : r - 2] &&
+	       a->dims[r - 1] == b->dims[swapped ? r - 2 : r - 1];
+}
+
+/*
+ * x (the core's kT or v) as repeat_kv made it: the tensor u before the
+ * expansion, furthest back, whose values x repeats over its heads; -1 for
+ * none.  nodes[] gets the *n steps from x back to u, each output read by
+ * the next alone; *swapped: u's last two axes are x's swapped.
+ */
+static int unexpanded(const ArGraph *g, int x, const int *readers,
+		      int *nodes, int *n, bool *swapped)
+{
+	int t = x, best = -1, k = 0;
+	bool expanded = false, sw = false;
+	while (k < MAX_EXPANSION && readers[t] == 1 &&
+	       g->tensors[t].kind != AR_TK_OUTPUT && g->tensors[t].producer >= 0) {
+		int p = g->tensors[t].producer;
+		const ArNode *nd = &g->nodes[p];
+		if (!ar_is_step(g, p) || nd->domain[0] || nd->nexplicit < 1 ||
+		    nd->inputs[0] < 0 || !ar_in_arena(g, nd->inputs[0]))
+			break;
+		if (!strcmp(nd->op, "Expand") || !strcmp(nd->op, "Tile"))
+			expanded = true;
+		else if (!strcmp(nd->op, "Transpose") && swaps_last_two(nd))
+			sw = !sw;
+		else if (strcmp(nd->op, "Unsqueeze") && strcmp(nd->op, "Reshape"))
+			break;
+		nodes[k++] = p;
+		t = nd->inputs[0];
+		if (expanded && grouped(g, t, x, sw)) {
+			best = t;
+			*n = k;
+			*swapped = sw;
+		}
+	}
+	return best;
+}
+
+/* The kv heads of core c unexpanded (module comment): kv[0] k or kT,
+ * kv[1] v, *kt whether kv[0] is transposed; marks the expansion steps in
+ * skip[] and their outputs in drop[].  False: the core stays on the
+ * expanded ones. */
+static bool kv_heads(const ArGraph *g, const ArAttnCore *c,
+		     const int *readers, bool *skip, bool *drop, int *kv,
+		     int64_t *kt)
+{
+	int nodes[2][MAX_EXPANSION], n[2];
+	bool sw[2];
+	kv[0] = unexpanded(g, g->nodes[c->first].inputs[1], readers, nodes[0],
+			   &n[0], &sw[0]);
+	kv[1] = unexpanded(g, g->nodes[c->last].inputs[1], readers, nodes[1],
+			   &n[1], &sw[1]);
+	/* One head count for both, v untransposed. */
+	if (kv[0] < 0 || kv[1] < 0 || sw[1] ||
+	    g->tensors[kv[0]].dims[g->tensors[kv[0]].rank - 3] !=
+	    g->tensors[kv[1]].dims[g->tensors[kv[1]].rank - 3])
+		return false;
+	for (int i = 0; i < 2; i++)
+		for (int k = 0; k < n[i]; k++) {
+			const ArNode *nd = &g->nodes[nodes[i][k]];
+			skip[nodes[i][k]] = true;
+			for (int j = 0; j < nd->noutputs; j++)
+				if (nd->outputs[j] >= 0)
+					drop[nd->outputs[j]] = true;
+		}
+	*kt = !sw[0];
+	return true;
+}
+
 /* Float initializers of rank >= 1: what the training stage may train. */
 static bool *forward_params(const ArGraph *g)
 {
@@ -186,20 +295,21 @@ static bool fusible(const ArGraph *g, const ArAttnCore *c, const int *readers,
 	return true;
 }
 
-/* The fused node in place of core c: q, kT, v, then the constants the
- * chain read; Y, the core's output (the training stage adds the
- * log-sum-exp, ops/train_outputs.c). */
+/* The fused node in place of core c: q, kT (or k, kv[0], with kt 0),
+ * v (kv[1]), then the constants the chain read; Y, the core's output
+ * (the training stage adds the log-sum-exp, ops/train_outputs.c). */
 static void add_fused(ArGraph *dst, const ArGraph *src, const ArAttnCore *c,
-		      int64_t align)
+		      int64_t align, const int *kv, int64_t kt)
 {
 	const ArNode *p1 = &src->nodes[c->first], *p2 = &src->nodes[c->last];
 	int in[3 + 4 * CORE_MAX_PATH], nin = 0, id;
 	char name[512];
 	ArNode *n;
+	const int64_t attrs[2] = {align, kt};
 
 	in[nin++] = p1->inputs[0];
-	in[nin++] = p1->inputs[1];
-	in[nin++] = p2->inputs[1];
+	in[nin++] = kv[0] >= 0 ? kv[0] : p1->inputs[1];
+	in[nin++] = kv[1] >= 0 ? kv[1] : p2->inputs[1];
 	for (int k = 0; k < c->nchain; k++) {
 		const ArNode *s = &src->nodes[c->chain[k]];
 		for (int j = 0; j < s->nexplicit && nin < (int)(sizeof in /
@@ -213,14 +323,27 @@ static void add_fused(ArGraph *dst, const ArGraph *src, const ArAttnCore *c,
 	ar_node_set_io(n, in, nin, p2->outputs, 1);
 	n->opset = p2->opset;
 	n->phase = p2->phase;
-	ar_add_int_attrs(dst, n, (const char *const[]){"lse_align"}, &align,
-			 1);
+	ar_add_int_attrs(dst, n, (const char *const[]){"lse_align", "kt"},
+			 attrs, 2);
 	dst->tensors[p2->outputs[0]].producer = id;
 }
 
-int ar_train_flash(const ArGraph *src, int64_t lse_align, ArGraph **out,
+/* What each kernel does (ops/flash.c): its log-sum-exp's row padding,
+ * and whether it takes grouped-query attention's kv heads unexpanded
+ * (FlashAttention-2 does; whether PyTorch's memory-efficient kernel does
+ * is not established here, so it keeps the expanded ones). */
+static const struct {
+	int64_t lse_align;
+	bool kv_heads;
+} kernels[] = {
+	[AR_ATTN_FLASH] = {1, true},
+	[AR_ATTN_EFFICIENT] = {32, false},
+};
+
+int ar_train_flash(const ArGraph *src, ArAttention kernel, ArGraph **out,
 		   ArError *err)
 {
+	int64_t lse_align;
 	int max = src->nnodes + 1, ncores, nfused = 0, rc = AR_OK;
 	bool *param = forward_params(src);
 	bool *core = ar_xcalloc((size_t)src->nnodes + 1, sizeof *core);
@@ -229,8 +352,13 @@ int ar_train_flash(const ArGraph *src, int64_t lse_align, ArGraph **out,
 	int *readers = ar_xcalloc((size_t)src->ntensors + 1, sizeof *readers);
 	bool *skip = ar_xcalloc((size_t)src->nnodes + 1, sizeof *skip);
 	ArAttnCore *cores = ar_xmalloc((size_t)max * sizeof *cores);
+	/* per core: its unexpanded kv heads (-1: as the core reads them) */
+	int (*kv)[2] = ar_xmalloc((size_t)max * sizeof *kv);
+	int64_t *kt = ar_xmalloc((size_t)max * sizeof *kt);
 	ArGraph *g;
 
+	assert(kernel == AR_ATTN_FLASH || kernel == AR_ATTN_EFFICIENT);
+	lse_align = kernels[kernel].lse_align;
 	*out = NULL;
 	ncores = ar_attention_cores(src, src->nnodes, param, core, cores, max);
 	for (int i = 0; i < src->nnodes; i++) {
@@ -247,6 +375,10 @@ int ar_train_flash(const ArGraph *src, int64_t lse_align, ArGraph **out,
 			skip[cores[k].chain[c]] = true;
 		last[cores[k].last] = k;
 		drop[src->nodes[cores[k].last].outputs[0]] = false;
+		kt[k] = 1;
+		if (!kernels[kernel].kv_heads ||
+		    !kv_heads(src, &cores[k], readers, skip, drop, kv[k], &kt[k]))
+			kv[k][0] = kv[k][1] = -1;
 		nfused++;
 	}
 	if (!nfused)
@@ -257,7 +389,8 @@ int ar_train_flash(const ArGraph *src, int64_t lse_align, ArGraph **out,
 		if (skip[i])
 			continue;
 		if (last[i] >= 0)
-			add_fused(g, src, &cores[last[i]], lse_align);
+			add_fused(g, src, &cores[last[i]], lse_align,
+				  kv[last[i]], kt[last[i]]);
 		else if (ar_copy_node(g, n, n->inputs, n->outputs, err) < 0)
 			rc = err->code;
 	}
@@ -277,6 +410,6 @@ int ar_train_flash(const ArGraph *src, int64_t lse_align, ArGraph **out,
 	*out = g;
 done:
 	free(param), free(core), free(drop), free(last), free(readers);
-	free(skip), free(cores);
+	free(skip), free(cores), free(kv), free(kt);
 	return rc;
 }

@@ -52,12 +52,11 @@
  * read by nothing else is the linear's bias, cast like the weight.
  *
  * The loss arenac attaches (torch's cross_entropy: log_softmax and
- * nll_loss, both fp32) reads an fp32 copy of 16-bit logits: the copy
- * becomes the graph's first output.
+ * nll_loss, both fp32) reads an fp32 copy of 16-bit logits: loss.c makes
+ * it, under amp and the mixed precisions alike (--loss-dtype).
  */
 #include "train.h"
 
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -132,43 +131,6 @@ typedef struct Ac {
 	ArError *err;
 } Ac;
 
-/* A fresh tensor name: base.suffix, numbered if taken. */
-static int new_tensor(ArGraph *g, const char *base, const char *suffix)
-{
-	char name[512];
-	snprintf(name, sizeof name, "%s.%s", base, suffix);
-	for (int k = 1; ar_graph_find(g, name) >= 0; k++)
-		snprintf(name, sizeof name, "%s.%s.%d", base, suffix, k);
-	return ar_graph_add_tensor(g, name);
-}
-
-/* Appends Cast(x) to dt; returns the copy's id, or -1 with err set. */
-static int add_cast(Ac *a, int x, ArDType dt)
-{
-	static const char *const to[] = {"to"};
-	ArGraph *g = a->g;
-	const char *sfx = dt == AR_DT_FLOAT ? "fp32" :
-			  dt == AR_DT_FLOAT16 ? "fp16" : "bf16";
-	int y = new_tensor(g, g->tensors[x].name, sfx), node;
-	int64_t v = dt;
-	ArTensor *c = &g->tensors[y];
-	char name[512];
-
-	c->dtype = dt;
-	c->rank = g->tensors[x].rank;
-	memcpy(c->dims, g->tensors[x].dims, sizeof c->dims);
-	c->kind = AR_TK_ACTIVATION;
-	if (ar_tensor_set_bytes(c, a->err))
-		return -1;
-	snprintf(name, sizeof name, "autocast/%s", c->name);
-	node = ar_graph_add_node(g, name, "Cast", "");
-	ar_node_set_io(&g->nodes[node], &x, 1, &y, 1);
-	g->nodes[node].opset = 13;      /* Cast to bfloat16: opset 13 */
-	ar_add_int_attrs(g, &g->nodes[node], to, &v, 1);
-	c->producer = node;
-	return y;
-}
-
 /* The input autocast hands a `policy` op for tensor s: s itself or a
  * cast copy; -1 on error.  (The copy keeps src's tensor ids.) */
 static int cast_input(Ac *a, int s, AcPolicy policy)
@@ -180,10 +142,11 @@ static int cast_input(Ac *a, int s, AcPolicy policy)
 		return s;
 	if (policy == AC_LOWER && a->src->tensors[s].kind == AR_TK_WEIGHT) {
 		if (a->wcopy[s] < 0)
-			a->wcopy[s] = add_cast(a, s, want);
+			a->wcopy[s] = ar_add_cast(a->g, s, want, "autocast",
+						  a->err);
 		return a->wcopy[s];
 	}
-	return add_cast(a, s, want);
+	return ar_add_cast(a->g, s, want, "autocast", a->err);
 }
 
 /* Torch's promotion of the float inputs of node n (in g's types):
@@ -271,24 +234,6 @@ static int copy_node(Ac *a, const ArNode *n)
 	return rc;
 }
 
-/* The attached loss reads fp32 logits (module comment). */
-static int fp32_logits(Ac *a)
-{
-	ArGraph *g = a->g;
-	int y, c;
-	if (g->noutputs < 1)
-		return AR_OK;
-	y = g->outputs[0];
-	if (g->tensors[y].dtype != a->low || g->tensors[y].producer < 0)
-		return AR_OK;
-	if ((c = add_cast(a, y, AR_DT_FLOAT)) < 0)
-		return a->err->code ? a->err->code : AR_EXIT_MODEL;
-	g->tensors[y].kind = AR_TK_ACTIVATION;
-	g->tensors[c].kind = AR_TK_OUTPUT;
-	g->outputs[0] = c;
-	return AR_OK;
-}
-
 int ar_train_autocast(const ArGraph *src, ArDType low, ArGraph **out,
 		      ArError *err)
 {
@@ -320,8 +265,6 @@ int ar_train_autocast(const ArGraph *src, ArDType low, ArGraph **out,
 		     (ar_copy_node(a.g, &src->nodes[i], src->nodes[i].inputs,
 				   src->nodes[i].outputs, err) < 0 ?
 		      AR_EXIT_MODEL : AR_OK);
-	if (!rc)
-		rc = fp32_logits(&a);
 	free(a.wcopy);
 	free(a.readers);
 	if (rc) {

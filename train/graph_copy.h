@@ -25,5 +25,10 @@ int ar_copy_node(ArGraph *dst, const ArNode *n, const int *in,
 /* Adds integer attributes to node n of g; returns its attribute count. */
 int ar_add_int_attrs(ArGraph *g, ArNode *n, const char *const *names,
 		     const int64_t *values, int count);
+/* Appends Cast(x) to dt (fp32, fp16 or bf16) to g, its node named
+ * who/<copy's name>; returns the copy's id ("x.fp32"), or -1 with err
+ * set.  Autocast's casts (autocast.c) and the loss's upcast (loss.c). */
+int ar_add_cast(ArGraph *g, int x, ArDType dt, const char *who,
+		ArError *err);
 
 #endif

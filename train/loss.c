@@ -11,11 +11,35 @@
  * logits into the loss (LinearCrossEntropy), which step.c plans in chunks;
  * under amp the head is the product of autocast's 16-bit copies, and the
  * chunks' logits are the fp32 casts the loss reads.
+ *
+ * --loss-dtype: the format the cross-entropy computes in.  fp32 (the
+ * default in the mixed and amp precisions) is what the stacks do with
+ * 16-bit logits: Megatron-LM's vocab-parallel cross-entropy upcasts them
+ * (megatron/core/tensor_parallel/cross_entropy.py, calculate_logits_max:
+ * vocab_parallel_logits.float()) and keeps the fp32 softmax over the local
+ * vocabulary for its backward (_VocabParallelCrossEntropy.forward:
+ * ctx.save_for_backward(exp_logits, target_mask, masked_target_1d)); under
+ * torch.autocast cross_entropy is log_softmax and nll_loss, both on the
+ * fp32 list, and log_softmax keeps its fp32 result (derivatives.yaml,
+ * _log_softmax: _log_softmax_backward_data(grad, result, ...)).  So the
+ * loss reads an fp32 copy of the logits (a Cast, made here for every
+ * precision: the upcast is transient, read by the loss's forward alone,
+ * and the 16-bit logits die at it) and keeps its log-probabilities,
+ * output 1 (train_outputs.c), in fp32: B*T*V*4 bytes, per chunk with
+ * --loss-chunk.  same: the loss runs in the logits' format and keeps
+ * B*T*V*2 bytes of 16-bit log-probabilities (a fused 16-bit kernel).
+ * Megatron's exp_logits overwrite the upcast in place, and its gradient
+ * the softmax; PyTorch's log_softmax writes a new tensor, as planned
+ * here.  A model's own NegativeLogLikelihoodLoss keeps nothing of its
+ * own (its LogSoftmax does, in the model's format), and under amp a
+ * model's own SoftmaxCrossEntropyLoss reads what autocast gives it (fp32).
  */
 #include "train.h"
 
 #include <stdlib.h>
 #include <string.h>
+
+#include "graph_copy.h"
 
 /* The node computing the model's own loss (a loss op whose scalar is the
  * first output), or -1. */
@@ -81,6 +105,49 @@ static int check_loss_output(const ArGraph *fwd, ArError *err)
 	return AR_OK;
 }
 
+/* Swaps nodes a and b of g, their outputs' producers with them. */
+static void swap_nodes(ArGraph *g, int a, int b)
+{
+	ArNode t = g->nodes[a];
+	g->nodes[a] = g->nodes[b];
+	g->nodes[b] = t;
+	for (int i = 0; i < 2; i++) {
+		const ArNode *n = &g->nodes[i ? b : a];
+		for (int j = 0; j < n->noutputs; j++)
+			if (n->outputs[j] >= 0)
+				g->tensors[n->outputs[j]].producer = i ? b : a;
+	}
+}
+
+/* --loss-dtype fp32 on 16-bit scores: the loss reads their fp32 copy, a
+ * forward node before it (order[]'s entry -1: no node of the model).
+ * Before the attached loss exists, or before the model's own. */
+static int upcast(ArTrainModel *m, int *order, ArError *err)
+{
+	ArGraph *g = m->base;
+	int s = m->logits, c;
+	ArDType dt = ar_precision_final(m->spec.precision, g->tensors[s].dtype);
+	const ArNode *own = m->own_loss ? &g->nodes[m->nfwd] : NULL;
+
+	if (ar_train_loss_format(&m->spec, dt) == dt ||
+	    (own && (own->domain[0] ||
+		     strcmp(own->op, "SoftmaxCrossEntropyLoss"))))
+		return AR_OK;
+	if ((c = ar_add_cast(g, s, AR_DT_FLOAT, "loss", err)) < 0)
+		return err->code ? err->code : AR_EXIT_MODEL;
+	m->loss_upcast = true;
+	m->logits = c;
+	if (m->own_loss) {
+		swap_nodes(g, m->nfwd, m->nfwd + 1);
+		g->nodes[m->nfwd + 1].inputs[0] = c;
+		order[m->nfwd + 1] = order[m->nfwd];
+	} else {
+		g->tensors[s].kind = AR_TK_ACTIVATION;
+	}
+	order[m->nfwd++] = -1;
+	return AR_OK;
+}
+
 int ar_train_loss(ArTrainModel *m, const ArGraph *fwd, int **order,
 		     ArError *err)
 {
@@ -102,11 +169,14 @@ int ar_train_loss(ArTrainModel *m, const ArGraph *fwd, int **order,
 				       "model computes its own ('%s')",
 				       n->name);
 		m->logits = n->inputs[0];
-		return AR_OK;
+		return upcast(m, *order, err);
 	}
 	if ((rc = check_loss_output(fwd, err)))
 		return rc;
 	m->logits = fwd->outputs[0];
+	if ((rc = upcast(m, *order, err)))
+		return rc;
+	(*order)[m->nfwd] = -1;         /* the attached loss */
 	return attach_loss(m, err);
 }
 
@@ -140,7 +210,7 @@ int ar_train_chunk_loss(ArTrainModel *m, ArError *err)
 	ArGraph *g = m->base;
 	const ArTensor *y = &g->tensors[m->logits];
 	ArNode *loss = &g->nodes[m->nfwd];
-	int h = y->producer, in[3], out;
+	int h = y->producer, in[3], out[2];
 	const ArOpDef *d;
 
 	while (h >= 0 && (d = ar_op_of(&g->nodes[h])) &&
@@ -173,8 +243,11 @@ int ar_train_chunk_loss(ArTrainModel *m, ArError *err)
 	in[2] = loss->inputs[1];
 	ar_node_set_op(g, loss, "LinearCrossEntropy", AR_TRAIN_DOMAIN);
 	loss->opset = 1;
-	out = loss->outputs[0];
-	ar_node_set_io(loss, in, 3, &out, 1);
+	/* The loss and its log-probabilities (train_outputs.c), which
+	 * step.c's chunks make chunk by chunk. */
+	out[0] = loss->outputs[0];
+	out[1] = loss->noutputs > 1 ? loss->outputs[1] : -1;
+	ar_node_set_io(loss, in, 3, out, out[1] >= 0 ? 2 : 1);
 	return AR_OK;
 }
 

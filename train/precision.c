@@ -11,6 +11,10 @@
  * past the first of an op with training outputs) and masks stay as they
  * are.
  *
+ * The loss: --loss-dtype (loss.c) says whether the cross-entropy reads
+ * an fp32 copy of 16-bit logits; the bill names the log-probabilities it
+ * keeps for the backward (loss_kept_bytes).
+ *
  * The bill's persistent parts: trained parameters, their gradients (in
  * --grad-dtype, else the step's format), master weights (--master-dtype,
  * else fp32 in the mixed precisions), optimizer state (the tensors the
@@ -86,6 +90,7 @@ int ar_train_convert(ArTrainModel *m, ArError *err)
 			if (g->nodes[i].outputs[j] >= 0 &&
 			    kept_type(&g->nodes[i], j))
 				keep[g->nodes[i].outputs[j]] = true;
+	keep[m->logits] |= m->loss_upcast;      /* loss.c's fp32 copy */
 	for (int t = 0; t < g->ntensors && !rc; t++) {
 		ArTensor *x = &g->tensors[t];
 		if (keep[t] || !ar_train_is_float(x->dtype) || x->rank < 0 ||
@@ -101,6 +106,28 @@ int ar_train_convert(ArTrainModel *m, ArError *err)
 ArDType ar_precision_autocast(ArPrecision p)
 {
 	return formats[p].amp ? formats[p].dt : AR_DT_UNDEFINED;
+}
+
+ArDType ar_precision_final(ArPrecision p, ArDType dt)
+{
+	ArDType to = formats[p].dt;
+	return to == AR_DT_UNDEFINED || formats[p].amp ||
+	       !ar_train_is_float(dt) ? dt : to;
+}
+
+/* fp32 where the stacks of each precision compute it: Megatron-LM's
+ * vocab-parallel cross-entropy (cross_entropy.py, calculate_logits_max:
+ * vocab_parallel_logits.float()) and torch.autocast's log_softmax and
+ * nll_loss (autocast.c).  A model cast wholesale to 16 bits runs the
+ * loss in its logits' format. */
+ArDType ar_train_loss_format(const ArTrainSpec *spec, ArDType dt)
+{
+	ArLossDtype l = spec->loss_dtype;
+	bool fp32 = l == AR_LOSS_FP32 ||
+		    (l == AR_LOSS_AUTO && (formats[spec->precision].mixed ||
+					   formats[spec->precision].amp));
+	return fp32 && (dt == AR_DT_FLOAT16 || dt == AR_DT_BFLOAT16) ?
+	       AR_DT_FLOAT : dt;
 }
 
 ArDType ar_train_master_dtype(const ArTrainModel *m, int param)
@@ -122,17 +149,31 @@ static int64_t bytes_as(const ArTensor *t, ArDType dt)
 	return n < 0 ? INT64_MAX : ar_train_mul(n, (int64_t)ar_dtype_size(dt));
 }
 
-/* The logits (or one chunk of them, the largest) and their gradient. */
-static void logits_bytes(ArTrainModel *m)
+/* Bytes of t, or of the largest chunk of its rows with --loss-chunk. */
+static int64_t per_chunk(const ArTrainModel *m, const ArTensor *t)
 {
-	const ArTensor *y = &m->base->tensors[m->logits];
-	int64_t b = y->bytes;
 	int k = m->spec.loss_chunks;
 	if (k > 1 && m->rows > 0)
-		b = ar_train_mul(ar_train_mul((m->rows + k - 1) / k, m->classes),
-			    (int64_t)ar_dtype_size(y->dtype));
+		return ar_train_mul(ar_train_mul((m->rows + k - 1) / k,
+						 m->classes),
+				    (int64_t)ar_dtype_size(t->dtype));
+	return t->bytes;
+}
+
+/* The logits the loss reads (or one chunk of them, the largest), their
+ * gradient, and the log-probabilities the cross-entropy keeps for its
+ * backward (train_outputs.c), in the loss's format. */
+static void logits_bytes(ArTrainModel *m)
+{
+	const ArNode *loss = &m->base->nodes[m->nfwd];
+	int lp = loss->noutputs > 1 ? loss->outputs[1] : -1;
+	int64_t b = per_chunk(m, &m->base->tensors[m->logits]);
 	m->mem.logits_bytes = b;
 	m->mem.logits_grad_bytes = m->grad[m->logits] || m->head >= 0 ? b : 0;
+	m->mem.loss_kept_bytes = lp >= 0 ? per_chunk(m, &m->base->tensors[lp])
+					 : 0;
+	m->mem.loss_dtype = lp >= 0 ? ar_dtype_name(m->base->tensors[lp].dtype)
+				    : "none";
 }
 
 /* The optimizer's state tensors of one parameter (or its shared ones),

@@ -22,7 +22,8 @@
  * chunk's logits living only while that chunk is computed, as chunked or
  * fused linear-cross-entropy kernels do:
  *   LogitsChunk (x, W) -> logits.chunkK, CrossEntropyChunk (logits.chunkK,
- *   label) -> loss.chunkK, CrossEntropyChunkGrad -> logits.chunkK.grad,
+ *   label) -> loss.chunkK and its log-probabilities (loss.c, --loss-dtype),
+ *   CrossEntropyChunkGrad (those, label) -> logits.chunkK.grad,
  *   LogitsChunkGradInput (W, dlogits, dx so far) -> dx,
  *   LogitsChunkGradWeight (x, dlogits, dW so far) -> dW,
  * the last two adding into one buffer (in place) chunk after chunk, and a
@@ -36,6 +37,7 @@
  */
 #include "optim.h"
 
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -399,24 +401,29 @@ static void chunked_loss(Build *b)
 	const ArNode *loss = &m->base->nodes[m->nfwd];
 	int n = m->spec.loss_chunks, x = resolve(b, loss->inputs[0]);
 	int w = loss->inputs[1], label = loss->inputs[2], dx = -1, dw = -1;
+	int lp = loss->noutputs > 1 ? loss->outputs[1] : -1;
 	int *losses = ar_xmalloc((size_t)n * sizeof(int)), of[2], nof = 0;
 	const char *lname = b->g->tensors[m->logits].name;
 
+	assert(lp >= 0);        /* train_outputs.c made it */
 	for (int k = 0; k < n; k++) {
 		int64_t rows = m->rows / n + (k < m->rows % n);
 		int lk = chunk_tensor(b, m->logits, "", k, rows);
-		int in[2] = {x, w}, dl;
+		int in[2] = {x, w}, dl, out[2];
 		char sfx[32];
 		snprintf(sfx, sizeof sfx, ".chunk%d", k);
 		step(b, m->nfwd, lname, sfx, training_op("LogitsChunk"),
 		     AR_PHASE_FORWARD, in, 2, &lk, 1);
-		losses[k] = tensor_like(b, loss->outputs[0], sfx,
-					AR_TK_ACTIVATION);
+		out[0] = losses[k] = tensor_like(b, loss->outputs[0], sfx,
+						 AR_TK_ACTIVATION);
+		out[1] = chunk_tensor(b, lp, "", k, rows);
 		in[0] = lk;
 		in[1] = label;
 		step(b, m->nfwd, loss->name, sfx,
 		     training_op("CrossEntropyChunk"), AR_PHASE_FORWARD, in, 2,
-		     &losses[k], 1);
+		     out, 2);
+		in[0] = out[1];
+
 		dl = chunk_tensor(b, m->logits, ".grad", k, rows);
 		snprintf(sfx, sizeof sfx, ".chunk%d.grad", k);
 		step(b, m->nfwd, loss->name, sfx,
@@ -514,8 +521,10 @@ static void drop_head(Build *b)
 	for (int i = 0; i < m->nfwd; i++)
 		dn[i] = m->in_loss[i];
 	dn[m->nfwd] = true;
-	for (int i = 0; i < m->nfwd; i++)
-		for (int j = 0; dn[i] && j < g->nodes[i].noutputs; j++)
+	for (int i = 0; i <= m->nfwd; i++)
+		/* The loss's scalar stays, the chunks' Sum makes it. */
+		for (int j = i == m->nfwd; dn[i] && j < g->nodes[i].noutputs;
+		     j++)
 			if (g->nodes[i].outputs[j] >= 0)
 				dt[g->nodes[i].outputs[j]] = true;
 	ar_graph_drop(g, dn, dt);

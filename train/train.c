@@ -61,15 +61,19 @@ ArGraph *ar_train_copy(const ArGraph *src, const int *order)
 	return g;
 }
 
-/* Materialises what training-mode ops write for their backward pass. */
+/* Materialises what training-mode ops write for their backward pass,
+ * the loss's included; a node arenac added (order -1: the attached loss,
+ * the loss's upcast) has no attributes of the model's. */
 static int train_outputs(ArTrainModel *m, const ArGraph *fwd,
 			 const int *order, ArError *err)
 {
 	int rc = AR_OK;
-	for (int k = 0; k < m->nfwd && !rc; k++) {
+	for (int k = 0; k <= m->nfwd && !rc; k++) {
 		const ArOpDef *d = ar_op_of(&m->base->nodes[k]);
 		if (d && d->train_outputs && ar_is_step(m->base, k))
-			rc = d->train_outputs(&fwd->nodes[order[k]], m->base, k,
+			rc = d->train_outputs(order[k] >= 0 ?
+					      &fwd->nodes[order[k]] :
+					      &m->base->nodes[k], m->base, k,
 					      err);
 	}
 	return rc;
@@ -299,8 +303,8 @@ static void forward_flops(ArTrainModel *m, const ArGraph *fwd,
 	const ArGraph *g = m->base;
 	int64_t out = ar_numel(&g->tensors[m->logits]);
 	m->flops = ar_xcalloc((size_t)g->nnodes + 1, sizeof *m->flops);
-	for (int k = 0; k < fwd->nnodes; k++)
-		if (ar_is_step(fwd, order[k]))
+	for (int k = 0; k <= m->nfwd; k++)
+		if (order[k] >= 0 && ar_is_step(fwd, order[k]))
 			m->flops[k] = ar_node_flops(fwd, &fwd->nodes[order[k]]);
 	if (!m->own_loss)
 		m->flops[m->nfwd] = out < 0 ? INT64_MAX : ar_train_mul(3, out);
@@ -402,8 +406,7 @@ static int rewrite(ArTrainModel *m, const ArTrainSpec *spec,
 				       &m->quant_params, err)))
 		*fwd = made[k++];
 	if (!rc && spec->attention != AR_ATTN_MATH &&
-	    !(rc = ar_train_flash(*fwd, spec->attention == AR_ATTN_FLASH ? 1 :
-				  32, &made[k], err))) {
+	    !(rc = ar_train_flash(*fwd, spec->attention, &made[k], err))) {
 		if (made[k])
 			*fwd = made[k++];
 		else

@@ -99,6 +99,11 @@ typedef struct ArBaseQuant {
  * (flash) or PyTorch's memory-efficient kernel (efficient). */
 typedef enum { AR_ATTN_MATH, AR_ATTN_FLASH, AR_ATTN_EFFICIENT } ArAttention;
 
+/* --loss-dtype: the format the cross-entropy computes in and keeps its
+ * log-probabilities in (loss.c); auto: fp32 in the mixed and amp
+ * precisions, else the logits' own. */
+typedef enum { AR_LOSS_AUTO, AR_LOSS_FP32, AR_LOSS_SAME } ArLossDtype;
+
 typedef struct ArTrainSpec {
 	ArOptimizer optimizer;
 	ArPrecision precision;
@@ -131,6 +136,7 @@ typedef struct ArTrainSpec {
 	/* Formats of the gradients, the master copy and the optimizer's
 	 * full-size state (ArFormat; optimizers.c). */
 	ArFormat grad_format, master_format, state_format;
+	ArLossDtype loss_dtype;
 	/* Adafactor keeps a first moment (transformers' beta1 not None). */
 	bool beta1;
 	ArAttention attention;
@@ -169,6 +175,11 @@ typedef struct ArTrainMemory {
 	/* In the arena: the logits the loss reads and their gradient (per
 	 * chunk with loss_chunks). */
 	int64_t logits_bytes, logits_grad_bytes;
+	/* In the arena: what the cross-entropy keeps for its backward, its
+	 * log-probabilities in the loss's format (per chunk), and that
+	 * format's name ("none": a loss that keeps none of its own). */
+	int64_t loss_kept_bytes;
+	const char *loss_dtype;
 } ArTrainMemory;
 
 /* The fused backward of a recognised subgraph (patterns.c): its last node
@@ -196,6 +207,9 @@ typedef struct ArTrainModel {
 	int nfwd;               /* forward nodes of base (the loss excluded) */
 	int logits;             /* the loss's scores (its input 0) */
 	bool own_loss;          /* the model computes its loss itself */
+	/* The loss reads an fp32 copy of 16-bit scores (--loss-dtype,
+	 * loss.c): logits is that copy, which ar_train_convert leaves. */
+	bool loss_upcast;
 	const ArGradRule **rule;/* per base node with a backward step, else NULL */
 	ArFusedGrad *fused;     /* per base node; op NULL: none */
 	bool *in_pattern;       /* per base node: inside a fused subgraph */
@@ -300,6 +314,10 @@ int ar_train_memory(ArTrainModel *m, ArError *err);
 /* amp-*: the 16-bit type autocast computes in; AR_DT_UNDEFINED for the
  * other precisions. */
 ArDType ar_precision_autocast(ArPrecision p);
+/* The format --precision gives a float tensor of format dt. */
+ArDType ar_precision_final(ArPrecision p, ArDType dt);
+/* The format the cross-entropy computes in for scores in format dt. */
+ArDType ar_train_loss_format(const ArTrainSpec *spec, ArDType dt);
 /* The forward graph as torch.autocast runs it in 16-bit type low
  * (autocast.c): Cast nodes before the ops autocast casts the inputs of,
  * every float tensor in its autocast type.  AR_EXIT_MODEL for a model
@@ -346,9 +364,9 @@ typedef struct ArAttnCore {
 int ar_attention_cores(const ArGraph *g, int nnodes, const bool *param,
 		       bool *core, ArAttnCore *cores, int max);
 /* A copy of src with each attention core nothing else reads into as one
- * arenac.FlashAttention node, the log-sum-exp padded to lse_align rows;
- * *out NULL when none could be. */
-int ar_train_flash(const ArGraph *src, int64_t lse_align, ArGraph **out,
+ * arenac.FlashAttention node of the kernel (flash or efficient); *out
+ * NULL when none could be. */
+int ar_train_flash(const ArGraph *src, ArAttention kernel, ArGraph **out,
 		   ArError *err);
 /* The dtype of a parameter's master copy, AR_DT_UNDEFINED for none; of
  * its gradient; of what the optimizer updates (the master copy, else the
@@ -378,11 +396,13 @@ int ar_train_unfold(const ArGraph *src, const bool *buffer, ArGraph **out,
 ArGraph *ar_train_copy(const ArGraph *src, const int *order);
 
 /* Whether activation t stays resident under the selection (its lead's
- * entry; NULL: everything stays). */
+ * entry; NULL: everything stays).  What the loss keeps always stays: its
+ * backward runs right after it (its log-probabilities, train_outputs.c). */
 static inline bool ar_train_resident(const ArTrainModel *m,
 				     const bool *resident, int t)
 {
-	return !resident || resident[m->lead[t] >= 0 ? m->lead[t] : t];
+	return !resident || m->base->tensors[t].producer == m->nfwd ||
+	       resident[m->lead[t] >= 0 ? m->lead[t] : t];
 }
 
 /* Sums and products of sizes and FLOPs, saturating at INT64_MAX. */
