@@ -195,8 +195,10 @@ def main():
                    "mixed-bf16", small)
         if rep:
             b = rep["training"]
-            cap = b["total_bytes"] + (b["allocator_reserved_bytes"] -
-                                      b["total_bytes"]) // 2
+            # A MiB above the static plan: under that pressure the
+            # allocator frees its cache and still needs more (rounding
+            # and fragmentation of the segments it keeps).
+            cap = b["total_bytes"] + (1 << 20)
             r = subprocess.run([ARENAC, "-q", "--train", "--optimizer",
                                 "adam", "--precision", "mixed-bf16",
                                 "--allocator", "caching", "--memory",
