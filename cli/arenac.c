@@ -73,6 +73,7 @@ int cli_write_outputs(const Cli *c, ArGraph *g, const ArPlan *p,
 		.devices = c->devices,
 		.fit = c->fit_result,
 		.stage = c->stage,
+		.host = c->host_done ? &c->host_bill : NULL,
 	};
 	/* Every output is finished before any is published: all or none. */
 	ArOutFile out[6];
@@ -138,7 +139,7 @@ static void note_time_limit(const Cli *c, const ArPlan *p)
 			"differ\n", c->model, c->plan.time_limit);
 }
 
-static int run_train(const Cli *c, const ArGraph *g, ArError *err)
+static int run_train(Cli *c, const ArGraph *g, ArError *err)
 {
 	ArTrainResult r;
 	int rc;
@@ -170,6 +171,9 @@ static int run_train(const Cli *c, const ArGraph *g, ArError *err)
 	if (!rc && c->selfcheck)
 		rc = ar_poison_run(r.graph, r.plan, err);
 	if (!rc)
+		rc = cli_host_bill(c, g, &c->topt.spec, r.model, &r.bill, NULL,
+				   err);
+	if (!rc)
 		rc = cli_write_outputs(c, r.graph, r.plan, &r.bill, err);
 	/* The bill once: with the summary, or else with the statistics. */
 	if (!rc && cli_no_outputs(c)) {
@@ -177,8 +181,10 @@ static int run_train(const Cli *c, const ArGraph *g, ArError *err)
 		ar_print_train_stats(stdout, &r.bill);
 		if (c->device)
 			cli_print_step_rates(stdout, c->device, &r.bill, r.plan);
+		cli_print_host(stdout, &c->host_bill);
 	} else if (!rc && c->stats) {
 		ar_print_train_stats(stderr, &r.bill);
+		cli_print_host(stderr, &c->host_bill);
 	}
 	ar_train_result_free(&r);
 	return rc;

@@ -244,6 +244,11 @@ static int run_fit(Cli *c, const ArGraph *g, int given, ArError *err)
 		rc = ar_fit(v, nv, &c->fit, &fr, err);
 	if (!rc && c->selfcheck)
 		rc = selfcheck(&fr.best, err);
+	/* The host of the first row, as planned. */
+	if (!rc)
+		rc = cli_host_bill(c, v[fr.rows[0].variant].fwd,
+				   &v[fr.rows[0].variant].opt.spec, NULL, NULL,
+				   &fr.best, err);
 	if (!rc)
 		rc = write_stages(c, &fr.best, &fr, err);
 	if (!rc && f) {
@@ -252,6 +257,7 @@ static int run_fit(Cli *c, const ArGraph *g, int given, ArError *err)
 		if (c->fit_device || c->device)
 			cli_print_device(f, c->fit_device ? c->fit_device :
 					 c->device, c->topt.reserve);
+		cli_print_host(f, &c->host_bill);
 	}
 	ar_fit_free(&fr);
 	for (int i = 0; i < CLI_MAX_AXIS_VALUES; i++)
@@ -296,12 +302,16 @@ int cli_run_devices(Cli *c, const ArGraph *g, ArError *err)
 	if (!rc && c->selfcheck)
 		rc = selfcheck(&r, err);
 	if (!rc)
+		rc = cli_host_bill(c, g, &c->topt.spec, NULL, NULL, &r, err);
+	if (!rc)
 		rc = write_stages(c, &r, NULL, err);
 	/* Over a memory, the table still says who holds what. */
 	if ((!rc || (rc == AR_EXIT_BUDGET && r.devices)) && f) {
 		ar_print_devices(f, c->model, &r);
 		if (c->device)
 			cli_print_device(f, c->device, c->topt.reserve);
+		if (c->host_done)
+			cli_print_host(f, &c->host_bill);
 	}
 	ar_devices_free(&r);
 	return rc;

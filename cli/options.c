@@ -387,6 +387,28 @@ static const Option options[] = {
 		 "no-recompute arena down to --budget (default:\n"
 		 "the smallest reachable arena) and exit"},
 
+	{"loader", 0, CUSTOM, "WORKERS[:PREFETCH]", NOWHERE,
+	 .parse = cli_parse_loader, .flags = ECHO | TRAIN, .section = TRAINING,
+	 .help = "the host's bill counts a DataLoader per rank:\n"
+		 "WORKERS x PREFETCH (2) batches of the inputs and\n"
+		 "labels in the file's types, plus one pinned batch"},
+	{"load-dtype", 0, CHOICE, "FORMAT", TO(load_dtype),
+	 .choices = "fp32|fp16|bf16", .flags = ECHO | TRAIN,
+	 .section = TRAINING,
+	 .help = "the format each rank loads the whole model in\n"
+		 "before ZeRO-3 or --tp keeps its share: the host's\n"
+		 "load peak (fp32, torch's default dtype)"},
+	{"gpus-per-node", 0, COUNT, "N", TO(host.gpus_per_node),
+	 .value = 1 << 16, .flags = ECHO | TRAIN, .section = TRAINING,
+	 .help = "the host's bill is per node of N ranks (default:\n"
+		 "every rank on one)"},
+	{"host-memory", 0, CUSTOM, "[NAME:]SIZE", NOWHERE,
+	 .parse = cli_parse_host_memory, .flags = ECHO | TRAIN,
+	 .section = TRAINING,
+	 .help = "one node's host memory (NAME: a host memory of\n"
+		 "--list-devices): exit 3 if the host's bill, the\n"
+		 "larger of the load and the steps, exceeds it"},
+
 	{"dp", 0, COUNT, "N", TO(dev.dp), .value = 1 << 20,
 	 .flags = ECHO | TRAIN | MULTI, .section = DEVICES,
 	 .help = "data parallelism: N devices, each on its own\n"
@@ -965,6 +987,8 @@ int cli_parse_args(Cli *c, int argc, char **argv)
 		c->plan.budget = c->arena_budget;
 	c->topt.plan = c->plan;
 	c->topt.plan.budget = 0;
+	c->host.load_dtype = (const ArDType[]){AR_DT_FLOAT, AR_DT_FLOAT16,
+					       AR_DT_BFLOAT16}[c->load_dtype];
 	/* optimal by default where a budget bounds the arena: --budget on
 	 * one device (its room for the arena), --arena-budget anywhere. */
 	if (!c->given[by_name("checkpoint") - options])

@@ -8,9 +8,11 @@
 #define ARENAC_OPTIONS_H
 
 #include <stdbool.h>
+#include <stdio.h>
 
 #include "checkpoint.h"
 #include "devices.h"
+#include "host.h"
 #include "device_table.h"
 #include "infer.h"
 #include "planjson.h"
@@ -87,6 +89,12 @@ typedef struct Cli {
 	int64_t device_memory;
 	const ArDevicesResult *devices;
 	const ArFitResult *fit_result;
+	/* --loader, --load-dtype (its choice), --gpus-per-node, --host-memory,
+	 * and the host's bill once made (host.c). */
+	ArHostSpec host;
+	int load_dtype;
+	ArHostBill host_bill;
+	bool host_done;
 	int stage;
 	bool given[CLI_MAX_OPTIONS];    /* by table row */
 	char options[1024];     /* the planning options, echoed in outputs */
@@ -107,6 +115,14 @@ bool cli_no_outputs(const Cli *c);
 /* --dp, --tp, --pp, --offload and --fit (devices.c): plans, prints and
  * writes every device's step. */
 int cli_run_devices(Cli *c, const ArGraph *g, ArError *err);
+
+/* The host's bill (host.c) of the step r or b (model m) planned from g
+ * under spec, into c->host_bill; AR_EXIT_BUDGET over --host-memory.  m
+ * NULL: built from g.  r NULL: one device. */
+int cli_host_bill(Cli *c, const ArGraph *g, const ArTrainSpec *spec,
+		  const ArTrainModel *m, const ArTrainBill *b,
+		  const ArDevicesResult *r, ArError *err);
+void cli_print_host(FILE *f, const ArHostBill *h);
 
 /* --list-ops (listops.c): prints the op table; CLI_DONE. */
 int cli_list_ops(Cli *c, char *arg);

@@ -49,6 +49,8 @@ int cli_parse_dot_focus(Cli *c, char *arg);
 int cli_parse_timeline_other(Cli *c, char *arg);
 int cli_parse_offload(Cli *c, char *arg);
 int cli_parse_fit(Cli *c, char *arg);
+int cli_parse_loader(Cli *c, char *arg);        /* host.c */
+int cli_parse_host_memory(Cli *c, char *arg);
 
 /* Named devices (device_names.c).  The table's row called name, or
  * AR_EXIT_USAGE naming the nearest rows, for option opt's message. */

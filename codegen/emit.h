@@ -37,6 +37,8 @@ typedef struct ArEmitInfo {
 	const struct ArDevicesResult *devices;
 	const struct ArFitResult *fit;
 	int stage;
+	/* --train: the host's bill, the JSON's "host" (json_host.c). */
+	const struct ArHostBill *host;
 } ArEmitInfo;
 
 /* Atomic output: a temporary file beside the target, renamed on commit,
@@ -70,6 +72,8 @@ int ar_write_trace(FILE *f, const ArGraph *g, const ArPlan *p,
 		   const ArEmitInfo *info);
 int ar_write_json(FILE *f, const ArGraph *g, const ArPlan *p,
 		  const ArEmitInfo *info);
+/* The report's "host" object (json_host.c). */
+void ar_write_host_json(FILE *f, const struct ArHostBill *h);
 /* The report's multi-device part (json_devices.c). */
 void ar_write_devices_json(FILE *f, const ArEmitInfo *info);
 int ar_write_header(FILE *f, const ArGraph *g, const ArPlan *p,

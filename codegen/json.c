@@ -588,6 +588,8 @@ int ar_write_json(FILE *f, const ArGraph *g, const ArPlan *p,
 		write_training(f, info->training);
 	if (info->devices)
 		ar_write_devices_json(f, info);
+	if (info->host)
+		ar_write_host_json(f, info->host);
 	fputs("\n}\n", f);
 	return ferror(f) ? AR_EXIT_USAGE : AR_OK;
 }

@@ -1,0 +1,413 @@
+#!/usr/bin/env python3
+"""e2e_host.py — the host's bill (issue 27 item 5): what each node's host
+memory holds for a training run, checked against DeepSpeed and against
+the models' own files.
+
+  (a) DeepSpeed's CPU- and GPU-side estimators, estimate_zero2_model_
+      states_mem_needs (deepspeed/runtime/zero/stage_1_and_2.py) and
+      estimate_zero3_model_states_mem_needs (stage3.py), copied below from
+      deepspeedai/DeepSpeed@edaa7221, reproduce the JSON's host.deepspeed
+      figures to the byte for several (gpus per node, nodes, stage,
+      offload) on a generated GPT whose parameter count gen_gpt knows; and
+      arenac's own parts, built from mechanisms, give DeepSpeed's figure
+      once its additional_buffer_factor of 1.5 is applied: the node's
+      larger moment of (ranks x a full fp32 copy) and (offloaded master
+      weights, moments, fp32 gradients and 16-bit weights).  ZeRO-2 with
+      offload over several nodes is the exception DeepSpeed's formula
+      makes itself (it bills 16 bytes a parameter of the whole model and 4
+      per GPU of the whole cluster on every node): arenac's per-node
+      figure is below it.  The pinned staging buffers DeepSpeed allocates
+      besides (param_buffer_of_bit16_for_cpu_offload_groups,
+      temp_grad_buffer_for_cpu_offload; stage 3's grad_partitions_flat_
+      buffer) are billed apart, to the byte;
+  (b) the loader: workers x prefetch x one micro-batch's inputs and labels
+      in the file's types (onnx reads them), plus one pinned batch, on
+      GPT-2 small's shape and the ONNX zoo's SqueezeNet (a float input,
+      billed as fp32 whatever --precision the step runs in);
+  (c) the load peak: each rank's full copy in --load-dtype before ZeRO-3
+      or --tp keeps its share, summed over --gpus-per-node ranks; LoRA's
+      adapters are not loaded; --host-memory at the total fits (headroom
+      0), a byte less is exit 3 naming the moment and the largest part; a
+      paged optimizer's state is the host's;
+  (d) bad input: exit 1 with a message naming the option.
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from tally import Tally  # noqa: E402
+
+T = Tally('e2e_host')
+check = T.check
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ARENAC = os.environ.get("ARENAC") or os.path.join(ROOT, "build", "arenac")
+SHARED = os.environ.get("ARENAC_SHARED") or os.path.join(ROOT, "..",
+                                                          "shared")
+sys.path.insert(0, os.path.join(ROOT, "testdata"))
+try:
+    import onnx
+    import gen_gpt
+except ImportError as e:
+    print("skipped: onnx is not importable for %s (%s)" % (sys.executable,
+                                                           e))
+    sys.exit(0)
+
+
+# deepspeed/runtime/zero/stage_1_and_2.py, as it is.
+def estimate_zero2_model_states_mem_needs(total_params,
+                                          num_gpus_per_node=1,
+                                          num_nodes=1,
+                                          cpu_offload=True,
+                                          additional_buffer_factor=1.5):
+
+    total_gpus = num_nodes * num_gpus_per_node
+
+    if cpu_offload:
+        gpu_mem = 2 * total_params
+        cpu_mem = total_params * max(4 * total_gpus, 16) * \
+            additional_buffer_factor
+    else:
+        gpu_mem = 2 * total_params + int(18 * total_params / total_gpus)
+        cpu_mem = total_params * 4 * num_gpus_per_node * \
+            additional_buffer_factor
+
+    return int(cpu_mem), int(gpu_mem)
+
+
+# deepspeed/runtime/zero/stage3.py, as it is.
+def estimate_zero3_model_states_mem_needs(total_params,
+                                          largest_layer_params,
+                                          num_gpus_per_node=1,
+                                          num_nodes=1,
+                                          cpu_offload=True,
+                                          cpu_offload_params=True,
+                                          zero_init=True,
+                                          additional_buffer_factor=1.5):
+
+    total_gpus = num_nodes * num_gpus_per_node
+    gpus_factor = 1 / num_nodes
+    largest_layer_memory = (4 * largest_layer_params)
+
+    if cpu_offload:
+        if cpu_offload_params:
+            gpu_mem = largest_layer_memory
+
+            if zero_init:
+                cpu_mem = total_params * 18 * gpus_factor * \
+                    additional_buffer_factor
+            else:
+                cpu_mem = total_params * max(4 * num_gpus_per_node,
+                                             18 * gpus_factor) * \
+                    additional_buffer_factor
+
+        else:
+            gpu_mem = largest_layer_memory + int(2 * total_params /
+                                                 total_gpus)
+
+            if zero_init:
+                cpu_mem = total_params * 16 * gpus_factor * \
+                    additional_buffer_factor
+            else:
+                cpu_mem = total_params * max(4 * num_gpus_per_node,
+                                             16 * gpus_factor) * \
+                    additional_buffer_factor
+    else:
+        gpu_mem = largest_layer_memory + int(18 * total_params / total_gpus)
+        if zero_init:
+            cpu_mem = largest_layer_params * 4 * num_gpus_per_node * \
+                additional_buffer_factor
+        else:
+            cpu_mem = total_params * 4 * num_gpus_per_node * \
+                additional_buffer_factor
+
+    return int(cpu_mem), int(gpu_mem), largest_layer_memory
+
+
+def arenac(*args):
+    return subprocess.run([ARENAC] + [str(a) for a in args],
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          universal_newlines=True, timeout=600)
+
+
+def report(tmp, model, *opts):
+    """The JSON report of a --train run, or None (then r says why)."""
+    path = os.path.join(tmp, "r.json")
+    if os.path.exists(path):
+        os.remove(path)
+    r = arenac("-q", "--train", "--json", path, *opts, model)
+    rep = json.load(open(path)) if r.returncode == 0 else None
+    return r, rep
+
+
+def ceil_div(a, b):
+    return -(-a // b)
+
+
+def deepspeed(tmp):
+    c = gen_gpt.Config(layers=3, seq=32, batch=2, hidden=64, heads=4,
+                       vocab=96)
+    path = os.path.join(tmp, "gpt.onnx")
+    onnx.save(gen_gpt.build(c), path)
+    psi = gen_gpt.param_count(c)
+    h = c.hidden
+    # The largest parameter: the MLP's [h, 4h] weights, the token table
+    # [V, h] or the position table [seq, h].
+    largest = max(4 * h * h, c.vocab * h, c.seq * h)
+    mem = ["--memory", "hbm:1G", "--memory", "ddr:1T"]
+    step = ["--precision", "mixed-fp16", "--optimizer", "adam"]
+    # (gpus per node, nodes, ZeRO stage, offload optimizer, offload
+    # params); psi = 2^6 x 2569: every world here divides it, so the
+    # partitions are even, as DeepSpeed's formulas assume.
+    for gpn, nodes, zero, off, offp in [
+            (1, 1, 2, False, False), (1, 1, 2, True, False),
+            (2, 1, 2, False, False), (4, 1, 2, True, False),
+            (4, 2, 2, False, False), (4, 2, 2, True, False),
+            (2, 1, 3, False, False), (4, 2, 3, False, False),
+            (4, 1, 3, True, False), (4, 2, 3, True, False),
+            (2, 4, 3, True, True), (8, 1, 3, True, True),
+            (4, 4, 3, True, True)]:
+        world = gpn * nodes
+        assert psi % world == 0
+        name = "gpn %d, nodes %d, ZeRO %d, offload %s" % (
+            gpn, nodes, zero, "params+optimizer" if offp else
+            "optimizer" if off else "none")
+        opts = step + mem + ["--dp", world, "--zero", zero,
+                             "--gpus-per-node", gpn, "--load-dtype", "fp32"]
+        if off:
+            opts += ["--offload", "optimizer:ddr"]
+        if offp:
+            opts += ["--offload", "parameters:ddr"]
+        r, rep = report(tmp, path, *opts)
+        if not check(name + ": plans", rep is not None, r.stderr):
+            continue
+        x = rep["host"]
+        ds = x["deepspeed"]
+        check(name + ": DeepSpeed's total_params is the model's",
+              ds["total_params"] == psi and x["total_params"] == psi,
+              (ds["total_params"], psi))
+        check(name + ": its largest layer, the largest parameter",
+              ds["largest_layer_params"] == largest,
+              (ds["largest_layer_params"], largest))
+        check(name + ": nodes and GPUs", ds["num_gpus_per_node"] == gpn and
+              ds["num_nodes"] == nodes and x["ranks"] == gpn, x)
+        if zero == 2:
+            cpu, gpu = estimate_zero2_model_states_mem_needs(
+                psi, gpn, nodes, cpu_offload=off)
+        else:
+            cpu, gpu, _ = estimate_zero3_model_states_mem_needs(
+                psi, largest, gpn, nodes, cpu_offload=off,
+                cpu_offload_params=offp, zero_init=False)
+        check(name + ": DeepSpeed's CPU and GPU figures to the byte",
+              (ds["cpu_bytes"], ds["gpu_bytes"]) == (cpu, gpu),
+              ((ds["cpu_bytes"], ds["gpu_bytes"]), (cpu, gpu)))
+        # arenac's mechanisms against DeepSpeed's per-parameter bytes.
+        load = x["load_copy_bytes"]
+        states = (x["offloaded_optimizer_bytes"] +
+                  x["offloaded_gradients_bytes"] +
+                  x["offloaded_parameters_bytes"])
+        per = 16 + (2 if offp else 0) if off else 0
+        check(name + ": a full fp32 copy per rank, the offloaded states "
+              "%d bytes a parameter over the node's share" % per,
+              load == gpn * psi * 4 and
+              states == gpn * per * (psi // world), (load, states))
+        if zero == 2 and off and nodes > 1:
+            check(name + ": below DeepSpeed's, which bills the cluster "
+                  "on every node", max(load, states) * 1.5 < cpu,
+                  (max(load, states), cpu))
+        else:
+            check(name + ": x 1.5 (additional_buffer_factor) is "
+                  "DeepSpeed's figure", int(max(load, states) * 1.5) == cpu,
+                  (max(load, states), cpu))
+        check(name + ": the node's total is the larger moment",
+              x["peak_bytes"] == max(x["load_bytes"], x["step_bytes"]) and
+              x["load_bytes"] == load, x)
+        part = psi // world
+        staging = 0
+        if off:
+            staging = gpn * (part * 2 if zero == 3 else
+                             part * 2 + largest * 2)
+        check(name + ": DeepSpeed's pinned buffers billed apart",
+              x["pinned_staging_bytes"] == staging and
+              x["pinned_bytes"] == x["step_bytes"],
+              (x["pinned_staging_bytes"], staging))
+
+
+def input_bytes(path):
+    """One batch of the graph's inputs, by the file's types and shapes."""
+    m = onnx.load(path, load_external_data=False)
+    inits = {i.name for i in m.graph.initializer}
+    size = {onnx.TensorProto.FLOAT: 4, onnx.TensorProto.INT64: 8,
+            onnx.TensorProto.FLOAT16: 2, onnx.TensorProto.INT32: 4}
+    total = 0
+    for i in m.graph.input:
+        if i.name in inits:
+            continue
+        t = i.type.tensor_type
+        n = 1
+        for d in t.shape.dim:
+            n *= d.dim_value
+        total += n * size[t.elem_type]
+    return total
+
+
+def label_bytes(rep):
+    return sum(t["bytes"] for t in rep["tensors"]
+               if t["name"] in ("label", "label.train"))
+
+
+def loader(tmp, gpt2):
+    sq = os.path.join(SHARED, "models", "light_squeezenet.onnx")
+    for model, name, prec in [(gpt2, "GPT-2 small", "mixed-bf16"),
+                              (sq, "SqueezeNet", "fp32"),
+                              (sq, "SqueezeNet", "bf16")]:
+        if not os.path.exists(model):
+            print("skipped: %s not found" % model)
+            continue
+        for w, p in [(4, 2), (8, 4), (1, 1)]:
+            what = "%s (%s), --loader %d:%d" % (name, prec, w, p)
+            r, rep = report(tmp, model, "--precision", prec, "--loader",
+                            "%d:%d" % (w, p))
+            if not check(what + ": plans", rep is not None, r.stderr):
+                continue
+            x = rep["host"]
+            batch = input_bytes(model) + label_bytes(rep)
+            check(what + ": workers x prefetch x the batch's inputs and "
+                  "labels, in the file's types",
+                  x["batch_input_bytes"] == batch and
+                  x["loader_bytes"] == w * p * batch, (x, batch))
+            check(what + ": one pinned batch", x["loader_pinned_bytes"] ==
+                  batch and x["pinned_bytes"] == batch, x)
+            check(what + ": the steps' moment", x["step_bytes"] ==
+                  (w * p + 1) * batch, x)
+    r, rep = report(tmp, gpt2, "--loader", "4")
+    check("--loader 4: torch's prefetch_factor 2", rep is not None and
+          rep["host"]["loader_prefetch"] == 2 and
+          rep["host"]["loader_bytes"] ==
+          8 * rep["host"]["batch_input_bytes"], r.stderr)
+    r, rep = report(tmp, gpt2, "--loader", "0")
+    check("--loader 0: the main process loads one batch", rep is not None
+          and rep["host"]["loader_bytes"] ==
+          rep["host"]["batch_input_bytes"], r.stderr)
+    r, rep = report(tmp, gpt2)
+    check("no --loader: none billed", rep is not None and
+          rep["host"]["loader_bytes"] == 0 and
+          rep["host"]["loader_workers"] is None, r.stderr)
+
+
+def load_peak(tmp, gpt2, psi):
+    step = ["--precision", "mixed-bf16", "--optimizer", "adam"]
+    for dtype, size in [("fp32", 4), ("bf16", 2), ("fp16", 2)]:
+        r, rep = report(tmp, gpt2, *step, "--dp", 8, "--zero", 3,
+                        "--gpus-per-node", 4, "--load-dtype", dtype)
+        if not check("ZeRO-3 --load-dtype %s: plans" % dtype,
+                     rep is not None, r.stderr):
+            continue
+        x, d = rep["host"], rep["devices"][0]
+        check("ZeRO-3 --load-dtype %s: 4 ranks' full copies on a node, "
+              "8 times the share each keeps" % dtype,
+              x["nodes"] == 2 and x["ranks"] == 4 and
+              x["load_copy_bytes"] == 4 * psi * size and
+              d["parameters"] == ceil_div(psi, 8) * 2,
+              (x["load_copy_bytes"], d["parameters"]))
+        check("ZeRO-3 --load-dtype %s: the load is the node's peak" % dtype,
+              x["peak_bytes"] == x["load_bytes"] == x["load_copy_bytes"], x)
+    r, rep = report(tmp, gpt2, *step, "--dp", 2, "--tp", 2,
+                    "--gpus-per-node", 2)
+    if check("--tp 2 --dp 2: plans", rep is not None, r.stderr):
+        x = rep["host"]
+        check("--tp 2: each rank loads the whole model before keeping its "
+              "share", x["nodes"] == 2 and
+              x["load_copy_bytes"] == 2 * psi * 4 and
+              rep["devices"][0]["parameters"] < psi * 2, x)
+    r, rep = report(tmp, gpt2, *step, "--lora", 8)
+    if check("--lora 8: plans", rep is not None, r.stderr):
+        x, b = rep["host"], rep["training"]
+        check("--lora 8: the adapters are made, not loaded",
+              x["total_params"] == psi + b["lora"]["adapter_parameters"]
+              and x["loaded_params"] == psi and
+              x["load_copy_bytes"] == psi * 4, (x, b["lora"]))
+    r, rep = report(tmp, gpt2, "--optimizer", "paged-adamw", "--precision",
+                    "bf16")
+    if check("paged-adamw: plans", rep is not None, r.stderr):
+        x, b = rep["host"], rep["training"]
+        check("paged-adamw: its state is the host's, unpinned",
+              b["host_state_bytes"] > 0 and
+              x["paged_optimizer_bytes"] == b["host_state_bytes"] and
+              x["pinned_bytes"] == 0, (x, b["host_state_bytes"]))
+    # One total for the verdict, in the summary, the JSON and the exit.
+    r, rep = report(tmp, gpt2, *step, "--loader", "4:2")
+    if not check("one device: plans", rep is not None, r.stderr):
+        return
+    peak = rep["host"]["peak_bytes"]
+    r, rep = report(tmp, gpt2, *step, "--loader", "4:2", "--host-memory",
+                    peak)
+    check("--host-memory at the total: fits, no headroom", rep is not None
+          and rep["host"]["fits"] is True and
+          rep["host"]["headroom_bytes"] == 0 and
+          rep["host"]["memory_bytes"] == peak, r.stderr)
+    r = arenac("--train", *step, "--loader", "4:2", "--host-memory",
+               "DDR5-5600-8ch:%d" % peak, gpt2)
+    check("the summary's host block says it fits",
+          r.returncode == 0 and "fits --host-memory %s, headroom 0" %
+          format(peak, ",") in r.stdout and "DDR5-5600-8ch" in r.stdout,
+          r.stdout[-800:] + r.stderr)
+    r = arenac("--train", *step, "--loader", "4:2", "--host-memory",
+               peak - 1, gpt2)
+    check("a byte less: exit 3 naming the moment and the largest part",
+          r.returncode == 3 and "needs %s bytes while the ranks load the "
+          "model, 1 more than --host-memory" % format(peak, ",") in r.stderr
+          and "the largest part: load_copy" in r.stderr, r.stderr)
+    r = arenac("--train", *step, "--dp", 8, "--zero", 2, "--memory",
+               "hbm:80G", "--memory", "ddr:1T", "--offload", "optimizer:ddr",
+               "--gpus-per-node", 8, "--load-dtype", "bf16", "--host-memory",
+               "1G", gpt2)
+    check("ZeRO-2 offload on a 1 GiB host: exit 3 during the steps",
+          r.returncode == 3 and "during the steps" in r.stderr and
+          "the largest part: offloaded_optimizer" in r.stderr, r.stderr)
+
+
+def bad_input(gpt2):
+    for opts, what in [
+            (["--loader", "x"], "--loader wants WORKERS[:PREFETCH]"),
+            (["--loader", "4:0"], "PREFETCH wants batches per worker"),
+            (["--loader", "4:"], "PREFETCH wants batches per worker"),
+            (["--loader", "-1"], "--loader wants WORKERS[:PREFETCH]"),
+            (["--loader", "0:2"], "PREFETCH needs workers"),
+            (["--load-dtype", "int8"], "--load-dtype wants fp32, fp16 or "
+             "bf16"),
+            (["--gpus-per-node", "0"], "--gpus-per-node"),
+            (["--host-memory", "0"], "--host-memory"),
+            (["--host-memory", "lots"], "--host-memory"),
+            (["--host-memory", "H100-SXM:1T"], "a device that computes"),
+            (["--host-memory", "DDR6:1T"], "DDR")]:
+        r = arenac("--train", *opts, gpt2)
+        check("bad %s: exit 1, says so" % " ".join(opts),
+              r.returncode == 1 and "arenac: error:" in r.stderr and
+              what in r.stderr, (r.returncode, r.stderr))
+    r = arenac("--loader", "4:2", gpt2)
+    check("--loader without --train: exit 1", r.returncode == 1 and
+          "--loader needs --train" in r.stderr, r.stderr)
+
+
+def main():
+    with tempfile.TemporaryDirectory() as tmp:
+        deepspeed(tmp)
+        gpt2 = os.path.join(tmp, "gpt2.onnx")
+        subprocess.run([sys.executable, os.path.join(ROOT, "testdata",
+                                                     "gen_gpt.py"),
+                        "--preset", "gpt2-small", "--batch", "1", "--seq",
+                        "128", gpt2], check=True, stdout=subprocess.DEVNULL)
+        psi = gen_gpt.param_count(gen_gpt.Config(**dict(
+            gen_gpt.PRESETS["gpt2-small"], batch=1, seq=128)))
+        loader(tmp, gpt2)
+        load_peak(tmp, gpt2, psi)
+        bad_input(gpt2)
+    return T.summary()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
