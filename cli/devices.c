@@ -298,6 +298,14 @@ int cli_run_devices(Cli *c, const ArGraph *g, ArError *err)
 	c->dev.memories = c->memories;
 	c->dev.reserve = c->topt.reserve;
 	c->dev.nmemories = c->plan.nmemories;
+	c->dev.gpus_per_node = c->host.gpus_per_node;
+	/* The memory --offload names is the node's host memory: the host's
+	 * bound unless --host-memory gives one. */
+	for (int k = 0; k < AR_OFF_KINDS && !c->host.memory; k++)
+		if (c->dev.offload[k] > 0) {
+			c->host.memory = c->memories[c->dev.offload[k]].capacity;
+			c->host.memory_name = c->memories[c->dev.offload[k]].name;
+		}
 	rc = ar_devices_plan(g, &c->topt, &c->dev, &r, err);
 	if (!rc && c->selfcheck)
 		rc = selfcheck(&r, err);

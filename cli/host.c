@@ -94,10 +94,11 @@ void cli_print_host(FILE *f, const ArHostBill *h)
 	static const char *const moment[2] = {"steps", "load"};
 
 	fprintf(f, "host           node %d of %d: %d rank%s (--gpus-per-node "
-		"%d)%s%s\n", h->node, h->nodes, h->ranks,
+		"%d)%s%s%s\n", h->node, h->nodes, h->ranks,
 		h->ranks == 1 ? "" : "s", h->gpus_per_node,
-		h->spec.memory_name ? ", " : "",
-		h->spec.memory_name ? h->spec.memory_name : "");
+		h->spec.memory_name ? ", host memory '" : "",
+		h->spec.memory_name ? h->spec.memory_name : "",
+		h->spec.memory_name ? "'" : "");
 	for (int k = 0; k < AR_HOST_PARTS; k++) {
 		const ArHostPartInfo *p = ar_host_part(k);
 		if (!h->part[k])
@@ -113,10 +114,14 @@ void cli_print_host(FILE *f, const ArHostBill *h)
 		ar_fmt_count(c, h->pinned_bytes));
 	fprintf(f, "  %-22s %16s  (%s, the larger)", "total", ar_fmt_count(a,
 		h->peak_bytes), ar_fmt_size(b, h->peak_bytes));
-	if (h->spec.memory)
-		fprintf(f, "; fits --host-memory %s, headroom %s",
+	if (h->spec.memory && h->headroom_bytes >= 0)
+		fprintf(f, "; fits the host's %s, headroom %s",
 			ar_fmt_count(a, h->spec.memory),
 			ar_fmt_count(b, h->headroom_bytes));
+	else if (h->spec.memory)
+		fprintf(f, "; over the host's %s by %s",
+			ar_fmt_count(a, h->spec.memory),
+			ar_fmt_count(b, -h->headroom_bytes));
 	fputc('\n', f);
 	fprintf(f, "  (DeepSpeed's estimate_zero%d_model_states_mem_needs, "
 		"offload %s: %s bytes a node's CPU, %s a GPU)\n", h->ds_stage,

@@ -395,9 +395,9 @@ static const Option options[] = {
 	{"load-dtype", 0, CHOICE, "FORMAT", TO(load_dtype),
 	 .choices = "fp32|fp16|bf16", .flags = ECHO | TRAIN,
 	 .section = TRAINING,
-	 .help = "the format each rank loads the whole model in\n"
-		 "before ZeRO-3 or --tp keeps its share: the host's\n"
-		 "load peak (fp32, torch's default dtype)"},
+	 .help = "fp32, fp16 or bf16: each rank loads the whole\n"
+		 "model so before ZeRO-3 or --tp keeps its share,\n"
+		 "the host's load peak (fp32, torch's default)"},
 	{"gpus-per-node", 0, COUNT, "N", TO(host.gpus_per_node),
 	 .value = 1 << 16, .flags = ECHO | TRAIN, .section = TRAINING,
 	 .help = "the host's bill is per node of N ranks (default:\n"
@@ -559,7 +559,8 @@ static const char usage_outro[] =
 "Exit codes: 0 ok, 1 usage or file error (an unreadable model, an\n"
 "unwritable output), 2 bad or unsupported model, 3 the plan does not fit\n"
 "the budget or the --memory tiers (a device's memory; --fit: nothing\n"
-"fits), 4 internal error (a plan failed verification, out of memory).\n";
+"fits) or --host-memory, 4 internal error (a plan failed verification,\n"
+"out of memory).\n";
 
 int cli_usage_error(const char *fmt, ...)
 {

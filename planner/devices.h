@@ -36,6 +36,9 @@ typedef struct ArDevicesSpec {
 	int nmemories;
 	int64_t reserve;        /* --reserve: of memories[0], not the step's */
 	int offload[AR_OFF_KINDS];      /* memory index, or -1 */
+	/* The offload memories are a node's host memory, each node holding
+	 * this many consecutive ranks (--gpus-per-node; 0: all of them). */
+	int gpus_per_node;
 	/* For the step-time estimate: each device's FLOP/s and the bytes
 	 * per second a device sends to another. */
 	double device_flops, link_bandwidth;

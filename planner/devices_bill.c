@@ -94,6 +94,8 @@ int ar_devices_check(const ArDevicesResult *r, ArError *err)
 {
 	const ArDevicesSpec *s = &r->spec;
 	char a[AR_NUMFMT_LEN], b[AR_NUMFMT_LEN], c[AR_NUMFMT_LEN];
+	int gpn = s->gpus_per_node && s->gpus_per_node < r->ndevices ?
+		  s->gpus_per_node : r->ndevices;
 	if (s->nmemories < 1)
 		return AR_OK;
 	for (int i = 0; i < r->ndevices; i++)
@@ -110,22 +112,28 @@ int ar_devices_check(const ArDevicesResult *r, ArError *err)
 				       s->reserve ? " more" : "",
 				       ar_fmt_count(b, s->memories[0].capacity),
 				       s->memories[0].name);
-	for (int mem = 1; mem < s->nmemories; mem++) {
-		int64_t sum = 0;
-		for (int i = 0; i < r->ndevices; i++)
-			for (int k = 0; k < AR_OFF_KINDS; k++)
-				if (s->offload[k] == mem)
-					sum = ar_train_add(sum, r->stages[
-						r->devices[i].stage].offloaded[k]);
-		if (sum > s->memories[mem].capacity)
-			return ar_fail(err, AR_EXIT_BUDGET, "the state offloaded "
-				       "to memory '%s' takes %s bytes over "
-				       "all %d devices, more than its %s",
-				       s->memories[mem].name,
-				       ar_fmt_count(a, sum), r->ndevices,
-				       ar_fmt_count(b,
-						    s->memories[mem].capacity));
-	}
+	/* An offload memory is each node's (host.c bills the rest of it). */
+	for (int mem = 1; mem < s->nmemories; mem++)
+		for (int node = 0; node * gpn < r->ndevices; node++) {
+			int64_t sum = 0;
+			int last = node * gpn + gpn < r->ndevices ?
+				   node * gpn + gpn : r->ndevices;
+			for (int i = node * gpn; i < last; i++)
+				for (int k = 0; k < AR_OFF_KINDS; k++)
+					if (s->offload[k] == mem)
+						sum = ar_train_add(sum, r->stages[
+							r->devices[i].stage].
+							offloaded[k]);
+			if (sum > s->memories[mem].capacity)
+				return ar_fail(err, AR_EXIT_BUDGET, "the state "
+					       "offloaded to memory '%s' takes "
+					       "%s bytes over the %d devices of "
+					       "node %d, more than its %s",
+					       s->memories[mem].name,
+					       ar_fmt_count(a, sum), last -
+					       node * gpn, node, ar_fmt_count(b,
+					       s->memories[mem].capacity));
+		}
 	return AR_OK;
 }
 

@@ -232,15 +232,17 @@ static int check(ArHostBill *out, ArError *err)
 		    (big < 0 || out->part[k] > out->part[big]))
 			big = k;
 	return ar_fail(err, AR_EXIT_BUDGET, "the host of node %d (%d rank%s) "
-		       "needs %s bytes %s, %s more than --host-memory %s; "
-		       "the largest part: %s, %s bytes", out->node,
-		       out->ranks, out->ranks == 1 ? "" : "s",
+		       "needs %s bytes %s, %s more than %s%s%s %s; the "
+		       "largest part: %s, %s bytes", out->node, out->ranks,
+		       out->ranks == 1 ? "" : "s",
 		       ar_fmt_count(a, out->peak_bytes),
 		       out->load_bytes >= out->step_bytes ?
 		       "while the ranks load the model" : "during the steps",
 		       ar_fmt_count(b, out->peak_bytes - h->memory),
-		       ar_fmt_count(c, h->memory), parts[big].name,
-		       ar_fmt_count(d, out->part[big]));
+		       h->memory_name ? "host memory '" : "--host-memory",
+		       h->memory_name ? h->memory_name : "",
+		       h->memory_name ? "'" : "", ar_fmt_count(c, h->memory),
+		       parts[big].name, ar_fmt_count(d, out->part[big]));
 }
 
 int ar_host_bill_one(const ArHostSpec *h, const ArHostModel *m,

@@ -39,7 +39,7 @@ typedef struct ArHostSpec {
 	ArDType load_dtype;     /* the format each rank loads the weights in */
 	int gpus_per_node;      /* 0: every rank on one node */
 	int64_t memory;         /* one node's host memory, 0: no bound */
-	const char *memory_name;
+	const char *memory_name;        /* its name, NULL: a size given */
 } ArHostSpec;
 
 /* What the bill needs of the whole (unsplit) model. */

@@ -352,8 +352,9 @@ def load_peak(tmp, gpt2, psi):
     r = arenac("--train", *step, "--loader", "4:2", "--host-memory",
                "DDR5-5600-8ch:%d" % peak, gpt2)
     check("the summary's host block says it fits",
-          r.returncode == 0 and "fits --host-memory %s, headroom 0" %
-          format(peak, ",") in r.stdout and "DDR5-5600-8ch" in r.stdout,
+          r.returncode == 0 and "fits the host's %s, headroom 0" %
+          format(peak, ",") in r.stdout and "host memory 'DDR5-5600-8ch'"
+          in r.stdout,
           r.stdout[-800:] + r.stderr)
     r = arenac("--train", *step, "--loader", "4:2", "--host-memory",
                peak - 1, gpt2)
@@ -368,6 +369,44 @@ def load_peak(tmp, gpt2, psi):
     check("ZeRO-2 offload on a 1 GiB host: exit 3 during the steps",
           r.returncode == 3 and "during the steps" in r.stderr and
           "the largest part: offloaded_optimizer" in r.stderr, r.stderr)
+
+
+def offload_memory(tmp):
+    """The memory --offload names is each node's host memory: its
+    offloaded state is checked per node, and it bounds the host's bill
+    unless --host-memory gives another."""
+    c = gen_gpt.Config(layers=3, seq=32, batch=2, hidden=64, heads=4,
+                       vocab=96)
+    path = os.path.join(tmp, "gpt.onnx")
+    psi = gen_gpt.param_count(c)
+    step = ["--precision", "mixed-fp16", "--optimizer", "adam", "--dp", 4,
+            "--zero", 2, "--gpus-per-node", 2, "--memory", "hbm:1G",
+            "--offload", "optimizer:ddr"]
+    node_state = 2 * 12 * (psi // 4)        # two ranks' master and moments
+    r, rep = report(tmp, path, *step, "--memory", "ddr:1T")
+    if not check("offload to ddr, 2 nodes: plans", rep is not None,
+                 r.stderr):
+        return
+    peak = rep["host"]["peak_bytes"]
+    check("offload: ddr is the host's bound", rep["host"]["memory_bytes"] ==
+          1 << 40 and rep["host"]["fits"] is True, rep["host"])
+    r, rep = report(tmp, path, *step, "--memory", "ddr:%d" % peak)
+    check("offload: a node's state fits a node's ddr (all four ranks' "
+          "would not)", rep is not None and 4 * 12 * (psi // 4) > peak and
+          rep["host"]["headroom_bytes"] == 0, r.stderr)
+    r = arenac("--train", *step, "--memory", "ddr:%d" % (peak - 1), path)
+    check("offload: a byte less, exit 3 naming the host memory 'ddr'",
+          r.returncode == 3 and "1 more than host memory 'ddr'" in r.stderr
+          and "the largest part: offloaded_optimizer" in r.stderr, r.stderr)
+    r = arenac("--train", *step, "--memory", "ddr:%d" % (node_state - 1),
+               path)
+    check("offload: the state alone over a node's ddr, exit 3 per node",
+          r.returncode == 3 and "over the 2 devices of node 0" in r.stderr,
+          r.stderr)
+    r, rep = report(tmp, path, *step, "--memory", "ddr:%d" % (peak - 1),
+                    "--host-memory", peak)
+    check("offload: --host-memory overrides the bound", rep is not None and
+          rep["host"]["memory_bytes"] == peak, r.stderr)
 
 
 def bad_input(gpt2):
@@ -396,6 +435,7 @@ def bad_input(gpt2):
 def main():
     with tempfile.TemporaryDirectory() as tmp:
         deepspeed(tmp)
+        offload_memory(tmp)
         gpt2 = os.path.join(tmp, "gpt2.onnx")
         subprocess.run([sys.executable, os.path.join(ROOT, "testdata",
                                                      "gen_gpt.py"),
