@@ -418,6 +418,11 @@ static const Option options[] = {
 	 .help = "ZeRO over the --dp devices: 1 partitions the\n"
 		 "optimizer state, 2 the gradients too, 3 the\n"
 		 "weights too, gathered a layer at a time (0)"},
+	{"zero-init", 0, FLAG, NULL, TO(host.zero_init), .value = true,
+	 .flags = ECHO | TRAIN, .section = DEVICES, .needs = "zero",
+	 .help = "ZeRO-3 builds the model partitioned\n"
+		 "(deepspeed.zero.Init): a rank loads one module\n"
+		 "whole at a time, not the model (the host's bill)"},
 	{"bucket", 0, BYTES, "BYTES", TO(dev.bucket),
 	 .flags = ECHO | TRAIN, .section = DEVICES,
 	 .help = "gradient bucket of the data-parallel reduction\n"
@@ -853,6 +858,9 @@ static int check_combinations(const Cli *c)
 				       "device's step; give it without --dp, "
 				       "--tp, --pp and --fit (ZeRO shards the "
 				       "gradients it frees)");
+	if (c->host.zero_init && c->dev.zero != 3)
+		return cli_usage_error("--zero-init partitions each module as "
+				       "it is built: ZeRO-3 only (--zero 3)");
 	if (c->max_batch && c->max_dim)
 		return cli_usage_error("--max-batch and --max-dim: one search "
 				       "at a time (fix the other with --batch "

@@ -41,11 +41,12 @@ void ar_write_host_json(FILE *f, const ArHostBill *h)
 	fprintf(f, ",\n    \"deepspeed\": {\"estimator\": "
 		"\"estimate_zero%d_model_states_mem_needs\", "
 		"\"num_gpus_per_node\": %d, \"num_nodes\": %d, \"cpu_offload\": "
-		"%s, \"cpu_offload_params\": %s, \"zero_init\": false, "
+		"%s, \"cpu_offload_params\": %s, \"zero_init\": %s, "
 		"\"additional_buffer_factor\": 1.5, \"total_params\": %" PRId64
 		", \"largest_layer_params\": %" PRId64 ", \"cpu_bytes\": %" PRId64
 		", \"gpu_bytes\": %" PRId64 "}}", h->ds_stage, h->gpus_per_node,
 		h->nodes, h->ds_offload ? "true" : "false",
-		h->ds_offload_params ? "true" : "false", h->model.total_params,
+		h->ds_offload_params ? "true" : "false",
+		h->spec.zero_init ? "true" : "false", h->model.total_params,
 		h->model.largest_param, h->ds_cpu_bytes, h->ds_gpu_bytes);
 }

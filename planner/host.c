@@ -9,7 +9,11 @@
  *          not its share (transformers' from_pretrained builds the
  *          module in fp32 unless torch_dtype says otherwise, then moves it
  *          to the device): trained and frozen weights, adapters excepted
- *          (PEFT creates them), tied weights once;
+ *          (PEFT creates them), tied weights once; with --zero-init,
+ *          deepspeed.zero.Init (runtime/zero/partition_parameters.py)
+ *          partitions each module's weights as the module is built, so
+ *          a rank holds the largest one whole, as DeepSpeed's estimator
+ *          has it (4 x largest_layer_params a GPU for zero_init);
  *   step   what stays on the host while the steps run: offloaded state
  *          (--offload, devices_stage.c), a paged optimizer's state, the
  *          pinned buffers the offload moves through, the data loader.
@@ -27,7 +31,8 @@
 
 static const ArHostPartInfo parts[AR_HOST_PARTS] = {
 	[AR_HOST_LOAD_COPY] = {"load_copy", true, false,
-		"each rank's full copy of the weights, in --load-dtype"},
+		"each rank's copy of the weights as it loads them, in "
+		"--load-dtype"},
 	/* DeepSpeed pins them (offload_optimizer.pin_memory):
 	 * stage_1_and_2.py, DeepSpeedZeroOptimizer.__init__'s
 	 * single_partition_of_fp32_groups; stage3.py's
@@ -126,7 +131,8 @@ static void rank_parts(const ArHostSpec *h, const ArHostModel *m,
 	int64_t psi = b->parameter_count, batch = m->batch_bytes;
 
 	memset(p, 0, AR_HOST_PARTS * sizeof *p);
-	p[AR_HOST_LOAD_COPY] = ar_train_mul(m->loaded_params,
+	p[AR_HOST_LOAD_COPY] = ar_train_mul(h->zero_init ? m->largest_param :
+					    m->loaded_params,
 					    (int64_t)ar_dtype_size(h->load_dtype));
 	/* As devices_stage.c's offload() partitions it. */
 	p[AR_HOST_PAGED] = ar_zero_part(b->host_state_bytes, psi, shards);
@@ -155,8 +161,8 @@ static void rank_parts(const ArHostSpec *h, const ArHostModel *m,
  * DeepSpeed's estimators for the same model (deepspeed/runtime/zero/
  * stage_1_and_2.py, estimate_zero2_model_states_mem_needs;
  * stage3.py, estimate_zero3_model_states_mem_needs), with their default
- * additional_buffer_factor of 1.5 and, for ZeRO-3, zero_init=False (every
- * rank builds the whole model, as the load part above has it).  The float
+ * additional_buffer_factor of 1.5 and, for ZeRO-3, zero_init as
+ * --zero-init says (without it every rank builds the whole model).  The float
  * arithmetic is Python's, in the same order, so the figures are
  * DeepSpeed's to the byte.  Their largest_layer_params (model_to_params:
  * the most parameters one module holds itself) is here the largest
@@ -165,6 +171,7 @@ static void rank_parts(const ArHostSpec *h, const ArHostModel *m,
 static void deepspeed(const ArDevicesSpec *s, int gpn, int nodes,
 		      const ArHostModel *m, ArHostBill *out)
 {
+	bool init = out->spec.zero_init;
 	double p = (double)m->total_params, f = 1.5, mx;
 	int64_t total = (int64_t)gpn * nodes, ll = 4 * m->largest_param;
 	double gf = 1.0 / nodes;
@@ -190,12 +197,13 @@ static void deepspeed(const ArDevicesSpec *s, int gpn, int nodes,
 		/* max(4 * num_gpus_per_node, K * gpus_factor): an int or a
 		 * float, whichever is larger; times total_params first. */
 		mx = (double)(4 * gpn) >= k * gf ? (double)(4 * gpn) : k * gf;
-		out->ds_cpu_bytes = (int64_t)(p * mx * f);
+		out->ds_cpu_bytes = init ? (int64_t)(p * k * gf * f) :
+			(int64_t)(p * mx * f);
 	} else {
 		out->ds_gpu_bytes = ll + (int64_t)((double)(18 *
 					m->total_params) / (double)total);
-		out->ds_cpu_bytes = (int64_t)((double)(m->total_params * 4 *
-						       gpn) * f);
+		out->ds_cpu_bytes = (int64_t)((double)((init ? m->largest_param
+				: m->total_params) * 4 * gpn) * f);
 	}
 }
 

@@ -37,6 +37,9 @@ const ArHostPartInfo *ar_host_part(int k);
 typedef struct ArHostSpec {
 	int workers, prefetch;  /* workers 0: no loader billed */
 	ArDType load_dtype;     /* the format each rank loads the weights in */
+	/* --zero-init (ZeRO-3): deepspeed.zero.Init partitions each module
+	 * as it is built, so a rank holds one whole at a time. */
+	bool zero_init;
 	int gpus_per_node;      /* 0: every rank on one node */
 	int64_t memory;         /* one node's host memory, 0: no bound */
 	const char *memory_name;        /* its name, NULL: a size given */

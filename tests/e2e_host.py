@@ -8,11 +8,13 @@ the models' own files.
       estimate_zero3_model_states_mem_needs (stage3.py), copied below from
       deepspeedai/DeepSpeed@edaa7221, reproduce the JSON's host.deepspeed
       figures to the byte for several (gpus per node, nodes, stage,
-      offload) on a generated GPT whose parameter count gen_gpt knows; and
+      offload, zero_init) on a generated GPT whose parameter count gen_gpt
+      knows; and
       arenac's own parts, built from mechanisms, give DeepSpeed's figure
       once its additional_buffer_factor of 1.5 is applied: the node's
       larger moment of (ranks x a full fp32 copy) and (offloaded master
-      weights, moments, fp32 gradients and 16-bit weights).  ZeRO-2 with
+      weights, moments, fp32 gradients and 16-bit weights; --zero-init:
+      the largest parameter in place of the full copy).  ZeRO-2 with
       offload over several nodes is the exception DeepSpeed's formula
       makes itself (it bills 16 bytes a parameter of the whole model and 4
       per GPU of the whole cluster on every node): arenac's per-node
@@ -162,25 +164,30 @@ def deepspeed(tmp):
     # (gpus per node, nodes, ZeRO stage, offload optimizer, offload
     # params); psi = 2^6 x 2569: every world here divides it, so the
     # partitions are even, as DeepSpeed's formulas assume.
-    for gpn, nodes, zero, off, offp in [
-            (1, 1, 2, False, False), (1, 1, 2, True, False),
-            (2, 1, 2, False, False), (4, 1, 2, True, False),
-            (4, 2, 2, False, False), (4, 2, 2, True, False),
-            (2, 1, 3, False, False), (4, 2, 3, False, False),
-            (4, 1, 3, True, False), (4, 2, 3, True, False),
-            (2, 4, 3, True, True), (8, 1, 3, True, True),
-            (4, 4, 3, True, True)]:
+    for gpn, nodes, zero, off, offp, init in [
+            (1, 1, 2, False, False, False), (1, 1, 2, True, False, False),
+            (2, 1, 2, False, False, False), (4, 1, 2, True, False, False),
+            (4, 2, 2, False, False, False), (4, 2, 2, True, False, False),
+            (2, 1, 3, False, False, False), (4, 2, 3, False, False, False),
+            (4, 1, 3, True, False, False), (4, 2, 3, True, False, False),
+            (2, 4, 3, True, True, False), (8, 1, 3, True, True, False),
+            (4, 4, 3, True, True, False),
+            (2, 1, 3, False, False, True), (8, 2, 3, False, False, True),
+            (4, 2, 3, True, False, True), (4, 2, 3, True, True, True),
+            (8, 1, 3, True, True, True)]:
         world = gpn * nodes
         assert psi % world == 0
-        name = "gpn %d, nodes %d, ZeRO %d, offload %s" % (
-            gpn, nodes, zero, "params+optimizer" if offp else
-            "optimizer" if off else "none")
+        name = "gpn %d, nodes %d, ZeRO %d%s, offload %s" % (
+            gpn, nodes, zero, " zero_init" if init else "",
+            "params+optimizer" if offp else "optimizer" if off else "none")
         opts = step + mem + ["--dp", world, "--zero", zero,
                              "--gpus-per-node", gpn, "--load-dtype", "fp32"]
         if off:
             opts += ["--offload", "optimizer:ddr"]
         if offp:
             opts += ["--offload", "parameters:ddr"]
+        if init:
+            opts += ["--zero-init"]
         r, rep = report(tmp, path, *opts)
         if not check(name + ": plans", rep is not None, r.stderr):
             continue
@@ -200,7 +207,10 @@ def deepspeed(tmp):
         else:
             cpu, gpu, _ = estimate_zero3_model_states_mem_needs(
                 psi, largest, gpn, nodes, cpu_offload=off,
-                cpu_offload_params=offp, zero_init=False)
+                cpu_offload_params=offp, zero_init=init)
+        check(name + ": the estimator's options", ds["zero_init"] == init
+              and ds["cpu_offload"] == off and
+              ds["cpu_offload_params"] == offp, ds)
         check(name + ": DeepSpeed's CPU and GPU figures to the byte",
               (ds["cpu_bytes"], ds["gpu_bytes"]) == (cpu, gpu),
               ((ds["cpu_bytes"], ds["gpu_bytes"]), (cpu, gpu)))
@@ -210,9 +220,11 @@ def deepspeed(tmp):
                   x["offloaded_gradients_bytes"] +
                   x["offloaded_parameters_bytes"])
         per = 16 + (2 if offp else 0) if off else 0
-        check(name + ": a full fp32 copy per rank, the offloaded states "
-              "%d bytes a parameter over the node's share" % per,
-              load == gpn * psi * 4 and
+        check(name + ": %s per rank, the offloaded states %d bytes a "
+              "parameter over the node's share" % (
+                  "the largest parameter in fp32" if init else
+                  "a full fp32 copy", per),
+              load == gpn * (largest if init else psi) * 4 and
               states == gpn * per * (psi // world), (load, states))
         if zero == 2 and off and nodes > 1:
             check(name + ": below DeepSpeed's, which bills the cluster "
@@ -422,7 +434,9 @@ def bad_input(gpt2):
             (["--host-memory", "0"], "--host-memory"),
             (["--host-memory", "lots"], "--host-memory"),
             (["--host-memory", "H100-SXM:1T"], "a device that computes"),
-            (["--host-memory", "DDR6:1T"], "DDR")]:
+            (["--host-memory", "DDR6:1T"], "DDR"),
+            (["--dp", "2", "--zero", "2", "--zero-init"], "ZeRO-3 only"),
+            (["--zero-init"], "--zero-init needs --zero")]:
         r = arenac("--train", *opts, gpt2)
         check("bad %s: exit 1, says so" % " ".join(opts),
               r.returncode == 1 and "arenac: error:" in r.stderr and
