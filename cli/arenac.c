@@ -186,6 +186,7 @@ static int run_train(Cli *c, const ArGraph *g, ArError *err)
 		ar_print_train_stats(stderr, &r.bill);
 		cli_print_host(stderr, &c->host_bill);
 	}
+	ar_host_bill_free(&c->host_bill);
 	ar_train_result_free(&r);
 	return rc;
 }

@@ -260,6 +260,7 @@ static int run_fit(Cli *c, const ArGraph *g, int given, ArError *err)
 		cli_print_host(f, &c->host_bill);
 	}
 	ar_fit_free(&fr);
+	ar_host_bill_free(&c->host_bill);
 	for (int i = 0; i < CLI_MAX_AXIS_VALUES; i++)
 		ar_graph_free(graphs[i]);
 	return rc;
@@ -322,5 +323,6 @@ int cli_run_devices(Cli *c, const ArGraph *g, ArError *err)
 			cli_print_host(f, &c->host_bill);
 	}
 	ar_devices_free(&r);
+	ar_host_bill_free(&c->host_bill);
 	return rc;
 }

@@ -12,6 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Nodes whose totals the summary lists, at most (the JSON has all). */
+#define NODES_SHOWN 8
+
 /* --loader WORKERS[:PREFETCH]: torch's num_workers and prefetch_factor
  * (2 by default; with 0 workers torch takes none: the main process loads
  * one batch). */
@@ -123,6 +126,13 @@ void cli_print_host(FILE *f, const ArHostBill *h)
 			ar_fmt_count(a, h->spec.memory),
 			ar_fmt_count(b, -h->headroom_bytes));
 	fputc('\n', f);
+	if (h->nodes > 1) {
+		fprintf(f, "  %-22s", "every node's total");
+		for (int i = 0; i < h->nodes && i < NODES_SHOWN; i++)
+			fprintf(f, "%s%d: %s", i ? ", " : " ", i,
+				ar_fmt_count(a, h->node_peak[i]));
+		fprintf(f, "%s\n", h->nodes > NODES_SHOWN ? ", ..." : "");
+	}
 	fprintf(f, "  (DeepSpeed's estimate_zero%d_model_states_mem_needs, "
 		"offload %s: %s bytes a node's CPU, %s a GPU)\n", h->ds_stage,
 		h->ds_offload_params ? "params and optimizer" : h->ds_offload ?

@@ -27,6 +27,10 @@ void ar_write_host_json(FILE *f, const ArHostBill *h)
 	for (int k = 0; k < AR_HOST_PARTS; k++)
 		fprintf(f, ", \"%s_bytes\": %" PRId64, ar_host_part(k)->name,
 			h->part[k]);
+	fputs(", \"node_peak_bytes\": [", f);
+	for (int i = 0; i < h->nodes; i++)
+		fprintf(f, "%s%" PRId64, i ? ", " : "", h->node_peak[i]);
+	fputc(']', f);
 	fprintf(f, ", \"load_bytes\": %" PRId64 ", \"step_bytes\": %" PRId64
 		", \"peak_bytes\": %" PRId64 ", \"pinned_bytes\": %" PRId64,
 		h->load_bytes, h->step_bytes, h->peak_bytes, h->pinned_bytes);

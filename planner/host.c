@@ -27,6 +27,7 @@
 #include "numfmt.h"
 
 #include <assert.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const ArHostPartInfo parts[AR_HOST_PARTS] = {
@@ -262,6 +263,9 @@ int ar_host_bill_one(const ArHostSpec *h, const ArHostModel *m,
 	out->ranks = out->nodes = out->gpus_per_node = 1;
 	rank_parts(h, m, NULL, b, NULL, out->part);
 	deepspeed(NULL, 1, 1, m, out);
+	moments(out);
+	out->node_peak = ar_xmalloc(sizeof *out->node_peak);
+	out->node_peak[0] = out->peak_bytes;
 	return check(out, err);
 }
 
@@ -273,13 +277,14 @@ int ar_host_bill_devices(const ArHostSpec *h, const ArHostModel *m,
 	int world = r->ndevices, per = s->dp * s->tp;
 	int gpn = h->gpus_per_node && h->gpus_per_node < world ?
 		  h->gpus_per_node : world;
-	int64_t best = -1;
+	int64_t best = -1, *peaks;
 
 	memset(out, 0, sizeof *out);
 	out->spec = *h;
 	out->model = *m;
 	out->gpus_per_node = gpn;
 	out->nodes = (world + gpn - 1) / gpn;
+	peaks = ar_xcalloc((size_t)out->nodes, sizeof *peaks);
 	for (int node = 0; node < out->nodes; node++) {
 		ArHostBill n = *out;
 		int64_t p[AR_HOST_PARTS];
@@ -295,11 +300,19 @@ int ar_host_bill_devices(const ArHostSpec *h, const ArHostModel *m,
 			n.ranks++;
 		}
 		moments(&n);
+		peaks[node] = n.peak_bytes;
 		if (n.peak_bytes > best) {
 			best = n.peak_bytes;
 			*out = n;
 		}
 	}
+	out->node_peak = peaks;
 	deepspeed(s, gpn, out->nodes, m, out);
 	return check(out, err);
+}
+
+void ar_host_bill_free(ArHostBill *b)
+{
+	free(b->node_peak);
+	b->node_peak = NULL;
 }

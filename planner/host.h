@@ -65,6 +65,7 @@ typedef struct ArHostBill {
 	int64_t peak_bytes;             /* the larger: the node's total */
 	int64_t pinned_bytes;           /* of the step's, page-locked */
 	int64_t headroom_bytes;         /* spec.memory - peak_bytes */
+	int64_t *node_peak;             /* every node's total (nodes) */
 	/* DeepSpeed's own estimator for the same model and configuration,
 	 * for comparison (host.c names the source); ds_stage 0: none. */
 	int ds_stage;
@@ -87,5 +88,6 @@ int ar_host_bill_one(const ArHostSpec *h, const ArHostModel *m,
 int ar_host_bill_devices(const ArHostSpec *h, const ArHostModel *m,
 			 const ArDevicesResult *r, ArHostBill *out,
 			 ArError *err);
+void ar_host_bill_free(ArHostBill *b);
 
 #endif

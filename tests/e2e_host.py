@@ -421,6 +421,29 @@ def offload_memory(tmp):
           rep["host"]["memory_bytes"] == peak, r.stderr)
 
 
+def pipeline_nodes(tmp):
+    """Pipeline stages on their own nodes hold different state: every
+    node's total is reported, the largest billed part by part."""
+    path = os.path.join(tmp, "gpt.onnx")
+    r, rep = report(tmp, path, "--precision", "mixed-fp16", "--optimizer",
+                    "adam", "--pp", 2, "--dp", 2, "--microbatches", 4,
+                    "--gpus-per-node", 2, "--memory", "hbm:1G", "--memory",
+                    "ddr:1G", "--offload", "optimizer:ddr", "--load-dtype",
+                    "bf16")
+    if not check("--pp 2 --dp 2, a stage a node: plans", rep is not None,
+                 r.stderr):
+        return
+    x = rep["host"]
+    peaks = x["node_peak_bytes"]
+    ranks = [d for d in rep["devices"] if d["rank"] // 2 == x["node"]]
+    check("pp: every node's total, the largest billed",
+          len(peaks) == x["nodes"] == 2 and peaks[0] != peaks[1] and
+          x["peak_bytes"] == max(peaks) == peaks[x["node"]], x)
+    check("pp: the billed node's offloaded state is its ranks'",
+          x["offloaded_optimizer_bytes"] ==
+          sum(d["offloaded"] for d in ranks), (x, ranks))
+
+
 def bad_input(gpt2):
     for opts, what in [
             (["--loader", "x"], "--loader wants WORKERS[:PREFETCH]"),
@@ -450,6 +473,7 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         deepspeed(tmp)
         offload_memory(tmp)
+        pipeline_nodes(tmp)
         gpt2 = os.path.join(tmp, "gpt2.onnx")
         subprocess.run([sys.executable, os.path.join(ROOT, "testdata",
                                                      "gen_gpt.py"),
