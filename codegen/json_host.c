@@ -52,5 +52,5 @@ void ar_write_host_json(FILE *f, const ArHostBill *h)
 		h->nodes, h->ds_offload ? "true" : "false",
 		h->ds_offload_params ? "true" : "false",
 		h->spec.zero_init ? "true" : "false", h->model.total_params,
-		h->model.largest_param, h->ds_cpu_bytes, h->ds_gpu_bytes);
+		h->model.largest_module, h->ds_cpu_bytes, h->ds_gpu_bytes);
 }

@@ -85,10 +85,75 @@ const ArHostPartInfo *ar_host_part(int k)
 	return &parts[k];
 }
 
+/* The length of name's module path: up to its last '.' (torch names a
+ * parameter "<module path>.<attribute>" in the state dict, and exporters
+ * keep it), 0 for a name without one (a module of its own). */
+static size_t module_len(const char *name)
+{
+	const char *dot = strrchr(name, '.');
+	return dot ? (size_t)(dot - name) : 0;
+}
+
+/* The name of the weight parameter t is folded from (a Transpose of a
+ * Linear's weight, a Gather of a position table: the parameter is the
+ * constant they make, its module the weight's), or t's own. */
+static const char *weight_name(const ArGraph *g, int t)
+{
+	for (int depth = 0; depth < 8; depth++) {
+		const ArTensor *x = &g->tensors[t];
+		const ArNode *p = x->producer >= 0 ? &g->nodes[x->producer]
+						   : NULL;
+		if (x->kind != AR_TK_CONSTANT || !p || !p->ninputs ||
+		    p->inputs[0] < 0)
+			break;
+		t = p->inputs[0];
+	}
+	return g->tensors[t].name;
+}
+
+typedef struct Owned {
+	const char *name;       /* the weight's, for its module path */
+	int64_t n;              /* elements */
+} Owned;
+
+/* By module: names without a path first, each a module of its own, then
+ * by module path. */
+static int by_module(const void *a, const void *b)
+{
+	const char *x = ((const Owned *)a)->name, *y = ((const Owned *)b)->name;
+	size_t lx = module_len(x), ly = module_len(y);
+	int c;
+	if (!lx != !ly)
+		return lx ? 1 : -1;
+	if (!lx)
+		return strcmp(x, y);
+	c = strncmp(x, y, lx < ly ? lx : ly);
+	return c ? c : (lx > ly) - (lx < ly);
+}
+
+/* DeepSpeed's largest_layer_params (stage3.py, model_to_params): the
+ * most parameters one module holds itself (recurse=False), a module
+ * being the parameters whose weights share a module path. */
+static int64_t largest_module(Owned *o, int n)
+{
+	int64_t best = 0;
+	qsort(o, (size_t)n, sizeof *o, by_module);
+	for (int i = 0, j; i < n; i = j) {
+		int64_t sum = 0;
+		for (j = i; j < n && !by_module(&o[i], &o[j]); j++)
+			sum = ar_train_add(sum, o[j].n);
+		if (sum > best)
+			best = sum;
+	}
+	return best;
+}
+
 void ar_host_model(const ArGraph *fwd, const ArTrainModel *m,
 		   ArHostModel *out)
 {
 	const ArGraph *g = m->base;
+	Owned *own = ar_xmalloc(((size_t)g->ntensors + 1) * sizeof *own);
+	int n = 0;
 
 	memset(out, 0, sizeof *out);
 	out->total_params = ar_train_add(m->mem.parameter_count,
@@ -97,10 +162,15 @@ void ar_host_model(const ArGraph *fwd, const ArTrainModel *m,
 	out->loaded_params = ar_train_add(out->total_params - m->lora.
 					  adapter_parameters, m->quant_params);
 	out->total_params = ar_train_add(out->total_params, m->quant_params);
-	for (int t = 0; t < g->ntensors; t++)
-		if ((m->param[t] || m->frozen[t]) && !m->tied[t] &&
-		    ar_numel(&g->tensors[t]) > out->largest_param)
+	for (int t = 0; t < g->ntensors; t++) {
+		if (!(m->param[t] || m->frozen[t]) || m->tied[t])
+			continue;
+		own[n++] = (Owned){weight_name(g, t), ar_numel(&g->tensors[t])};
+		if (ar_numel(&g->tensors[t]) > out->largest_param)
 			out->largest_param = ar_numel(&g->tensors[t]);
+	}
+	out->largest_module = largest_module(own, n);
+	free(own);
 	/* The inputs as the file types them; the label the loss adds is
 	 * the base graph's own. */
 	for (int i = 0; i < g->ninputs; i++) {
@@ -132,8 +202,8 @@ static void rank_parts(const ArHostSpec *h, const ArHostModel *m,
 	int64_t psi = b->parameter_count, batch = m->batch_bytes;
 
 	memset(p, 0, AR_HOST_PARTS * sizeof *p);
-	p[AR_HOST_LOAD_COPY] = ar_train_mul(h->zero_init ? m->largest_param :
-					    m->loaded_params,
+	p[AR_HOST_LOAD_COPY] = ar_train_mul(h->zero_init ? m->largest_module
+					    : m->loaded_params,
 					    (int64_t)ar_dtype_size(h->load_dtype));
 	/* As devices_stage.c's offload() partitions it. */
 	p[AR_HOST_PAGED] = ar_zero_part(b->host_state_bytes, psi, shards);
@@ -165,16 +235,14 @@ static void rank_parts(const ArHostSpec *h, const ArHostModel *m,
  * additional_buffer_factor of 1.5 and, for ZeRO-3, zero_init as
  * --zero-init says (without it every rank builds the whole model).  The float
  * arithmetic is Python's, in the same order, so the figures are
- * DeepSpeed's to the byte.  Their largest_layer_params (model_to_params:
- * the most parameters one module holds itself) is here the largest
- * parameter tensor: an embedding or a linear's weight, the bias left out.
+ * DeepSpeed's to the byte.
  */
 static void deepspeed(const ArDevicesSpec *s, int gpn, int nodes,
 		      const ArHostModel *m, ArHostBill *out)
 {
 	bool init = out->spec.zero_init;
 	double p = (double)m->total_params, f = 1.5, mx;
-	int64_t total = (int64_t)gpn * nodes, ll = 4 * m->largest_param;
+	int64_t total = (int64_t)gpn * nodes, ll = 4 * m->largest_module;
 	double gf = 1.0 / nodes;
 
 	out->ds_stage = s && s->zero >= 3 ? 3 : 2;
@@ -203,8 +271,9 @@ static void deepspeed(const ArDevicesSpec *s, int gpn, int nodes,
 	} else {
 		out->ds_gpu_bytes = ll + (int64_t)((double)(18 *
 					m->total_params) / (double)total);
-		out->ds_cpu_bytes = (int64_t)((double)((init ? m->largest_param
-				: m->total_params) * 4 * gpn) * f);
+		out->ds_cpu_bytes = (int64_t)((double)((init ?
+				m->largest_module : m->total_params) * 4 *
+				gpn) * f);
 	}
 }
 

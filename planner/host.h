@@ -50,6 +50,7 @@ typedef struct ArHostModel {
 	int64_t total_params;   /* trained and frozen elements, tied once */
 	int64_t loaded_params;  /* of them in the checkpoint (not adapters) */
 	int64_t largest_param;  /* the largest parameter tensor's elements */
+	int64_t largest_module; /* the most elements one module holds */
 	int64_t batch_bytes;    /* one micro-batch's inputs and labels, in
 				   the model file's types */
 } ArHostModel;

@@ -31,7 +31,10 @@ the models' own files.
       adapters are not loaded; --host-memory at the total fits (headroom
       0), a byte less is exit 3 naming the moment and the largest part; a
       paged optimizer's state is the host's;
-  (d) bad input: exit 1 with a message naming the option.
+  (d) bad input: exit 1 with a message naming the option;
+  (e) DeepSpeed's model_to_params on torch modules (the zoo's GPT-2, Llama
+      and BERT) gives the total and largest-module counts arenac finds in
+      their exports (a module: the parameters sharing a module path).
 """
 import json
 import os
@@ -157,8 +160,11 @@ def deepspeed(tmp):
     psi = gen_gpt.param_count(c)
     h = c.hidden
     # The largest parameter: the MLP's [h, 4h] weights, the token table
-    # [V, h] or the position table [seq, h].
-    largest = max(4 * h * h, c.vocab * h, c.seq * h)
+    # [V, h] or the position table [seq, h]; the largest module (its
+    # parameters sharing a module path, l0.fc1.w and l0.fc1.b): the MLP's
+    # first linear with its bias, or a table.
+    largest_param = max(4 * h * h, c.vocab * h, c.seq * h)
+    largest = max(4 * h * h + 4 * h, c.vocab * h, c.seq * h)
     mem = ["--memory", "hbm:1G", "--memory", "ddr:1T"]
     step = ["--precision", "mixed-fp16", "--optimizer", "adam"]
     # (gpus per node, nodes, ZeRO stage, offload optimizer, offload
@@ -196,8 +202,9 @@ def deepspeed(tmp):
         check(name + ": DeepSpeed's total_params is the model's",
               ds["total_params"] == psi and x["total_params"] == psi,
               (ds["total_params"], psi))
-        check(name + ": its largest layer, the largest parameter",
-              ds["largest_layer_params"] == largest,
+        check(name + ": its largest layer, the largest module",
+              ds["largest_layer_params"] == largest and
+              x["largest_param"] == largest_param,
               (ds["largest_layer_params"], largest))
         check(name + ": nodes and GPUs", ds["num_gpus_per_node"] == gpn and
               ds["num_nodes"] == nodes and x["ranks"] == gpn, x)
@@ -222,7 +229,7 @@ def deepspeed(tmp):
         per = 16 + (2 if offp else 0) if off else 0
         check(name + ": %s per rank, the offloaded states %d bytes a "
               "parameter over the node's share" % (
-                  "the largest parameter in fp32" if init else
+                  "the largest module in fp32" if init else
                   "a full fp32 copy", per),
               load == gpn * (largest if init else psi) * 4 and
               states == gpn * per * (psi // world), (load, states))
@@ -241,11 +248,59 @@ def deepspeed(tmp):
         staging = 0
         if off:
             staging = gpn * (part * 2 if zero == 3 else
-                             part * 2 + largest * 2)
+                             part * 2 + largest_param * 2)
         check(name + ": DeepSpeed's pinned buffers billed apart",
               x["pinned_staging_bytes"] == staging and
               x["pinned_bytes"] == x["step_bytes"],
               (x["pinned_staging_bytes"], staging))
+
+
+# deepspeed/runtime/zero/stage3.py, as it is.
+def model_to_params(model):
+    # shared params calculated only once
+    total_params = sum(dict((p.data_ptr(), p.numel())
+                            for p in model.parameters()).values())
+
+    largest_layer_params = 0
+    for m in model.modules():
+        # assuming no shared params within a single layer
+        layer_params = sum(p.numel() for p in m.parameters(recurse=False))
+        largest_layer_params = max(largest_layer_params, layer_params)
+
+    return total_params, largest_layer_params
+
+
+def torch_modules(tmp):
+    """DeepSpeed's own count on the torch modules (model_to_params, what
+    estimate_zero3_model_states_mem_needs_all_live passes on) against
+    arenac's on their exports: the zoo's GPT-2 (tied head), Llama and
+    BERT, whose largest modules are linears with a bias or not."""
+    try:
+        import torch  # noqa: F401
+        sys.path.insert(0, os.path.join(ROOT, "scripts"))
+        import torch_export
+        import torch_transformers as tt
+    except ImportError as e:
+        print("skipped: torch modules (%s)" % e)
+        return
+    for name in ("gpt2", "llama", "bert"):
+        model, inputs, names, _ = tt.build(name)
+        total, ll = model_to_params(model)
+        path = os.path.join(tmp, "torch_%s.onnx" % name)
+        torch_export.export(model, inputs, path, 17, names=names)
+        r, rep = report(tmp, path, "--batch", tt.BATCH, "--dp", 4,
+                        "--zero", 3, "--gpus-per-node", 2)
+        if not check("torch %s: plans" % name, rep is not None, r.stderr):
+            continue
+        ds = rep["host"]["deepspeed"]
+        cpu, gpu, _ = estimate_zero3_model_states_mem_needs(
+            total, ll, 2, 2, cpu_offload=False, cpu_offload_params=False,
+            zero_init=False)
+        check("torch %s: model_to_params (%d, %d) as DeepSpeed counts the "
+              "module" % (name, total, ll),
+              (ds["total_params"], ds["largest_layer_params"]) == (total, ll)
+              and (ds["cpu_bytes"], ds["gpu_bytes"]) == (cpu, gpu),
+              (ds, total, ll))
 
 
 def input_bytes(path):
@@ -474,6 +529,7 @@ def main():
         deepspeed(tmp)
         offload_memory(tmp)
         pipeline_nodes(tmp)
+        torch_modules(tmp)
         gpt2 = os.path.join(tmp, "gpt2.onnx")
         subprocess.run([sys.executable, os.path.join(ROOT, "testdata",
                                                      "gen_gpt.py"),
