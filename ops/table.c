@@ -130,7 +130,7 @@ static const ArGradRule
 		   .reads = {INOUT(B(0) | B(1) | B(2), B(0) | B(1)),
 			     INOUT(B(0) | B(1) | B(2), B(0) | B(1)),
 			     INOUT(B(0) | B(1) | B(2), B(0) | B(1))},
-		   .cost = 2, .recompute = true},
+		   .cost = 2, .recompute = true, .attrs = true},
 	/* The head and the cross-entropy as one op (--loss-chunk): each
 	 * chunk's logits again from x and W. */
 	G_LINEAR_CE = {.diff = B(0) | B(1),
