@@ -373,6 +373,17 @@ int ar_flash_lse_shape(const ArTensor *q, int64_t align,
 int64_t ar_flops_flash(const ArGraph *g, const ArNode *n);
 int64_t ar_scratch_flash_grad(const ArGraph *g, const ArNode *n);
 
+/* ONNX's Attention (onnx_attention.c): batch, query and kv heads, query
+ * and key positions, head sizes of Q, K and of V, from its Q, K and V;
+ * returns their rank (3 or 4), or -1 when they do not fit the schema. */
+typedef struct ArAttnDims {
+	int64_t b, hq, hkv, s, t, d, e;
+} ArAttnDims;
+int ar_onnx_attention_dims(const ArGraph *g, const ArNode *n,
+			   ArAttnDims *a);
+int ar_shape_onnx_attention(struct InferCtx *c, ArNode *n);
+int64_t ar_flops_onnx_attention(const ArGraph *g, const ArNode *n);
+
 /* arenac.QuantizedMatMul (quant_matmul.c): FLOPs, the dequantised
  * weight its step and its gradient's hold. */
 int64_t ar_flops_qmatmul(const ArGraph *g, const ArNode *n);
