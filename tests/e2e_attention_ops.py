@@ -17,7 +17,10 @@ Expand, Reshape):
 - a KV cache or softcap: exit 2 naming the node;
 - --checkpoint selective: warns that nothing is left to recompute only
   when every core is fused; with a core left op by op (its scores read)
-  it recomputes that one and does not warn.
+  it recomputes that one and does not warn;
+- the other policies over fused steps (testdata/gen_gpt.py, two layers,
+  --attention flash): layer, sqrt and optimal plan and recompute the
+  FlashAttention kernels themselves, optimal's arena the least of all.
 
 Environment: ARENAC (default build/arenac).  Skipped when onnx is missing.
 """
@@ -30,9 +33,11 @@ import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tests"))
+sys.path.insert(0, os.path.join(ROOT, "testdata"))
 try:
     import numpy as np
     import onnx
+    import gen_gpt
     from onnx import helper, numpy_helper, TensorProto
 except ImportError as e:
     print("skipped: onnx is not importable for %s (%s)" % (sys.executable,
@@ -81,8 +86,17 @@ class G:
         return m
 
 
-def projections(g, kv):
+def projections(g, kv, fused=False):
+    """q, k, v from x: three products, or (fused) one by (H, 3H) weights,
+    its bias added, split in three (GPT-2's c_attn)."""
     d = H // HEADS
+    if fused:
+        qkv = g.node("MatMul", ["x", g.weight("Wqkv", (H, 3 * H))], "qkv")
+        qkv = g.node("Add", [qkv, g.weight("bqkv", (3 * H,))], "qkv_b")
+        g.nodes.append(helper.make_node(
+            "Split", [qkv, g.ints("split", [H, H, H])], ["q", "k", "v"],
+            name="split", axis=2))
+        return
     g.node("MatMul", ["x", g.weight("Wq", (H, H))], "q")
     g.node("MatMul", ["x", g.weight("Wk", (H, kv * d))], "k")
     g.node("MatMul", ["x", g.weight("Wv", (H, kv * d))], "v")
@@ -95,11 +109,11 @@ def split(g, x, heads, perm, name):
     return g.node("Transpose", [r], name + ".t", perm=perm)
 
 
-def op_by_op(kv=HEADS, causal=False, k4=False):
+def op_by_op(kv=HEADS, causal=False, k4=False, fused=False):
     """The attention as torch exports it: what the ops should plan as
     (k4: K split into heads first, then transposed, as a 4-D K is)."""
     g = G()
-    projections(g, kv)
+    projections(g, kv, fused)
     d = H // HEADS
     q = split(g, "q", HEADS, [0, 2, 1, 3], "q")
     if kv == HEADS and not k4:
@@ -188,6 +202,32 @@ def mha_op(causal=False):
     return g.model([("", 17), ("com.microsoft", 1)])
 
 
+def ms_attention(causal=False, mask_index=False):
+    """com.microsoft Attention: the projection inside the op."""
+    g = G()
+    ins = ["x", g.weight("Wqkv", (H, 3 * H)), g.weight("bqkv", (3 * H,))]
+    if mask_index:
+        ins.append(g.ints("mask_index", [S] * B))
+    g.nodes.append(helper.make_node(
+        "Attention", ins, ["ctx"], domain="com.microsoft", name="attn",
+        num_heads=HEADS, unidirectional=int(causal)))
+    g.node("MatMul", ["ctx", g.weight("Wo", (H, H))], "y")
+    return g.model([("", 17), ("com.microsoft", 1)])
+
+
+def gqa_contrib():
+    g = G()
+    projections(g, 2)
+    g.nodes.append(helper.make_node(
+        "GroupQueryAttention", ["q", "k", "v", "", "",
+                                g.ints("seqlens_k", [S - 1] * B),
+                                g.ints("total", [S])], ["ctx"],
+        domain="com.microsoft", name="attn", num_heads=HEADS,
+        kv_num_heads=2))
+    g.node("MatMul", ["ctx", g.weight("Wo", (H, H))], "y")
+    return g.model([("", 17), ("com.microsoft", 1)])
+
+
 def run(tmp, name, model, *opts):
     path = os.path.join(tmp, name + ".onnx")
     onnx.save(model, path)
@@ -233,7 +273,12 @@ def main():
                   op_by_op(causal=True)),
                  ("MultiHeadAttention", mha_op(), op_by_op()),
                  ("MultiHeadAttention unidirectional", mha_op(causal=True),
-                  op_by_op(causal=True))]
+                  op_by_op(causal=True)),
+                 ("com.microsoft Attention", ms_attention(),
+                  op_by_op(fused=True)),
+                 ("com.microsoft Attention unidirectional",
+                  ms_attention(causal=True),
+                  op_by_op(causal=True, fused=True))]
         for what, model, ref in cases:
             r = same_as_op_by_op(tmp, what, model, ref, "math")
             if r:
@@ -272,7 +317,10 @@ def main():
                             for s in r["steps"]), err)
         for what, model, word in (
                 ("past_key", onnx_op(past=True), "KV cache"),
-                ("softcap", onnx_op(softcap=30.0), "softcap")):
+                ("softcap", onnx_op(softcap=30.0), "softcap"),
+                ("Attention's mask_index", ms_attention(mask_index=True),
+                 "mask_index"),
+                ("GroupQueryAttention", gqa_contrib(), "decoding")):
             rc, _, err = run(tmp, "bad", model, "--train")
             T.check("%s: exit 2 naming the node and %s" % (what, word),
                     rc == 2 and "'attn'" in err and word in err, (rc, err))
@@ -292,7 +340,34 @@ def main():
                 r["training"]["recompute_flops"] > 0 and
                 sum(s["op"] == "FlashAttention" for s in r["steps"]) == 1,
                 (rc, err, r and r["training"]["recompute_flops"]))
+        policies(tmp)
     return T.summary()
+
+
+def policies(tmp):
+    c = gen_gpt.Config(layers=2, seq=40, batch=2, hidden=128, heads=4,
+                       vocab=96)
+    arena = {}
+    for pol in ("none", "selective", "layer", "sqrt", "optimal"):
+        rc, r, err = run(tmp, "gpt", gen_gpt.build(c), "--train",
+                         "--selfcheck", "--attention", "flash",
+                         "--checkpoint", pol)
+        if not T.check("gpt flash --checkpoint %s: plans" % pol, rc == 0,
+                       err):
+            continue
+        arena[pol] = r["training"]["arena_bytes"]
+        redo = [s for s in r["steps"] if s["op"] == "FlashAttention" and
+                s.get("phase") == "recompute"]
+        rec = r["training"]["recompute_flops"]
+        if pol in ("none", "selective"):
+            T.check("gpt flash %s: recomputes nothing" % pol,
+                    rec == 0 and not redo, (rec, len(redo)))
+        else:
+            T.check("gpt flash %s: recomputes both fused kernels" % pol,
+                    rec > 0 and len(redo) == 2, (rec, len(redo)))
+    if len(arena) == 5:
+        T.check("gpt flash: optimal's arena the least", arena["optimal"] ==
+                min(arena.values()), arena)
 
 
 if __name__ == "__main__":

@@ -21,10 +21,15 @@
  * (train/attention.c, grouped-query K and V unexpanded for flash),
  * --checkpoint selective recomputes it, and its FLOPs are the steps'.  A
  * qk_matmul_output that is read comes from the step its mode names.
+ * com.microsoft's Attention first projects its input: MatMul by its
+ * weights (in, q + k + v hidden), Add of its bias, Split into Q, K and V
+ * (qkv_hidden_sizes, else three equal parts), as GPT-2's exported c_attn.
  * Refused, exit 2 naming the node: a KV cache (past inputs, present
  * outputs read), softcap, softmax_precision other than Q's format,
  * nonpad_kv_seqlen; MultiHeadAttention's packed layouts, bias and
- * key_padding_mask.
+ * key_padding_mask; com.microsoft Attention's mask_index and rotary;
+ * GroupQueryAttention (a decoding op: its KV cache, seqlens_k and
+ * total_sequence_length are its inputs).
  */
 #include "train.h"
 
@@ -179,6 +184,8 @@ typedef struct Spec {
 	ArAttnDims a;
 	int rank;               /* of Q: 3 or 4 */
 	int q, k, v;            /* the inputs, as they come */
+	int x, w, bias;         /* com.microsoft Attention's projection */
+	int64_t sizes[3];       /* its Q, K, V hidden sizes */
 	bool k4;                /* K and V 4-D while Q is 3-D (MHA's BNSH) */
 	int mask;               /* attn_mask / attention_bias, or -1 */
 	bool causal;
@@ -321,19 +328,109 @@ static int mha_spec(const ArGraph *g, const ArNode *n, const int *readers,
 	return AR_OK;
 }
 
+/* com.microsoft Attention: input (B, S, in), weights (in, q + k + v),
+ * bias, mask_index, past, attention_bias (input 5), past_sequence_length;
+ * outputs output and present. */
+static int ms_attention_spec(const ArGraph *g, const ArNode *n,
+			     const int *readers, Spec *s, ArError *err)
+{
+	const ArAttr *hs = ar_attr(n, "qkv_hidden_sizes");
+	const ArTensor *x, *w;
+	int64_t heads = ar_attr_int(n, "num_heads", 0), all;
+	for (int j = 3; j < n->ninputs; j++)
+		if (j != 5 && n->inputs[j] >= 0)
+			return refuse(err, n, j == 3 ? "mask_index" :
+				      j == 4 ? "KV cache (past)" :
+				      "past_sequence_length");
+	if (n->noutputs > 1 && used(g, readers, n->outputs[1]))
+		return refuse(err, n, "KV cache (present read)");
+	if (ar_attr_int(n, "do_rotary", 0))
+		return refuse(err, n, "rotary embedding (do_rotary)");
+	x = &g->tensors[n->inputs[0]];
+	w = &g->tensors[n->inputs[1]];
+	all = w->rank == 2 ? w->dims[1] : 0;
+	for (int i = 0; i < 3; i++)
+		s->sizes[i] = hs && hs->nints == 3 ? hs->ints[i] : all / 3;
+	if (x->rank != 3 || w->rank != 2 || heads < 1 ||
+	    s->sizes[0] + s->sizes[1] + s->sizes[2] != all ||
+	    s->sizes[0] != s->sizes[1] || s->sizes[0] % heads ||
+	    s->sizes[2] % heads)
+		return ar_fail(err, AR_EXIT_MODEL, "node '%s' (Attention): "
+			       "--train takes a (B, S, in) input with (in, q + "
+			       "k + v) weights, q and k of one size, num_heads "
+			       "dividing each", n->name);
+	s->x = n->inputs[0], s->w = n->inputs[1];
+	s->bias = n->ninputs > 2 ? n->inputs[2] : -1;
+	s->a.b = x->dims[0], s->a.s = s->a.t = x->dims[1];
+	s->a.hq = s->a.hkv = heads;
+	s->a.d = s->sizes[0] / heads, s->a.e = s->sizes[2] / heads;
+	s->rank = 3;
+	s->k4 = false;
+	s->mask = n->ninputs > 5 ? n->inputs[5] : -1;
+	s->causal = ar_attr_int(n, "unidirectional", 0) != 0;
+	s->scale = ar_attr_float(n, "scale", 1.0f / sqrtf((float)s->a.d));
+	s->qk_mode = 0;
+	return AR_OK;
+}
+
+/* Its projection: s->q, s->k, s->v from MatMul, Add and Split. */
+static void project(Lower *l, Spec *s)
+{
+	int64_t dims[3] = {s->a.b, s->a.s, s->sizes[0] + s->sizes[1] +
+			   s->sizes[2]};
+	int in[2], p, out[3];
+	ArNode *n;
+	in[0] = s->x, in[1] = s->w;
+	p = tensor(l, ".qkv", l->dt, 3, dims);
+	step(l, ".qkv", "MatMul", in, 2, p);
+	if (s->bias >= 0) {
+		int b = tensor(l, ".qkv_bias", l->dt, 3, dims);
+		in[0] = p, in[1] = s->bias;
+		step(l, ".qkv_bias", "Add", in, 2, b);
+		p = b;
+	}
+	for (int i = 0; i < 3; i++) {
+		dims[2] = s->sizes[i];
+		out[i] = tensor(l, (const char *[]){".q", ".k", ".v"}[i],
+				l->dt, 3, dims);
+	}
+	in[0] = p;
+	if (l->opset >= 13)
+		in[1] = ints(l, ".split", s->sizes, 3);
+	n = step(l, ".split", "Split", in, l->opset >= 13 ? 2 : 1, out[0]);
+	ar_node_set_io(n, in, l->opset >= 13 ? 2 : 1, out, 3);
+	for (int i = 0; i < 3; i++)
+		l->g->tensors[out[i]].producer = (int)(n - l->g->nodes);
+	ar_node_add_attr(l->g, n, "axis", AR_ATTR_INT)->i = 2;
+	if (l->opset < 13)
+		ints_attr(l, n, "split", s->sizes, 3);
+	s->q = out[0], s->k = out[1], s->v = out[2];
+}
+
 /* Node n of src as its core, into l->g (src's tensor ids). */
 static int lower(Lower *l, const ArGraph *src, const int *readers,
 		 ArError *err)
 {
 	const ArNode *n = l->n;
-	bool mha = !ar_default_domain(n->domain);
-	Spec s;
+	bool ms = !ar_default_domain(n->domain);
+	bool proj = ms && !strcmp(n->op, "Attention");
+	Spec s = {.x = -1};
 	int q, k, v, kt, y, qk, rc;
 	int64_t tperm[4] = {0, 1, 3, 2}, merge[4] = {0, 2, 1, 3};
 
-	if ((rc = (mha ? mha_spec : onnx_spec)(src, n, readers, &s, err)))
+	if (ms && !strcmp(n->op, "GroupQueryAttention"))
+		return ar_fail(err, AR_EXIT_MODEL, "node '%s' "
+			       "(GroupQueryAttention): ONNX Runtime's KV-cache "
+			       "decoding op (seqlens_k, total_sequence_length) "
+			       "has no training form; export the model's "
+			       "attention as ONNX's Attention or op by op",
+			       n->name);
+	if ((rc = (proj ? ms_attention_spec : ms ? mha_spec :
+		   onnx_spec)(src, n, readers, &s, err)))
 		return rc;
-	l->dt = src->tensors[s.q].dtype;
+	l->dt = src->tensors[proj ? s.x : s.q].dtype;
+	if (proj)
+		project(l, &s);
 	qk = n->noutputs > 3 && used(src, readers, n->outputs[3]) ?
 	     n->outputs[3] : -1;
 	if (s.rank == 4) {
@@ -375,9 +472,12 @@ static int lower(Lower *l, const ArGraph *src, const int *readers,
 
 static bool attention_op(const ArNode *n)
 {
-	return (ar_default_domain(n->domain) && !strcmp(n->op, "Attention")) ||
-	       (!strcmp(n->domain, "com.microsoft") &&
-		!strcmp(n->op, "MultiHeadAttention"));
+	if (ar_default_domain(n->domain))
+		return !strcmp(n->op, "Attention");
+	return !strcmp(n->domain, "com.microsoft") &&
+	       (!strcmp(n->op, "MultiHeadAttention") ||
+		!strcmp(n->op, "Attention") ||
+		!strcmp(n->op, "GroupQueryAttention"));
 }
 
 int ar_train_attention_ops(const ArGraph *src, ArGraph **out, ArError *err)
