@@ -315,6 +315,14 @@ def main():
                     "found no attention core to fuse" in err and
                     not any(s["op"] == "FlashAttention"
                             for s in r["steps"]), err)
+        # Which step writes qk_matmul_output, per mode, with a mask.
+        for mode, op in ((0, "Mul"), (1, "Identity"), (3, "Softmax")):
+            rc, r, err = run(tmp, "qkc", onnx_op(qk=mode, causal=True),
+                             "--train")
+            who = [st["op"] for st in r["steps"] if "qk" in st["outputs"]] \
+                if r else err
+            T.check("qk_matmul_output_mode %d with is_causal: written by "
+                    "%s" % (mode, op), who == [op], who)
         for what, model, word in (
                 ("past_key", onnx_op(past=True), "KV cache"),
                 ("softcap", onnx_op(softcap=30.0), "softcap"),

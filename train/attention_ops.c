@@ -205,8 +205,7 @@ static void core(Lower *l, const Spec *s, int q, int kt, int v, int y,
 	t = tensor(l, ".scores", dt, 4, sc);
 	step(l, ".scores", "MatMul", in, 2, t);
 	in[0] = t, in[1] = scalar(l, ".scale", s->scale);
-	u = qk >= 0 && s->qk_mode == 0 && !s->causal && s->mask < 0 ? qk :
-	    tensor(l, ".scaled", dt, 4, sc);
+	u = qk >= 0 && s->qk_mode == 0 ? qk : tensor(l, ".scaled", dt, 4, sc);
 	step(l, ".scaled", "Mul", in, 2, u);
 	if (s->causal) {
 		in[0] = causal_mask(l, a->s, a->t), in[1] = u;
@@ -227,9 +226,10 @@ static void core(Lower *l, const Spec *s, int q, int kt, int v, int y,
 		     m);
 		u = m;
 	}
-	/* Modes 1 and 2 (after the mask, after softcap: none) read the
-	 * masked scores; mode 0 without a mask the scaled ones (above). */
-	if (qk >= 0 && s->qk_mode != 3 && u != qk) {
+	/* Mode 0 is the scaled scores (above), modes 1 and 2 (after the
+	 * masks, after softcap: none here) the masked ones, 3 the
+	 * probabilities (below). */
+	if (qk >= 0 && (s->qk_mode == 1 || s->qk_mode == 2) && u != qk) {
 		in[0] = u;
 		step(l, ".qk", "Identity", in, 1, qk);
 	}
