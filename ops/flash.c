@@ -173,7 +173,9 @@ static const struct {
 
 /*
  * What _efficient_attention_backward (cuda/attention_backward.cu) holds
- * besides grad_q, grad_k and grad_v (the step's outputs) for batch B
+ * besides grad_q, grad_k and grad_v (the step's outputs: SDPA's
+ * _scaled_dot_product_efficient_attention_backward_cuda leaves
+ * shared_storage_dqdkdv false, three tensors, no shared chunk) for batch B
  * (q's dims before the heads), nH heads, M queries, N keys, head dims K
  * and Kv; kernel_backward.h's AttentionBackwardKernel for the flags:
  *   delta {B, nH, M} fp32: at::empty when kKernelComputesDelta (kIsHalf
