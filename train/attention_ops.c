@@ -58,7 +58,8 @@ static int tensor(Lower *l, const char *suffix, ArDType dt, int rank,
 	x = &l->g->tensors[t];
 	x->dtype = dt;
 	x->rank = rank;
-	memcpy(x->dims, dims, (size_t)rank * sizeof *dims);
+	for (int i = 0; i < rank; i++)
+		x->dims[i] = dims[i];
 	ar_tensor_set_bytes(x, NULL);
 	return t;
 }
