@@ -430,6 +430,14 @@ static int lower(Lower *l, const ArGraph *src, const int *readers,
 		   onnx_spec)(src, n, readers, &s, err)))
 		return rc;
 	l->dt = src->tensors[proj ? s.x : s.q].dtype;
+	{
+		int64_t sc;
+		if (!ar_mul64(s.a.b, s.a.hq, &sc) || !ar_mul64(sc, s.a.s, &sc) ||
+		    !ar_mul64(sc, s.a.t, &sc) || !ar_mul64(sc, 8, &sc))
+			return ar_fail(err, AR_EXIT_MODEL, "node '%s' (%s): its "
+				       "score matrices are too large to plan",
+				       n->name, n->op);
+	}
 	if (proj)
 		project(l, &s);
 	qk = n->noutputs > 3 && used(src, readers, n->outputs[3]) ?
