@@ -8,7 +8,8 @@ exports it (Reshape, Transpose, MatMul, Mul, Softmax, MatMul, Transpose,
 Reshape; grouped-query keys and values through repeat_kv's Unsqueeze,
 Expand, Reshape):
 
-- inference plans the ONNX op (it had no shape inference);
+- inference plans the ONNX op (it had no shape inference) with the
+  schema's shapes (3-D and 4-D Y, qk_matmul_output over past + new keys);
 - --train with the op plans what the op-by-op graph plans: the same arena,
   FLOPs forward and backward, the probabilities kept (math), and under
   --attention flash the same fused step (grouped-query k and v with their
@@ -263,8 +264,18 @@ def same_as_op_by_op(tmp, what, model, ref, attention):
 
 def main():
     with tempfile.TemporaryDirectory(prefix="attention_ops") as tmp:
-        rc, r, err = run(tmp, "inf", onnx_op())
-        T.check("ONNX Attention: inference plans it", rc == 0, err)
+        d = H // HEADS
+        for what, model, want in (
+                ("3-D", onnx_op(), {"ctx": [B, S, H]}),
+                ("4-D", onnx_op(four_d=True), {"ctx": [B, HEADS, S, d]}),
+                ("GQA with a past of 4 and qk_matmul_output",
+                 onnx_op(kv=2, past=True, qk=0),
+                 {"ctx": [B, S, H], "qk": [B, HEADS, S, 4 + S]})):
+            rc, r, err = run(tmp, "inf", model)
+            got = {t["name"]: t["shape"] for t in r["tensors"]
+                   if t["name"] in want} if r else err
+            T.check("ONNX Attention %s: inference plans it, shapes %s" %
+                    (what, want), got == want, got)
         cases = [("ONNX Attention 3-D", onnx_op(), op_by_op()),
                  ("ONNX Attention 4-D", onnx_op(four_d=True),
                   op_by_op(k4=True)),
