@@ -208,15 +208,16 @@ static int64_t mem_eff_workspace(const ArTensor *q, const ArTensor *v)
 
 	for (int i = 0; i < r - 2; i++)
 		bh *= q->dims[i];
-	/* Every term below is under 16 bh (m + 128) (K + 128) bytes. */
-	if (!ar_mul64(bh, m + 128, &tmp) ||
-	    !ar_mul64(tmp, (kq > kv ? kq : kv) + 128, &tmp) ||
-	    !ar_mul64(tmp, 16, &tmp))
-		return INT64_MAX / 4;
 	for (k = 0; k < 4 && mem_eff_sm80[w][k].max_k < (kq > kv ? kq : kv);
 	     k++)
 		;
 	if (k == 4)     /* "cutlassB: no kernel found to launch!" */
+		return INT64_MAX / 4;
+	/* The sum below is under 1024 (B nH + 200) (M + 128) (K + 128)
+	 * bytes (the split accumulators: B nH splits <= B nH + 200). */
+	if (!ar_mul64(bh + 200, m + 128, &tmp) ||
+	    !ar_mul64(tmp, (kq > kv ? kq : kv) + 128, &tmp) ||
+	    !ar_mul64(tmp, 1024, &tmp))
 		return INT64_MAX / 4;
 	bi = mem_eff_sm80[w][k].block_i;
 	bj = mem_eff_sm80[w][k].block_j;
