@@ -221,7 +221,8 @@ static const Option options[] = {
 		 "output and the fp32 log-sum-exp, its backward's\n"
 		 "workspace in the arena; efficient: PyTorch's\n"
 		 "memory-efficient kernel (the log-sum-exp padded to\n"
-		 "32 rows) (math)"},
+		 "32 rows, its backward's workspace as on an A100 or\n"
+		 "H100) (math)"},
 	{"grad-accum", 0, COUNT, "N", TO(topt.spec.grad_accum),
 	 .value = 1000000, .flags = ECHO | TRAIN, .section = TRAINING,
 	 .help = "N micro-batches a step: the plan is one micro-batch's\n"

@@ -107,6 +107,9 @@ typedef struct ArGradRule {
 	/* The backward also recomputes half a forward pass (FlashAttention:
 	 * the scores, one of its two products). */
 	bool recompute;
+	/* The gradient step carries the forward node's attributes (the
+	 * kernel its workspace is the workspace of). */
+	bool attrs;
 } ArGradRule;
 
 /* Whether the gradient of input j of an op with rule r reads nothing but
@@ -355,7 +358,13 @@ int64_t ar_flops_einsum(const ArGraph *g, const ArNode *n);
 int ar_control_carried(const ArNode *n, ArControl c, int out);
 
 /* arenac.FlashAttention (flash.c): shape, FLOPs, its gradient's
- * workspace. */
+ * workspace.  Its attribute "kernel" names the kernel it stands for. */
+typedef enum { AR_FLASH_FA2, AR_FLASH_MEM_EFF } ArFlashKernel;
+typedef struct ArFlashKernelDef {
+	int64_t lse_align;  /* the log-sum-exp's rows padded to a multiple */
+	bool kv_heads;      /* takes grouped-query k and v unexpanded */
+} ArFlashKernelDef;
+const ArFlashKernelDef *ar_flash_kernel(ArFlashKernel k);
 int ar_shape_flash(struct InferCtx *c, ArNode *n);
 /* The log-sum-exp's dims for query q [..., s, d]: [..., s rounded up to
  * align]; returns the rank. */
@@ -363,6 +372,17 @@ int ar_flash_lse_shape(const ArTensor *q, int64_t align,
 		       int64_t dims[AR_MAX_RANK]);
 int64_t ar_flops_flash(const ArGraph *g, const ArNode *n);
 int64_t ar_scratch_flash_grad(const ArGraph *g, const ArNode *n);
+
+/* ONNX's Attention (onnx_attention.c): batch, query and kv heads, query
+ * and key positions, head sizes of Q, K and of V, from its Q, K and V;
+ * returns their rank (3 or 4), or -1 when they do not fit the schema. */
+typedef struct ArAttnDims {
+	int64_t b, hq, hkv, s, t, d, e;
+} ArAttnDims;
+int ar_onnx_attention_dims(const ArGraph *g, const ArNode *n,
+			   ArAttnDims *a);
+int ar_shape_onnx_attention(struct InferCtx *c, ArNode *n);
+int64_t ar_flops_onnx_attention(const ArGraph *g, const ArNode *n);
 
 /* arenac.QuantizedMatMul (quant_matmul.c): FLOPs, the dequantised
  * weight its step and its gradient's hold. */

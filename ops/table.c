@@ -130,7 +130,7 @@ static const ArGradRule
 		   .reads = {INOUT(B(0) | B(1) | B(2), B(0) | B(1)),
 			     INOUT(B(0) | B(1) | B(2), B(0) | B(1)),
 			     INOUT(B(0) | B(1) | B(2), B(0) | B(1))},
-		   .cost = 2, .recompute = true},
+		   .cost = 2, .recompute = true, .attrs = true},
 	/* The head and the cross-entropy as one op (--loss-chunk): each
 	 * chunk's logits again from x and W. */
 	G_LINEAR_CE = {.diff = B(0) | B(1),
@@ -168,6 +168,9 @@ static const ArOpDef table[] = {
 	 .alias = AR_ALIAS_INPLACE, .inplace = ALL, .runtime = true},
 	{ONNX("Atanh", 1), IO(1, 1, 1, 1), .shape = ar_shape_unary,
 	 .alias = AR_ALIAS_INPLACE, .inplace = ALL, .runtime = true},
+	/* Opset 24 adds nonpad_kv_seqlen (onnx_attention.c). */
+	{ONNX("Attention", 23), IO(3, 7, 1, 4), .shape = ar_shape_onnx_attention,
+	 .flops = ar_flops_onnx_attention},
 	{ONNX("AveragePool", 1), IO(1, 1, 1, 1), .shape = ar_shape_pool,
 	 .grad = &G_PASS, .flops = ar_flops_pool, .runtime = true},
 	{ONNX("BatchNormalization", 1), IO(5, 5, 1, 5),

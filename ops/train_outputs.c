@@ -166,6 +166,11 @@ int ar_train_out_flash(const ArNode *attrs, ArGraph *g, int node,
 	if (!q || q->rank < 2 || !output0(g, node))
 		return AR_OK;
 	rank = ar_flash_lse_shape(q, ar_attr_int(attrs, "lse_align", 1), dims);
+	/* The training graph's copy of the node names its kernel, which its
+	 * gradient step carries (ArGradRule.attrs) for its workspace. */
+	if (attrs != &g->nodes[node] && !ar_attr(&g->nodes[node], "kernel"))
+		ar_node_add_attr(g, &g->nodes[node], "kernel", AR_ATTR_INT)->i =
+			ar_attr_int(attrs, "kernel", AR_FLASH_FA2);
 	return set_output(g, node, 1, ".lse", AR_DT_FLOAT, rank, dims, err);
 }
 

@@ -364,7 +364,7 @@ int ar_train_plan(const ArGraph *fwd, const ArTrainOptions *o,
 	} else {
 		s.keep_budget = INT64_MAX;
 		if (o->policy == AR_CKPT_SELECTIVE &&
-		    ar_ckpt_fused_cores(r->model))
+		    ar_ckpt_selective_empty(r->model))
 			ar_warn(&o->plan.diag, "--checkpoint selective: the "
 				"attention cores are fused kernels "
 				"(--attention), which keep no score matrix: "

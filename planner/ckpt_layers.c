@@ -33,7 +33,9 @@ static bool is_param(const ArTrainModel *m, int t)
 	return m->param[t] || m->frozen[t];
 }
 
-bool ar_ckpt_fused_cores(const ArTrainModel *m)
+/* Whether the model has fused attention cores (--attention
+ * flash|efficient). */
+static bool fused_cores(const ArTrainModel *m)
 {
 	for (int i = 0; i < m->nfwd; i++)
 		if (!strcmp(m->base->nodes[i].op, AR_FLASH_ATTENTION))
@@ -41,17 +43,38 @@ bool ar_ckpt_fused_cores(const ArTrainModel *m)
 	return false;
 }
 
+/* The attention cores still op by op, their nodes marked in core[]. */
+static int op_cores(const ArTrainModel *m, bool *core)
+{
+	const ArGraph *g = m->base;
+	bool *param = ar_xcalloc((size_t)g->ntensors + 1, sizeof *param);
+	ArAttnCore none;
+	int found;
+	for (int t = 0; t < g->ntensors; t++)
+		param[t] = is_param(m, t);
+	found = ar_attention_cores(g, m->nfwd, param, core, &none, 0);
+	free(param);
+	return found;
+}
+
+bool ar_ckpt_selective_empty(const ArTrainModel *m)
+{
+	bool *core;
+	int found;
+	if (!fused_cores(m))
+		return false;
+	core = ar_xcalloc((size_t)m->base->nnodes + 1, sizeof *core);
+	found = op_cores(m, core);
+	free(core);
+	return !found;
+}
+
 static int selective(const ArTrainModel *m, bool *res, ArError *err)
 {
 	const ArGraph *g = m->base;
 	bool *core = ar_xcalloc((size_t)g->nnodes + 1, sizeof *core);
-	bool *param = ar_xcalloc((size_t)g->ntensors + 1, sizeof *param);
-	ArAttnCore none;
-	int found;
+	int found = op_cores(m, core);
 
-	for (int t = 0; t < g->ntensors; t++)
-		param[t] = is_param(m, t);
-	found = ar_attention_cores(g, m->nfwd, param, core, &none, 0);
 	/* The core's outputs are recomputed; the last product's output is
 	 * the core's result, which its readers keep as they need. */
 	for (int i = 0; i < m->nfwd; i++)
@@ -59,9 +82,8 @@ static int selective(const ArTrainModel *m, bool *res, ArError *err)
 			if (g->nodes[i].outputs[j] >= 0)
 				res[g->nodes[i].outputs[j]] = false;
 	free(core);
-	free(param);
 	/* Fused cores keep no scores: nothing to recompute (all stay). */
-	if (!found && ar_ckpt_fused_cores(m))
+	if (!found && fused_cores(m))
 		return AR_OK;
 	if (!found)
 		return ar_fail(err, AR_EXIT_MODEL, "--checkpoint selective: "

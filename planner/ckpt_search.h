@@ -25,9 +25,9 @@ void ar_ckpt_select(const ArTrainModel *m, ArCkptPolicy pol, bool *res);
  */
 int ar_ckpt_layers(const ArTrainModel *m, ArCkptPolicy pol,
 		   const char *boundary, bool *res, ArError *err);
-/* Whether the model's attention cores are fused kernels (--attention
- * flash|efficient): selective then recomputes nothing. */
-bool ar_ckpt_fused_cores(const ArTrainModel *m);
+/* Whether the model's attention cores are all fused kernels (--attention
+ * flash|efficient), none op by op: selective then recomputes nothing. */
+bool ar_ckpt_selective_empty(const ArTrainModel *m);
 
 /* A selection the search planned for real. */
 typedef struct ArCkptEntry {

@@ -34,7 +34,8 @@
  * unexpanded.  Its backward's workspace then has the expanded dk and dv
  * mha_bwd sums over each group (ops/flash.c).  The repeat_interleave
  * form (Split and Concat) stays expanded, and so does every core under
- * --attention efficient (the kernels table below).
+ * --attention efficient: PyTorch's memory-efficient kernel takes k and v
+ * with q's heads (ops/flash.c's kernels table).
  */
 #include "train.h"
 
@@ -299,13 +300,14 @@ static bool fusible(const ArGraph *g, const ArAttnCore *c, const int *readers,
  * v (kv[1]), then the constants the chain read; Y, the core's output
  * (the training stage adds the log-sum-exp, ops/train_outputs.c). */
 static void add_fused(ArGraph *dst, const ArGraph *src, const ArAttnCore *c,
-		      int64_t align, const int *kv, int64_t kt)
+		      ArFlashKernel kernel, const int *kv, int64_t kt)
 {
 	const ArNode *p1 = &src->nodes[c->first], *p2 = &src->nodes[c->last];
 	int in[3 + 4 * CORE_MAX_PATH], nin = 0, id;
 	char name[512];
 	ArNode *n;
-	const int64_t attrs[2] = {align, kt};
+	const int64_t attrs[3] = {ar_flash_kernel(kernel)->lse_align, kt,
+				  kernel};
 
 	in[nin++] = p1->inputs[0];
 	in[nin++] = kv[0] >= 0 ? kv[0] : p1->inputs[1];
@@ -323,27 +325,16 @@ static void add_fused(ArGraph *dst, const ArGraph *src, const ArAttnCore *c,
 	ar_node_set_io(n, in, nin, p2->outputs, 1);
 	n->opset = p2->opset;
 	n->phase = p2->phase;
-	ar_add_int_attrs(dst, n, (const char *const[]){"lse_align", "kt"},
-			 attrs, 2);
+	ar_add_int_attrs(dst, n, (const char *const[]){"lse_align", "kt",
+			 "kernel"}, attrs, 3);
 	dst->tensors[p2->outputs[0]].producer = id;
 }
-
-/* What each kernel does (ops/flash.c): its log-sum-exp's row padding,
- * and whether it takes grouped-query attention's kv heads unexpanded
- * (FlashAttention-2 does; whether PyTorch's memory-efficient kernel does
- * is not established here, so it keeps the expanded ones). */
-static const struct {
-	int64_t lse_align;
-	bool kv_heads;
-} kernels[] = {
-	[AR_ATTN_FLASH] = {1, true},
-	[AR_ATTN_EFFICIENT] = {32, false},
-};
 
 int ar_train_flash(const ArGraph *src, ArAttention kernel, ArGraph **out,
 		   ArError *err)
 {
-	int64_t lse_align;
+	ArFlashKernel fk = kernel == AR_ATTN_FLASH ? AR_FLASH_FA2 :
+			   AR_FLASH_MEM_EFF;
 	int max = src->nnodes + 1, ncores, nfused = 0, rc = AR_OK;
 	bool *param = forward_params(src);
 	bool *core = ar_xcalloc((size_t)src->nnodes + 1, sizeof *core);
@@ -358,7 +349,6 @@ int ar_train_flash(const ArGraph *src, ArAttention kernel, ArGraph **out,
 	ArGraph *g;
 
 	assert(kernel == AR_ATTN_FLASH || kernel == AR_ATTN_EFFICIENT);
-	lse_align = kernels[kernel].lse_align;
 	*out = NULL;
 	ncores = ar_attention_cores(src, src->nnodes, param, core, cores, max);
 	for (int i = 0; i < src->nnodes; i++) {
@@ -376,7 +366,7 @@ int ar_train_flash(const ArGraph *src, ArAttention kernel, ArGraph **out,
 		last[cores[k].last] = k;
 		drop[src->nodes[cores[k].last].outputs[0]] = false;
 		kt[k] = 1;
-		if (!kernels[kernel].kv_heads ||
+		if (!ar_flash_kernel(fk)->kv_heads ||
 		    !kv_heads(src, &cores[k], readers, skip, drop, kv[k], &kt[k]))
 			kv[k][0] = kv[k][1] = -1;
 		nfused++;
@@ -389,7 +379,7 @@ int ar_train_flash(const ArGraph *src, ArAttention kernel, ArGraph **out,
 		if (skip[i])
 			continue;
 		if (last[i] >= 0)
-			add_fused(g, src, &cores[last[i]], lse_align,
+			add_fused(g, src, &cores[last[i]], fk,
 				  kv[last[i]], kt[last[i]]);
 		else if (ar_copy_node(g, n, n->inputs, n->outputs, err) < 0)
 			rc = err->code;

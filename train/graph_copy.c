@@ -82,6 +82,17 @@ static void copy_attr(ArGraph *g, ArAttr *d, const ArAttr *s)
 	}
 }
 
+void ar_copy_attrs(ArGraph *dst, ArNode *c, const ArNode *n)
+{
+	assert(!c->nattrs);
+	if (!n->nattrs)
+		return;
+	c->attrs = ar_xcalloc((size_t)n->nattrs, sizeof *c->attrs);
+	for (int j = 0; j < n->nattrs; j++)
+		copy_attr(dst, &c->attrs[j], &n->attrs[j]);
+	c->nattrs = n->nattrs;
+}
+
 int ar_copy_node(ArGraph *dst, const ArNode *n, const int *in,
 		 const int *out, ArError *err)
 {
@@ -98,12 +109,7 @@ int ar_copy_node(ArGraph *dst, const ArNode *n, const int *in,
 	ar_node_set_io(c, in, n->nexplicit, out, n->noutputs);
 	c->opset = n->opset;
 	c->phase = n->phase;
-	if (n->nattrs) {
-		c->attrs = ar_xcalloc((size_t)n->nattrs, sizeof *c->attrs);
-		for (int j = 0; j < n->nattrs; j++)
-			copy_attr(dst, &c->attrs[j], &n->attrs[j]);
-		c->nattrs = n->nattrs;
-	}
+	ar_copy_attrs(dst, c, n);
 	for (int j = 0; j < n->noutputs; j++)
 		if (out[j] >= 0)
 			dst->tensors[out[j]].producer = id;

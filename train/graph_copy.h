@@ -22,6 +22,9 @@ ArGraph *ar_copy_tensors(const ArGraph *src);
  */
 int ar_copy_node(ArGraph *dst, const ArNode *n, const int *in,
 		 const int *out, ArError *err);
+/* n's attributes (of another graph, or dst) copied onto c of dst, which
+ * has none. */
+void ar_copy_attrs(ArGraph *dst, ArNode *c, const ArNode *n);
 /* Adds integer attributes to node n of g; returns its attribute count. */
 int ar_add_int_attrs(ArGraph *g, ArNode *n, const char *const *names,
 		     const int64_t *values, int count);

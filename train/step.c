@@ -35,6 +35,7 @@
  * copy (mixed precision) and its state, and writes "W.next": W rewritten
  * in place (the planner gives it W's storage).
  */
+#include "graph_copy.h"
 #include "optim.h"
 
 #include <assert.h>
@@ -319,7 +320,7 @@ static void backward_step(Build *b, int node)
 	ArGradView v;
 	ArGradReads r;
 	uint32_t need = 0, dout;
-	int nin = 0, nout = 0, *in, *out, *of;
+	int nin = 0, nout = 0, *in, *out, *of, id;
 	char *op;
 
 	if (!ar_train_grad_view(m, node, &v))
@@ -347,9 +348,11 @@ static void backward_step(Build *b, int node)
 			out[nout++] = grad_slot(b, v.in[j]);
 		}
 	op = join(v.op, AR_GRAD_SUFFIX);
-	step(b, node, m->base->nodes[node].name, ".grad", training_op(op),
-	     AR_PHASE_BACKWARD, in, nin, out, nout);
+	id = step(b, node, m->base->nodes[node].name, ".grad", training_op(op),
+		  AR_PHASE_BACKWARD, in, nin, out, nout);
 	free(op);
+	if (v.rule->attrs)
+		ar_copy_attrs(b->g, &b->g->nodes[id], &m->base->nodes[node]);
 	accumulate(b, node, of, nout);
 	free(in);
 	free(out);

@@ -405,6 +405,9 @@ static int rewrite(ArTrainModel *m, const ArTrainSpec *spec,
 	    !(rc = ar_train_base_quant(*fwd, &spec->base_quant, &made[k],
 				       &m->quant_params, err)))
 		*fwd = made[k++];
+	if (!rc && !(rc = ar_train_attention_ops(*fwd, &made[k], err)) &&
+	    made[k])
+		*fwd = made[k++];
 	if (!rc && spec->attention != AR_ATTN_MATH &&
 	    !(rc = ar_train_flash(*fwd, spec->attention, &made[k], err))) {
 		if (made[k])
@@ -427,7 +430,7 @@ int ar_train_model(const ArGraph *fwd, const ArTrainSpec *spec,
 		   ArTrainModel **out, ArError *err)
 {
 	ArTrainModel *m = ar_xcalloc(1, sizeof *m);
-	ArGraph *made[5] = {NULL};
+	ArGraph *made[6] = {NULL};
 	int *order = NULL, rc;
 	bool *rg = NULL;
 

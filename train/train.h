@@ -363,6 +363,13 @@ typedef struct ArAttnCore {
  */
 int ar_attention_cores(const ArGraph *g, int nnodes, const bool *param,
 		       bool *core, ArAttnCore *cores, int max);
+/*
+ * ONNX's Attention and com.microsoft's MultiHeadAttention in src written
+ * as the attention core they compute (attention_ops.c) into *out, or
+ * *out NULL when src has none; AR_EXIT_MODEL naming the node for a form
+ * a training step cannot take (a KV cache, softcap, ...).
+ */
+int ar_train_attention_ops(const ArGraph *src, ArGraph **out, ArError *err);
 /* A copy of src with each attention core nothing else reads into as one
  * arenac.FlashAttention node of the kernel (flash or efficient); *out
  * NULL when none could be. */
