@@ -363,12 +363,19 @@ static void test_merge(void **state)
 		ArTlOther *o;
 		bool pick[NT];
 		int64_t snap = 1 + seed % 7, used[NS];
-		int per = 1 + seed % 3, n;
+		int per = 1 + seed % 3, n, first[NS + 1], of[NS];
+		ArTlCols cols = {(NS + per - 1) / per, first, of};
 
 		random_plan(seed, &g, &p, slots, NT, NS);
 		for (int t = 0; t < NT; t++)
 			pick[t] = ar_tl_drawn(g, &p, t) && t % 3 != 0;
-		n = ar_tl_merge(g, &p, pick, snap, per, &o);
+		/* Columns of per steps, as a plot of steps a per-th of a
+		 * point wide has them (ar_tl_columns). */
+		for (int s = 0; s < NS; s++)
+			of[s] = s / per;
+		for (int c = 0; c <= cols.n; c++)
+			first[c] = c * per < NS ? c * per : NS;
+		n = ar_tl_merge(g, &p, pick, snap, &cols, &o);
 		for (int s = 0; s < NS; s += per) {
 			/* Bands in a column: whole columns, on multiples of
 			 * snap, apart by more than one row (closer ones are
