@@ -19,6 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "checkpoint.h"
+#include "devices.h"
 #include "emit.h"
 #include "planjson.h"
 #include "sanitize.h"
@@ -221,7 +223,7 @@ static void legend(ArTlPage *pg, double y, double width)
 				  "filled", "#555555", ar_phase_name((ArPhase)ph));
 	add_entry(pg->training ? bands : colours, pg->training ? &nb : &nc,
 		  "#ff000030", "filled,dashed", "red", "red: the peak step");
-	if (pg->nparts)
+	if (pg->device)
 		nd = device_entries(pg, device);
 	lines = row(pg, 0, ch, colours, nc, width, false) +
 		(pg->training ? row(pg, 0, bh, bands, nb, width, false) : 0) +
@@ -323,6 +325,65 @@ static double other_block(ArTlPage *pg, const ArEmitInfo *info,
 	return top + 24;
 }
 
+static void add_part(ArTlPage *pg, const char *name, int64_t bytes)
+{
+	/* ColorBrewer's Set3, apart from the tensors' pastels. */
+	static const struct { const char *name, *fill; } fills[] = {
+		{"parameters", "#8dd3c7"}, {"gradients", "#ccebc5"},
+		{"master weights", "#bc80bd"}, {"optimizer state", "#bebada"},
+		{"frozen parameters", "#d9d9d9"}, {"quantized base", "#fccde5"},
+		{"constants", "#ffffb3"}, {"communication buffers", "#fdb462"},
+		{"reserve", "#eeeeee"},
+	};
+	size_t k = 0;
+	while (k + 1 < sizeof fills / sizeof *fills &&
+	       strcmp(fills[k].name, name))
+		k++;
+	assert(!strcmp(fills[k].name, name));
+	assert(pg->nparts < (int)(sizeof pg->part / sizeof *pg->part));
+	if (bytes > 0)
+		pg->part[pg->nparts++] = (struct ArTlPart){name, fills[k].fill,
+							   bytes};
+}
+
+/*
+ * What the device holds besides the arena, its total and size: the
+ * training bill's persistent parts and reserve, or with --dp/--tp/--pp
+ * the stage's first device's (ZeRO's shares, the communication buffers),
+ * checked against the first --memory.
+ */
+static void device_memory(ArTlPage *pg, const ArEmitInfo *info)
+{
+	const ArTrainBill *bill = info->training;
+	ArBillPart part[AR_BILL_NPARTS];
+	int n;
+
+	pg->device = true;
+	if (info->devices) {
+		const ArDevicesResult *r = info->devices;
+		const ArDeviceBill *d = &r->stages[info->stage].bill;
+		add_part(pg, "parameters", d->parameters);
+		add_part(pg, "gradients", d->gradients);
+		add_part(pg, "optimizer state", d->optimizer_state);
+		add_part(pg, "communication buffers", d->buffers);
+		add_part(pg, "constants", d->constants);
+		add_part(pg, "reserve", r->spec.reserve);
+		pg->device_total = d->total + r->spec.reserve;
+		pg->device_limit = r->spec.nmemories ?
+				   r->spec.memories[0].capacity : 0;
+		pg->limit_name = r->spec.nmemories ?
+				 r->spec.memories[0].name : "";
+		return;
+	}
+	n = ar_train_bill_parts(bill, part);
+	for (int k = 0; k < n; k++)
+		add_part(pg, part[k].name, part[k].bytes);
+	add_part(pg, "reserve", bill->reserve_bytes);
+	pg->device_total = bill->device_total_bytes;
+	pg->device_limit = bill->device_bytes;
+	pg->limit_name = bill->device_name ? bill->device_name : "--budget";
+}
+
 static Agraph_t *build(const ArGraph *g, const ArPlan *p,
 		       const ArEmitInfo *info)
 {
@@ -342,9 +403,10 @@ static Agraph_t *build(const ArGraph *g, const ArPlan *p,
 		amax = cmp->p->arena_bytes > amax ? cmp->p->arena_bytes : amax;
 	}
 	scales(&pg, steps, amax, cmp != NULL, info);
-	/* The device's memory under this run's arena; a comparison's other
-	 * plan, read from its report, has no bill to set against it. */
-	pg.bill = cmp ? NULL : info->training;
+	/* A comparison's other plan, read from its report, has no bill to
+	 * set against it. */
+	if (info->training && !cmp)
+		device_memory(&pg, info);
 	pg.training = ar_gv_training(g, p) ||
 		      (cmp && ar_gv_training(cmp->g, cmp->p));
 	ar_gv_set(pg.gv, "labelloc", "t");

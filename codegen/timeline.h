@@ -34,16 +34,19 @@ typedef struct ArTlPage {
 	bool kind_used[AR_GV_NKINDS];
 	bool phase_used[4];
 	bool other_used, alias_used;
-	/* This run's training bill, for the device memory under its arena
-	 * (NULL: none, or a comparison, whose other plan has none); what of
-	 * it the chart drew, for the legend. */
-	const struct ArTrainBill *bill;
+	/* A training run's device memory, under its arena's bytes in use
+	 * (device false: an inference plan, or a comparison, whose other
+	 * plan's report has no bill): the persistent parts held besides
+	 * the arena, the device's total, its size (0: not given) and its
+	 * name.  With --dp/--tp/--pp, the first device of the stage. */
+	bool device;
 	int nparts;
 	struct ArTlPart {
 		const char *name, *fill;
 		int64_t bytes;
 	} part[12];
 	int64_t device_total, device_limit;
+	const char *limit_name;
 } ArTlPage;
 
 /* The bottom chart's arena in use, and the lines of the device's total

@@ -24,7 +24,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "checkpoint.h"
 #include "sanitize.h"
 #include "timeline.h"
 
@@ -504,36 +503,8 @@ static void regions(Block *b)
 	}
 }
 
-/*
- * A training step's bill under the chart's bars: the persistent parts
- * (parameters, gradients, master weights, optimizer state, frozen and
- * quantised weights, constants) and the reserve, each a band of its own
- * colour, named in it where there is room, in the legend and in its
- * title; sets b->base to their sum.  Fills from ColorBrewer's Set3, apart
- * from the tensors' pastels.
- */
-static void persistent(Block *b)
-{
-	static const char *const fills[] = {"#8dd3c7", "#ccebc5", "#bc80bd",
-		"#bebada", "#d9d9d9", "#fccde5", "#ffffb3", "#eeeeee"};
-	ArTlPage *pg = b->pg;
-	const ArTrainBill *bill = pg->bill;
-	ArBillPart part[AR_BILL_NPARTS + 1];
-	int n = ar_train_bill_parts(bill, part);
-
-	part[n++] = (ArBillPart){"reserve", bill->reserve_bytes};
-	pg->nparts = 0;
-	for (int k = 0; k < n; k++)
-		if (part[k].bytes > 0)
-			pg->part[pg->nparts++] = (struct ArTlPart){part[k].name,
-				fills[k], part[k].bytes};
-	b->base = 0;
-	for (int k = 0; k < pg->nparts; k++)
-		b->base += pg->part[k].bytes;
-	pg->device_total = bill->device_total_bytes;
-	pg->device_limit = bill->device_bytes;
-}
-
+/* The device's persistent parts under the chart's bars, each a band of
+ * its colour, named in it where there is room and in its title. */
 static void persistent_bands(Block *b)
 {
 	ArTlPage *pg = b->pg;
@@ -599,7 +570,7 @@ static void device_lines(Block *b)
 		return;
 	ar_gv_bytes(size, sizeof size, pg->device_limit);
 	snprintf(words, sizeof words, "limit %s (%s)", size,
-		 pg->bill->device_name ? pg->bill->device_name : "--budget");
+		 pg->limit_name);
 	chart_line(b, pg->device_limit, "device-limit", "solid",
 		   AR_TL_LIMIT_COLOR, words, yl);
 }
@@ -617,7 +588,7 @@ static void chart(Block *b)
 
 	ar_gv_set(n, "style", "dashed");
 	ar_gv_set(n, "color", "#999999");
-	if (pg->bill)
+	if (pg->device)
 		persistent_bands(b);
 	for (int c = 0; c < b->cols.n; c++) {
 		int s0 = b->cols.first[c], s1 = b->cols.first[c + 1];
@@ -637,7 +608,7 @@ static void chart(Block *b)
 		ar_gv_set(n, "penwidth", "0");
 		ar_gv_set(n, "fillcolor", peak ? "red" : AR_TL_IN_USE_FILL);
 	}
-	if (pg->bill)
+	if (pg->device)
 		device_lines(b);
 	if (p->peak_step >= 0 && p->peak_step < p->nsteps) {
 		ar_gv_bytes(lb, sizeof lb, p->lower_bound);
@@ -712,9 +683,10 @@ double ar_tl_block(ArTlPage *pg, const ArGraph *g, const ArPlan *p,
 	b.py = y + STEP_AXIS;
 	b.psy = pg->psy;
 	b.height = p->arena_bytes;
-	if (pg->bill) {
+	if (pg->device) {
 		/* The chart holds the device: its scale, its own. */
-		persistent(&b);
+		for (int k = 0; k < pg->nparts; k++)
+			b.base += pg->part[k].bytes;
 		for (int s = 0; s < p->nsteps; s++)
 			most = b.used[s] > most ? b.used[s] : most;
 		b.height = b.base + most;

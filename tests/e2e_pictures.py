@@ -247,18 +247,28 @@ def update_share(svg, tag, most=0.06):
     return share
 
 
-def device_chart(svg, report, tag):
-    """The bottom chart: the bill's persistent parts, each a band of its
-    bytes stacked from the chart's floor on one scale, named in the legend;
-    the device total's line where the bill has it, the limit's with a
-    device."""
+def device_chart(svg, report, tag, limit=None):
+    """The bottom chart: the bill's persistent parts (with --dp/--tp/--pp,
+    the stage's first device's), each a band of its bytes stacked from the
+    chart's floor on one scale, named in the legend; the device total's
+    line where the bill has it, the limit's with a device."""
     bill = report["training"]
+    want = [(k, bill[v]) for k, v in BILL_KEYS.items() if bill[v]]
+    sizes = {"device_total_bytes": bill["device_total_bytes"],
+             "device_bytes": bill["device_bytes"]}
+    if "devices" in report:
+        d = [x for x in report["devices"] if x["stage"] == report["parallel"]["stage"]][0]
+        want = [(k, d[v]) for k, v in (("parameters", "parameters"),
+                                        ("gradients", "gradients"),
+                                        ("optimizer state", "optimizer_state"),
+                                        ("communication buffers", "buffers"),
+                                        ("constants", "constants")) if d[v]]
+        sizes = {"device_total_bytes": d["total"], "device_bytes": limit}
     bands = []
     for title, g in shapes(svg, "persistent"):
         m = re.match(r"(.+?): ([\d,]+) B, ", title)
         bands.append((m.group(1), int(m.group(2).replace(",", "")),
                       outline(g.find(SVG + "polygon"))))
-    want = [(k, bill[v]) for k, v in BILL_KEYS.items() if bill[v]]
     check(tag + ": the persistent parts are the bill's, byte for byte",
           [(n, b) for n, b, _ in bands] == want, ([(n, b) for n, b, _ in bands], want))
     if not bands:
@@ -268,9 +278,9 @@ def device_chart(svg, report, tag):
     floor = bands[0][2][3]
     lines = {cls: [outline(g.find(SVG + "polygon")) for _, g in shapes(svg, cls)]
              for cls in ("device-total", "device-limit")}
-    key = "device_bytes" if bill["device_bytes"] else "device_total_bytes"
-    ref = lines["device-limit" if bill["device_bytes"] else "device-total"]
-    scale = (floor - ref[0][1]) / bill[key] if ref else 0
+    key = "device_bytes" if sizes["device_bytes"] else "device_total_bytes"
+    ref = lines["device-limit" if sizes["device_bytes"] else "device-total"]
+    scale = (floor - ref[0][1]) / sizes[key] if ref else 0
     at, ok = floor, bool(ref)
     for _, b, o in bands:
         ok = ok and abs(o[3] - at) < 1.01 and abs((o[3] - o[1]) - b * scale) < 1.01
@@ -281,12 +291,12 @@ def device_chart(svg, report, tag):
           all(any(w.startswith(n + " ") and w[len(n) + 1:][:1].isdigit() for w in words)
               for n, _, _ in bands), words[:40])
     for cls, key in (("device-total", "device_total_bytes"), ("device-limit", "device_bytes")):
-        if bill[key] is None:
+        if sizes[key] is None:
             check(tag + ": no %s line without a device" % cls, not lines[cls], lines[cls])
             continue
         check(tag + ": the %s line at its bytes" % cls, len(lines[cls]) == 1 and
-              abs(floor - lines[cls][0][1] - bill[key] * scale) < 1.01,
-              (lines[cls], bill[key] * scale))
+              abs(floor - lines[cls][0][1] - sizes[key] * scale) < 1.01,
+              (lines[cls], sizes[key] * scale))
 
 
 def lenet_training():
@@ -307,6 +317,17 @@ def lenet_training():
           {"optimizer state", "reserve"} <= {t.split(":")[0] for t, _ in
                                              shapes(path("lm.svg"), "persistent")})
     text_fits(path("lm.svg"), "lenet --train --memory")
+    # Two data-parallel devices under ZeRO-1: a device's own bill (the
+    # optimizer state halved, the gradient bucket), not the whole model's.
+    arenac("--train", "--dim", "N=2", "--dp", "2", "--zero", "1", "--optimizer", "adam",
+           "--memory", "hbm:8M", "--json", path("dp.json"), "--timeline", path("dp.svg"),
+           LENET)
+    dp = json.load(open(path("dp.json")))
+    device_chart(path("dp.svg"), dp, "lenet --dp 2 --zero 1", limit=8 << 20)
+    check("lenet --dp 2 --zero 1: the optimizer state a device holds",
+          any(t.startswith("optimizer state: %s B" % num(dp["training"]["optimizer_state_bytes"] // 2))
+              for t, _ in shapes(path("dp.svg"), "persistent")))
+    text_fits(path("dp.svg"), "lenet --dp 2 --zero 1")
     # Inference: no device chart, the bytes in use alone.
     arenac("--dim", "N=1", "--timeline", path("li.svg"), "--dot", path("ld.svg"), LENET)
     check("lenet: no persistent bands without a bill",
