@@ -133,9 +133,13 @@ static void tensor_label(const Dot *d, Agnode_t *n, int t, int count,
 		int64_t end = s->offset + (x->bytes > 0 ? x->bytes : 0);
 		char *region = ar_dot_label(d->p->nregions > 0 ?
 				d->p->regions[s->region].name : "", 12);
-		int k = snprintf(where, sizeof where, "%s%s[%lld, %lld)",
-				 region, *region ? " " : "",
-				 (long long)s->offset, (long long)end);
+		char from[32], to[32];
+		int k;
+
+		ar_gv_count(from, sizeof from, s->offset);
+		ar_gv_count(to, sizeof to, end);
+		k = snprintf(where, sizeof where, "%s%s[%s, %s)", region,
+			     *region ? " " : "", from, to);
 		char *other = NULL;
 		if (s->alias_of >= 0 || s->inplace_of >= 0)
 			other = ar_dot_label(d->g->tensors[s->alias_of >= 0 ?
