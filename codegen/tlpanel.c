@@ -193,6 +193,7 @@ static void columns(Block *b)
 	ArTlPage *pg = b->pg;
 	const ArPlan *p = b->p;
 	char *title = ar_xmalloc(TITLE_MAX);
+	double bottom = b->py + b->base * b->psy;
 
 	for (int c = 0; c < b->cols.n; c++) {
 		int s0 = b->cols.first[c], s1 = b->cols.first[c + 1];
@@ -216,8 +217,10 @@ static void columns(Block *b)
 			    ar_phase_name(x->phase), used);
 			free(op), free(name);
 		}
-		n = ar_tl_box(pg, title, "step", xat(b, s0), b->py,
-			      wof(b, s0, s1 - 1), b->ay + b->ah - b->py);
+		/* Above the device's persistent parts, which have titles
+		 * of their own. */
+		n = ar_tl_box(pg, title, "step", xat(b, s0), bottom,
+			      wof(b, s0, s1 - 1), b->ay + b->ah - bottom);
 		ar_gv_set(n, "style", "filled");
 		ar_gv_set(n, "fillcolor", "#ffffff00");
 		ar_gv_set(n, "color", "#ffffff00");

@@ -272,6 +272,8 @@ static void test_device(void **state)
 			assert_true(fabs(r[k].y0 - r[k - 1].y1) < 0.05);
 	}
 	assert_true(fabs(total.y0 - r[0].y0 - 19840 * scale) < 1.01);
+	/* The hover columns leave the parts' own titles reachable. */
+	assert_true(rect_of(titled(g, "step", "step 0:")).y0 >= r[3].y1 - 0.6);
 	assert_non_null(labelled(g, "text", "optimizer state 7.81 KiB"));
 	assert_non_null(labelled(g, "text", "limit 39.1 KiB (sram)"));
 	assert_non_null(labelled(g, "text", "device memory"));
