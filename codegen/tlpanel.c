@@ -6,10 +6,11 @@
  * of its own, with the device's total and limit as lines: the device's
  * memory, not only the arena's), the arena panel (steps on x, offsets on
  * y, one rectangle per tensor, the peak step outlined in red), the names
- * of the training phases and a heading.  Behind both panels each run of steps of one training phase is
- * a pale band of that phase's colour, so where forward ends and backward
- * begins reads at a glance, and a run of steps with no tensor in the
- * arena (the optimizer update) says so, narrow (tlsteps.c).
+ * of the training phases and a heading.  Behind both panels each run of
+ * steps of one training phase is a pale band of that phase's colour, so
+ * where forward ends and backward begins reads at a glance, and a run of
+ * steps with no tensor in the arena (the optimizer update) says so,
+ * narrow (tlsteps.c).
  *
  * Hover: SVG shows a shape's <title>, which Graphviz fills with the node's
  * name, so the shapes people point at are named with their description: a
@@ -166,7 +167,7 @@ static void axes(Block *b)
 		   11, 0);
 	ar_tl_text(pg, pg->x0 - 6, b->ay + b->ah + ROW / 2, "arena offset",
 		   11, 1);
-	ar_tl_text(pg, pg->x0 - 6, b->py + b->ph + 12, b->base ?
+	ar_tl_text(pg, pg->x0 - 6, b->py + b->ph + 12, pg->device ?
 		   "device memory" : "bytes in use", 11, 1);
 }
 
