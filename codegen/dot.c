@@ -30,6 +30,8 @@
 #define CONDENSE_ABOVE 80   /* steps */
 #define LINE_CHARS 44       /* a box's list of ops wraps here */
 #define LIST_STEPS 6        /* steps of a scattered box named one by one */
+#define DOT_MARGIN_X 0.06   /* inches each side of a box's words */
+#define DOT_MARGIN "0.06,0.03"
 
 typedef struct Dot {
 	Agraph_t *gv;
@@ -131,9 +133,13 @@ static void tensor_label(const Dot *d, Agnode_t *n, int t, int count,
 		int64_t end = s->offset + (x->bytes > 0 ? x->bytes : 0);
 		char *region = ar_dot_label(d->p->nregions > 0 ?
 				d->p->regions[s->region].name : "", 12);
-		int k = snprintf(where, sizeof where, "%s%s[%lld, %lld)",
-				 region, *region ? " " : "",
-				 (long long)s->offset, (long long)end);
+		char from[32], to[32];
+		int k;
+
+		ar_gv_count(from, sizeof from, s->offset);
+		ar_gv_count(to, sizeof to, end);
+		k = snprintf(where, sizeof where, "%s%s[%s, %s)", region,
+			     *region ? " " : "", from, to);
 		char *other = NULL;
 		if (s->alias_of >= 0 || s->inplace_of >= 0)
 			other = ar_dot_label(d->g->tensors[s->alias_of >= 0 ?
@@ -496,8 +502,11 @@ static void legend(Dot *d)
 	Agsym_t *label = ar_gv()->agattr(d->gv, AGNODE, "label", NULL);
 	char *s;
 
+	/* Room around each cell's words: pango measures hinted glyphs, a
+	 * point or two narrower than a viewer may draw them. */
 	k += (size_t)snprintf(html + k, sizeof html - k, "<table border=\"0\" "
-			      "cellspacing=\"3\"><tr><td>%s</td>",
+			      "cellspacing=\"3\" cellpadding=\"4\"><tr>"
+			      "<td>%s</td>",
 			      d->training ? "colour: the phase that made "
 			      "the tensor" : "colour: the kind of op that made "
 			      "the tensor");
@@ -549,6 +558,29 @@ static void title(Dot *d)
 	free(model);
 }
 
+/*
+ * Graphviz sizes a box to its label as pango measures it: hinted, a few
+ * percent narrower than a viewer draws the same font, and in whichever
+ * sans the machine has.  Each box is made at least as wide as its widest
+ * line in DejaVu Sans (textwidth.c), the margins and a thick border, so
+ * its words stay inside in any common sans.
+ */
+static void widen(Dot *d)
+{
+	const ArGvLib *lib = ar_gv();
+	for (Agnode_t *n = lib->agfstnode(d->gv); n; n = lib->agnxtnode(d->gv,
+									 n)) {
+		char *label = lib->agget(n, "label");
+		double w;
+		if (!label || lib->aghtmlstr(label))
+			continue;
+		w = ar_gv_label_width(label, atof(lib->agget(n, "fontsize"))) +
+		    2 * DOT_MARGIN_X * 72 + 4;
+		if (w > 0.75 * 72)      /* Graphviz's default width */
+			ar_gv_set(n, "width", "%.3f", w / 72);
+	}
+}
+
 static Agraph_t *build(const ArGraph *g, const ArPlan *p,
 		       const ArEmitInfo *info)
 {
@@ -564,12 +596,12 @@ static Agraph_t *build(const ArGraph *g, const ArPlan *p,
 	ar_dot_view(g, p, d.mode, info->dot_focus, info->dot_radius, &d.v);
 	d.step_of = d.v.step_of;
 	ar_gv_set(d.gv, "labelloc", "t");
-	ar_gv_set(d.gv, "fontname", "Helvetica");
+	ar_gv_set(d.gv, "fontname", AR_GV_FONT);
 	ar_gv_set(d.gv, "nodesep", "0.2");
 	ar_gv_set(d.gv, "ranksep", "0.25");
-	lib->agattr(d.gv, AGNODE, "fontname", "Helvetica");
+	lib->agattr(d.gv, AGNODE, "fontname", AR_GV_FONT);
 	lib->agattr(d.gv, AGNODE, "fontsize", "10");
-	lib->agattr(d.gv, AGNODE, "margin", "0.06,0.03");
+	lib->agattr(d.gv, AGNODE, "margin", DOT_MARGIN);
 	lib->agattr(d.gv, AGNODE, "height", "0.3");
 	lib->agattr(d.gv, AGEDGE, "arrowsize", "0.6");
 	title(&d);
@@ -581,6 +613,7 @@ static Agraph_t *build(const ArGraph *g, const ArPlan *p,
 	for (int b = 0; b < d.v.nboxes; b++)
 		box_node(&d, b);
 	tensors(&d);
+	widen(&d);
 	legend(&d);
 	free(d.boxes), free(d.clusters), free(d.tnode);
 	ar_dot_view_free(&d.v);

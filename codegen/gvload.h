@@ -20,10 +20,10 @@
 
 /* The Graphviz functions the writers call. */
 #define AR_GV_FUNCS(X) \
-	X(agattr) X(agclose) X(agedge) X(agnode) X(agopen) X(agsafeset) \
-	X(agseterrf) X(agstrdup) X(agstrdup_html) X(agstrfree) X(agsubg) \
-	X(agwrite) X(agxset) X(gvContext) X(gvFreeLayout) X(gvLayout) \
-	X(gvRender)
+	X(agattr) X(agclose) X(agedge) X(agfstnode) X(agget) X(aghtmlstr) \
+	X(agnode) X(agnxtnode) X(agopen) X(agsafeset) X(agseterrf) \
+	X(agstrdup) X(agstrdup_html) X(agstrfree) X(agsubg) X(agwrite) \
+	X(agxset) X(gvContext) X(gvFreeLayout) X(gvLayout) X(gvRender)
 
 /* Members named as the symbols, typed by Graphviz's own declarations. */
 typedef struct ArGvLib {

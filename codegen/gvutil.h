@@ -75,6 +75,22 @@ const char *ar_gv_kind_fill(ArGvKind k);
 /* The background band of a training phase: a pale tint of its kind. */
 const char *ar_gv_phase_fill(ArPhase ph);
 
+/*
+ * The pictures' font: DejaVu Sans, the widest common sans (textwidth.c),
+ * measured and drawn where it is installed; elsewhere Helvetica or Arial,
+ * narrower, or the viewer's own sans.  Graphviz writes the list into SVG's
+ * font-family as it is, and its pango layout takes the first it has.
+ */
+#define AR_GV_FONT "DejaVu Sans,Helvetica,Arial,sans-serif"
+
+/* Points taken by a line of text at a font size, in DejaVu Sans; and how
+ * many of its first bytes fit in width points. */
+double ar_gv_text_width(const char *s, double size);
+int ar_gv_text_fit(const char *s, double size, double width);
+/* The widest line of a Graphviz label ("\n", "\l" and "\r" end lines,
+ * "\\" is one backslash). */
+double ar_gv_label_width(const char *label, double size);
+
 /* A path's last component: pictures name the model by its file name, so
  * they are the same bytes whatever folder arenac ran in. */
 const char *ar_gv_basename(const char *path);

@@ -8,15 +8,19 @@
  * i.e. "neato -n"), so the picture is an exact drawing of the plan, not a
  * layout Graphviz chose.  Scales adapt to the plans and are bounded: a step
  * is 4 to 48 points wide until the plot reaches 1,800 points, narrower
- * beyond (several steps then share a hover column); the larger arena is
- * 720 points high (440 for each of two).  Tensors too small to see merge
- * into grey "other" bands; names go on the largest rectangles only.
+ * beyond (several steps then share a hover column), a step away from the
+ * arena an eighth of that (tlsteps.c); the larger arena is 720 points high
+ * (440 for each of two).  Tensors too small to see merge into grey "other"
+ * bands; names go on the largest rectangles only.  Text is laid out with
+ * DejaVu Sans's widths (textwidth.c), so it fits in any common sans.
  */
 #include <assert.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "checkpoint.h"
+#include "devices.h"
 #include "emit.h"
 #include "planjson.h"
 #include "sanitize.h"
@@ -71,12 +75,11 @@ Agnode_t *ar_tl_box(ArTlPage *pg, const char *name, const char *cls,
 Agnode_t *ar_tl_text(ArTlPage *pg, double x, double y, const char *s,
 		     double size, int align)
 {
-	/* A box larger than the text (Helvetica averages about 0.55 em a
-	 * character, at most 0.95; a line is 1.2 em and 2 points), at least
-	 * as wide as a tick label, the label pushed to the side given ("\l",
-	 * "\r" justify within a fixed size).  Graphviz warns of a label
-	 * larger than its fixed box: never. */
-	double w = fmax(80, strlen(s) * size * 0.75 + 8), h = size * 1.6 + 4;
+	/* A box larger than the text (a line is 1.2 em and 2 points), the
+	 * label pushed to the side given ("\l", "\r" justify within a fixed
+	 * size).  Graphviz warns of a label larger than its fixed box: never,
+	 * since no sans it may measure with is wider than DejaVu Sans. */
+	double w = ar_gv_text_width(s, size) + 8, h = size * 1.6 + 4;
 	Agnode_t *n = ar_tl_box(pg, NULL, "text", align < 0 ? x : align > 0 ?
 				x - w : x - w / 2, y - h / 2, w, h);
 	ar_gv_set(n, "shape", "plaintext");
@@ -118,7 +121,7 @@ typedef struct Entry {
 
 static double entry_width(const Entry *e)
 {
-	return 18 + strlen(e->words) * 5.6 + 16;
+	return 18 + ar_gv_text_width(e->words, 10) + 16;
 }
 
 /*
@@ -129,7 +132,7 @@ static double entry_width(const Entry *e)
 static int row(ArTlPage *pg, double y, const char *heading, const Entry *e,
 	       int n, double width, bool draw)
 {
-	double start = pg->x0 + strlen(heading) * 5.8 + 10, x = start;
+	double start = pg->x0 + ar_gv_text_width(heading, 10) + 12, x = start;
 	int lines = 1;
 
 	if (draw)
@@ -163,15 +166,41 @@ static void add_entry(Entry *e, int *n, const char *fill, const char *style,
 	(*n)++;
 }
 
+/* The device memory chart's entries: the persistent parts, the arena in
+ * use over them, the device's total and limit. */
+static int device_entries(const ArTlPage *pg, Entry *e)
+{
+	int n = 0;
+	char bytes[32], words[96];
+
+	for (int k = 0; k < pg->nparts; k++) {
+		ar_gv_bytes(bytes, sizeof bytes, pg->part[k].bytes);
+		snprintf(words, sizeof words, "%s %s", pg->part[k].name, bytes);
+		add_entry(e, &n, pg->part[k].fill, "filled", "#555555", words);
+	}
+	add_entry(e, &n, AR_TL_IN_USE_FILL, "filled", "#555555",
+		  "arena in use");
+	ar_gv_bytes(bytes, sizeof bytes, pg->device_total);
+	snprintf(words, sizeof words, "dashed: device total %s", bytes);
+	add_entry(e, &n, NULL, "dashed", AR_TL_TOTAL_COLOR, words);
+	if (pg->device_limit) {
+		ar_gv_bytes(bytes, sizeof bytes, pg->device_limit);
+		snprintf(words, sizeof words, "solid: the device's %s", bytes);
+		add_entry(e, &n, NULL, "solid", AR_TL_LIMIT_COLOR, words);
+	}
+	return n;
+}
+
 /* What colour, bands, borders and red mean, above the blocks (whose top
  * is at y), in lines no wider than width. */
 static void legend(ArTlPage *pg, double y, double width)
 {
-	Entry colours[AR_GV_NKINDS + 3], bands[5];
-	int nc = 0, nb = 0, lines;
+	Entry colours[AR_GV_NKINDS + 3], bands[5], device[16];
+	int nc = 0, nb = 0, nd = 0, lines;
 	const char *ch = pg->training ? "colour: the phase that made the tensor" :
 			 "colour: the kind of op that made the tensor";
 	const char *bh = "bands, behind: the training phase";
+	const char *dh = "bottom chart: the device's memory";
 	char words[96], under[32];
 
 	for (int k = 0; k < AR_GV_NKINDS; k++)
@@ -194,12 +223,17 @@ static void legend(ArTlPage *pg, double y, double width)
 				  "filled", "#555555", ar_phase_name((ArPhase)ph));
 	add_entry(pg->training ? bands : colours, pg->training ? &nb : &nc,
 		  "#ff000030", "filled,dashed", "red", "red: the peak step");
+	if (pg->device)
+		nd = device_entries(pg, device);
 	lines = row(pg, 0, ch, colours, nc, width, false) +
-		(pg->training ? row(pg, 0, bh, bands, nb, width, false) : 0);
+		(pg->training ? row(pg, 0, bh, bands, nb, width, false) : 0) +
+		(nd ? row(pg, 0, dh, device, nd, width, false) : 0);
 	y += lines * LEGEND_ROW;
 	y -= row(pg, y, ch, colours, nc, width, true) * LEGEND_ROW;
 	if (pg->training)
-		row(pg, y, bh, bands, nb, width, true);
+		y -= row(pg, y, bh, bands, nb, width, true) * LEGEND_ROW;
+	if (nd)
+		row(pg, y, dh, device, nd, width, true);
 }
 
 /* "arena 116 KiB (118,352 B), lower bound ..., peak at step 19, ...". */
@@ -251,16 +285,15 @@ static void compare_title(char *buf, size_t n, const char *model,
 			 100.0 * d / b->arena_bytes : 0.0);
 }
 
-/* Scales for plans of up to nsteps steps and amax bytes, two or one to a
- * page (see the top of the file). */
-static void scales(ArTlPage *pg, int nsteps, int64_t amax, bool two,
+/* Scales for plans as wide as `steps` full-width steps and amax bytes, two
+ * or one to a page (see the top of the file). */
+static void scales(ArTlPage *pg, double steps, int64_t amax, bool two,
 		   const ArEmitInfo *info)
 {
 	pg->x0 = LEFT;
-	pg->sx = fmin(fmax(PLOT_W / (nsteps > 0 ? nsteps : 1), 4), 48);
-	if (nsteps * pg->sx > PLOT_W_MAX)
-		pg->sx = PLOT_W_MAX / nsteps;
-	pg->per = pg->sx >= 1 ? 1 : (int)ceil(1 / pg->sx);
+	pg->sx = fmin(fmax(PLOT_W / (steps > 0 ? steps : 1), 4), 48);
+	if (steps * pg->sx > PLOT_W_MAX)
+		pg->sx = PLOT_W_MAX / steps;
 	pg->sy = amax > 0 ? (two ? PLOT_H2 : PLOT_H) / amax : 0;
 	pg->psy = amax > 0 ? (two ? CHART_H2 : CHART_H) / amax : 0;
 	pg->other_below = info->timeline_other_set ? info->timeline_other :
@@ -292,13 +325,72 @@ static double other_block(ArTlPage *pg, const ArEmitInfo *info,
 	return top + 24;
 }
 
+static void add_part(ArTlPage *pg, const char *name, int64_t bytes)
+{
+	/* ColorBrewer's Set3, apart from the tensors' pastels. */
+	static const struct { const char *name, *fill; } fills[] = {
+		{"parameters", "#8dd3c7"}, {"gradients", "#ccebc5"},
+		{"master weights", "#bc80bd"}, {"optimizer state", "#bebada"},
+		{"frozen parameters", "#d9d9d9"}, {"quantized base", "#fccde5"},
+		{"constants", "#ffffb3"}, {"communication buffers", "#fdb462"},
+		{"reserve", "#eeeeee"},
+	};
+	size_t k = 0;
+	while (k + 1 < sizeof fills / sizeof *fills &&
+	       strcmp(fills[k].name, name))
+		k++;
+	assert(!strcmp(fills[k].name, name));
+	assert(pg->nparts < (int)(sizeof pg->part / sizeof *pg->part));
+	if (bytes > 0)
+		pg->part[pg->nparts++] = (struct ArTlPart){name, fills[k].fill,
+							   bytes};
+}
+
+/*
+ * What the device holds besides the arena, its total and size: the
+ * training bill's persistent parts and reserve, or with --dp/--tp/--pp
+ * the stage's first device's (ZeRO's shares, the communication buffers),
+ * checked against the first --memory.
+ */
+static void device_memory(ArTlPage *pg, const ArEmitInfo *info)
+{
+	const ArTrainBill *bill = info->training;
+	ArBillPart part[AR_BILL_NPARTS];
+	int n;
+
+	pg->device = true;
+	if (info->devices) {
+		const ArDevicesResult *r = info->devices;
+		const ArDeviceBill *d = &r->stages[info->stage].bill;
+		add_part(pg, "parameters", d->parameters);
+		add_part(pg, "gradients", d->gradients);
+		add_part(pg, "optimizer state", d->optimizer_state);
+		add_part(pg, "communication buffers", d->buffers);
+		add_part(pg, "constants", d->constants);
+		add_part(pg, "reserve", r->spec.reserve);
+		pg->device_total = d->total + r->spec.reserve;
+		pg->device_limit = r->spec.nmemories ?
+				   r->spec.memories[0].capacity : 0;
+		pg->limit_name = r->spec.nmemories ?
+				 r->spec.memories[0].name : "";
+		return;
+	}
+	n = ar_train_bill_parts(bill, part);
+	for (int k = 0; k < n; k++)
+		add_part(pg, part[k].name, part[k].bytes);
+	add_part(pg, "reserve", bill->reserve_bytes);
+	pg->device_total = bill->device_total_bytes;
+	pg->device_limit = bill->device_bytes;
+	pg->limit_name = bill->device_name ? bill->device_name : "--budget";
+}
+
 static Agraph_t *build(const ArGraph *g, const ArPlan *p,
 		       const ArEmitInfo *info)
 {
 	const ArPlanReport *cmp = info->compare;
 	const ArGvLib *lib = ar_gv();
 	ArTlPage pg = {.gv = lib->agopen("timeline", lib->Agundirected, NULL)};
-	int nsteps = p->nsteps;
+	double steps = ar_tl_step_edges(g, p, 0, 1, NULL);
 	int64_t amax = p->arena_bytes;
 	char *model = ar_dot_label(ar_gv_basename(info->model_path ?
 				   info->model_path : g->name), 80);
@@ -307,14 +399,18 @@ static Agraph_t *build(const ArGraph *g, const ArPlan *p,
 	double y = BOTTOM;
 
 	if (cmp) {
-		nsteps = cmp->p->nsteps > nsteps ? cmp->p->nsteps : nsteps;
+		steps = fmax(steps, ar_tl_step_edges(cmp->g, cmp->p, 0, 1, NULL));
 		amax = cmp->p->arena_bytes > amax ? cmp->p->arena_bytes : amax;
 	}
-	scales(&pg, nsteps, amax, cmp != NULL, info);
+	scales(&pg, steps, amax, cmp != NULL, info);
+	/* A comparison's other plan, read from its report, has no bill to
+	 * set against it. */
+	if (info->training && !cmp)
+		device_memory(&pg, info);
 	pg.training = ar_gv_training(g, p) ||
 		      (cmp && ar_gv_training(cmp->g, cmp->p));
 	ar_gv_set(pg.gv, "labelloc", "t");
-	ar_gv_set(pg.gv, "fontname", "Helvetica");
+	ar_gv_set(pg.gv, "fontname", AR_GV_FONT);
 	ar_gv_set(pg.gv, "fontsize", "16");
 	ar_gv_set(pg.gv, "bgcolor", "white");
 	ar_gv_set(pg.gv, "layout", "nop");
@@ -324,7 +420,7 @@ static Agraph_t *build(const ArGraph *g, const ArPlan *p,
 	 * warning.  The label default stays Graphviz's own, so the empty
 	 * labels that ar_tl_box sets survive a round trip through DOT. */
 	lib->agattr(pg.gv, AGNODE, "fixedsize", "shape");
-	lib->agattr(pg.gv, AGNODE, "fontname", "Helvetica");
+	lib->agattr(pg.gv, AGNODE, "fontname", AR_GV_FONT);
 	lib->agattr(pg.gv, AGNODE, "label", "\\N");
 
 	describe(plan, sizeof plan, p);
@@ -338,7 +434,7 @@ static Agraph_t *build(const ArGraph *g, const ArPlan *p,
 	}
 	y = ar_tl_block(&pg, g, p, heading, y);
 	/* As wide as the plots, or as the title where they are narrow. */
-	legend(&pg, y, fmax(nsteps * pg.sx, LEGEND_W));
+	legend(&pg, y, fmax(steps * pg.sx, LEGEND_W));
 	ar_gv_set(pg.gv, "label", "%s", title);
 	free(model), free(name);
 	return pg.gv;

@@ -6,9 +6,9 @@
  * tall, unreadable and megabytes of SVG.  The tensors the caller picks
  * (under a size the user chooses, one colour at a time) are drawn together
  * instead, at the picture's resolution: the arena is cut into rows of
- * `snap` bytes (about a point) and the steps into columns of `per` steps
- * (about a point).  In each column, the rows that picked tensors live in
- * are counted; runs of covered rows (gaps of one row closed) are the
+ * `snap` bytes (about a point) and the steps into the hover columns
+ * (about a point, tlsteps.c).  In each column, the rows that picked
+ * tensors live in are counted; runs of covered rows (gaps of one row closed) are the
  * column's ranges, and a range that stays the same over consecutive
  * columns becomes one rectangle.  Counting by rows keeps the work linear
  * in what is drawn: a 50,000-wide fan-out whose outputs all live to the
@@ -36,7 +36,8 @@ typedef struct Merger {
 	const ArGraph *g;
 	const ArPlan *p;
 	int64_t snap;
-	int per, ncols, nrows;
+	const ArTlCols *cols;
+	int nrows;
 	ArTlOther *out;
 	int n, cap;
 	int *open, nopen;       /* bands still growing, by offset */
@@ -107,23 +108,23 @@ static void count(Merger *m, int band, int t)
 static void setup(Merger *m, const bool *pick)
 {
 	const ArGraph *g = m->g;
-	int *at = ar_xcalloc((size_t)m->ncols + 2, sizeof *at);
+	int *at = ar_xcalloc((size_t)m->cols->n + 2, sizeof *at);
 
 	m->order = ar_xmalloc(((size_t)g->ntensors + 1) * sizeof *m->order);
 	m->norder = m->nrows = 0;
 	for (int t = 0; t < g->ntensors; t++)
 		if (pick[t]) {
 			assert(ar_tl_drawn(g, m->p, t));
-			at[m->p->slots[t].first / m->per + 1]++;
+			at[m->cols->of[m->p->slots[t].first] + 1]++;
 			m->norder++;
 			if (row_hi(m, t) > m->nrows)
 				m->nrows = row_hi(m, t);
 		}
-	for (int c = 0; c < m->ncols; c++)
+	for (int c = 0; c < m->cols->n; c++)
 		at[c + 1] += at[c];
 	for (int t = 0; t < g->ntensors; t++)
 		if (pick[t])
-			m->order[at[m->p->slots[t].first / m->per]++] = t;
+			m->order[at[m->cols->of[m->p->slots[t].first]]++] = t;
 	free(at);
 	m->cover = ar_xcalloc((size_t)m->nrows + 1, sizeof *m->cover);
 	m->band_of = ar_xmalloc(((size_t)m->nrows + 1) * sizeof *m->band_of);
@@ -139,8 +140,8 @@ static void setup(Merger *m, const bool *pick)
  * bands, and each live tensor counted in the band it lies in. */
 static void column(Merger *m, int c, int *born)
 {
-	int s = c * m->per, e = s + m->per < m->p->nsteps ? s + m->per :
-				m->p->nsteps, k = 0, cursor = 0;
+	int s = m->cols->first[c], e = m->cols->first[c + 1], k = 0,
+	    cursor = 0;
 
 	for (int i = 0; i < m->nlive; i++)
 		if (m->p->slots[m->live[i]].last >= s)
@@ -149,7 +150,8 @@ static void column(Merger *m, int c, int *born)
 			cover(m, m->live[i], -1);
 	m->nlive = k;
 	for (; *born < m->norder &&
-	       m->p->slots[m->order[*born]].first / m->per == c; (*born)++) {
+	       m->cols->of[m->p->slots[m->order[*born]].first] == c;
+	       (*born)++) {
 		m->live[m->nlive++] = m->order[*born];
 		cover(m, m->order[*born], 1);
 	}
@@ -179,15 +181,14 @@ static void column(Merger *m, int c, int *born)
 }
 
 int ar_tl_merge(const ArGraph *g, const ArPlan *p, const bool *pick,
-		int64_t snap, int per, ArTlOther **out)
+		int64_t snap, const ArTlCols *cols, ArTlOther **out)
 {
-	Merger m = {.g = g, .p = p, .snap = snap, .per = per};
+	Merger m = {.g = g, .p = p, .snap = snap, .cols = cols};
 	int born = 0;
 
-	assert(snap > 0 && per > 0);
-	m.ncols = (p->nsteps + per - 1) / per;
+	assert(snap > 0 && cols->first[cols->n] == p->nsteps);
 	setup(&m, pick);
-	for (int c = 0; c < m.ncols; c++)
+	for (int c = 0; c < cols->n; c++)
 		column(&m, c, &born);
 	if (m.n)
 		qsort(m.out, (size_t)m.n, sizeof *m.out, cmp_band);

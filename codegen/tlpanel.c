@@ -1,13 +1,16 @@
 /*
  * tlpanel.c — one plan's block of the memory timeline.
  *
- * From the bottom up: the bytes in use at each step (with a y scale), the
- * arena panel (steps on x, offsets on y, one rectangle per tensor, the
- * peak step outlined in red), the names of the training phases and a
- * heading.  Behind both panels each run of steps of one training phase is
- * a pale band of that phase's colour, so where forward ends and backward
- * begins reads at a glance, and a run of steps with no tensor in the
- * arena (the optimizer update) says so instead of leaving a blank tail.
+ * From the bottom up: the bytes in use at each step (with a y scale; in a
+ * training step, over the persistent memory of the bill, each part a band
+ * of its own, with the device's total and limit as lines: the device's
+ * memory, not only the arena's), the arena panel (steps on x, offsets on
+ * y, one rectangle per tensor, the peak step outlined in red), the names
+ * of the training phases and a heading.  Behind both panels each run of
+ * steps of one training phase is a pale band of that phase's colour, so
+ * where forward ends and backward begins reads at a glance, and a run of
+ * steps with no tensor in the arena (the optimizer update) says so,
+ * narrow (tlsteps.c).
  *
  * Hover: SVG shows a shape's <title>, which Graphviz fills with the node's
  * name, so the shapes people point at are named with their description: a
@@ -28,8 +31,11 @@
 #define STEP_AXIS 36.0   /* below the chart: step ticks and the axis name */
 #define GAP 46.0         /* chart to arena panel: ticks and the chart name */
 #define ROW 16.0         /* a line of text above the arena panel */
-#define TITLE_MAX 4096   /* a title's bytes; names are cut to fit */
-#define COLUMN_LINES 8   /* steps listed in one column's title */
+#define TITLE_MAX 8192   /* a title's bytes; names are cut to fit */
+#define COLUMN_LINES 16  /* steps listed in one column's title: all
+			  * of a point of steps away from the arena
+			  * while steps are half a point wide or more */
+#define DEVICE_H 180.0   /* the chart's height over the device's memory */
 
 typedef struct Block {
 	ArTlPage *pg;
@@ -37,33 +43,36 @@ typedef struct Block {
 	const ArPlan *p;
 	bool training;
 	double py, ph;       /* the chart: bottom, height */
+	double psy;          /* the chart's points per byte */
+	int64_t height;      /* the bytes the chart's height stands for */
+	int64_t base;        /* bytes under the arena in the chart */
 	double ay, ah;       /* the arena panel: bottom, height */
 	double w;            /* both panels' width */
+	double *x;           /* per step its left edge, then the right one */
+	ArTlCols cols;       /* hover columns */
 	int64_t *used;       /* bytes in use per step */
 	int *step_of;        /* per node: its step, or -1 */
 } Block;
 
-static double xat(const Block *b, double step)
+/* Steps s0 to s1, inclusive: their left edge, width and middle. */
+static double xat(const Block *b, int s)
 {
-	return b->pg->x0 + step * b->pg->sx;
+	return b->x[s];
+}
+
+static double wof(const Block *b, int s0, int s1)
+{
+	return b->x[s1 + 1] - b->x[s0];
+}
+
+static double mid(const Block *b, int s)
+{
+	return (b->x[s] + b->x[s + 1]) / 2;
 }
 
 static ArPhase phase_at(const Block *b, int s)
 {
 	return b->g->nodes[b->p->steps[s]].phase;
-}
-
-/* Whether step s reads or writes a tensor in the arena. */
-static bool touches_arena(const Block *b, int s)
-{
-	const ArNode *n = &b->g->nodes[b->p->steps[s]];
-	for (int j = 0; j < n->ninputs; j++)
-		if (n->inputs[j] >= 0 && b->p->slots[n->inputs[j]].planned)
-			return true;
-	for (int j = 0; j < n->noutputs; j++)
-		if (n->outputs[j] >= 0 && b->p->slots[n->outputs[j]].planned)
-			return true;
-	return false;
 }
 
 /* The runs of steps of one phase, behind both panels, named above. */
@@ -74,18 +83,18 @@ static void bands(Block *b)
 
 	for (int s0 = 0, s1; s0 < p->nsteps; s0 = s1 + 1) {
 		ArPhase ph = phase_at(b, s0);
-		bool arena = touches_arena(b, s0);
+		bool arena = ar_tl_busy(b->g, p, s0);
 		double w;
 		char name[128];
 		const char *label;
 		Agnode_t *n;
 
 		for (s1 = s0; s1 + 1 < p->nsteps && phase_at(b, s1 + 1) == ph;)
-			arena |= touches_arena(b, ++s1);
-		w = (s1 + 1 - s0) * pg->sx;
+			arena |= ar_tl_busy(b->g, p, ++s1);
+		w = wof(b, s0, s1);
 		snprintf(name, sizeof name, "%s phase: steps %d to %d%s",
 			 ar_phase_name(ph), s0, s1, arena ? "" :
-			 ", no step reads or writes the arena");
+			 ", no step reads or writes the arena (drawn narrow)");
 		n = ar_tl_box(pg, name, "band", xat(b, s0), b->py, w,
 			      b->ay + b->ah - b->py);
 		ar_gv_set(n, "style", "filled");
@@ -97,9 +106,9 @@ static void bands(Block *b)
 		 * graph outputs, kept to the last step, stay in it). */
 		label = !arena && ph == AR_PHASE_UPDATE ?
 			"update: outside the arena" : ar_phase_name(ph);
-		if (strlen(label) * 5.6 > w - 4)
+		if (ar_gv_text_width(label, 10) > w - 4)
 			label = ar_phase_name(ph);
-		if (strlen(label) * 5.6 <= w - 4)
+		if (ar_gv_text_width(label, 10) <= w - 4)
 			ar_tl_text(pg, xat(b, s0) + w / 2,
 				   b->ay + b->ah + ROW / 2, label, 10, 0);
 	}
@@ -118,15 +127,24 @@ static void axes(Block *b)
 	const ArPlan *p = b->p;
 	int64_t xs = ar_tl_nice_step(p->nsteps / 16.0);
 	int64_t ys = byte_tick(p->arena_bytes / 8.0, pg->sy);
-	int64_t cs = byte_tick(p->arena_bytes / 3.0, pg->psy);
+	int64_t top = b->height;
+	int64_t cs = byte_tick(top / 3.0, b->psy);
+	double free_from = -1e9;    /* where the last tick's label ended */
 	char buf[48];
 
 	for (int64_t k = 0; k < p->nsteps; k += xs) {
-		double x = xat(b, k + 0.5);
-		Agnode_t *n = ar_tl_box(pg, NULL, "grid", x, b->py, 0.01,
-					b->ay + b->ah - b->py);
-		ar_gv_set(n, "color", "#dddddd");
+		double x = mid(b, (int)k), half;
+		Agnode_t *n;
 		snprintf(buf, sizeof buf, "%lld", (long long)k);
+		/* Ticks in a run of narrow steps would crowd: a tick only
+		 * where its label clears the last one's. */
+		half = ar_gv_text_width(buf, 9) / 2;
+		if (x - half < free_from + 6)
+			continue;
+		free_from = x + half;
+		n = ar_tl_box(pg, NULL, "grid", x, b->py, 0.01,
+			      b->ay + b->ah - b->py);
+		ar_gv_set(n, "color", "#dddddd");
 		ar_tl_text(pg, x, b->py - 10, buf, 9, 0);
 		ar_tl_text(pg, x, b->ay - 10, buf, 9, 0);
 	}
@@ -137,19 +155,20 @@ static void axes(Block *b)
 		ar_gv_bytes(buf, sizeof buf, v);
 		ar_tl_text(pg, pg->x0 - 6, b->ay + v * pg->sy, buf, 9, 1);
 	}
-	/* The chart's own scale: a third of the arena per tick. */
-	for (int64_t v = 0; v <= p->arena_bytes; v += cs) {
+	/* The chart's own scale: a third of its height per tick. */
+	for (int64_t v = 0; v <= top; v += cs) {
 		Agnode_t *n = ar_tl_box(pg, NULL, "grid", b->pg->x0,
-					b->py + v * pg->psy, b->w, 0.01);
+					b->py + v * b->psy, b->w, 0.01);
 		ar_gv_set(n, "color", "#dddddd");
 		ar_gv_bytes(buf, sizeof buf, v);
-		ar_tl_text(pg, pg->x0 - 6, b->py + v * pg->psy, buf, 9, 1);
+		ar_tl_text(pg, pg->x0 - 6, b->py + v * b->psy, buf, 9, 1);
 	}
 	ar_tl_text(pg, pg->x0 + b->w / 2, b->py - 26, "step (execution order)",
 		   11, 0);
 	ar_tl_text(pg, pg->x0 - 6, b->ay + b->ah + ROW / 2, "arena offset",
 		   11, 1);
-	ar_tl_text(pg, pg->x0 - 6, b->py + b->ph + 12, "bytes in use", 11, 1);
+	ar_tl_text(pg, pg->x0 - 6, b->py + b->ph + 12, pg->device ?
+		   "device memory" : "bytes in use", 11, 1);
 }
 
 /* Appends to a title; the title stays a valid string when it is full. */
@@ -175,9 +194,10 @@ static void columns(Block *b)
 	ArTlPage *pg = b->pg;
 	const ArPlan *p = b->p;
 	char *title = ar_xmalloc(TITLE_MAX);
+	double bottom = b->py + b->base * b->psy;
 
-	for (int s0 = 0; s0 < p->nsteps; s0 += pg->per) {
-		int s1 = s0 + pg->per < p->nsteps ? s0 + pg->per : p->nsteps;
+	for (int c = 0; c < b->cols.n; c++) {
+		int s0 = b->cols.first[c], s1 = b->cols.first[c + 1];
 		size_t k = 0;
 		Agnode_t *n;
 
@@ -198,8 +218,10 @@ static void columns(Block *b)
 			    ar_phase_name(x->phase), used);
 			free(op), free(name);
 		}
-		n = ar_tl_box(pg, title, "step", xat(b, s0), b->py,
-			      (s1 - s0) * pg->sx, b->ay + b->ah - b->py);
+		/* Above the device's persistent parts, which have titles
+		 * of their own. */
+		n = ar_tl_box(pg, title, "step", xat(b, s0), bottom,
+			      wof(b, s0, s1 - 1), b->ay + b->ah - bottom);
 		ar_gv_set(n, "style", "filled");
 		ar_gv_set(n, "fillcolor", "#ffffff00");
 		ar_gv_set(n, "color", "#ffffff00");
@@ -280,7 +302,7 @@ static void other_band(Block *b, const ArTlOther *o, ArGvKind kind,
 		add(title, &k, " and %d more", o->ntensors - 4);
 	v = ar_tl_box(b->pg, title, "other", xat(b, o->first),
 		      b->ay + o->lo * b->pg->sy,
-		      fmax((o->last + 1 - o->first) * b->pg->sx, 1),
+		      fmax(wof(b, o->first, o->last), 1),
 		      (o->hi - o->lo) * b->pg->sy);
 	ar_gv_set(v, "style", "filled");
 	ar_gv_set(v, "fillcolor", "%s", ar_gv_kind_fill(kind));
@@ -292,7 +314,8 @@ static void other_band(Block *b, const ArTlOther *o, ArGvKind kind,
 typedef struct Rect {
 	int t;
 	double x, y, w, h, area;
-	bool label;
+	int label;           /* bytes of the name written, 0 for none */
+	double lw;           /* the written name's width */
 } Rect;
 
 static int by_area(const void *a, const void *b)
@@ -308,18 +331,44 @@ static int by_tensor(const void *a, const void *b)
 	return ((const Rect *)a)->t - ((const Rect *)b)->t;
 }
 
-/* A line of text is 1.2 em and 2 points high, a character at most 0.7
- * em wide in most names: the font size a name gets in a rectangle, and
- * how many characters fit with room to spare (Graphviz warns of a label
- * larger than its fixed box). */
+/* A line of text is 1.2 em and 2 points high: the font size a name gets
+ * in a rectangle. */
 static double font_for(const Rect *r)
 {
 	return fmin((r->h - 4) / 1.2, 10);
 }
 
-static int chars_for(const Rect *r)
+/*
+ * How much of tensor t's name is written on r, as ar_dot_label's limit:
+ * all of it, or as many characters as fit before "..." with a space to
+ * spare each side (Graphviz warns of a label larger than its fixed box);
+ * 0 when not even five do.  Sets r->lw to the written width.
+ */
+static int fit_name(const char *name, Rect *r)
 {
-	return (int)((r->w - 8) / (0.7 * font_for(r))) - 1;
+	double f = font_for(r), room = r->w - 2 * ar_gv_text_width(" ", f) - 2;
+	int n = (int)strlen(name), keep;
+
+	if (ar_gv_text_width(name, f) <= room) {
+		r->lw = ar_gv_text_width(name, f) + ar_gv_text_width(" ", f);
+		return n;
+	}
+	keep = ar_gv_text_fit(name, f, room - ar_gv_text_width("...", f));
+	keep = keep < n - 4 ? keep : n - 4;     /* ar_dot_label cuts */
+	if (keep < 5)
+		return 0;
+	r->lw = room;
+	return keep + 3;
+}
+
+/* Whether the names on r and q would overlap: an alias or an in-place
+ * output lies over the tensor whose bytes it shares. */
+static bool labels_meet(const Rect *r, const Rect *q)
+{
+	double ry = r->y + r->h / 2, qy = q->y + q->h / 2;
+	double rf = font_for(r), qf = font_for(q);
+	return r->x < q->x + q->lw && q->x < r->x + r->lw &&
+	       fabs(ry - qy) < 0.6 * (rf + qf);
 }
 
 static void tensor_rect(Block *b, const Rect *r, char *title)
@@ -351,7 +400,7 @@ static void tensor_rect(Block *b, const Rect *r, char *title)
 	pg->kind_used[kind] = true;
 	pg->alias_used |= s->alias_of >= 0;
 	if (r->label) {
-		char *cut = ar_dot_label(b->g->tensors[r->t].name, chars_for(r));
+		char *cut = ar_dot_label(b->g->tensors[r->t].name, r->label);
 		/* Left-justified: an in-place successor or an alias drawn
 		 * over this tensor's last column leaves the name readable. */
 		ar_gv_set(n, "label", " %s\\l", cut);
@@ -378,19 +427,28 @@ static void tensors(Block *b)
 		r[n].x = xat(b, s->first);
 		/* At least a point wide: a one-step tensor of a long plan
 		 * stays visible. */
-		r[n].w = fmax((s->last + 1 - s->first) * pg->sx, 1);
+		r[n].w = fmax(wof(b, s->first, s->last), 1);
 		r[n].y = b->ay + ar_gv_place(b->p, t) * pg->sy;
 		r[n].h = g->tensors[t].bytes * pg->sy;
 		r[n].area = r[n].w * r[n].h;
-		r[n].label = false;
+		r[n].label = 0;
 		n++;
 	}
 	qsort(r, (size_t)n, sizeof *r, by_area);
-	/* A name whole, or cut to at least five of its characters. */
-	for (int i = 0; i < n && labels < pg->max_labels; i++)
-		if (font_for(&r[i]) >= 6 && (chars_for(&r[i]) >= 8 ||
-		    (int)strlen(g->tensors[r[i].t].name) <= chars_for(&r[i])))
-			r[i].label = true, labels++;
+	/* A name whole, or cut to at least five of its characters, clear
+	 * of the names already placed. */
+	for (int i = 0; i < n && labels < pg->max_labels; i++) {
+		bool clear = true;
+		if (font_for(&r[i]) < 6 ||
+		    !(r[i].label = fit_name(g->tensors[r[i].t].name, &r[i])))
+			continue;
+		for (int j = 0; j < i && clear; j++)
+			clear = !r[j].label || !labels_meet(&r[i], &r[j]);
+		if (clear)
+			labels++;
+		else
+			r[i].label = 0;
+	}
 	qsort(r, (size_t)n, sizeof *r, by_tensor);
 	for (int i = 0; i < n; i++)
 		tensor_rect(b, &r[i], title);
@@ -417,7 +475,7 @@ static void others(Block *b)
 			pick[t] = ar_tl_drawn(g, b->p, t) &&
 				  g->tensors[t].bytes < pg->other_below &&
 				  (int)ar_gv_kind(g, b->training, t) == kind;
-		n = ar_tl_merge(g, b->p, pick, snap, pg->per, &o);
+		n = ar_tl_merge(g, b->p, pick, snap, &b->cols, &o);
 		for (int i = 0; i < n; i++)
 			other_band(b, &o[i], (ArGvKind)kind, under, title);
 		free(o);
@@ -449,19 +507,95 @@ static void regions(Block *b)
 	}
 }
 
+/* The device's persistent parts under the chart's bars, each a band of
+ * its colour, named in it where there is room and in its title. */
+static void persistent_bands(Block *b)
+{
+	ArTlPage *pg = b->pg;
+	int64_t at = 0;
+
+	for (int k = 0; k < pg->nparts; k++) {
+		const struct ArTlPart *x = &pg->part[k];
+		double y = b->py + at * b->psy, h = x->bytes * b->psy;
+		char title[160], bytes[32], size[32], words[96];
+		Agnode_t *n;
+
+		ar_gv_count(bytes, sizeof bytes, x->bytes);
+		ar_gv_bytes(size, sizeof size, x->bytes);
+		snprintf(title, sizeof title, "%s: %s B, %s the whole step",
+			 x->name, bytes, strcmp(x->name, "reserve") ?
+			 "persistent, held" : "held by what is not the step "
+			 "(--reserve, the device's own)");
+		n = ar_tl_box(pg, title, "persistent", pg->x0, y, b->w, h);
+		ar_gv_set(n, "style", "filled");
+		ar_gv_set(n, "fillcolor", "%s", x->fill);
+		ar_gv_set(n, "color", "#555555");
+		ar_gv_set(n, "penwidth", "0.4");
+		snprintf(words, sizeof words, "%s %s", x->name, size);
+		if (h >= 13 && ar_gv_text_width(words, 9) + 12 < b->w)
+			ar_tl_text(pg, pg->x0 + 4, y + h / 2, words, 9, -1);
+		at += x->bytes;
+	}
+}
+
+/* A line across the chart at v bytes, named at the right at label_y. */
+static void chart_line(Block *b, int64_t v, const char *cls,
+		       const char *style, const char *color, const char *words,
+		       double label_y)
+{
+	ArTlPage *pg = b->pg;
+	Agnode_t *n = ar_tl_box(pg, NULL, cls, pg->x0, b->py + v * b->psy,
+				b->w, 0.01);
+	ar_gv_set(n, "style", "%s", style);
+	ar_gv_set(n, "color", "%s", color);
+	ar_gv_set(n, "penwidth", "1.2");
+	n = ar_tl_text(pg, pg->x0 + b->w + 6, label_y, words, 9, -1);
+	ar_gv_set(n, "fontcolor", "%s", color);
+}
+
+/* The device's total (persistent, reserve and arena: the bill's) and,
+ * with --memory, --device or --budget, its limit; labels apart. */
+static void device_lines(Block *b)
+{
+	ArTlPage *pg = b->pg;
+	double yt = b->py + pg->device_total * b->psy,
+	       yl = b->py + pg->device_limit * b->psy;
+	char size[32], words[96];
+
+	if (pg->device_limit && fabs(yt - yl) < 12) {
+		double m = (yt + yl) / 2, d = yt < yl ? -6 : 6;
+		yt = m + d, yl = m - d;
+	}
+	ar_gv_bytes(size, sizeof size, pg->device_total);
+	snprintf(words, sizeof words, "device total %s", size);
+	chart_line(b, pg->device_total, "device-total", "dashed",
+		   AR_TL_TOTAL_COLOR, words, yt);
+	if (!pg->device_limit)
+		return;
+	ar_gv_bytes(size, sizeof size, pg->device_limit);
+	snprintf(words, sizeof words, "limit %s (%s)", size,
+		 pg->limit_name);
+	chart_line(b, pg->device_limit, "device-limit", "solid",
+		   AR_TL_LIMIT_COLOR, words, yl);
+}
+
 /* The bytes in use: one bar per column, its highest step's height, the
- * peak's column red. */
+ * peak's column red; over the device's persistent memory when there is a
+ * bill. */
 static void chart(Block *b)
 {
 	ArTlPage *pg = b->pg;
 	const ArPlan *p = b->p;
 	Agnode_t *n = ar_tl_box(pg, NULL, "frame", pg->x0, b->py, b->w, b->ph);
 	char buf[96], lb[32];
+	double lw, cx;
 
 	ar_gv_set(n, "style", "dashed");
 	ar_gv_set(n, "color", "#999999");
-	for (int s0 = 0; s0 < p->nsteps; s0 += pg->per) {
-		int s1 = s0 + pg->per < p->nsteps ? s0 + pg->per : p->nsteps;
+	if (pg->device)
+		persistent_bands(b);
+	for (int c = 0; c < b->cols.n; c++) {
+		int s0 = b->cols.first[c], s1 = b->cols.first[c + 1];
 		int64_t most = 0;
 		bool peak = p->peak_step >= s0 && p->peak_step < s1;
 		for (int s = s0; s < s1; s++)
@@ -471,18 +605,24 @@ static void chart(Block *b)
 		/* A point wider than its steps, under the next bar: columns
 		 * a fraction of a pixel wide would otherwise leave seams. */
 		n = ar_tl_box(pg, NULL, peak ? "peak-bar" : "bar", xat(b, s0),
-			      b->py, (s1 - s0) * pg->sx + (s1 < p->nsteps),
-			      most * pg->psy);
+			      b->py + b->base * b->psy,
+			      wof(b, s0, s1 - 1) + (s1 < p->nsteps),
+			      most * b->psy);
 		ar_gv_set(n, "style", "filled");
 		ar_gv_set(n, "penwidth", "0");
-		ar_gv_set(n, "fillcolor", peak ? "red" : "#7a9cc6");
+		ar_gv_set(n, "fillcolor", peak ? "red" : AR_TL_IN_USE_FILL);
 	}
+	if (pg->device)
+		device_lines(b);
 	if (p->peak_step >= 0 && p->peak_step < p->nsteps) {
 		ar_gv_bytes(lb, sizeof lb, p->lower_bound);
 		snprintf(buf, sizeof buf, "peak %s at step %d", lb,
 			 p->peak_step);
-		n = ar_tl_text(pg, xat(b, p->peak_step + 0.5),
-			       b->py + b->ph + 8, buf, 10, 0);
+		/* Over the peak, kept within the plot. */
+		lw = ar_gv_text_width(buf, 10);
+		cx = fmin(fmax(mid(b, p->peak_step), pg->x0 + lw / 2),
+			  pg->x0 + b->w - lw / 2);
+		n = ar_tl_text(pg, cx, b->py + b->ph + 8, buf, 10, 0);
 		ar_gv_set(n, "fontcolor", "red");
 	}
 }
@@ -497,7 +637,8 @@ static void peak(Block *b, bool over)
 	if (p->peak_step < 0 || p->peak_step >= p->nsteps)
 		return;
 	n = ar_tl_box(b->pg, NULL, over ? "peak" : "peak-tint",
-		      xat(b, p->peak_step), b->ay, b->pg->sx, b->ah);
+		      xat(b, p->peak_step), b->ay, wof(b, p->peak_step,
+		      p->peak_step), b->ah);
 	if (over) {
 		ar_gv_set(n, "style", "dashed");
 		ar_gv_set(n, "color", "red");
@@ -528,8 +669,9 @@ static void lower_bound(Block *b)
 double ar_tl_block(ArTlPage *pg, const ArGraph *g, const ArPlan *p,
 		   const char *heading, double y)
 {
-	Block b = {pg, g, p, ar_gv_training(g, p), 0, 0, 0, 0, 0, NULL, NULL};
+	Block b = {.pg = pg, .g = g, .p = p, .training = ar_gv_training(g, p)};
 	double top;
+	int64_t most = 0;
 	Agnode_t *n;
 
 	b.used = ar_xmalloc(((size_t)p->nsteps + 1) * sizeof *b.used);
@@ -539,9 +681,26 @@ double ar_tl_block(ArTlPage *pg, const ArGraph *g, const ArPlan *p,
 	for (int s = 0; s < p->nsteps; s++)
 		b.step_of[p->steps[s]] = s;
 	ar_tl_in_use(g, p, b.used);
-	b.w = p->nsteps * pg->sx;
+	b.x = ar_xmalloc(((size_t)p->nsteps + 1) * sizeof *b.x);
+	b.w = ar_tl_step_edges(g, p, pg->x0, pg->sx, b.x);
+	ar_tl_columns(b.x, p->nsteps, &b.cols);
 	b.py = y + STEP_AXIS;
-	b.ph = fmax(p->arena_bytes * pg->psy, 1);
+	b.psy = pg->psy;
+	b.height = p->arena_bytes;
+	if (pg->device) {
+		/* The chart holds the device: its scale, its own. */
+		for (int k = 0; k < pg->nparts; k++)
+			b.base += pg->part[k].bytes;
+		for (int s = 0; s < p->nsteps; s++)
+			most = b.used[s] > most ? b.used[s] : most;
+		b.height = b.base + most;
+		if (pg->device_total > b.height)
+			b.height = pg->device_total;
+		if (pg->device_limit > b.height)
+			b.height = pg->device_limit;
+		b.psy = b.height > 0 ? DEVICE_H / b.height : 0;
+	}
+	b.ph = fmax(b.height * b.psy, 1);
 	b.ay = b.py + b.ph + GAP;
 	b.ah = fmax(p->arena_bytes * pg->sy, 1);
 
@@ -563,6 +722,7 @@ double ar_tl_block(ArTlPage *pg, const ArGraph *g, const ArPlan *p,
 		ar_tl_text(pg, pg->x0, top + ROW / 2, heading, 11, -1);
 		top += ROW;
 	}
-	free(b.used), free(b.step_of);
+	free(b.used), free(b.step_of), free(b.x);
+	ar_tl_columns_free(&b.cols);
 	return top;
 }

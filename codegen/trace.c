@@ -12,7 +12,8 @@
  *     (gradients of activations, and of parameters with
  *     --optimizer-in-backward), what it recomputed, and the persistent
  *     parts of the bill (parameters, gradients, master weights, optimizer
- *     state, frozen and quantised weights), constant lines under the arena;
+ *     state, frozen and quantised weights, constants), constant lines
+ *     under the arena;
  *   - a thread "steps": each step a complete slice (ph X) named after its
  *     node, with its op, phase, FLOPs and the bytes it reads and writes;
  *   - threads "arena lane k": each tensor that owns arena bytes as a slice
@@ -75,17 +76,11 @@ static void sep(FILE *f, bool *first)
 
 static void persistent(FILE *f, const ArTrainBill *b)
 {
-	const struct { const char *name; int64_t v; } part[] = {
-		{"parameters", b->parameter_bytes},
-		{"gradients", b->gradient_bytes},
-		{"master weights", b->master_weight_bytes},
-		{"optimizer state", b->optimizer_state_bytes},
-		{"frozen parameters", b->frozen_bytes},
-		{"quantized base", b->quant_base_bytes},
-	};
-	for (size_t k = 0; k < sizeof part / sizeof *part; k++)
+	ArBillPart part[AR_BILL_NPARTS];
+	int n = ar_train_bill_parts(b, part);
+	for (int k = 0; k < n; k++)
 		fprintf(f, ", \"%s (persistent)\": %" PRId64, part[k].name,
-			part[k].v);
+			part[k].bytes);
 }
 
 static void counters(FILE *f, const ArGraph *g, const ArPlan *p,

@@ -70,6 +70,33 @@ void ar_ckpt_select(const ArTrainModel *m, ArCkptPolicy pol, bool *res)
 	}
 }
 
+int ar_train_bill_parts(const ArTrainBill *b, ArBillPart *part)
+{
+	const ArBillPart all[AR_BILL_NPARTS] = {
+		{"parameters", b->parameter_bytes},
+		{"gradients", b->gradient_bytes},
+		{"master weights", b->master_weight_bytes},
+		{"optimizer state", b->optimizer_state_bytes},
+		{"frozen parameters", b->frozen_bytes},
+		{"quantized base", b->quant_base_bytes},
+		{"constants", b->constant_bytes},
+	};
+	memcpy(part, all, sizeof all);
+	return AR_BILL_NPARTS;
+}
+
+/* The bill's persistent parts from the model's memory. */
+static void persistent_parts(ArTrainBill *b, const ArTrainMemory *x)
+{
+	b->parameter_bytes = x->parameter_bytes;
+	b->gradient_bytes = x->gradient_bytes;
+	b->master_weight_bytes = x->master_bytes;
+	b->optimizer_state_bytes = x->state_bytes;
+	b->frozen_bytes = x->frozen_bytes;
+	b->quant_base_bytes = x->quant_base_bytes;
+	b->constant_bytes = x->constant_bytes;
+}
+
 /*
  * What one device holds besides the arena: the persistent state, summed
  * saturating (the bill's total and the device check both start from it),
@@ -78,19 +105,16 @@ void ar_ckpt_select(const ArTrainModel *m, ArCkptPolicy pol, bool *res)
 static int64_t persistent_bytes(const ArTrainMemory *x, const char **largest,
 				int64_t *largest_bytes)
 {
-	const struct { const char *name; int64_t bytes; } part[] = {
-		{"parameters", x->parameter_bytes},
-		{"gradients", x->gradient_bytes},
-		{"master weights", x->master_bytes},
-		{"optimizer state", x->state_bytes},
-		{"frozen parameters", x->frozen_bytes},
-		{"quantized base weights", x->quant_base_bytes},
-		{"constants", x->constant_bytes},
-	};
+	ArTrainBill b = {0};
+	ArBillPart part[AR_BILL_NPARTS];
+	int n;
 	int64_t sum = 0;
+
+	persistent_parts(&b, x);
+	n = ar_train_bill_parts(&b, part);
 	*largest = part[0].name;
 	*largest_bytes = part[0].bytes;
-	for (size_t k = 0; k < sizeof part / sizeof *part; k++) {
+	for (int k = 0; k < n; k++) {
 		sum = ar_train_add(sum, part[k].bytes);
 		if (part[k].bytes > *largest_bytes) {
 			*largest = part[k].name;
@@ -112,22 +136,16 @@ static void fill_bill(ArTrainResult *r, ArCkptPolicy pol, bool exact,
 	b->precision = ar_precision_name(m->spec.precision);
 	b->policy = ar_ckpt_policy_name(pol);
 	b->parameter_count = x->parameter_count;
-	b->parameter_bytes = x->parameter_bytes;
-	b->gradient_bytes = x->gradient_bytes;
-	b->master_weight_bytes = x->master_bytes;
-	b->optimizer_state_bytes = x->state_bytes;
+	persistent_parts(b, x);
 	b->host_state_bytes = x->host_state_bytes;
 	b->gradient_dtype = x->grad_dtype;
 	b->master_dtype = x->master_dtype;
 	b->state_dtype = x->state_dtype;
-	b->frozen_bytes = x->frozen_bytes;
 	b->frozen_count = x->frozen_count + m->quant_params;
-	b->quant_base_bytes = x->quant_base_bytes;
 	b->lora_rank = m->spec.lora.rank;
 	b->lora_alpha = m->spec.lora.alpha;
 	b->adapted_linears = m->lora.adapted_linears;
 	b->adapter_parameters = m->lora.adapter_parameters;
-	b->constant_bytes = x->constant_bytes;
 	b->arena_bytes = r->plan->arena_bytes;
 	b->logits_bytes = x->logits_bytes;
 	b->logits_grad_bytes = x->logits_grad_bytes;

@@ -96,6 +96,16 @@ typedef struct ArTrainBill {
 	int evaluations;                /* selections planned by the search */
 } ArTrainBill;
 
+/* The bill's persistent parts, named as the outputs show them (--trace's
+ * counters, the timeline's device memory), zero ones too; returns how many
+ * (AR_BILL_NPARTS). */
+#define AR_BILL_NPARTS 7
+typedef struct ArBillPart {
+	const char *name;
+	int64_t bytes;
+} ArBillPart;
+int ar_train_bill_parts(const ArTrainBill *b, ArBillPart *part);
+
 /* The optimal search plans each selection it judges with this many
  * effort levels less than the user's (a 64th of the offset search). */
 #define AR_CKPT_EVAL_DROP 3

@@ -13,6 +13,15 @@ as the paper has them) and PP-OCR det both render to PNGs of a readable
 size at scale 1, the focus view draws the steps around one.  Graphviz
 prints nothing on stderr in any run.
 
+Text, measured in DejaVu Sans (the widest common sans, what rsvg and
+browsers without Helvetica draw with; tests/ttf_widths.py reads the
+font's own advances): no two texts overlap, none crosses an edge of its own
+node's shapes (a legend cell, a tensor's rectangle, an op's box) or a
+legend swatch, none leaves the canvas.  A training timeline's update phase,
+which touches no arena tensor, takes a few percent of the width; its
+bottom chart is the device's memory: the bill's persistent parts, byte for
+byte, under the arena in use, and the device's total and limit as lines.
+
 Environment: ARENAC (the binary), ARENAC_SHARED (the shared models).
 Prints one line per failed check and "pictures: N passed, N failed".
 """
@@ -32,6 +41,10 @@ if not os.path.isabs(ARENAC):
 SHARED = os.environ.get("ARENAC_SHARED", "")
 LENET = os.path.join(ROOT, "testdata", "lenet.onnx")
 SVG = "{http://www.w3.org/2000/svg}"
+sys.path.insert(0, os.path.join(ROOT, "tests"))
+import ttf_widths  # noqa: E402
+FONT = ttf_widths.Font(ttf_widths.DEJAVU_SANS) \
+    if os.path.exists(ttf_widths.DEJAVU_SANS) else None
 TMP = tempfile.mkdtemp(prefix="arenac_pictures")
 counts = [0, 0]
 
@@ -122,6 +135,69 @@ def tensor_title(t):
         t["first_step"], t["last_step"])
 
 
+def outline(el):
+    """(x0, y0, x1, y1) of a polygon or path."""
+    nums = [float(v) for v in re.findall(r"-?[\d.]+", el.get("points") or el.get("d"))]
+    xs, ys = nums[0::2], nums[1::2]
+    return min(xs), min(ys), max(xs), max(ys)
+
+
+def text_box(t):
+    """A text element's extent in DejaVu Sans: its advances across, cap
+    height above the baseline and descenders below."""
+    size = float(t.get("font-size"))
+    w = FONT.width(t.text or "", size)
+    x, y = float(t.get("x")), float(t.get("y"))
+    anchor = t.get("text-anchor")
+    x0 = x if anchor == "start" else x - w if anchor == "end" else x - w / 2
+    return x0, y - 0.73 * size, x0 + w, y + 0.24 * size
+
+
+def meet(a, b, tol=0.3):
+    return a[0] < b[2] - tol and b[0] < a[2] - tol and a[1] < b[3] - tol and b[1] < a[3] - tol
+
+
+def inside(a, b, tol=0.3):
+    return a[0] >= b[0] - tol and a[2] <= b[2] + tol and a[1] >= b[1] - tol and a[3] <= b[3] + tol
+
+
+def text_fits(svg, tag):
+    """Every text, in DejaVu Sans, clear of the others, inside or clear of
+    each shape of its own node, clear of the legend's swatches, on the
+    canvas; returns how many texts."""
+    if FONT is None:
+        print("skipped: %s: no DejaVu Sans (fonts-dejavu-core) to measure with" % tag)
+        return 0
+    root = ET.parse(svg).getroot()
+    m = re.search(r"translate\(([-\d.]+) ([-\d.]+)\)", root.find(SVG + "g").get("transform"))
+    dx = float(m.group(1))
+    width = float(root.get("viewBox").split()[2])
+    texts, swatches, bad = [], [], []
+    for g in root.iter(SVG + "g"):
+        mine = [(text_box(t), t.text) for t in g.findall(SVG + "text")]
+        shapes = [outline(e) for e in g.findall(SVG + "polygon") + g.findall(SVG + "path")]
+        if g.get("class") == "node legend" and not mine:
+            swatches += shapes
+        if g.get("class") == "graph":
+            shapes = []   # the canvas
+        for box, words in mine:
+            for s in shapes:
+                if meet(box, s) and not inside(box, s):
+                    bad.append("%r crosses an edge of its node's %s" % (words, s))
+        texts += mine
+    for i, (a, wa) in enumerate(texts):
+        if a[0] + dx < -0.3 or a[2] + dx > width + 0.3:
+            bad.append("%r leaves the canvas" % wa)
+        for b, wb in texts[i + 1:]:
+            if meet(a, b):
+                bad.append("%r and %r overlap" % (wa, wb))
+        for s in swatches:
+            if meet(a, s):
+                bad.append("%r covers a legend swatch" % wa)
+    check(tag + ": text fits in DejaVu Sans", not bad and texts, bad[:4])
+    return len(texts)
+
+
 def timeline_matches_report(svg, report, tag, all_drawn):
     rects = {title.split("\n")[0]: title for title, _ in shapes(svg, "tensor")}
     others = " ".join(title for title, _ in shapes(svg, "other"))
@@ -151,11 +227,113 @@ def timeline_matches_report(svg, report, tag, all_drawn):
           seen == {s: (st["phase"], used[s]) for s, st in enumerate(report["steps"])})
 
 
+BILL_KEYS = {"parameters": "parameter_bytes", "gradients": "gradient_bytes",
+             "master weights": "master_weight_bytes",
+             "optimizer state": "optimizer_state_bytes",
+             "frozen parameters": "frozen_bytes",
+             "quantized base": "quantized_base_bytes",
+             "constants": "constant_bytes", "reserve": "reserve_bytes"}
+
+
+def update_share(svg, tag, most=0.06):
+    """The update phase's band, whose steps touch no arena tensor, is
+    narrow: at most `most` of the plot's width."""
+    bands = [(t, outline(g.find(SVG + "polygon"))) for t, g in shapes(svg, "band")]
+    x0, x1 = min(b[0] for _, b in bands), max(b[2] for _, b in bands)
+    update = [b for t, b in bands if t.startswith("update phase")]
+    share = sum(b[2] - b[0] for b in update) / (x1 - x0)
+    check(tag + ": the update band is narrow", update and share <= most,
+          "%.1f%% of the width" % (100 * share))
+    return share
+
+
+def device_chart(svg, report, tag, limit=None):
+    """The bottom chart: the bill's persistent parts (with --dp/--tp/--pp,
+    the stage's first device's), each a band of its bytes stacked from the
+    chart's floor on one scale, named in the legend; the device total's
+    line where the bill has it, the limit's with a device."""
+    bill = report["training"]
+    want = [(k, bill[v]) for k, v in BILL_KEYS.items() if bill[v]]
+    sizes = {"device_total_bytes": bill["device_total_bytes"],
+             "device_bytes": bill["device_bytes"]}
+    if "devices" in report:
+        d = [x for x in report["devices"] if x["stage"] == report["parallel"]["stage"]][0]
+        want = [(k, d[v]) for k, v in (("parameters", "parameters"),
+                                        ("gradients", "gradients"),
+                                        ("optimizer state", "optimizer_state"),
+                                        ("communication buffers", "buffers"),
+                                        ("constants", "constants")) if d[v]]
+        sizes = {"device_total_bytes": d["total"], "device_bytes": limit}
+    bands = []
+    for title, g in shapes(svg, "persistent"):
+        m = re.match(r"(.+?): ([\d,]+) B, ", title)
+        bands.append((m.group(1), int(m.group(2).replace(",", "")),
+                      outline(g.find(SVG + "polygon"))))
+    check(tag + ": the persistent parts are the bill's, byte for byte",
+          [(n, b) for n, b, _ in bands] == want, ([(n, b) for n, b, _ in bands], want))
+    if not bands:
+        return
+    # The scale: the device's limit, else its total, a line drawn at its
+    # bytes over the chart's floor (points are whole: a point's error).
+    floor = bands[0][2][3]
+    lines = {cls: [outline(g.find(SVG + "polygon")) for _, g in shapes(svg, cls)]
+             for cls in ("device-total", "device-limit")}
+    key = "device_bytes" if sizes["device_bytes"] else "device_total_bytes"
+    ref = lines["device-limit" if sizes["device_bytes"] else "device-total"]
+    scale = (floor - ref[0][1]) / sizes[key] if ref else 0
+    at, ok = floor, bool(ref)
+    for _, b, o in bands:
+        ok = ok and abs(o[3] - at) < 1.01 and abs((o[3] - o[1]) - b * scale) < 1.01
+        at = o[1]
+    check(tag + ": the parts stacked on the chart's scale", ok, (bands, scale))
+    words = texts(svg)
+    check(tag + ": each part named in the legend with its size",
+          all(any(w.startswith(n + " ") and w[len(n) + 1:][:1].isdigit() for w in words)
+              for n, _, _ in bands), words[:40])
+    for cls, key in (("device-total", "device_total_bytes"), ("device-limit", "device_bytes")):
+        if sizes[key] is None:
+            check(tag + ": no %s line without a device" % cls, not lines[cls], lines[cls])
+            continue
+        check(tag + ": the %s line at its bytes" % cls, len(lines[cls]) == 1 and
+              abs(floor - lines[cls][0][1] - sizes[key] * scale) < 1.01,
+              (lines[cls], sizes[key] * scale))
+
+
 def lenet_training():
     arenac("--train", "--dim", "N=1", "--json", path("lt.json"), "--timeline",
            path("lt.svg"), "--timeline-other", "0", LENET)
     report = json.load(open(path("lt.json")))
     timeline_matches_report(path("lt.svg"), report, "lenet --train", True)
+    text_fits(path("lt.svg"), "lenet --train")
+    update_share(path("lt.svg"), "lenet --train")
+    device_chart(path("lt.svg"), report, "lenet --train")
+    # A device: its limit a line; Adam's state and a reserve are parts.
+    arenac("--train", "--dim", "N=1", "--optimizer", "adam", "--memory", "sram:8M",
+           "--reserve", "1M", "--json", path("lm.json"), "--timeline", path("lm.svg"),
+           LENET)
+    lm = json.load(open(path("lm.json")))
+    device_chart(path("lm.svg"), lm, "lenet --train --memory")
+    check("lenet --train --memory: Adam's state and the reserve drawn",
+          {"optimizer state", "reserve"} <= {t.split(":")[0] for t, _ in
+                                             shapes(path("lm.svg"), "persistent")})
+    text_fits(path("lm.svg"), "lenet --train --memory")
+    # Two data-parallel devices under ZeRO-1: a device's own bill (the
+    # optimizer state halved, the gradient bucket), not the whole model's.
+    arenac("--train", "--dim", "N=2", "--dp", "2", "--zero", "1", "--optimizer", "adam",
+           "--memory", "hbm:8M", "--json", path("dp.json"), "--timeline", path("dp.svg"),
+           LENET)
+    dp = json.load(open(path("dp.json")))
+    device_chart(path("dp.svg"), dp, "lenet --dp 2 --zero 1", limit=8 << 20)
+    check("lenet --dp 2 --zero 1: the optimizer state a device holds",
+          any(t.startswith("optimizer state: %s B" % num(dp["training"]["optimizer_state_bytes"] // 2))
+              for t, _ in shapes(path("dp.svg"), "persistent")))
+    text_fits(path("dp.svg"), "lenet --dp 2 --zero 1")
+    # Inference: no device chart, the bytes in use alone.
+    arenac("--dim", "N=1", "--timeline", path("li.svg"), "--dot", path("ld.svg"), LENET)
+    check("lenet: no persistent bands without a bill",
+          not shapes(path("li.svg"), "persistent"))
+    text_fits(path("li.svg"), "lenet timeline")
+    text_fits(path("ld.svg"), "lenet dataflow")
     update = [t for t, _ in shapes(path("lt.svg"), "band") if t.startswith("update")]
     check("lenet --train: the update band says it uses no arena",
           len(update) == 1 and "no step reads or writes the arena" in update[0])
@@ -190,6 +368,7 @@ def comparison():
           len([t for t, _ in shapes(path("cmp.svg"), "tensor")
                if t.endswith("(below: none.json)")]) ==
           len([t for t, _ in shapes(path("cmp.svg"), "tensor")]) // 2)
+    text_fits(path("cmp.svg"), "comparison")
     p = arenac("--train", "--dim", "N=1", "--timeline-compare", path("none.json"),
                LENET, rc=1)
     check("--timeline-compare needs --timeline", "needs --timeline" in p.stderr)
@@ -207,27 +386,37 @@ def kib(n):
     return "%.3g KiB" % (n / 1024) if n < 100 * 1024 else "%.0f KiB" % (n / 1024)
 
 
-def deep_training():
+def generated(name, script, *args):
+    """A model testdata's generator writes, or None without onnx."""
     try:
-        import onnx  # noqa: F401 (the generator needs it)
+        import onnx  # noqa: F401 (the generators need it)
     except ImportError:
         print("skipped: onnx is not installed for", sys.executable)
+        return None
+    subprocess.run([sys.executable, os.path.join(ROOT, "testdata", script), path(name),
+                    *args], check=True, capture_output=True)
+    return path(name)
+
+
+def deep_training():
+    model = generated("deep.onnx", "gen_deep_mlp.py", "150")
+    if not model:
         return
-    model = path("deep.onnx")
-    subprocess.run([sys.executable, os.path.join(ROOT, "testdata", "gen_deep_mlp.py"),
-                    model, "150"], check=True)
     arenac("--train", "--dim", "N=64", "--checkpoint", "sqrt", "--json",
            path("deep.json"), "--timeline", path("deep.svg"), model)
     report = json.load(open(path("deep.json")))
     check("deep: thousands of steps", len(report["steps"]) > 2500, len(report["steps"]))
     timeline_matches_report(path("deep.svg"), report, "deep --train", False)
     root = ET.parse(path("deep.svg")).getroot()
+    # 1,800 points of plot, the offsets' margin and the device lines'
+    # names at the right.
     check("deep: the picture's width bounded",
-          float(root.get("width").rstrip("pt")) < 2000, root.get("width"))
+          float(root.get("width").rstrip("pt")) < 2100, root.get("width"))
     labelled = [g for _, g in shapes(path("deep.svg"), "tensor") if g.find(SVG + "text") is not None]
     check("deep: names on 60 rectangles at most", 0 < len(labelled) <= 60, len(labelled))
     check("deep: recompute bands", any(t.startswith("recompute phase")
                                         for t, _ in shapes(path("deep.svg"), "band")))
+    text_fits(path("deep.svg"), "deep --train")
     arenac("--train", "--dim", "N=64", "--checkpoint", "sqrt", "--timeline",
            path("deep.png"), "--dot", path("deep_dot.png"), model)
 
@@ -243,6 +432,7 @@ def dataflow(model, dims, tag, blocks):
     arenac(*dims, "--dot", path(tag + ".svg"), model)
     arenac(*dims, "--dot", path(tag + ".png"), model)
     root = ET.parse(path(tag + ".svg")).getroot()
+    text_fits(path(tag + ".svg"), tag)
     w, h = (float(root.get(k).rstrip("pt")) for k in ("width", "height"))
     pw, ph = png_size(path(tag + ".png"))
     check(tag + ": PNG at scale 1, readable size",
@@ -259,12 +449,32 @@ def dataflow(model, dims, tag, blocks):
           titles == ["cluster_b%d" % i for i in range(len(titles))], titles)
 
 
+def gpt2_training():
+    """GPT-2 small's step (testdata/gen_gpt.py, the README's) on an RTX
+    4090: the update band narrow, the device's memory under the arena."""
+    model = generated("gpt2.onnx", "gen_gpt.py", "--preset", "gpt2-small")
+    if not model:
+        return
+    arenac("--train", "--optimizer", "adam", "--precision", "mixed-bf16", "--device",
+           "RTX-4090", "--json", path("gpt2.json"), "--timeline", path("gpt2.svg"), model)
+    report = json.load(open(path("gpt2.json")))
+    text_fits(path("gpt2.svg"), "gpt2 --train")
+    update_share(path("gpt2.svg"), "gpt2 --train")
+    device_chart(path("gpt2.svg"), report, "gpt2 --train --device RTX-4090")
+
+
 def shared_models():
     models = os.path.join(SHARED, "models")
     if not SHARED or not os.path.isdir(models):
         print("skipped: no shared models")
         return
     densenet = os.path.join(models, "light_densenet121.onnx")
+    arenac("--train", "--dim-default", "1", "--json", path("dn.json"), "--timeline",
+           path("dn.svg"), densenet)
+    report = json.load(open(path("dn.json")))
+    text_fits(path("dn.svg"), "densenet --train")
+    update_share(path("dn.svg"), "densenet --train")
+    device_chart(path("dn.svg"), report, "densenet --train")
     # The four dense blocks, as the paper has them; the first's layers
     # hold the peak.
     dataflow(densenet, ["--dim-default", "1"], "densenet", [6, 12, 24, 16])
@@ -290,6 +500,7 @@ def shared_models():
 lenet_training()
 comparison()
 deep_training()
+gpt2_training()
 shared_models()
 subprocess.run(["rm", "-rf", TMP])
 print("pictures: %d passed, %d failed" % tuple(counts))

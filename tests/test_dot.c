@@ -40,7 +40,7 @@ static void test_dataflow(void **state)
 	v = agnode(g, "t4", 0);
 	assert_non_null(v);
 	assert_non_null(strstr(attr(v, "label"), "c1\\nfloat32[1,4,8,8] 1 KiB"));
-	assert_non_null(strstr(attr(v, "label"), "[816, 1840)"));
+	assert_non_null(strstr(attr(v, "label"), "[816, 1,840)"));
 	assert_string_equal(attr(v, "color"), "red");  /* live at the peak */
 	assert_non_null(strstr(attr(agnode(g, "t7", 0), "label"), "within r1"));
 	assert_non_null(strstr(attr(agnode(g, "t5", 0), "label"), "over c1"));

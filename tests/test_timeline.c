@@ -4,15 +4,17 @@
  * The picture after a real layout (rectangles where the plan puts them,
  * inside the canvas, apart when their tensors are live together; phase
  * bands, hover titles, "other" bands, the width bound, a comparison of two
- * plans), the merging of small tensors and the bytes in use against brute
- * force on random plans, and the JSON report read back (the reader and
- * its refusals).
+ * plans, a training step's device memory under it), where steps go across
+ * (a step away from the arena narrow), the text measure, the merging of
+ * small tensors and the bytes in use against brute force on random plans,
+ * and the JSON report read back (the reader and its refusals).
  */
 #include "picture_util.h"
 
 #include <math.h>
 #include <unistd.h>
 
+#include "checkpoint.h"
 #include "emit.h"
 #include "fixture_plan.h"
 #include "graph_build.h"
@@ -175,19 +177,24 @@ static void test_timeline(void **state)
 	fixture_free(&fx);
 }
 
+static void set_phases(Fixture *fx)
+{
+	static const ArPhase phase[] = {AR_PHASE_FORWARD, AR_PHASE_FORWARD,
+		AR_PHASE_RECOMPUTE, AR_PHASE_BACKWARD, AR_PHASE_UPDATE};
+	for (int i = 0; i < 5; i++)
+		fx->g->nodes[i].phase = phase[i];
+}
+
 /* The fixture as a training step: steps 0-1 forward, 2 recompute, 3
  * backward, 4 update. */
 static void test_phases(void **state)
 {
-	static const ArPhase phase[] = {AR_PHASE_FORWARD, AR_PHASE_FORWARD,
-		AR_PHASE_RECOMPUTE, AR_PHASE_BACKWARD, AR_PHASE_UPDATE};
 	Fixture fx;
 	Agraph_t *g;
 	Agnode_t *v;
 
 	fixture_init(&fx);
-	for (int i = 0; i < 5; i++)
-		fx.g->nodes[i].phase = phase[i];
+	set_phases(&fx);
 	g = timeline(fx.g, &fx.p);
 	assert_int_equal(count_class(g, "band"), 4);
 	assert_non_null(titled(g, "band", "forward phase: steps 0 to 1"));
@@ -223,6 +230,109 @@ static void test_phases(void **state)
 	assert_non_null(labelled(g, "text", "bands, behind: the training phase"));
 	agclose(g);
 	fixture_free(&fx);
+}
+
+/* The fixture as a training step with a bill: the chart stands on the
+ * persistent parts and the reserve, each its bytes high on the chart's
+ * scale, with the device's total and limit as lines at theirs. */
+static void test_device(void **state)
+{
+	ArTrainBill bill = {.parameter_bytes = 4000, .gradient_bytes = 4000,
+			    .optimizer_state_bytes = 8000, .reserve_bytes = 2000,
+			    .device_total_bytes = 18000 + 1840,
+			    .device_bytes = 40000, .device_name = "sram"};
+	ArEmitInfo info = {.model_path = "fx.onnx", .options = "",
+			   .training = &bill};
+	static const char *const names[] = {"parameters: 4,000 B",
+		"gradients: 4,000 B", "optimizer state: 8,000 B",
+		"reserve: 2,000 B"};
+	static const int64_t bytes[] = {4000, 4000, 8000, 2000};
+	Fixture fx;
+	Agraph_t *g;
+	Rect r[4], total, limit;
+	double scale;
+
+	fixture_init(&fx);
+	set_phases(&fx);
+	g = timeline_with(fx.g, &fx.p, &info);
+	assert_int_equal(count_class(g, "persistent"), 4);
+	for (int k = 0; k < 4; k++) {
+		Agnode_t *v = titled(g, "persistent", names[k]);
+		assert_non_null(v);
+		r[k] = rect_of(v);
+	}
+	total = rect_of(titled(g, "device-total", ""));
+	limit = rect_of(titled(g, "device-limit", ""));
+	/* The limit, the largest, is the chart's top: 180 points. */
+	scale = (limit.y0 - r[0].y0) / 40000;
+	assert_true(fabs(scale * 40000 - 180) < 1);
+	for (int k = 0; k < 4; k++) {
+		assert_true(fabs((r[k].y1 - r[k].y0) - bytes[k] * scale) < 1.01);
+		if (k)
+			assert_true(fabs(r[k].y0 - r[k - 1].y1) < 0.05);
+	}
+	assert_true(fabs(total.y0 - r[0].y0 - 19840 * scale) < 1.01);
+	/* The hover columns leave the parts' own titles reachable. */
+	assert_true(rect_of(titled(g, "step", "step 0:")).y0 >= r[3].y1 - 0.6);
+	assert_non_null(labelled(g, "text", "optimizer state 7.81 KiB"));
+	assert_non_null(labelled(g, "text", "limit 39.1 KiB (sram)"));
+	assert_non_null(labelled(g, "text", "device memory"));
+	agclose(g);
+	/* No device: the total alone. */
+	bill.device_bytes = 0;
+	g = timeline_with(fx.g, &fx.p, &info);
+	assert_int_equal(count_class(g, "device-total"), 1);
+	assert_int_equal(count_class(g, "device-limit"), 0);
+	agclose(g);
+	fixture_free(&fx);
+}
+
+/* A step that reads and writes nothing in the arena is an eighth of a
+ * step wide; hover columns gather steps until a point wide. */
+static void test_steps(void **state)
+{
+	Fixture fx;
+	double x[6], edges[7] = {0, 0.3, 0.6, 0.9, 1.2, 5, 5.1};
+	ArTlCols c;
+
+	fixture_init(&fx);
+	assert_true(fabs(ar_tl_step_edges(fx.g, &fx.p, 10, 8, x) - 40) < 1e-9);
+	/* Step 4 (evil + in/0 -> y) away from the arena. */
+	fx.p.slots[FX_EVILT].planned = fx.p.slots[FX_IN2].planned =
+		fx.p.slots[FX_Y].planned = false;
+	assert_false(ar_tl_busy(fx.g, &fx.p, 4));
+	assert_true(ar_tl_busy(fx.g, &fx.p, 3));
+	assert_true(fabs(ar_tl_step_edges(fx.g, &fx.p, 10, 8, x) - 33) < 1e-9);
+	assert_true(fabs(x[4] - 42) < 1e-9 && fabs(x[5] - 43) < 1e-9);
+	fixture_free(&fx);
+	/* Columns: [0, 0.3, 0.6, 0.9] reach a point at 1.2, then step 4
+	 * alone (3.8 wide), then step 5. */
+	ar_tl_columns(edges, 6, &c);
+	assert_int_equal(c.n, 3);
+	assert_int_equal(c.first[0], 0);
+	assert_int_equal(c.first[1], 4);
+	assert_int_equal(c.first[2], 5);
+	assert_int_equal(c.first[3], 6);
+	assert_int_equal(c.of[3], 0);
+	assert_int_equal(c.of[4], 1);
+	ar_tl_columns_free(&c);
+}
+
+/* DejaVu Sans's advances (2048 units an em): H 1540, e 1260, l 569,
+ * o 1253. */
+static void test_text_width(void **state)
+{
+	assert_true(fabs(ar_gv_text_width("Hello", 10) -
+			 (1540 + 1260 + 2 * 569 + 1253) * 10 / 2048.0) < 1e-9);
+	assert_int_equal(ar_gv_text_fit("Hello", 10, 13), 1);
+	assert_int_equal(ar_gv_text_fit("Hello", 10, 14), 2);
+	assert_int_equal(ar_gv_text_fit("Hello", 10, 100), 5);
+	/* Lines of a label: the widest; a doubled backslash is one, and
+	 * the "n" after it a letter. */
+	assert_true(fabs(ar_gv_label_width("l\\nHello\\lo", 10) -
+			 ar_gv_text_width("Hello", 10)) < 1e-9);
+	assert_true(fabs(ar_gv_label_width("l\\\\nHe", 10) -
+			 ar_gv_text_width("l\\nHe", 10)) < 1e-9);
 }
 
 /* Tensors under 100 B are drawn merged: in/0, evil and the output. */
@@ -363,12 +473,19 @@ static void test_merge(void **state)
 		ArTlOther *o;
 		bool pick[NT];
 		int64_t snap = 1 + seed % 7, used[NS];
-		int per = 1 + seed % 3, n;
+		int per = 1 + seed % 3, n, first[NS + 1], of[NS];
+		ArTlCols cols = {(NS + per - 1) / per, first, of};
 
 		random_plan(seed, &g, &p, slots, NT, NS);
 		for (int t = 0; t < NT; t++)
 			pick[t] = ar_tl_drawn(g, &p, t) && t % 3 != 0;
-		n = ar_tl_merge(g, &p, pick, snap, per, &o);
+		/* Columns of per steps, as a plot of steps a per-th of a
+		 * point wide has them (ar_tl_columns). */
+		for (int s = 0; s < NS; s++)
+			of[s] = s / per;
+		for (int c = 0; c <= cols.n; c++)
+			first[c] = c * per < NS ? c * per : NS;
+		n = ar_tl_merge(g, &p, pick, snap, &cols, &o);
 		for (int s = 0; s < NS; s += per) {
 			/* Bands in a column: whole columns, on multiples of
 			 * snap, apart by more than one row (closer ones are
@@ -695,6 +812,9 @@ int main(void)
 		cmocka_unit_test(test_timeline),
 		cmocka_unit_test(test_phases),
 		cmocka_unit_test(test_other),
+		cmocka_unit_test(test_device),
+		cmocka_unit_test(test_steps),
+		cmocka_unit_test(test_text_width),
 		cmocka_unit_test(test_wide),
 		cmocka_unit_test(test_merge),
 		cmocka_unit_test(test_json_read),
