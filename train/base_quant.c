@@ -115,7 +115,7 @@ static void quantize(ArGraph *g, const ArNode *n, const ArBaseQuant *q,
 int ar_train_base_quant(const ArGraph *src, const ArBaseQuant *q,
 			ArGraph **out, int64_t *params, ArError *err)
 {
-	int head = head_node(src), nq = 0, rc = AR_OK;
+	int head = head_node(src), nq = 0, nstored = 0, rc = AR_OK;
 	ArGraph *g = ar_copy_tensors(src);
 
 	*out = NULL;
@@ -123,7 +123,9 @@ int ar_train_base_quant(const ArGraph *src, const ArBaseQuant *q,
 	for (int i = 0; i < src->nnodes && !rc; i++) {
 		const ArNode *n = &src->nodes[i];
 		int64_t in, o;
-		if (i != head && ar_is_step(src, i) &&
+		bool stored = !strcmp(n->op, AR_QUANT_MATMUL);
+		nstored += stored;
+		if (i != head && ar_is_step(src, i) && !stored &&
 		    ar_train_linear(src, n, &in, &o) &&
 		    !ar_lora_adapter(src->tensors[n->inputs[1]].name)) {
 			quantize(g, n, q, in, o, params);
@@ -135,8 +137,11 @@ int ar_train_base_quant(const ArGraph *src, const ArBaseQuant *q,
 	if (!rc && !nq)
 		rc = ar_fail(err, AR_EXIT_MODEL, "--base-quant %s: the model has "
 			     "no linear to quantise (a MatMul or Gemm by a "
-			     "weight, the head excepted)",
-			     ar_base_quant_name(q->format));
+			     "weight, the head excepted)%s",
+			     ar_base_quant_name(q->format), nstored ?
+			     "; its linears are stored quantised already "
+			     "(DequantizeLinear or MatMulNBits), and are "
+			     "planned as such without --base-quant" : "");
 	if (rc) {
 		ar_graph_free(g);
 		return rc;

@@ -383,8 +383,9 @@ static void settle_params(ArTrainModel *m)
 }
 
 /*
- * The forward graph as the step runs it: its buffers found (buffers.c),
- * weights in their own shapes (unfold.c), --lora's adapters, --base-quant's stored weights,
+ * The forward graph as the step runs it: the linears it stores quantised
+ * (prequant.c), its buffers found (buffers.c), weights in their own
+ * shapes (unfold.c), --lora's adapters, --base-quant's stored weights,
  * --attention's fused cores, autocast's casts, each a copy of the one
  * before (made[], freed by the caller).
  */
@@ -393,7 +394,13 @@ static int rewrite(ArTrainModel *m, const ArTrainSpec *spec,
 {
 	ArDType low = ar_precision_autocast(spec->precision);
 	int rc = AR_OK, k = 0;
+	int64_t quantised = 0;
 
+	if (!(rc = ar_train_prequant(*fwd, &made[k], &m->quant_params, err)) &&
+	    made[k])
+		*fwd = made[k++];
+	if (rc)
+		return rc;
 	m->buffer = ar_train_buffers(*fwd, spec);
 	m->nbuffer = (*fwd)->ntensors;
 	if (!(rc = ar_train_unfold(*fwd, m->buffer, &made[k], err)) && made[k])
@@ -403,8 +410,10 @@ static int rewrite(ArTrainModel *m, const ArTrainSpec *spec,
 		*fwd = made[k++];
 	if (!rc && spec->base_quant.format != AR_BQ_NONE &&
 	    !(rc = ar_train_base_quant(*fwd, &spec->base_quant, &made[k],
-				       &m->quant_params, err)))
+				       &quantised, err))) {
 		*fwd = made[k++];
+		m->quant_params = ar_train_add(m->quant_params, quantised);
+	}
 	if (!rc && spec->attention != AR_ATTN_MATH &&
 	    !(rc = ar_train_flash(*fwd, spec->attention, &made[k], err))) {
 		if (made[k])
@@ -427,7 +436,7 @@ int ar_train_model(const ArGraph *fwd, const ArTrainSpec *spec,
 		   ArTrainModel **out, ArError *err)
 {
 	ArTrainModel *m = ar_xcalloc(1, sizeof *m);
-	ArGraph *made[5] = {NULL};
+	ArGraph *made[6] = {NULL};
 	int *order = NULL, rc;
 	bool *rg = NULL;
 

@@ -332,7 +332,8 @@ extern const char *const AR_LORA_DEFAULT_TARGET;
 int ar_train_lora(const ArGraph *src, const ArLoraSpec *s, ArGraph **out,
 		  ArLoraInfo *info, ArError *err);
 /* Whether node n of g is a linear: a MatMul or Gemm (no transA) by a 2-D
- * float weight (input 1, not computed), its in and out sizes (lora.c). */
+ * float weight (input 1, not computed), or a QuantizedMatMul (a frozen
+ * linear stored quantised); its in and out sizes (lora.c). */
 bool ar_train_linear(const ArGraph *g, const ArNode *n, int64_t *in,
 		     int64_t *out);
 /* The stored bytes of an in x out weight in format q (base_quant.c). */
@@ -343,6 +344,12 @@ int64_t ar_base_quant_bytes(const ArBaseQuant *q, int64_t in, int64_t out);
  * AR_EXIT_MODEL when there is none. */
 int ar_train_base_quant(const ArGraph *src, const ArBaseQuant *q,
 			ArGraph **out, int64_t *params, ArError *err);
+/* A copy of src with each linear the model stores quantised itself
+ * (DequantizeLinear, QDQ, MatMulNBits) as an arenac.QuantizedMatMul of
+ * its stored tensors (prequant.c); *out NULL when there is none, *params
+ * the weights they stand for. */
+int ar_train_prequant(const ArGraph *src, ArGraph **out, int64_t *params,
+		      ArError *err);
 /* Whether a tensor name is an adapter's (W.lora_A, W.lora_B). */
 bool ar_lora_adapter(const char *name);
 
