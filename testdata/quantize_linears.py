@@ -192,7 +192,7 @@ def rewrite(model, form, block, symmetric, head, first=False):
         x, y = n.input[0], n.output[0]
         if form in ("int8", "qdq"):
             q, s, z = quantise(wf, 8, k) if wf is not None else (
-                np.zeros((k, nn)), np.ones((1, nn)), np.zeros((1, nn)))
+                None, np.ones((1, nn)), np.zeros((1, nn)))
             deq = w + DQ
             st.add(w + SCALE, TensorProto.FLOAT, [nn],
                    s[0].astype(np.float32), 4 * nn)
@@ -210,7 +210,7 @@ def rewrite(model, form, block, symmetric, head, first=False):
                 st.bytes += k * nn
             else:
                 st.add(w + Q, TensorProto.INT8, [k, nn],
-                       q.astype(np.int8), k * nn)
+                       q is not None and q.astype(np.int8), k * nn)
                 dropped.add(w)
             nodes.append(helper.make_node(
                 "DequantizeLinear", [w + Q, w + SCALE] + zpi,
@@ -224,8 +224,9 @@ def rewrite(model, form, block, symmetric, head, first=False):
         elif form == "int4":
             nb = -(-k // block)
             q, s, z = quantise(wf, 4, block) if wf is not None else (
-                np.zeros((k, nn)), np.ones((nb, nn)), np.zeros((nb, nn)))
-            st.add(w + Q, INT4, [k, nn], pack4(q), -(-k * nn // 2))
+                None, np.ones((nb, nn)), np.zeros((nb, nn)))
+            st.add(w + Q, INT4, [k, nn], q is not None and pack4(q),
+                   -(-k * nn // 2))
             st.add(w + SCALE, ftype, [nb, nn], s.astype(FLOATS[ftype]),
                    nb * nn * fsize)
             zpi = []
@@ -243,11 +244,13 @@ def rewrite(model, form, block, symmetric, head, first=False):
         else:  # nbits: B is W^T [N, K] in blocks of K
             nb = -(-k // block)
             q, s, z = quantise(wf, 4, block) if wf is not None else (
-                np.zeros((k, nn)), np.ones((nb, nn)), np.zeros((nb, nn)))
-            # uint4: value + 8; per column n, block b, block/2 bytes.
-            qt = np.zeros((nn, nb * block), np.int64)
-            qt[:, :k] = (q + 8).T
-            packed = pack4(qt.reshape(-1)).reshape(nn, nb, block // 2)
+                None, np.ones((nb, nn)), np.zeros((nb, nn)))
+            packed = None
+            if q is not None:
+                # uint4: value + 8; per column n, block b, block/2 bytes.
+                qt = np.zeros((nn, nb * block), np.int64)
+                qt[:, :k] = (q + 8).T
+                packed = pack4(qt.reshape(-1)).reshape(nn, nb, block // 2)
             st.add(w + Q, TensorProto.UINT8, [nn, nb, block // 2],
                    packed, nn * nb * (block // 2))
             st.add(w + SCALE, ftype, [nn * nb],

@@ -112,14 +112,26 @@ static void quantize(ArGraph *g, const ArNode *n, const ArBaseQuant *q,
 	g->tensors[n->outputs[0]].producer = id;
 }
 
-int ar_train_base_quant(const ArGraph *src, const ArBaseQuant *q,
+int ar_train_base_quant(const ArGraph *src, const ArTrainSpec *spec,
 			ArGraph **out, int64_t *params, ArError *err)
 {
+	const ArBaseQuant *q = &spec->base_quant;
 	int head = head_node(src), nq = 0, nstored = 0, rc = AR_OK;
-	ArGraph *g = ar_copy_tensors(src);
+	ArGraph *g;
 
 	*out = NULL;
 	*params = 0;
+	/* Full fine-tuning trains every weight: storing them quantised
+	 * would freeze them unasked (bitsandbytes' 4-bit and int8 weights
+	 * take no gradient). */
+	if (!spec->lora.rank && !spec->ntrainable && !spec->nfreeze &&
+	    !src->meta_trainable && !src->meta_frozen)
+		return ar_fail(err, AR_EXIT_MODEL, "--base-quant %s stores the "
+			       "frozen base weights, and nothing is frozen: "
+			       "every parameter is trained (add --lora, or "
+			       "--trainable / --freeze)",
+			       ar_base_quant_name(q->format));
+	g = ar_copy_tensors(src);
 	for (int i = 0; i < src->nnodes && !rc; i++) {
 		const ArNode *n = &src->nodes[i];
 		int64_t in, o;

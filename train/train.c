@@ -409,7 +409,7 @@ static int rewrite(ArTrainModel *m, const ArTrainSpec *spec,
 	    !(rc = ar_train_lora(*fwd, &spec->lora, &made[k], &m->lora, err)))
 		*fwd = made[k++];
 	if (!rc && spec->base_quant.format != AR_BQ_NONE &&
-	    !(rc = ar_train_base_quant(*fwd, &spec->base_quant, &made[k],
+	    !(rc = ar_train_base_quant(*fwd, spec, &made[k],
 				       &quantised, err))) {
 		*fwd = made[k++];
 		m->quant_params = ar_train_add(m->quant_params, quantised);

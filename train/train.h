@@ -339,10 +339,11 @@ bool ar_train_linear(const ArGraph *g, const ArNode *n, int64_t *in,
 /* The stored bytes of an in x out weight in format q (base_quant.c). */
 int64_t ar_base_quant_bytes(const ArBaseQuant *q, int64_t in, int64_t out);
 /* A copy of src with every linear but the head and the adapters as an
- * arenac.QuantizedMatMul by its stored weight; *params their weights
- * (the stored bytes are the bill's, precision.c).
- * AR_EXIT_MODEL when there is none. */
-int ar_train_base_quant(const ArGraph *src, const ArBaseQuant *q,
+ * arenac.QuantizedMatMul by its stored weight in spec's --base-quant
+ * format; *params their weights (the stored bytes are the bill's,
+ * precision.c).  AR_EXIT_MODEL when there is none, or when the spec
+ * freezes nothing (full fine-tuning). */
+int ar_train_base_quant(const ArGraph *src, const ArTrainSpec *spec,
 			ArGraph **out, int64_t *params, ArError *err);
 /* A copy of src with each linear the model stores quantised itself
  * (DequantizeLinear, QDQ, MatMulNBits) as an arenac.QuantizedMatMul of
