@@ -18,7 +18,10 @@
  * weight (W.lora_A, W.lora_B), in its type.  A Gemm with transB reads
  * W [out, in]; its bias stays the base's.  torch.onnx exports a Linear on
  * a 3-D input as MatMul with the weight transposed and folded, and a
- * Linear on 2-D input as Gemm(transB=1): both are found.
+ * Linear on 2-D input as Gemm(transB=1): both are found.  So is a linear
+ * the model stores quantised (prequant.c's QuantizedMatMul, before
+ * --base-quant makes its own): its adapters take the compute format, and
+ * the targets match its stored weight's name or its node's (the linear's).
  *
  * The default target is the attention's query and value projections,
  * PEFT's default for Llama-like models and torchtune's lora_attn_modules
