@@ -22,8 +22,9 @@ each, against the float model with the same options:
   - --checkpoint layer finds the float model's layers and keeps the same
     checkpoints; selective and optimal plan;
   - --base-quant on it says its linears are stored quantised already;
-    --base-quant with nothing frozen, a --lora-target matching no linear
-    and a rank above a weight's smaller side are exit 2 each.
+    --base-quant stores only the linears the options freeze, and with
+    none frozen, a --lora-target matching no linear and a rank above a
+    weight's smaller side are exit 2 each.
 Then the Llama-7B shape (gen_llama.py --preset llama-7b), LoRA r 16 in
 bf16 with layer checkpointing on an RTX 4090, as the README's QLoRA
 example: the model in int8 per channel and in int4 (block 64, fp16 scales
@@ -160,7 +161,18 @@ def small(tmp, name, script, opts):
           r.stderr)
     r = arenac("--train", "--base-quant", "nf4", base)
     check("%s --base-quant with nothing frozen: exit 2" % name,
-          r.returncode == 2 and "nothing is frozen" in r.stderr, r.stderr)
+          r.returncode == 2 and "freeze no linear" in r.stderr, r.stderr)
+    # --freeze l0: layer 0's linears stored in nf4, layer 1's trained.
+    rep, r = bill("--base-quant", "int8", "--freeze", "^l0[.]", base)
+    full, _ = bill(base)
+    q = [s for s in (rep or {}).get("steps", [])
+         if s["op"] == "QuantizedMatMul"]
+    check("%s --base-quant int8 --freeze l0: only layer 0's linears "
+          "stored quantised, the others trained" % name, rep and full and
+          q and all(s["name"].startswith("l0.") for s in q) and
+          rep["training"]["trainable_parameters"] ==
+          full["training"]["trainable_parameters"] -
+          rep["training"]["frozen_parameters"], r.stderr)
     rep, r = bill("--checkpoint", "layer", path)
     check("%s int8 without --lora: trains the rest, the linears frozen, "
           "layers found" % name, rep and

@@ -116,37 +116,38 @@ int ar_train_base_quant(const ArGraph *src, const ArTrainSpec *spec,
 			ArGraph **out, int64_t *params, ArError *err)
 {
 	const ArBaseQuant *q = &spec->base_quant;
-	int head = head_node(src), nq = 0, nstored = 0, rc = AR_OK;
+	int head = head_node(src), nq = 0, nstored = 0, nlinear = 0;
+	int rc = AR_OK;
 	ArGraph *g;
 
 	*out = NULL;
 	*params = 0;
-	/* Full fine-tuning trains every weight: storing them quantised
-	 * would freeze them unasked (bitsandbytes' 4-bit and int8 weights
-	 * take no gradient). */
-	if (!spec->lora.rank && !spec->ntrainable && !spec->nfreeze &&
-	    !src->meta_trainable && !src->meta_frozen)
-		return ar_fail(err, AR_EXIT_MODEL, "--base-quant %s stores the "
-			       "frozen base weights, and nothing is frozen: "
-			       "every parameter is trained (add --lora, or "
-			       "--trainable / --freeze)",
-			       ar_base_quant_name(q->format));
 	g = ar_copy_tensors(src);
 	for (int i = 0; i < src->nnodes && !rc; i++) {
 		const ArNode *n = &src->nodes[i];
 		int64_t in, o;
-		bool stored = !strcmp(n->op, AR_QUANT_MATMUL);
+		bool stored = !strcmp(n->op, AR_QUANT_MATMUL), linear;
 		nstored += stored;
-		if (i != head && ar_is_step(src, i) && !stored &&
-		    ar_train_linear(src, n, &in, &o) &&
-		    !ar_lora_adapter(src->tensors[n->inputs[1]].name)) {
+		linear = i != head && ar_is_step(src, i) && !stored &&
+			 ar_train_linear(src, n, &in, &o) &&
+			 !ar_lora_adapter(src->tensors[n->inputs[1]].name);
+		nlinear += linear;
+		/* A trained weight stays as it is: bitsandbytes' 4-bit and
+		 * int8 weights take no gradient. */
+		if (linear && ar_train_left_frozen(spec, src, n->inputs[1])) {
 			quantize(g, n, q, in, o, params);
 			nq++;
 		} else if (ar_copy_node(g, n, n->inputs, n->outputs, err) < 0) {
 			rc = err->code;
 		}
 	}
-	if (!rc && !nq)
+	if (!rc && !nq && nlinear)
+		rc = ar_fail(err, AR_EXIT_MODEL, "--base-quant %s stores the "
+			     "frozen base weights, and the options freeze no "
+			     "linear's: all %d are trained (add --lora, or "
+			     "--trainable / --freeze)",
+			     ar_base_quant_name(q->format), nlinear);
+	else if (!rc && !nq)
 		rc = ar_fail(err, AR_EXIT_MODEL, "--base-quant %s: the model has "
 			     "no linear to quantise (a MatMul or Gemm by a "
 			     "weight, the head excepted)%s",

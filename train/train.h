@@ -338,11 +338,12 @@ bool ar_train_linear(const ArGraph *g, const ArNode *n, int64_t *in,
 		     int64_t *out);
 /* The stored bytes of an in x out weight in format q (base_quant.c). */
 int64_t ar_base_quant_bytes(const ArBaseQuant *q, int64_t in, int64_t out);
-/* A copy of src with every linear but the head and the adapters as an
- * arenac.QuantizedMatMul by its stored weight in spec's --base-quant
- * format; *params their weights (the stored bytes are the bill's,
- * precision.c).  AR_EXIT_MODEL when there is none, or when the spec
- * freezes nothing (full fine-tuning). */
+/* A copy of src with every linear whose weight the options leave frozen
+ * (the head and the adapters excepted) as an arenac.QuantizedMatMul by
+ * its stored weight in spec's --base-quant format; *params their weights
+ * (the stored bytes are the bill's, precision.c).  AR_EXIT_MODEL when
+ * there is no linear, or when the options freeze none (full
+ * fine-tuning). */
 int ar_train_base_quant(const ArGraph *src, const ArTrainSpec *spec,
 			ArGraph **out, int64_t *params, ArError *err);
 /* A copy of src with each linear the model stores quantised itself
@@ -351,6 +352,11 @@ int ar_train_base_quant(const ArGraph *src, const ArTrainSpec *spec,
  * the weights they stand for. */
 int ar_train_prequant(const ArGraph *src, ArGraph **out, int64_t *params,
 		      ArError *err);
+/* Whether the options leave weight t of g (a forward graph) frozen, as
+ * ar_train_params will decide: named by --freeze or the exporter's
+ * arenac.frozen, or, with --lora or --trainable, not named by --trainable
+ * (params.c). */
+bool ar_train_left_frozen(const ArTrainSpec *spec, const ArGraph *g, int t);
 /* Whether a tensor name is an adapter's (W.lora_A, W.lora_B). */
 bool ar_lora_adapter(const char *name);
 
