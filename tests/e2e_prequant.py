@@ -162,6 +162,13 @@ def small(tmp, name, script, opts):
     r = arenac("--train", "--base-quant", "nf4", base)
     check("%s --base-quant with nothing frozen: exit 2" % name,
           r.returncode == 2 and "freeze no linear" in r.stderr, r.stderr)
+    rep, r = bill("--optimizer", "adam", "--fit", "1x24G", "--fit-axis",
+                  "lora=0,4", "--fit-axis", "base-quant=none,nf4", base)
+    check("%s --fit over lora=0,4 and base-quant=none,nf4: no nf4 row "
+          "without adapters (full fine-tuning has no frozen base)" % name,
+          rep and sorted({(x["lora_rank"], x["base_quant"]) for x in
+                          rep["fit"]["configurations"]}) ==
+          [(0, "none"), (4, "nf4"), (4, "none")], r.stderr)
     # --freeze l0: layer 0's linears stored in nf4, layer 1's trained.
     rep, r = bill("--base-quant", "int8", "--freeze", "^l0[.]", base)
     full, _ = bill(base)
