@@ -27,7 +27,8 @@
  * output, the integer tensor ORT's and TensorRT's constant folding make
  * of it (the float W the file ships is not kept).  A dequantised weight
  * read by anything but linears (an embedding's Gather) is left as the
- * graph has it.
+ * graph has it, and --train then names DequantizeLinear as an op
+ * without a gradient rule: its float scale would be a parameter.
  */
 #include "train.h"
 
