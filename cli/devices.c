@@ -159,7 +159,7 @@ static int make_setups(const Cli *c, const ArGraph *g, int given,
 {
 	const CliFitAxes *x = &c->axes;
 	int64_t global = model_batch(c, g) * (given ? given : c->fit.devices);
-	int n = 1, rc = AR_OK;
+	int n = 1, j = 0, rc = AR_OK;
 
 	for (int a = 0; a < CLI_AXES; a++)
 		n *= x->n[a] ? x->n[a] : 1;
@@ -173,8 +173,8 @@ static int make_setups(const Cli *c, const ArGraph *g, int given,
 			at[a] = rest % m;
 			rest /= m;
 		}
-		v[k] = (ArFitVariant){g, c->topt, given, 0};
-		t = &v[k].opt.spec;
+		v[j] = (ArFitVariant){g, c->topt, given, 0};
+		t = &v[j].opt.spec;
 		if (x->n[CLI_AXIS_ATTENTION])
 			t->attention = x->attention[at[CLI_AXIS_ATTENTION]];
 		if (x->n[CLI_AXIS_LORA]) {
@@ -187,6 +187,12 @@ static int make_setups(const Cli *c, const ArGraph *g, int given,
 			t->base_quant.block =
 				x->quant[at[CLI_AXIS_BASE_QUANT]].block;
 		}
+		/* A base format stores frozen weights: full fine-tuning
+		 * (no adapters, nothing frozen) has none, and is the setup
+		 * without it (base_quant.c refuses it). */
+		if (t->base_quant.format != AR_BQ_NONE && !t->lora.rank &&
+		    !t->ntrainable && !t->nfreeze && x->n[CLI_AXIS_LORA])
+			continue;
 		if (x->n[CLI_AXIS_BATCH]) {
 			int i = at[CLI_AXIS_BATCH];
 			int64_t b = x->batch[i];
@@ -211,12 +217,17 @@ static int make_setups(const Cli *c, const ArGraph *g, int given,
 				if (rc)
 					break;
 			}
-			v[k].fwd = graphs[i];
-			v[k].batch = b;
-			v[k].microbatches = (int)(global / b);
+			v[j].fwd = graphs[i];
+			v[j].batch = b;
+			v[j].microbatches = (int)(global / b);
 		}
+		j++;
 	}
-	*nv = n;
+	*nv = j;
+	if (!rc && !j)
+		rc = ar_fail(err, AR_EXIT_USAGE, "--fit-axis base-quant: no "
+			     "setup has adapters or anything frozen for a base "
+			     "format to store");
 	return rc;
 }
 

@@ -118,7 +118,8 @@ static const ArGradRule
 	G_NLL = {.diff = B(0), .reads = {IN(B(1) | B(2))}},
 	/* A linear by a quantised frozen weight (quant_matmul.c): dX from
 	 * the stored weight, dequantised again; nothing kept. */
-	G_QMATMUL = {.diff = B(0), .reads = {IN(B(1))}, .cost = 2},
+	G_QMATMUL = {.diff = B(0), .reads = {IN(B(1) | B(3) | B(4) | B(5))},
+		     .cost = 2},
 	/* Einsum: each operand's gradient contracts dY with the others (torch's
 	 * EinsumBackward saves every operand); one operand: moved values. */
 	G_EINSUM = {.diff = ALL, .reads = {IN(ALL & ~B(0)), IN(ALL & ~B(1)),
@@ -608,8 +609,10 @@ static const ArOpDef table[] = {
 	{FUSED(AR_PREACT_CONV), IO(2, VAR, 1, 1), .flops = ar_flops_conv,
 	 .runtime = true},
 	/* A frozen linear stored quantised (--base-quant, train/base_quant.c;
-	 * quant_matmul.c): its step holds the dequantised weight. */
-	{FUSED(AR_QUANT_MATMUL), IO(2, 3, 1, 1), .flags = AR_OP_NOFOLD,
+	 * a model's own, train/prequant.c; quant_matmul.c): x, the stored
+	 * weight, the bias, then scale, zero point and g_idx where the
+	 * format keeps them apart; its step holds the dequantised weight. */
+	{FUSED(AR_QUANT_MATMUL), IO(2, 6, 1, 1), .flags = AR_OP_NOFOLD,
 	 .grad = &G_QMATMUL, .flops = ar_flops_qmatmul,
 	 .scratch = ar_scratch_qmatmul},
 	/* 1 / sqrt(x), torch.rsqrt, which ONNX lacks: the fused op of the
@@ -679,7 +682,7 @@ static const ArOpDef table[] = {
 	{TRAINING("MomentumUpdate"), IO(3, 4, 1, 1), .alias = AR_ALIAS_INPLACE,
 	 .inplace = B(0)},
 	/* The dequantised weight again (quant_matmul.c). */
-	{TRAINING("QuantizedMatMulGrad"), IO(2, 2, 1, 1),
+	{TRAINING("QuantizedMatMulGrad"), IO(2, 5, 1, 1),
 	 .scratch = ar_scratch_qmatmul_grad},
 	{TRAINING("SgdUpdate"), IO(2, 3, 1, 1), .alias = AR_ALIAS_INPLACE,
 	 .inplace = B(0)},

@@ -113,6 +113,8 @@ def account(rep):
     read = set()
     for st in rep["steps"]:
         for n in st["inputs"]:
+            if n is None:       # an omitted optional input
+                continue
             t = tensors[index[n]]
             if t["kind"] in ("weight", "constant") and t["bytes"] > 0 and \
                     t["offset"] is None:

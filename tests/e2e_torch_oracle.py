@@ -135,7 +135,7 @@ def arenac_side(report):
             bnstats.update(st["outputs"][3:])
     read = {i for st in report["steps"]
             if st["phase"] in ("backward", "recompute")
-            for i in st["inputs"]}
+            for i in st["inputs"] if i is not None}   # null: omitted
     buffers = collections.OrderedDict()
     for name in sorted(read):
         t = tensors[name]

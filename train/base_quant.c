@@ -112,31 +112,49 @@ static void quantize(ArGraph *g, const ArNode *n, const ArBaseQuant *q,
 	g->tensors[n->outputs[0]].producer = id;
 }
 
-int ar_train_base_quant(const ArGraph *src, const ArBaseQuant *q,
+int ar_train_base_quant(const ArGraph *src, const ArTrainSpec *spec,
 			ArGraph **out, int64_t *params, ArError *err)
 {
-	int head = head_node(src), nq = 0, rc = AR_OK;
-	ArGraph *g = ar_copy_tensors(src);
+	const ArBaseQuant *q = &spec->base_quant;
+	int head = head_node(src), nq = 0, nstored = 0, nlinear = 0;
+	int rc = AR_OK;
+	ArGraph *g;
 
 	*out = NULL;
 	*params = 0;
+	g = ar_copy_tensors(src);
 	for (int i = 0; i < src->nnodes && !rc; i++) {
 		const ArNode *n = &src->nodes[i];
 		int64_t in, o;
-		if (i != head && ar_is_step(src, i) &&
-		    ar_train_linear(src, n, &in, &o) &&
-		    !ar_lora_adapter(src->tensors[n->inputs[1]].name)) {
+		bool stored = !strcmp(n->op, AR_QUANT_MATMUL), linear;
+		nstored += stored;
+		linear = i != head && ar_is_step(src, i) && !stored &&
+			 ar_train_linear(src, n, &in, &o) &&
+			 !ar_lora_adapter(src->tensors[n->inputs[1]].name);
+		nlinear += linear;
+		/* A trained weight stays as it is: bitsandbytes' 4-bit and
+		 * int8 weights take no gradient. */
+		if (linear && ar_train_left_frozen(spec, src, n->inputs[1])) {
 			quantize(g, n, q, in, o, params);
 			nq++;
 		} else if (ar_copy_node(g, n, n->inputs, n->outputs, err) < 0) {
 			rc = err->code;
 		}
 	}
-	if (!rc && !nq)
+	if (!rc && !nq && nlinear)
+		rc = ar_fail(err, AR_EXIT_MODEL, "--base-quant %s stores the "
+			     "frozen base weights, and the options freeze no "
+			     "linear's: all %d are trained (add --lora, or "
+			     "--trainable / --freeze)",
+			     ar_base_quant_name(q->format), nlinear);
+	else if (!rc && !nq)
 		rc = ar_fail(err, AR_EXIT_MODEL, "--base-quant %s: the model has "
 			     "no linear to quantise (a MatMul or Gemm by a "
-			     "weight, the head excepted)",
-			     ar_base_quant_name(q->format));
+			     "weight, the head excepted)%s",
+			     ar_base_quant_name(q->format), nstored ?
+			     "; its linears are stored quantised already "
+			     "(DequantizeLinear or MatMulNBits), and are "
+			     "planned as such without --base-quant" : "");
 	if (rc) {
 		ar_graph_free(g);
 		return rc;

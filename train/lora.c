@@ -18,7 +18,10 @@
  * weight (W.lora_A, W.lora_B), in its type.  A Gemm with transB reads
  * W [out, in]; its bias stays the base's.  torch.onnx exports a Linear on
  * a 3-D input as MatMul with the weight transposed and folded, and a
- * Linear on 2-D input as Gemm(transB=1): both are found.
+ * Linear on 2-D input as Gemm(transB=1): both are found.  So is a linear
+ * the model stores quantised (prequant.c's QuantizedMatMul, before
+ * --base-quant makes its own): its adapters take the compute format, and
+ * the targets match its stored weight's name or its node's (the linear's).
  *
  * The default target is the attention's query and value projections,
  * PEFT's default for Llama-like models and torchtune's lora_attn_modules
@@ -33,6 +36,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuse.h"
 #include "graph_copy.h"
 
 const char *const AR_LORA_DEFAULT_TARGET =
@@ -44,6 +48,14 @@ bool ar_train_linear(const ArGraph *g, const ArNode *n, int64_t *in,
 {
 	const ArTensor *w;
 	bool gemm = !strcmp(n->op, "Gemm");
+	if (!strcmp(n->op, AR_QUANT_MATMUL) && !strcmp(n->domain,
+						      AR_FUSED_DOMAIN)) {
+		const ArTensor *x = &g->tensors[n->inputs[0]];
+		const ArTensor *y = &g->tensors[n->outputs[0]];
+		*in = x->dims[x->rank - 1];
+		*out = y->dims[y->rank - 1];
+		return true;
+	}
 	if ((!gemm && strcmp(n->op, "MatMul")) || !ar_default_domain(n->domain)
 	    || n->nexplicit < 2 || n->inputs[0] < 0 || n->inputs[1] < 0 ||
 	    ar_in_arena(g, n->inputs[1]) || !ar_in_arena(g, n->inputs[0]))
@@ -147,6 +159,10 @@ static void adapt(ArGraph *g, const ArNode *n, const ArLoraSpec *s,
 	int y0, xd = x, xa, xb, xs, a, b, sc, io[2];
 	char name[512];
 	ArDType dt = g->tensors[y].dtype, wdt = g->tensors[w].dtype;
+	/* A weight stored quantised (prequant.c): adapters in the compute
+	 * format, as PEFT's on a bitsandbytes or GPTQ layer. */
+	if (!ar_train_is_float(wdt))
+		wdt = dt;
 	const char *base = n->name;
 
 	snprintf(name, sizeof name, "%s" AR_LORA_A_SUFFIX, g->tensors[w].name);

@@ -24,6 +24,9 @@
  * POSIX extended, unanchored (use ^ and $); one that matches no parameter
  * is an error, as a typo would otherwise freeze or train the wrong set.
  *
+ * --base-quant asks the same question before the model is built
+ * (ar_train_left_frozen): it stores only the linears left frozen.
+ *
  * Before those, the exporter's metadata (apply_meta) when present, and a
  * tie: a parameter folded by data movement from another parameter the
  * step also reads is that one (m->tied), counted once in the bill.
@@ -347,6 +350,36 @@ static bool same_param(const ArGraph *g, int t, const void *arg)
 {
 	const Same *s = arg;
 	return s->is[t] && ar_numel(&g->tensors[t]) == s->numel;
+}
+
+/* Whether one of the n expressions matches t (an expression that does
+ * not compile matches nothing: ar_train_params reports it). */
+static bool any_matches(const ArGraph *g, int t, const char *const *res,
+			int n, const char *memo)
+{
+	bool hit = false;
+	for (int k = 0; k < n && !hit; k++) {
+		regex_t re;
+		if (regcomp(&re, res[k], REG_EXTENDED | REG_NOSUB))
+			continue;
+		hit = matches(g, t, regex_hit, &re, memo);
+		regfree(&re);
+	}
+	return hit;
+}
+
+bool ar_train_left_frozen(const ArTrainSpec *spec, const ArGraph *g, int t)
+{
+	char *memo = ar_xcalloc((size_t)g->ntensors + 1, 1);
+	bool frozen;
+	(void)ar_train_holds_weights(g, t, memo);
+	frozen = (g->meta_frozen && matches(g, t, list_hit, g->meta_frozen,
+					    memo)) ||
+		 any_matches(g, t, spec->freeze, spec->nfreeze, memo) ||
+		 ((spec->lora.rank || spec->ntrainable) &&
+		  !any_matches(g, t, spec->trainable, spec->ntrainable, memo));
+	free(memo);
+	return frozen;
 }
 
 int ar_train_params(ArTrainModel *m, ArError *err)

@@ -75,6 +75,14 @@ static bool kept_type(const ArNode *n, int j)
 	return j > 0 && d && d->train_outputs;
 }
 
+/* Input j of n is a linear's weight stored quantised, or its scale, zero
+ * point or g_idx (QuantizedMatMul's operands 1 and 3 on): the base's
+ * stored bytes, in their own types. */
+static bool stored_operand(const ArNode *n, int j)
+{
+	return (j == 1 || j >= 3) && !strcmp(n->op, AR_QUANT_MATMUL);
+}
+
 int ar_train_convert(ArTrainModel *m, ArError *err)
 {
 	ArGraph *g = m->base;
@@ -85,11 +93,16 @@ int ar_train_convert(ArTrainModel *m, ArError *err)
 	if (to == AR_DT_UNDEFINED || formats[m->spec.precision].amp)
 		return AR_OK;   /* amp: autocast.c typed the graph already */
 	keep = ar_xcalloc((size_t)g->ntensors + 1, sizeof *keep);
-	for (int i = 0; i < g->nnodes; i++)
+	for (int i = 0; i < g->nnodes; i++) {
 		for (int j = 0; j < g->nodes[i].noutputs; j++)
 			if (g->nodes[i].outputs[j] >= 0 &&
 			    kept_type(&g->nodes[i], j))
 				keep[g->nodes[i].outputs[j]] = true;
+		for (int j = 0; j < g->nodes[i].ninputs; j++)
+			if (g->nodes[i].inputs[j] >= 0 &&
+			    stored_operand(&g->nodes[i], j))
+				keep[g->nodes[i].inputs[j]] = true;
+	}
 	keep[m->logits] |= m->loss_upcast;      /* loss.c's fp32 copy */
 	for (int t = 0; t < g->ntensors && !rc; t++) {
 		ArTensor *x = &g->tensors[t];
@@ -244,10 +257,10 @@ int ar_train_memory(ArTrainModel *m, ArError *err)
 		     j < g->nodes[i].nexplicit; j++)
 			if (g->nodes[i].inputs[j] >= 0) {
 				read[g->nodes[i].inputs[j]] = true;
-				/* --base-quant's stored weights */
-				quant[g->nodes[i].inputs[j]] |= j == 1 &&
-					!strcmp(g->nodes[i].op,
-						AR_QUANT_MATMUL);
+				/* --base-quant's or the model's stored
+				 * weights (quant_matmul.c) */
+				quant[g->nodes[i].inputs[j]] |=
+					stored_operand(&g->nodes[i], j);
 			}
 	for (int t = 0; t < g->ntensors; t++) {
 		const ArTensor *p = &g->tensors[t];

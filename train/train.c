@@ -383,9 +383,11 @@ static void settle_params(ArTrainModel *m)
 }
 
 /*
- * The forward graph as the step runs it: its buffers found (buffers.c),
- * weights in their own shapes (unfold.c), --lora's adapters, --base-quant's stored weights,
- * --attention's fused cores, autocast's casts, each a copy of the one
+ * The forward graph as the step runs it: the linears it stores quantised
+ * (prequant.c), its buffers found (buffers.c), weights in their own
+ * shapes (unfold.c), --lora's adapters, --base-quant's stored weights,
+ * attention ops written as their steps (attention_ops.c), --attention's
+ * fused cores, autocast's casts, each a copy of the one
  * before (made[], freed by the caller).
  */
 static int rewrite(ArTrainModel *m, const ArTrainSpec *spec,
@@ -393,7 +395,13 @@ static int rewrite(ArTrainModel *m, const ArTrainSpec *spec,
 {
 	ArDType low = ar_precision_autocast(spec->precision);
 	int rc = AR_OK, k = 0;
+	int64_t quantised = 0;
 
+	if (!(rc = ar_train_prequant(*fwd, &made[k], &m->quant_params, err)) &&
+	    made[k])
+		*fwd = made[k++];
+	if (rc)
+		return rc;
 	m->buffer = ar_train_buffers(*fwd, spec);
 	m->nbuffer = (*fwd)->ntensors;
 	if (!(rc = ar_train_unfold(*fwd, m->buffer, &made[k], err)) && made[k])
@@ -402,9 +410,11 @@ static int rewrite(ArTrainModel *m, const ArTrainSpec *spec,
 	    !(rc = ar_train_lora(*fwd, &spec->lora, &made[k], &m->lora, err)))
 		*fwd = made[k++];
 	if (!rc && spec->base_quant.format != AR_BQ_NONE &&
-	    !(rc = ar_train_base_quant(*fwd, &spec->base_quant, &made[k],
-				       &m->quant_params, err)))
+	    !(rc = ar_train_base_quant(*fwd, spec, &made[k],
+				       &quantised, err))) {
 		*fwd = made[k++];
+		m->quant_params = ar_train_add(m->quant_params, quantised);
+	}
 	if (!rc && !(rc = ar_train_attention_ops(*fwd, &made[k], err)) &&
 	    made[k])
 		*fwd = made[k++];
@@ -430,7 +440,7 @@ int ar_train_model(const ArGraph *fwd, const ArTrainSpec *spec,
 		   ArTrainModel **out, ArError *err)
 {
 	ArTrainModel *m = ar_xcalloc(1, sizeof *m);
-	ArGraph *made[6] = {NULL};
+	ArGraph *made[7] = {NULL};
 	int *order = NULL, rc;
 	bool *rg = NULL;
 

@@ -332,17 +332,31 @@ extern const char *const AR_LORA_DEFAULT_TARGET;
 int ar_train_lora(const ArGraph *src, const ArLoraSpec *s, ArGraph **out,
 		  ArLoraInfo *info, ArError *err);
 /* Whether node n of g is a linear: a MatMul or Gemm (no transA) by a 2-D
- * float weight (input 1, not computed), its in and out sizes (lora.c). */
+ * float weight (input 1, not computed), or a QuantizedMatMul (a frozen
+ * linear stored quantised); its in and out sizes (lora.c). */
 bool ar_train_linear(const ArGraph *g, const ArNode *n, int64_t *in,
 		     int64_t *out);
 /* The stored bytes of an in x out weight in format q (base_quant.c). */
 int64_t ar_base_quant_bytes(const ArBaseQuant *q, int64_t in, int64_t out);
-/* A copy of src with every linear but the head and the adapters as an
- * arenac.QuantizedMatMul by its stored weight; *params their weights
- * (the stored bytes are the bill's, precision.c).
- * AR_EXIT_MODEL when there is none. */
-int ar_train_base_quant(const ArGraph *src, const ArBaseQuant *q,
+/* A copy of src with every linear whose weight the options leave frozen
+ * (the head and the adapters excepted) as an arenac.QuantizedMatMul by
+ * its stored weight in spec's --base-quant format; *params their weights
+ * (the stored bytes are the bill's, precision.c).  AR_EXIT_MODEL when
+ * there is no linear, or when the options freeze none (full
+ * fine-tuning). */
+int ar_train_base_quant(const ArGraph *src, const ArTrainSpec *spec,
 			ArGraph **out, int64_t *params, ArError *err);
+/* A copy of src with each linear the model stores quantised itself
+ * (DequantizeLinear, QDQ, MatMulNBits) as an arenac.QuantizedMatMul of
+ * its stored tensors (prequant.c); *out NULL when there is none, *params
+ * the weights they stand for. */
+int ar_train_prequant(const ArGraph *src, ArGraph **out, int64_t *params,
+		      ArError *err);
+/* Whether the options leave weight t of g (a forward graph) frozen, as
+ * ar_train_params will decide: named by --freeze or the exporter's
+ * arenac.frozen, or, with --lora or --trainable, not named by --trainable
+ * (params.c). */
+bool ar_train_left_frozen(const ArTrainSpec *spec, const ArGraph *g, int t);
 /* Whether a tensor name is an adapter's (W.lora_A, W.lora_B). */
 bool ar_lora_adapter(const char *name);
 
