@@ -1,0 +1,229 @@
+#!/usr/bin/env python3
+"""e2e_unroll.py - sequence values and the Loops over them, unrolled
+(frontend/unroll.c), end to end.
+
+  - A graph built here the way torch.onnx.export writes repeat_interleave
+    with a run-time count (symbolic_opset13.repeat_interleave):
+    SplitToSequence of x along axis 1, a Loop whose trip count is x's
+    extent there (Shape, Gather: folded), whose body takes piece i
+    (SequenceAt), repeats it (Concat) and SequenceInserts it, besides a
+    carried sum and a scan output; then ConcatFromSequence.  The plan
+    (--selfcheck) has the shapes numpy gives for the same arithmetic,
+    steps that are tensor ops only (one Split, the iterations' Concats,
+    the scan output's stacking) and no Loop or sequence op; at opset 11
+    (attribute forms of Split/Unsqueeze) the same.  A training step
+    plans through it (Split, Concat and Identity have gradient rules).
+  - torch 1.13 itself: x.repeat_interleave(2, dim=-1) exported with a
+    dynamic batch axis at opsets 14 and 17 (the export writes the
+    SplitToSequence/Loop form), planned at the batch torch ran: the
+    output shape torch computed.
+  - Bad input, exit 2 and the Loop named: a trip count known only at run
+    time, a condition that may stop the Loop early, a Loop too large to
+    unroll.
+
+Prints "e2e_unroll: N passed, N failed"; exits 1 on failure.
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+try:
+    import numpy as np
+    import onnx
+    from onnx import helper, TensorProto
+except ImportError as e:
+    print("skipped: %s" % e)
+    sys.exit(0)
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from tally import Tally  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ARENAC = os.environ.get("ARENAC") or os.path.join(ROOT, "build", "arenac")
+TMP = tempfile.mkdtemp(prefix="arenac_unroll")
+T = Tally("e2e_unroll")
+vi = helper.make_tensor_value_info
+
+SEQ_OPS = {"SequenceEmpty", "SequenceConstruct", "SequenceInsert",
+           "SequenceErase", "SequenceAt", "SequenceLength",
+           "SplitToSequence", "ConcatFromSequence", "Loop"}
+
+
+def arenac(*args):
+    return subprocess.run([ARENAC] + list(args), capture_output=True,
+                          text=True)
+
+
+def const(name, value, dtype=TensorProto.INT64):
+    arr = np.array(value)
+    return helper.make_node("Constant", [], [name], value=helper.make_tensor(
+        name + "_v", dtype, arr.shape, arr.flatten().tolist()))
+
+
+def repeat_model(opset, trip=None, cond_out=None, shape=(2, 3, 4)):
+    """x = x_in @ w, [2, 3, 4]: y = x repeated twice along axis 1 through a Loop over
+    a sequence, acc = sum of x's pieces, scan = the pieces stacked.
+    trip: a graph input's name or a constant for the trip count (else
+    Shape/Gather of x);
+    cond_out: a body node list writing 'c_out' (else Identity(c_in))."""
+    nodes = [helper.make_node("MatMul", ["x_in", "w"], ["x"]),
+             helper.make_node("Shape", ["x"], ["shape"]),
+             const("one", 1),
+             helper.make_node("Gather", ["shape", "one"], ["m"], axis=0),
+             helper.make_node("SplitToSequence", ["x"], ["pieces"], axis=1),
+             helper.make_node("SequenceEmpty", [], ["empty"],
+                              dtype=TensorProto.FLOAT),
+             const("zeros", np.zeros((shape[0], 1, shape[2])).tolist(),
+                   TensorProto.FLOAT)]
+    body_nodes = [helper.make_node("SequenceAt", ["pieces", "i"], ["p"]),
+                  helper.make_node("Concat", ["p", "p"], ["r"], axis=1),
+                  helper.make_node("SequenceInsert", ["s_in", "r"],
+                                   ["s_out"]),
+                  helper.make_node("Add", ["acc_in", "p"], ["acc_out"]),
+                  helper.make_node("Identity", ["p"], ["p_scan"])]
+    body_nodes += cond_out or [helper.make_node("Identity", ["c_in"],
+                                                ["c_out"])]
+    body = helper.make_graph(
+        body_nodes, "body",
+        [vi("i", TensorProto.INT64, []), vi("c_in", TensorProto.BOOL, []),
+         helper.make_tensor_sequence_value_info("s_in", TensorProto.FLOAT,
+                                                None),
+         vi("acc_in", TensorProto.FLOAT, None)],
+        [vi("c_out", TensorProto.BOOL, []),
+         helper.make_tensor_sequence_value_info("s_out", TensorProto.FLOAT,
+                                                None),
+         vi("acc_out", TensorProto.FLOAT, None),
+         vi("p_scan", TensorProto.FLOAT, None)])
+    if isinstance(trip, int):
+        nodes.append(const("m_const", trip))
+    nodes += [helper.make_node("Loop", [{None: "m", str: trip, int: "m_const"}
+                                        .get(trip if trip is None
+                                             else type(trip)), "", "empty",
+                                        "zeros"],
+                               ["seq", "acc", "scan"], body=body,
+                               name="repeat_loop"),
+              helper.make_node("ConcatFromSequence", ["seq"], ["y"],
+                               axis=1)]
+    inputs = [vi("x_in", TensorProto.FLOAT, list(shape))]
+    w = helper.make_tensor("w", TensorProto.FLOAT, [shape[2], shape[2]],
+                           np.eye(shape[2]).flatten().tolist())
+    if isinstance(trip, str):
+        inputs.append(vi(trip, TensorProto.INT64, []))
+    g = helper.make_graph(nodes, "repeat", inputs,
+                          [vi("y", TensorProto.FLOAT, None),
+                           vi("acc", TensorProto.FLOAT, None),
+                           vi("scan", TensorProto.FLOAT, None)], [w])
+    return helper.make_model(g, opset_imports=[
+        helper.make_opsetid("", opset)])
+
+
+def save(model, name):
+    path = os.path.join(TMP, name + ".onnx")
+    onnx.save(model, path)
+    return path
+
+
+def plan(path, *opts):
+    r = arenac("-q", "--selfcheck", "--json", "-", *opts, path)
+    if r.returncode:
+        return None, r
+    return json.loads(r.stdout), r
+
+
+def hand_built():
+    x = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    want = {"y": np.repeat(x, 2, axis=1).shape,
+            "acc": x.sum(axis=1, keepdims=True).shape,
+            "scan": np.stack(np.split(x, 3, axis=1)).shape}
+    for opset in (11, 13, 17):
+        what = "hand-built, opset %d" % opset
+        path = save(repeat_model(opset), "repeat%d" % opset)
+        rep, r = plan(path)
+        if not T.check(what + ": plans", rep is not None, r.stderr):
+            continue
+        shapes = {t["name"]: tuple(t["shape"]) for t in rep["tensors"]}
+        for name, shape in want.items():
+            T.check("%s: %s is %s" % (what, name, list(shape)),
+                    shapes.get(name) == shape, shapes.get(name))
+        ops = [s["op"] for s in rep["steps"]]
+        T.check(what + ": no Loop or sequence step",
+                not SEQ_OPS & set(ops), ops)
+        # One Split of x; per iteration the repeat's Concat and the scan
+        # piece's Unsqueeze; y's Concat and the scan's stacking Concat.
+        T.check(what + ": one Split, 3 + 2 Concats, 3 Unsqueezes",
+                ops.count("Split") == 1 and ops.count("Concat") == 5 and
+                ops.count("Unsqueeze") == 3, ops)
+        T.check(what + ": tensors named by iteration",
+                any(n.startswith("repeat_loop[2]/") for n in shapes),
+                sorted(shapes)[:8])
+    path = save(repeat_model(13), "repeat_train")
+    r = arenac("-q", "--train", "--json", "-", path)
+    ok = T.check("hand-built: a training step plans", r.returncode == 0,
+                 r.stderr)
+    if ok:
+        ops = [s["op"] for s in json.loads(r.stdout)["steps"]]
+        T.check("hand-built: the training step has no Loop",
+                "Loop" not in ops, ops)
+
+
+def torch_exports():
+    try:
+        import torch
+    except ImportError as e:
+        print("skipped: %s" % e)
+        return
+
+    class Repeat(torch.nn.Module):
+        def forward(self, x):
+            return (x * 2).repeat_interleave(2, dim=-1)
+
+    x = torch.rand(3, 4, 5)
+    want = list(Repeat()(x).shape)
+    for opset in (14, 17):
+        path = os.path.join(TMP, "torch_ri%d.onnx" % opset)
+        import warnings
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            torch.onnx.export(Repeat(), (x,), path, opset_version=opset,
+                              input_names=["x"], output_names=["y"],
+                              dynamic_axes={"x": {0: "b", 1: "n", 2: "d"}})
+        ops = {n.op_type for n in onnx.load(path).graph.node}
+        T.check("torch %d: the export has the Loop" % opset,
+                "Loop" in ops and "SplitToSequence" in ops, ops)
+        rep, r = plan(path, "--dim", "b=3", "--dim", "n=4", "--dim", "d=5")
+        if not T.check("torch %d: plans" % opset, rep is not None,
+                       r.stderr):
+            continue
+        got = {t["name"]: t["shape"] for t in rep["tensors"]}.get("y")
+        T.check("torch %d: y is torch's %s" % (opset, want), got == want,
+                got)
+
+
+def refusals():
+    body_less = [const("lim", 1),
+                 helper.make_node("Less", ["i", "lim"], ["c_out"])]
+    cases = [
+        ("trip count at run time", repeat_model(13, trip="n"),
+         "node 'repeat_loop' (Loop): trip count 'n' is known only at run "
+         "time"),
+        ("condition that may stop early", repeat_model(13,
+                                                      cond_out=body_less),
+         "node 'repeat_loop' (Loop): stops after iteration 1"),
+        ("too large to unroll", repeat_model(13, trip=20000),
+         "node 'repeat_loop' (Loop): runs 20000 times over a body of"),
+    ]
+    for what, model, text in cases:
+        path = save(model, what.replace(" ", "_"))
+        r = arenac("-q", path)
+        T.check("refused, %s: exit 2" % what, r.returncode == 2,
+                (r.returncode, r.stderr))
+        T.check("refused, %s: says why" % what, text in r.stderr and
+                r.stderr.startswith("arenac: error: " + path), r.stderr)
+
+
+hand_built()
+torch_exports()
+refusals()
+sys.exit(T.summary())
