@@ -15,9 +15,10 @@
  *   - SequenceEmpty, SequenceConstruct, SequenceInsert, SequenceErase and
  *     an Identity of a sequence only change the list (their node goes);
  *   - SequenceAt is an Identity of the element, SequenceLength a
- *     Constant, SplitToSequence a Split (and a Squeeze per piece when
- *     keepdims=0 without split), ConcatFromSequence a Concat (of
- *     Unsqueezes with new_axis=1);
+ *     Constant, SplitToSequence a Split (a Slice a piece past a Split's
+ *     AR_MAX_OUTPUTS; and a Squeeze per piece when keepdims=0 without
+ *     split), ConcatFromSequence a Concat (of Unsqueezes with
+ *     new_axis=1);
  *   - a Loop that reads or carries a sequence, or whose body uses one, is
  *     unrolled: its trip count M must be a compile-time constant, the
  *     body flat (no subgraph), at most AR_UNROLL_MAX_NODES nodes in all.
@@ -239,6 +240,15 @@ static int add_const(ArGraph *g, const ArNode *like, const char *name,
 	return y;
 }
 
+/* A 1-D Constant of one value for piece k, PREFIX[k]/WHAT. */
+static int piece_const(ArGraph *g, const ArNode *like, const char *prefix,
+		       int k, const char *what, int64_t v)
+{
+	char name[1024];
+	snprintf(name, sizeof name, "%s[%d]/%s", prefix, k, what);
+	return add_const(g, like, name, AR_DT_INT64, 1, &v, 1);
+}
+
 /* Axes of Squeeze/Unsqueeze: an input from opset 13, an attribute
  * before.  Returns the node. */
 static int add_axis_op(ArGraph *g, const ArNode *like, const char *op,
@@ -246,10 +256,7 @@ static int add_axis_op(ArGraph *g, const ArNode *like, const char *op,
 {
 	int node;
 	if (like->opset >= 13) {
-		char name[1024];
-		int in[2] = {x, -1};
-		snprintf(name, sizeof name, "%s[%d]/axes", prefix, k);
-		in[1] = add_const(g, like, name, AR_DT_INT64, 1, &axis, 1);
+		int in[2] = {x, piece_const(g, like, prefix, k, "axes", axis)};
 		return add_node(g, like, op, in, 2, &y, 1);
 	}
 	node = add_node(g, like, op, &x, 1, &y, 1);
@@ -376,11 +383,11 @@ static int split_to_seq(InferCtx *c, ArNode *n, const char *prefix)
 		return ar_node_fail(c, n, "split %lld is not a positive size",
 				    (long long)chunk);
 	}
-	if (m > AR_MAX_OUTPUTS) {
+	if (m > AR_UNROLL_MAX_NODES / 4) {
 		free(v);
-		return ar_node_fail(c, n, "makes %lld tensors, more than the "
-				    "%d outputs of a Split", (long long)m,
-				    AR_MAX_OUTPUTS);
+		return ar_node_fail(c, n, "makes %lld tensors, more than %lld",
+				    (long long)m,
+				    (long long)AR_UNROLL_MAX_NODES / 4);
 	}
 	if (chunk) {
 		free(v);
@@ -396,7 +403,24 @@ static int split_to_seq(InferCtx *c, ArNode *n, const char *prefix)
 			parts[k] = add_tensor(g, "%s[%d]/split", prefix,
 						      k);
 	}
-	if (m) {
+	if (m > AR_MAX_OUTPUTS) {
+		/* More pieces than a Split writes: a Slice each. */
+		int64_t at = 0;
+		for (int k = 0; k < m; k++) {
+			int in[4] = {xid, -1, -1, -1};
+			if (v[k] < 0 || at + v[k] > d)
+				break;
+			in[1] = piece_const(g, n, prefix, k, "start", at);
+			in[2] = piece_const(g, n, prefix, k, "end", at += v[k]);
+			in[3] = piece_const(g, n, prefix, k, "slice_axis", axis);
+			add_node(g, n, "Slice", in, 4, &parts[k], 1);
+		}
+		if (at != d) {
+			free(v), free(elems), free(parts);
+			return ar_node_fail(c, n, "split sizes do not add up to "
+					    "the dim, %lld", (long long)d);
+		}
+	} else if (m) {
 		int in[2] = {xid, -1};
 		char name[1024];
 		snprintf(name, sizeof name, "%s/sizes", prefix);

@@ -13,10 +13,17 @@
     the scan output's stacking) and no Loop or sequence op; at opset 11
     (attribute forms of Split/Unsqueeze) the same.  A training step
     plans through it (Split, Concat and Identity have gradient rules).
+  - SplitToSequence into 70 pieces (a Slice each, past a Split's 64
+    outputs), keepdims=0, SequenceLength, ConcatFromSequence with
+    new_axis=1.
   - torch 1.13 itself: x.repeat_interleave(2, dim=-1) exported with a
     dynamic batch axis at opsets 14 and 17 (the export writes the
     SplitToSequence/Loop form), planned at the batch torch ran: the
     output shape torch computed.
+  - By execution (when `make test-runtime` has built the reference
+    runtime): each unrolled plan runs in runtime/ from a random-filled
+    arena and its output matches numpy's (y, acc, scan in turn, each the
+    model's only output) and torch's own output, rtol 1e-6.
   - Bad input, exit 2 and the Loop named: a trip count known only at run
     time, a condition that may stop the Loop early, a Loop too large to
     unroll.
@@ -32,7 +39,7 @@ import tempfile
 try:
     import numpy as np
     import onnx
-    from onnx import helper, TensorProto
+    from onnx import helper, numpy_helper, TensorProto
 except ImportError as e:
     print("skipped: %s" % e)
     sys.exit(0)
@@ -62,12 +69,14 @@ def const(name, value, dtype=TensorProto.INT64):
         name + "_v", dtype, arr.shape, arr.flatten().tolist()))
 
 
-def repeat_model(opset, trip=None, cond_out=None, shape=(2, 3, 4)):
+def repeat_model(opset, trip=None, cond_out=None, shape=(2, 3, 4),
+                 only=None):
     """x = x_in @ w, [2, 3, 4]: y = x repeated twice along axis 1 through a Loop over
     a sequence, acc = sum of x's pieces, scan = the pieces stacked.
     trip: a graph input's name or a constant for the trip count (else
     Shape/Gather of x);
-    cond_out: a body node list writing 'c_out' (else Identity(c_in))."""
+    cond_out: a body node list writing 'c_out' (else Identity(c_in));
+    only: the one graph output (rt_run compares the first one)."""
     nodes = [helper.make_node("MatMul", ["x_in", "w"], ["x"]),
              helper.make_node("Shape", ["x"], ["shape"]),
              const("one", 1),
@@ -111,10 +120,10 @@ def repeat_model(opset, trip=None, cond_out=None, shape=(2, 3, 4)):
                            np.eye(shape[2]).flatten().tolist())
     if isinstance(trip, str):
         inputs.append(vi(trip, TensorProto.INT64, []))
+    outs = [only] if only else ["y", "acc", "scan"]
     g = helper.make_graph(nodes, "repeat", inputs,
-                          [vi("y", TensorProto.FLOAT, None),
-                           vi("acc", TensorProto.FLOAT, None),
-                           vi("scan", TensorProto.FLOAT, None)], [w])
+                          [vi(o, TensorProto.FLOAT, None) for o in outs],
+                          [w])
     return helper.make_model(g, opset_imports=[
         helper.make_opsetid("", opset)])
 
@@ -123,6 +132,48 @@ def save(model, name):
     path = os.path.join(TMP, name + ".onnx")
     onnx.save(model, path)
     return path
+
+
+def runs(what, path, inputs, want, *opts):
+    """Runs path's plan in the reference runtime (tests/rt_run.c) on
+    inputs {name: array}; its first output against want."""
+    build = os.environ.get("BUILD", os.path.join(ROOT, "build"))
+    lib = os.path.join(build, "libarenac_rt.a")
+    pb = [os.path.join(build, "obj", "tests", "pbread.o"),
+          os.path.join(build, "obj", "gen", "onnx.pb-c.o")]
+    if not all(os.path.exists(f) for f in [lib] + pb):
+        print("skipped: %s: the runtime is not built (make test-runtime)"
+              % what)
+        return
+    base = os.path.join(TMP, "rt_%d" % abs(hash(what)))
+    r = arenac("-q", "--prefix", "m", "-o", base + ".h", "--weights",
+               base + ".bin", *opts, path)
+    if not T.check(what + ": header written", r.returncode == 0, r.stderr):
+        return
+    cc = subprocess.run(
+        [os.environ.get("CC", "cc"), "-std=c11", "-O0",
+         "-D_POSIX_C_SOURCE=200809L", "-I" + os.path.join(ROOT, "runtime"),
+         "-I" + os.path.join(ROOT, "tests"), "-I" + os.path.join(build, "gen"),
+         "-I" + TMP, '-DARENAC_HEADER="%s.h"' % os.path.basename(base),
+         "-DLO=m", "-DUP=M", "-DM_DEFINE_ARENA", "-DM_DEFINE_TABLES", "-o",
+         base, os.path.join(ROOT, "tests", "rt_run.c")] + pb +
+        [lib, "-lprotobuf-c", "-lm"], capture_output=True, text=True)
+    if not T.check(what + ": runner builds", cc.returncode == 0,
+                   cc.stderr[-600:]):
+        return
+    args = [base, "--fill", "random", "--rtol", "1e-6", "--atol", "1e-6"]
+    for name, value in inputs.items():
+        f = "%s_%s.pb" % (base, name)
+        with open(f, "wb") as out:
+            out.write(numpy_helper.from_array(value, name)
+                      .SerializeToString())
+        args += ["--input", f]
+    with open(base + "_want.pb", "wb") as out:
+        out.write(numpy_helper.from_array(want, "want").SerializeToString())
+    r = subprocess.run(args + [base + ".bin", base + "_want.pb"],
+                       capture_output=True, text=True)
+    T.check(what + ": runs and matches", r.returncode == 0,
+            (r.stdout + r.stderr)[-400:])
 
 
 def plan(path, *opts):
@@ -158,6 +209,12 @@ def hand_built():
         T.check(what + ": tensors named by iteration",
                 any(n.startswith("repeat_loop[2]/") for n in shapes),
                 sorted(shapes)[:8])
+    pieces = np.split(x, 3, axis=1)
+    values = {"y": np.repeat(x, 2, axis=1), "acc": sum(pieces),
+              "scan": np.stack(pieces)}
+    for name, value in values.items():
+        path = save(repeat_model(13, only=name), "repeat_" + name)
+        runs("hand-built, %s by execution" % name, path, {"x_in": x}, value)
     path = save(repeat_model(13), "repeat_train")
     r = arenac("-q", "--train", "--json", "-", path)
     ok = T.check("hand-built: a training step plans", r.returncode == 0,
@@ -166,6 +223,35 @@ def hand_built():
         ops = [s["op"] for s in json.loads(r.stdout)["steps"]]
         T.check("hand-built: the training step has no Loop",
                 "Loop" not in ops, ops)
+
+
+def many_pieces():
+    """SplitToSequence into 70 pieces (more than a Split's 64 outputs:
+    a Slice each), squeezed (keepdims=0), and stacked back."""
+    x = np.random.RandomState(0).rand(2, 70, 3).astype(np.float32)
+    g = helper.make_graph(
+        [helper.make_node("SplitToSequence", ["x"], ["s"], axis=1,
+                          keepdims=0),
+         helper.make_node("SequenceLength", ["s"], ["len"]),
+         helper.make_node("Cast", ["len"], ["len_f"], to=TensorProto.FLOAT),
+         helper.make_node("ConcatFromSequence", ["s"], ["stacked"], axis=1,
+                          new_axis=1),
+         helper.make_node("Mul", ["stacked", "len_f"], ["y"])],
+        "pieces", [vi("x", TensorProto.FLOAT, list(x.shape))],
+        [vi("y", TensorProto.FLOAT, None)])
+    path = save(helper.make_model(g, opset_imports=[
+        helper.make_opsetid("", 13)]), "pieces")
+    rep, r = plan(path)
+    if not T.check("70 pieces: plans", rep is not None, r.stderr):
+        return
+    ops = [s["op"] for s in rep["steps"]]
+    shapes = {t["name"]: t["shape"] for t in rep["tensors"]}
+    T.check("70 pieces: y is [2, 70, 3]", shapes.get("y") == [2, 70, 3],
+            shapes.get("y"))
+    T.check("70 pieces: 70 Slices, 70 Squeezes, 70 Unsqueezes",
+            ops.count("Slice") == ops.count("Squeeze") ==
+            ops.count("Unsqueeze") == 70, ops[:8])
+    runs("70 pieces by execution", path, {"x": x}, x * 70)
 
 
 def torch_exports():
@@ -199,6 +285,9 @@ def torch_exports():
         got = {t["name"]: t["shape"] for t in rep["tensors"]}.get("y")
         T.check("torch %d: y is torch's %s" % (opset, want), got == want,
                 got)
+        runs("torch %d by execution" % opset, path, {"x": x.numpy()},
+             Repeat()(x).numpy(), "--dim", "b=3", "--dim", "n=4", "--dim",
+             "d=5")
 
 
 def refusals():
@@ -224,6 +313,7 @@ def refusals():
 
 
 hand_built()
+many_pieces()
 torch_exports()
 refusals()
 sys.exit(T.summary())
