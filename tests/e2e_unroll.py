@@ -17,9 +17,11 @@
     outputs), keepdims=0, SequenceLength, ConcatFromSequence with
     new_axis=1.
   - torch 1.13 itself: x.repeat_interleave(2, dim=-1) exported with a
-    dynamic batch axis at opsets 14 and 17 (the export writes the
-    SplitToSequence/Loop form), planned at the batch torch ran: the
-    output shape torch computed.
+    dynamic axes at opsets 14 and 17 (the export writes the
+    SplitToSequence/Loop form), planned at the sizes torch ran: the
+    output shape torch computed.  Along axis 1 with dynamic trailing dims
+    the export's Reshape is wrong by ONNX (llama_ri's case): the plan has
+    the ONNX shape, [4, 16, 2, 16] for torch's [4, 4, 16, 8].
   - By execution (when `make test-runtime` has built the reference
     runtime): each unrolled plan runs in runtime/ from a random-filled
     arena and its output matches numpy's (y, acc, scan in turn, each the
@@ -257,6 +259,7 @@ def many_pieces():
 def torch_exports():
     try:
         import torch
+        import warnings
     except ImportError as e:
         print("skipped: %s" % e)
         return
@@ -269,7 +272,6 @@ def torch_exports():
     want = list(Repeat()(x).shape)
     for opset in (14, 17):
         path = os.path.join(TMP, "torch_ri%d.onnx" % opset)
-        import warnings
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             torch.onnx.export(Repeat(), (x,), path, opset_version=opset,
@@ -288,6 +290,32 @@ def torch_exports():
         runs("torch %d by execution" % opset, path, {"x": x.numpy()},
              Repeat()(x).numpy(), "--dim", "b=3", "--dim", "n=4", "--dim",
              "d=5")
+
+    # Along axis 1 of [4, 2, 16, 8] with every dim dynamic (llama_ri's
+    # layer 1 in e2e_torch_transformers): the Loop body reshapes each
+    # Unsqueezed piece [4, 1, 2, 16, 8] with [0, -1, 0, 0], and by ONNX's
+    # Reshape the zeros copy dims 2 and 3 of that input, so the export
+    # computes [4, 16, 2, 16] where torch computes [4, 4, 16, 8]
+    # (symbolic_opset13.repeat_interleave's output_sizes).  arenac plans
+    # the ONNX, not the module.
+    class Heads(torch.nn.Module):
+        def forward(self, x):
+            return (x * 2).repeat_interleave(2, dim=1)
+
+    x = torch.rand(4, 2, 16, 8)
+    path = os.path.join(TMP, "torch_heads.onnx")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(Heads(), (x,), path, opset_version=14,
+                          input_names=["x"], output_names=["y"],
+                          dynamic_axes={"x": {0: "b", 1: "h", 2: "t",
+                                              3: "d"}})
+    rep, r = plan(path, "--dim", "b=4", "--dim", "h=2", "--dim", "t=16",
+                  "--dim", "d=8")
+    got = rep and {t["name"]: t["shape"] for t in rep["tensors"]}.get("y")
+    T.check("torch, heads: the export's y is [4, 16, 2, 16] by ONNX "
+            "(torch's is %s)" % list(Heads()(x).shape),
+            got == [4, 16, 2, 16], got or r.stderr)
 
 
 def refusals():
