@@ -58,23 +58,22 @@ ARENAC = os.environ.get("ARENAC", "build/arenac")
 # the module (torch saves input, mean and 1/std; the input), the common
 # case (ops/grad_patterns.c).  gpt2_pow, whose GELU is written by hand in
 # another order, is billed op by op, as torch saves it.
-# llama_ri: the export is not the model.  torch 1.13 lost layer 1's sizes
-# and wrote its repeat_interleave in the Loop form
+# llama_ri plain: the export is not the model.  torch 1.13 lost layer 1's
+# sizes and wrote its repeat_interleave in the Loop form
 # (symbolic_opset13.repeat_interleave), which reshapes each [B, 1, r, T, d]
 # piece with [0, -1, 0, 0]: by ONNX's Reshape the zeros copy dims 2 and 3
 # of that rank-5 input, so the pieces are [B, d, r, T], not torch's
 # [B, r, T, d], and the attention MatMul cannot run (by the ONNX spec;
-# onnxruntime is not installed here to show it).  arenac unrolls the Loop (frontend/unroll.c) and refuses that
-# MatMul.  Eager torch 1.13 computes repeat_interleave as index_select and
-# keeps IndexSelectBackward's int64 index (32 B a call, 128 B here) beside
-# what llama keeps; the unrolled Split/Expand/Concat keep nothing, so a
-# correct export would be within 1% (tests/e2e_unroll.py plans torch's
-# Loop form where its Reshape is right: repeat_interleave on the last dim).
+# onnxruntime is not installed here to show it).  arenac unrolls the Loop
+# (frontend/unroll.c) and refuses that MatMul.  scripts/torch_export.py
+# writes repeat_interleave as later exporters do (Unsqueeze, Expand,
+# Reshape), so the meta variants plan: torch 1.13 computes it as
+# index_select and keeps IndexSelectBackward's int64 index (32 B a call,
+# 128 B here) beside what llama keeps; the Expand and Reshape keep nothing.
 RI_EXPORT = ("torch 1.13's Loop form of repeat_interleave reshapes layer "
              "1's pieces with [0, -1, 0, 0] after an Unsqueeze: by ONNX "
              "they are [B, d, r, T], and the attention MatMul cannot run")
-KNOWN = {('llama_ri', opset, variant): RI_EXPORT
-         for opset in (14, 17) for variant in ("plain", "meta")}
+KNOWN = {('llama_ri', opset, 'plain'): RI_EXPORT for opset in (14, 17)}
 # What a KNOWN model's refusal must say, so it stays refused for the
 # reason given (the Loop unrolled, its MatMul refused), not another.
 KNOWN_ERROR = {"llama_ri": "node '/layers.1/MatMul' (MatMul): inner dims "
