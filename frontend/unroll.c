@@ -149,8 +149,8 @@ static bool wants(InferCtx *c, const ArNode *n)
 }
 
 /* base, or base~K, such that no tensor name of g starts with it and
- * '[' or '/': the names made from it (PREFIX[k]..., PREFIX/...) are new.
- * malloc'd. */
+ * '[', '/' or '#': the names made from it are new (PREFIX[k]/NAME for a
+ * Loop body's, PREFIX[k]... and PREFIX#... for arenac's own).  malloc'd. */
 static char *fresh(const ArGraph *g, const char *base)
 {
 	size_t len = strlen(base) + 24, plen;
@@ -164,8 +164,8 @@ static char *fresh(const ArGraph *g, const char *base)
 		plen = strlen(p);
 		for (int t = 0; !taken && t < g->ntensors; t++) {
 			const char *name = g->tensors[t].name;
-			taken = !strncmp(name, p, plen) &&
-				(name[plen] == '[' || name[plen] == '/');
+			taken = !strncmp(name, p, plen) && name[plen] &&
+				strchr("[/#", name[plen]);
 		}
 		if (!taken)
 			return p;
@@ -612,7 +612,7 @@ static int unroll_loop(InferCtx *c, ArNode *n, const char *prefix)
 	fixed = ar_xmalloc(((size_t)b->ntensors + 1) * sizeof *fixed);
 	cur = ar_xmalloc(((size_t)ncarried + 1) * sizeof *cur);
 	scans = ar_xmalloc(((size_t)(trips * nscan) + 1) * sizeof *scans);
-	snprintf(name, sizeof name, "%s/cond", prefix);
+	snprintf(name, sizeof name, "%s#cond", prefix);
 	cond = n->inputs[1] >= 0 ? n->inputs[1] :
 	       add_const(g, n, name, AR_DT_BOOL, 0, &one, 1);
 	for (int j = 0; j < ncarried; j++)
@@ -620,27 +620,31 @@ static int unroll_loop(InferCtx *c, ArNode *n, const char *prefix)
 	/* Initializers of the body: one tensor for every iteration. */
 	for (int t = 0; t < b->ntensors; t++)
 		map[t] = -1;
-	for (int k = 0; k < b->ncaptures; k++)
-		map[b->captures[k]] = ar_graph_find(g, b->tensors[
-						    b->captures[k]].name);
+	for (int k = 0; !rc && k < b->ncaptures; k++) {
+		const char *what = b->tensors[b->captures[k]].name;
+		if ((map[b->captures[k]] = ar_graph_find(g, what)) < 0)
+			rc = ar_node_fail(c, n, "body reads '%s', which the "
+					  "graph lacks", what);
+	}
 	for (int j = 0; j < b->ninputs; j++)
 		map[b->inputs[j]] = -2;
 	for (int t = 0; t < b->ntensors; t++)
 		if (map[t] == -1 && b->tensors[t].producer < 0) {
 			ArTensor *bt = &b->tensors[t];
 			const char *keep = bt->name;
-			snprintf(name, sizeof name, "%s/%s", prefix, keep);
+			snprintf(name, sizeof name, "%s#%s", prefix, keep);
 			bt->name = name;
 			map[t] = ar_move_tensor(g, bt);
 			bt->name = keep;
 		}
 	memcpy(fixed, map, (size_t)b->ntensors * sizeof *fixed);
+	/* Iteration k: PREFIX[k]/NAME for the body's tensors. */
 	for (int64_t k = 0; !rc && k < trips; k++) {
 		memcpy(map, fixed, (size_t)b->ntensors * sizeof *map);
 		for (int t = 0; t < b->ntensors; t++)
 			if (map[t] == -2)
 				map[t] = -1;
-		snprintf(name, sizeof name, "%s[%d]/iteration", prefix, (int)k);
+		snprintf(name, sizeof name, "%s#iteration%d", prefix, (int)k);
 		map[b->inputs[0]] = add_const(g, n, name, AR_DT_INT64, 0, &k, 1);
 		map[b->inputs[1]] = cond;
 		for (int j = 0; j < ncarried; j++)
@@ -665,10 +669,10 @@ static int unroll_loop(InferCtx *c, ArNode *n, const char *prefix)
 			free(in);
 			continue;
 		}
+		snprintf(name, sizeof name, "%s#scan%d", prefix, s);
 		for (int64_t k = 0; k < trips; k++) {
-			in[k] = add_tensor(g, "%s[%d]/scan%d", prefix, (int)k,
-					   s);
-			add_axis_op(g, n, "Unsqueeze", prefix, (int)k,
+			in[k] = add_tensor(g, "%s[%d]", name, (int)k);
+			add_axis_op(g, n, "Unsqueeze", name, (int)k,
 				    scans[k * nscan + s], in[k], 0);
 		}
 		node = add_node(g, n, "Concat", in, (int)trips,

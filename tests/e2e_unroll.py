@@ -7,7 +7,8 @@
     SplitToSequence of x along axis 1, a Loop whose trip count is x's
     extent there (Shape, Gather: folded), whose body takes piece i
     (SequenceAt), repeats it (Concat) and SequenceInserts it, besides a
-    carried sum and a scan output; then ConcatFromSequence.  The plan
+    carried sum and two scan outputs (named as arenac names its own
+    tensors); then ConcatFromSequence.  The plan
     (--selfcheck) has the shapes numpy gives for the same arithmetic,
     steps that are tensor ops only (one Split, the iterations' Concats,
     the scan output's stacking) and no Loop or sequence op; at opset 11
@@ -93,7 +94,9 @@ def repeat_model(opset, trip=None, cond_out=None, shape=(2, 3, 4),
                   helper.make_node("SequenceInsert", ["s_in", "r"],
                                    ["s_out"]),
                   helper.make_node("Add", ["acc_in", "p"], ["acc_out"]),
-                  helper.make_node("Identity", ["p"], ["p_scan"])]
+                  # Names arenac's own could take (LOOP#iteration0, ...).
+                  helper.make_node("Identity", ["p"], ["iteration0"]),
+                  helper.make_node("Neg", ["p"], ["axes"])]
     body_nodes += cond_out or [helper.make_node("Identity", ["c_in"],
                                                 ["c_out"])]
     body = helper.make_graph(
@@ -106,14 +109,15 @@ def repeat_model(opset, trip=None, cond_out=None, shape=(2, 3, 4),
          helper.make_tensor_sequence_value_info("s_out", TensorProto.FLOAT,
                                                 None),
          vi("acc_out", TensorProto.FLOAT, None),
-         vi("p_scan", TensorProto.FLOAT, None)])
+         vi("iteration0", TensorProto.FLOAT, None),
+         vi("axes", TensorProto.FLOAT, None)])
     if isinstance(trip, int):
         nodes.append(const("m_const", trip))
     nodes += [helper.make_node("Loop", [{None: "m", str: trip, int: "m_const"}
                                         .get(trip if trip is None
                                              else type(trip)), "", "empty",
                                         "zeros"],
-                               ["seq", "acc", "scan"], body=body,
+                               ["seq", "acc", "scan", "scan2"], body=body,
                                name="repeat_loop"),
               helper.make_node("ConcatFromSequence", ["seq"], ["y"],
                                axis=1)]
@@ -122,7 +126,7 @@ def repeat_model(opset, trip=None, cond_out=None, shape=(2, 3, 4),
                            np.eye(shape[2]).flatten().tolist())
     if isinstance(trip, str):
         inputs.append(vi(trip, TensorProto.INT64, []))
-    outs = [only] if only else ["y", "acc", "scan"]
+    outs = [only] if only else ["y", "acc", "scan", "scan2"]
     g = helper.make_graph(nodes, "repeat", inputs,
                           [vi(o, TensorProto.FLOAT, None) for o in outs],
                           [w])
@@ -189,7 +193,8 @@ def hand_built():
     x = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
     want = {"y": np.repeat(x, 2, axis=1).shape,
             "acc": x.sum(axis=1, keepdims=True).shape,
-            "scan": np.stack(np.split(x, 3, axis=1)).shape}
+            "scan": np.stack(np.split(x, 3, axis=1)).shape,
+            "scan2": np.stack(np.split(x, 3, axis=1)).shape}
     for opset in (11, 13, 17):
         what = "hand-built, opset %d" % opset
         path = save(repeat_model(opset), "repeat%d" % opset)
@@ -204,16 +209,16 @@ def hand_built():
         T.check(what + ": no Loop or sequence step",
                 not SEQ_OPS & set(ops), ops)
         # One Split of x; per iteration the repeat's Concat and the scan
-        # piece's Unsqueeze; y's Concat and the scan's stacking Concat.
-        T.check(what + ": one Split, 3 + 2 Concats, 3 Unsqueezes",
-                ops.count("Split") == 1 and ops.count("Concat") == 5 and
-                ops.count("Unsqueeze") == 3, ops)
+        # pieces' Unsqueezes; y's Concat and the scans' stacking Concats.
+        T.check(what + ": one Split, 3 + 3 Concats, 6 Unsqueezes",
+                ops.count("Split") == 1 and ops.count("Concat") == 6 and
+                ops.count("Unsqueeze") == 6, ops)
         T.check(what + ": tensors named by iteration",
                 any(n.startswith("repeat_loop[2]/") for n in shapes),
                 sorted(shapes)[:8])
     pieces = np.split(x, 3, axis=1)
     values = {"y": np.repeat(x, 2, axis=1), "acc": sum(pieces),
-              "scan": np.stack(pieces)}
+              "scan": np.stack(pieces), "scan2": -np.stack(pieces)}
     for name, value in values.items():
         path = save(repeat_model(13, only=name), "repeat_" + name)
         runs("hand-built, %s by execution" % name, path, {"x_in": x}, value)
