@@ -68,7 +68,8 @@ ARENAC = os.environ.get("ARENAC", "build/arenac")
 # (frontend/unroll.c) and refuses that MatMul.  scripts/torch_export.py
 # writes repeat_interleave as later exporters do (Unsqueeze, Expand,
 # Reshape), so the meta variants plan: torch 1.13 computes it as
-# index_select and keeps IndexSelectBackward's int64 index (32 B a call,
+# index_select (aten/src/ATen/native/Repeat.cpp, repeat_interleave) and
+# keeps IndexSelectBackward's int64 index (32 B a call,
 # 128 B here) beside what llama keeps; the Expand and Reshape keep nothing.
 RI_EXPORT = ("torch 1.13's Loop form of repeat_interleave reshapes layer "
              "1's pieces with [0, -1, 0, 0] after an Unsqueeze: by ONNX "
