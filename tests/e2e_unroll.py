@@ -54,6 +54,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ARENAC = os.environ.get("ARENAC") or os.path.join(ROOT, "build", "arenac")
 TMP = tempfile.mkdtemp(prefix="arenac_unroll")
 T = Tally("e2e_unroll")
+SKIPPED = []
 vi = helper.make_tensor_value_info
 
 SEQ_OPS = {"SequenceEmpty", "SequenceConstruct", "SequenceInsert",
@@ -148,8 +149,10 @@ def runs(what, path, inputs, want, *opts):
     pb = [os.path.join(build, "obj", "tests", "pbread.o"),
           os.path.join(build, "obj", "gen", "onnx.pb-c.o")]
     if not all(os.path.exists(f) for f in [lib] + pb):
-        print("skipped: %s: the runtime is not built (make test-runtime)"
-              % what)
+        if not SKIPPED:
+            print("skipped: runs by execution: the runtime is not built "
+                  "(make test-runtime)")
+        SKIPPED.append(what)
         return
     base = os.path.join(TMP, "rt_%d" % abs(hash(what)))
     r = arenac("-q", "--prefix", "m", "-o", base + ".h", "--weights",
