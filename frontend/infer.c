@@ -2,7 +2,9 @@
  * infer.c — the shape inference driver and the helpers shape functions
  * share.
  *
- * Nodes are visited once, in the loader's topological order.  For each the
+ * Nodes are visited once, in the loader's topological order (a top-graph
+ * sequence op or Loop over sequences first becomes the tensor ops it
+ * stands for, unroll.c, which are visited in its place).  For each the
  * driver finds the op's entry in the op table (ops/table.c), checks the
  * input and output counts and that every explicit input has a known shape,
  * calls the entry's shape function, sizes the outputs, marks

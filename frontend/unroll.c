@@ -7,10 +7,13 @@
  * the tensor op it stands for, or nothing: torch.onnx.export writes
  * repeat_interleave with a run-time repeat count as SplitToSequence into
  * a Loop whose body SequenceInserts each repeated piece, then
- * ConcatFromSequence (symbolic_opset11.py, repeat_interleave); with the
- * shapes known after folding that is a Split, per piece an
+ * ConcatFromSequence (torch/onnx/symbolic_opset13.py, repeat_interleave);
+ * with the shapes known after folding that is a Split, per piece an
  * Unsqueeze/Expand/Reshape, and a Concat, each an op with a gradient
- * rule.  The driver (infer.c) hands each top-graph node here before
+ * rule.  (Where torch 1.13 lost the sizes after the repeated dim, that
+ * body's Reshape copies the wrong dims by ONNX's rules; the unrolled
+ * graph is what the file says, and scripts/torch_export.py writes the
+ * form later exporters do.)  The driver (infer.c) hands each top-graph node here before
  * inferring it, so every input is inferred and folded by then:
  *   - SequenceEmpty, SequenceConstruct, SequenceInsert, SequenceErase and
  *     an Identity of a sequence only change the list (their node goes);
@@ -96,6 +99,7 @@ static Seq *seq_of(InferCtx *c, int t)
 static void set_seq(InferCtx *c, int t, const int *elems, int n)
 {
 	struct ArSeqs *s = c->seqs;
+	assert(s && n >= 0);
 	if (t < 0)
 		return;
 	if (t >= s->cap) {
