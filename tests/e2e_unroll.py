@@ -29,7 +29,8 @@
     model's only output) and torch's own output, rtol 1e-6.
   - Bad input, exit 2 and the Loop named: a trip count known only at run
     time, a condition that may stop the Loop early, a Loop too large to
-    unroll.
+    unroll; and a sequence in an If branch (only the top graph's are
+    rewritten), the op named.
 
 Prints "e2e_unroll: N passed, N failed"; exits 1 on failure.
 """
@@ -326,6 +327,24 @@ def torch_exports():
             got == [4, 16, 2, 16], got or r.stderr)
 
 
+def branch_model():
+    """A sequence built in an If branch whose condition is an input: not
+    the top graph's, so not rewritten."""
+    then = helper.make_graph(
+        [helper.make_node("SequenceConstruct", ["x"], ["s"], name="make"),
+         helper.make_node("SequenceAt", ["s", "z"], ["t"])], "then", [],
+        [vi("t", TensorProto.FLOAT, [2])],
+        [helper.make_tensor("z", TensorProto.INT64, [], [0])])
+    other = helper.make_graph([helper.make_node("Identity", ["x"], ["e"])],
+                              "else", [], [vi("e", TensorProto.FLOAT, [2])])
+    g = helper.make_graph(
+        [helper.make_node("If", ["c"], ["y"], then_branch=then,
+                          else_branch=other, name="pick")], "branch",
+        [vi("x", TensorProto.FLOAT, [2]), vi("c", TensorProto.BOOL, [])],
+        [vi("y", TensorProto.FLOAT, [2])])
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+
+
 def refusals():
     body_less = [const("lim", 1),
                  helper.make_node("Less", ["i", "lim"], ["c_out"])]
@@ -338,6 +357,10 @@ def refusals():
          "node 'repeat_loop' (Loop): stops after iteration 1"),
         ("too large to unroll", repeat_model(13, trip=20000),
          "node 'repeat_loop' (Loop): runs 20000 times over a body of"),
+        ("a sequence in a branch", branch_model(),
+         "node 'make' (SequenceConstruct): sequence and optional values are "
+         "not supported: arenac plans tensors only (a top graph's sequence "
+         "ops"),
     ]
     for what, model, text in cases:
         path = save(model, what.replace(" ", "_"))
