@@ -17,6 +17,8 @@
   - SplitToSequence into 70 pieces (a Slice each, past a Split's 64
     outputs), keepdims=0, SequenceLength, ConcatFromSequence with
     new_axis=1.
+  - The ONNX zoo test test_sequence_model1 (shared onnx-small; inserts
+    at a position, SequenceAt): its reference output by execution.
   - torch 1.13 itself: x.repeat_interleave(2, dim=-1) exported with a
     dynamic axes at opsets 14 and 17 (the export writes the
     SplitToSequence/Loop form), planned at the sizes torch ran: the
@@ -327,6 +329,30 @@ def torch_exports():
             got == [4, 16, 2, 16], got or r.stderr)
 
 
+def onnx_suite():
+    """The ONNX model zoo test test_sequence_model1 (shared onnx-small):
+    SequenceEmpty, three SequenceInserts (one at a position), SequenceAt;
+    its reference output by execution."""
+    shared = os.environ.get("ARENAC_SHARED") or os.path.join(ROOT, "..",
+                                                             "shared")
+    d = os.path.join(shared, "models", "onnx-small", "test_sequence_model1")
+    if not os.path.isdir(d):
+        print("skipped: no shared onnx-small models (ARENAC_SHARED)")
+        return
+    data = os.path.join(d, "test_data_set_0")
+    inputs = {}
+    for k in range(3):
+        t = onnx.TensorProto()
+        with open(os.path.join(data, "input_%d.pb" % k), "rb") as f:
+            t.ParseFromString(f.read())
+        inputs[t.name] = numpy_helper.to_array(t)
+    t = onnx.TensorProto()
+    with open(os.path.join(data, "output_0.pb"), "rb") as f:
+        t.ParseFromString(f.read())
+    runs("test_sequence_model1 by execution", os.path.join(d, "model.onnx"),
+         inputs, numpy_helper.to_array(t))
+
+
 def branch_model():
     """A sequence built in an If branch whose condition is an input: not
     the top graph's, so not rewritten."""
@@ -373,6 +399,7 @@ def refusals():
 
 hand_built()
 many_pieces()
+onnx_suite()
 torch_exports()
 refusals()
 sys.exit(T.summary())
