@@ -2,7 +2,9 @@
  * infer.c — the shape inference driver and the helpers shape functions
  * share.
  *
- * Nodes are visited once, in the loader's topological order.  For each the
+ * Nodes are visited once, in the loader's topological order (a top-graph
+ * sequence op or Loop over sequences first becomes the tensor ops it
+ * stands for, unroll.c, which are visited in its place).  For each the
  * driver finds the op's entry in the op table (ops/table.c), checks the
  * input and output counts and that every explicit input has a known shape,
  * calls the entry's shape function, sizes the outputs, marks
@@ -457,9 +459,17 @@ static int infer_graph(InferCtx *c)
 {
 	ArGraph *g = c->g;
 	int rc;
-	for (int i = 0; i < g->nnodes; i++)
-		if ((rc = infer_node(c, i)))
+	for (int i = 0; i < g->nnodes; i++) {
+		bool rewrote;
+		if ((rc = ar_seq_rewrite(c, i, &rewrote)))
 			return rc;
+		if (rewrote)
+			i--;    /* what replaced node i starts there */
+		else if ((rc = infer_node(c, i)))
+			return rc;
+	}
+	if ((rc = ar_seq_finish(c)))
+		return rc;
 	for (int i = 0; i < g->noutputs; i++) {
 		const ArTensor *t = &g->tensors[g->outputs[i]];
 		if (t->rank < 0 || t->bytes < 0)
@@ -475,6 +485,7 @@ int ar_infer_subgraph(InferCtx *outer, ArGraph *sub)
 	int rc;
 
 	c.g = sub;
+	c.seqs = NULL;
 	c.capconst = ar_xcalloc((size_t)sub->ntensors + 1, sizeof(bool));
 	for (int k = 0; k < sub->ncaptures; k++) {
 		int id = sub->captures[k];
@@ -512,7 +523,7 @@ int ar_infer_subgraph(InferCtx *outer, ArGraph *sub)
 int ar_infer_bounded(ArGraph *g, const ArDiag *diag, const ArBound *bounds,
 		     int nbounds, ArError *err)
 {
-	InferCtx c = {g, diag, err, NULL, bounds, nbounds, NULL};
+	InferCtx c = {g, diag, err, NULL, bounds, nbounds, NULL, NULL};
 	int rc;
 
 	c.bound_used = ar_xcalloc((size_t)nbounds + 1, sizeof(bool));
@@ -521,6 +532,7 @@ int ar_infer_bounded(ArGraph *g, const ArDiag *diag, const ArBound *bounds,
 		rc = ar_check_bounds_used(&c);
 	if (!rc)
 		ar_inline_constant_ifs(g);
+	ar_seq_free(&c);
 	free(c.bound_used);
 	return rc;
 }

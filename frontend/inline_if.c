@@ -29,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "splice.h"
 #include "strpool.h"
 
 static bool constant_if(const ArGraph *g, int i, const ArGraph **taken)
@@ -69,24 +70,6 @@ static bool names_free(const ArGraph *g, const ArGraph *b, const bool *cap)
 	return true;
 }
 
-/* Moves branch tensor t into g (values, declared shape and external
- * location taken over); returns its id there. */
-static int move_tensor(ArGraph *g, ArTensor *t)
-{
-	int id = ar_graph_add_tensor(g, t->name);
-	ArTensor *x = &g->tensors[id];
-	const char *name = x->name;
-	*x = *t;
-	x->name = name;
-	x->producer = -1;
-	if (x->kind == AR_TK_OUTPUT || x->kind == AR_TK_INPUT)
-		x->kind = AR_TK_ACTIVATION;
-	t->data = NULL;
-	t->declared = NULL;
-	t->external = NULL;
-	return id;
-}
-
 /* Moves node n of the branch into g, its tensors mapped by map[]. */
 static void move_node(ArGraph *g, ArNode *n, const int *map)
 {
@@ -120,38 +103,13 @@ static void move_node(ArGraph *g, ArNode *n, const int *map)
 	}
 }
 
-/* Node order with node i replaced by the nodes from `first` on. */
-static void reorder(ArGraph *g, int i, int first)
-{
-	int n = g->nnodes, k = 0;
-	ArNode *nodes = ar_xmalloc(((size_t)n + 1) * sizeof *nodes);
-
-	for (int j = 0; j < i; j++)
-		nodes[k++] = g->nodes[j];
-	for (int j = first; j < n; j++)
-		nodes[k++] = g->nodes[j];
-	nodes[k++] = g->nodes[i];       /* the If, dropped below */
-	for (int j = i + 1; j < first; j++)
-		nodes[k++] = g->nodes[j];
-	assert(k == n);
-	memcpy(g->nodes, nodes, (size_t)n * sizeof *nodes);
-	free(nodes);
-	for (int t = 0; t < g->ntensors; t++)
-		g->tensors[t].producer = -1;
-	for (int j = 0; j < n; j++)
-		for (int o = 0; o < g->nodes[j].noutputs; o++)
-			if (g->nodes[j].outputs[o] >= 0)
-				g->tensors[g->nodes[j].outputs[o]].producer = j;
-}
-
 /* Inlines If i, taking branch b; false when its names collide. */
 static bool inline_one(ArGraph *g, int i, ArGraph *b)
 {
 	bool *cap = ar_xcalloc((size_t)b->ntensors + 1, sizeof *cap);
 	bool *moved = ar_xcalloc((size_t)b->ntensors + 1, sizeof *moved);
 	int *map = ar_xmalloc(((size_t)b->ntensors + 1) * sizeof *map);
-	int first = g->nnodes, ifnode;
-	bool *drop_n, *drop_t;
+	int first = g->nnodes;
 
 	for (int k = 0; k < b->ncaptures; k++)
 		cap[b->captures[k]] = true;
@@ -173,7 +131,7 @@ static bool inline_one(ArGraph *g, int i, ArGraph *b)
 	for (int t = 0; t < b->ntensors; t++)
 		if (map[t] < 0) {
 			moved[t] = true;
-			map[t] = move_tensor(g, &b->tensors[t]);
+			map[t] = ar_move_tensor(g, &b->tensors[t]);
 		}
 	/* Quantization links name branch tensors: map them too. */
 	for (int t = 0; t < b->ntensors; t++) {
@@ -194,13 +152,7 @@ static bool inline_one(ArGraph *g, int i, ArGraph *b)
 		ar_node_set_io(&g->nodes[id], &map[t], 1, &y, 1);
 	}
 	free(cap), free(moved), free(map);
-	reorder(g, i, first);
-	ifnode = g->nnodes - 1 - (first - i - 1);
-	drop_n = ar_xcalloc((size_t)g->nnodes + 1, sizeof *drop_n);
-	drop_t = ar_xcalloc((size_t)g->ntensors + 1, sizeof *drop_t);
-	drop_n[ifnode] = true;
-	ar_graph_drop(g, drop_n, drop_t);
-	free(drop_n), free(drop_t);
+	ar_graph_splice(g, i, first);
 	return true;
 }
 

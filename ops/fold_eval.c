@@ -269,8 +269,10 @@ bool ar_fold_constant(InferCtx *c, ArNode *n, int oj, ArTensor *out,
 {
 	const ArAttr *a;
 	if ((a = ar_attr(n, "value")) && a->t) {
+		/* An empty value has all its elements (torch writes one for
+		 * the empty tail of repeat_interleave's shape). */
 		if (!a->t->data)
-			return false;
+			return ar_numel(out) == 0;
 		memcpy(out->data, a->t->data, (size_t)out->bytes);
 	} else if ((a = ar_attr(n, "value_int"))) {
 		set_int(out, 0, a->i);

@@ -26,6 +26,9 @@ typedef struct InferCtx {
 	const struct ArBound *bounds;
 	int nbounds;
 	bool *bound_used;
+	/* Sequence values of the top graph, as lists of its tensors
+	 * (frontend/unroll.c); NULL until one is met. */
+	struct ArSeqs *seqs;
 } InferCtx;
 
 /*
@@ -51,6 +54,17 @@ bool ar_runtime_input(InferCtx *c, const ArNode *n, int j);
  * is inferred, check every --bound was used. */
 int ar_settle_bounds(InferCtx *c, const ArNode *n, const ArOpDef *d);
 int ar_check_bounds_used(InferCtx *c);
+/*
+ * The driver's part of sequence values (frontend/unroll.c): before the
+ * top graph's node i is inferred, a sequence op or a Loop over sequences
+ * is replaced by tensor ops (*rewrote: node i is now the first of them,
+ * or the node after); once every node is, the unrolled Loops' conditions
+ * are checked and the sequences' tensors dropped.  ar_seq_free frees
+ * what an error left.
+ */
+int ar_seq_rewrite(InferCtx *c, int i, bool *rewrote);
+int ar_seq_finish(InferCtx *c);
+void ar_seq_free(InferCtx *c);
 
 /* Values computed for a shape that needs them stay below this many
  * elements (frontend/fold.c). */

@@ -36,9 +36,12 @@
 #define B(j) AR_BIT(j)
 #define ALL AR_ALL_INPUTS
 
+/* Sequence ops of the top graph never get here: frontend/unroll.c makes
+ * them tensor ops first. */
 static const char SEQUENCES[] =
 	"sequence and optional values are not supported: arenac plans "
-	"tensors only";
+	"tensors only (a top graph's sequence ops, lists of tensors known at "
+	"compile time, become tensor ops; not in a subgraph)";
 
 /*
  * Gradient rules.  The derivations are the standard ones; reads[j] is what

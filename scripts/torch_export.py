@@ -26,6 +26,17 @@ never written (testdata/extdata.py), as arenac never reads weight bytes.
 A parameter object the module reaches under two names (a tie) is one
 graph input under the first name named_parameters() yields.
 
+repeat_interleave: torch before 2.1 exports x.repeat_interleave(r, dim)
+with an int r, when it has lost x's sizes (a later layer of a GQA Llama),
+as SplitToSequence into a Loop whose body reshapes each piece with zeros
+that, by ONNX's Reshape, copy the wrong dims
+(symbolic_opset13.repeat_interleave: [B, 1, r, T, d] to [0, -1, 0, 0]
+is [B, d, r, T]); the model then runs nowhere.  export() writes it as
+torch's later exporters do (onnxscript's torch_lib
+aten_repeat_interleave_self_int, pytorch PR #100575): x unsqueezed after
+dim, expanded r times there, reshaped to x's sizes with dim's times r,
+the sizes taken from Shape(x) at run time.
+
 CLI:  torch_export.py MODULE:FACTORY OUT.onnx [--opset N]
 FACTORY() returns (model, example_inputs_tuple).
 """
@@ -95,6 +106,34 @@ def metadata(model, onnx_inputs):
             "arenac.ties": ";".join(ties)}
 
 
+def repeat_interleave(g, self, repeats, dim=None, output_size=None):
+    """aten::repeat_interleave with an int repeat count along a given dim
+    as Unsqueeze, Expand, Reshape (module comment); other forms as the
+    installed exporter writes them."""
+    from torch.onnx import symbolic_helper as sh
+    from torch.onnx import symbolic_opset13
+    r = sh._maybe_get_const(repeats, "i")
+    rank = sh._get_tensor_rank(self)
+    if sh._is_none(dim) or not isinstance(r, int) or rank is None:
+        return symbolic_opset13.repeat_interleave(g, self, repeats, dim,
+                                                  output_size)
+    dim = sh._get_const(dim, "i", "dim") % rank
+
+    def ints(*v):
+        return g.op("Constant", value_t=torch.tensor(v, dtype=torch.long))
+
+    shape = g.op("Shape", self)
+
+    def sizes(lo, hi):
+        return g.op("Slice", shape, ints(lo), ints(hi), ints(0))
+
+    x = g.op("Unsqueeze", self, ints(dim + 1))
+    x = g.op("Expand", x, g.op("Concat", sizes(0, dim + 1), ints(r),
+                               sizes(dim + 1, rank), axis_i=0))
+    return g.op("Reshape", x, g.op("Concat", sizes(0, dim), ints(-1),
+                                   sizes(dim + 1, rank), axis_i=0))
+
+
 def export(model, inputs, path, opset=None, names=None, output="logits"):
     """Export model(*inputs) to path in training mode with arenac.*
     metadata; returns the onnx ModelProto."""
@@ -105,11 +144,18 @@ def export(model, inputs, path, opset=None, names=None, output="logits"):
     model.train()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        torch.onnx.export(model, tuple(inputs), path, export_params=False,
-                          keep_initializers_as_inputs=True,
-                          training=torch.onnx.TrainingMode.TRAINING,
-                          do_constant_folding=False, opset_version=opset,
-                          input_names=list(names), output_names=[output])
+        torch.onnx.register_custom_op_symbolic("aten::repeat_interleave",
+                                               repeat_interleave, 13)
+        try:
+            torch.onnx.export(model, tuple(inputs), path,
+                              export_params=False,
+                              keep_initializers_as_inputs=True,
+                              training=torch.onnx.TrainingMode.TRAINING,
+                              do_constant_folding=False, opset_version=opset,
+                              input_names=list(names), output_names=[output])
+        finally:
+            torch.onnx.unregister_custom_op_symbolic(
+                "aten::repeat_interleave", 13)
     m = onnx.load(path)
     meta = metadata(model, [i.name for i in m.graph.input])
     extdata.inputs_to_external(m, keep=list(names),

@@ -245,12 +245,15 @@ def _():
     return model(nodes, [s], [vi("y", [2])], [i])
 
 
-@case("sequence_op", "sequence and optional values are not supported")
+@case("sequence_op", "node 'at' (SequenceAt): position 1 is outside the "
+      "sequence of 1")
 def _():
+    # A sequence is a list of tensors (frontend/unroll.c): one element,
+    # no element 1.
     nodes = [helper.make_node("SequenceEmpty", [], ["s"], name="empty"),
              helper.make_node("SequenceInsert", ["s", "x"], ["s2"], name="ins"),
              helper.make_node("SequenceAt", ["s2", "i"], ["y"], name="at")]
-    i = helper.make_tensor("i", TensorProto.INT64, [], [0])
+    i = helper.make_tensor("i", TensorProto.INT64, [], [1])
     return model(nodes, [vi("x", [2])], [vi("y", [2])], [i])
 
 

@@ -480,6 +480,39 @@ static void test_misc_ops(void **state)
 	ar_graph_free(g);
 }
 
+/* Sequence ops as the tensor ops they stand for (frontend/unroll.c). */
+static void test_sequences(void **state)
+{
+	ArGraph *g = ar_graph_new("seq");
+	int n;
+	(void)state;
+	INPUT(g, "x", 4, 3);
+	n = node(g, "SplitToSequence", 13, "x", "s");
+	attr_i(g, n, "axis", 1);
+	attr_i(g, n, "keepdims", 0);
+	node(g, "SequenceLength", 13, "s", "len");
+	node(g, "SequenceErase", 13, "s", "s2");
+	INTS(g, "last", -1);
+	node(g, "SequenceAt", 13, "s2,last", "e");
+	n = node(g, "ConcatFromSequence", 13, "s2", "c");
+	attr_i(g, n, "axis", 0);
+	attr_i(g, n, "new_axis", 1);
+	g->outputs = ar_xmalloc(2 * sizeof(int));
+	g->outputs[g->noutputs++] = ar_graph_find(g, "c");
+	g->outputs[g->noutputs++] = ar_graph_find(g, "e");
+	ok(g);
+	SHAPE(g, "c", 2, 4);
+	SHAPE(g, "e", 4);
+	assert_non_null(T(g, "len")->data);
+	assert_int_equal(((const int64_t *)T(g, "len")->data)[0], 3);
+	/* The lists are gone: no sequence tensor and no sequence op. */
+	assert_int_equal(ar_graph_find(g, "s"), -1);
+	assert_int_equal(ar_graph_find(g, "s2"), -1);
+	for (int i = 0; i < g->nnodes; i++)
+		assert_null(strstr(g->nodes[i].op, "Sequence"));
+	ar_graph_free(g);
+}
+
 static void test_refusals(void **state)
 {
 	ArGraph *g = ar_graph_new("unknown");
@@ -497,9 +530,23 @@ static void test_refusals(void **state)
 	fails(g, "no shape inference for this op (domain 'com.example')");
 	ar_graph_free(g);
 
+	/* Sequences are lists of tensors (frontend/unroll.c): one as a graph
+	 * output has nothing to be planned as; a position known only at
+	 * run time picks no tensor. */
 	g = ar_graph_new("seq");
 	node(g, "SequenceEmpty", 12, "", "s");
-	fails(g, "sequence and optional values are not supported");
+	g->outputs = ar_xmalloc(sizeof(int));
+	g->outputs[g->noutputs++] = ar_graph_find(g, "s");
+	fails(g, "graph output 's' is a sequence: arenac plans tensors only");
+	ar_graph_free(g);
+
+	g = ar_graph_new("seq at");
+	INPUT(g, "x", 4, 3);
+	input(g, "p", AR_DT_INT64, 0, NULL);
+	node(g, "SplitToSequence", 11, "x", "s");
+	node(g, "SequenceAt", 11, "s,p", "y");
+	fails(g, "node 'SequenceAt' (SequenceAt): input 1 ('p') must be a "
+	      "compile-time constant");
 	ar_graph_free(g);
 
 	g = ar_graph_new("unknown shape");
@@ -786,6 +833,7 @@ int main(void)
 		cmocka_unit_test(test_dropout_mask_and_declared),
 		cmocka_unit_test(test_misc_ops),
 		cmocka_unit_test(test_lazy_constants),
+		cmocka_unit_test(test_sequences),
 		cmocka_unit_test(test_refusals),
 		cmocka_unit_test(test_bounded_sources),
 		cmocka_unit_test(test_bounded_options),

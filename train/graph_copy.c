@@ -1,16 +1,17 @@
 /*
- * graph_copy.c — deep copies of an inferred graph's tensors and nodes, for
+ * graph_copy.c — a deep copy of an inferred graph's tensors, for
  * the graphs derived from a model: one device's share under tensor
  * parallelism (tp_build.c), one pipeline stage (stage.c).
  *
- * Unlike ar_train_copy (train.c), values and attributes travel: shape
- * functions run again on the copy (they read attributes and constant
- * shape inputs) and the training stage reads both (Dropout's attributes,
- * the scalars of a GELU chain).  Where a weight's bytes are is not
- * copied: no derived graph reads weight bytes.  Subgraphs are not copied
- * (AR_EXIT_MODEL): multi-device plans are for graphs without control flow.
- * And the one Cast node the rewrites add (autocast.c's casts, loss.c's
- * upcast of the logits).
+ * Unlike ar_train_copy (train.c), values and attributes travel (nodes
+ * through ar_copy_node, frontend/splice.c): shape functions run again on
+ * the copy (they read attributes and constant shape inputs) and the
+ * training stage reads both (Dropout's attributes, the scalars of a GELU
+ * chain).  Where a weight's bytes are is not copied: no derived graph
+ * reads weight bytes.  Subgraphs are not copied (AR_EXIT_MODEL):
+ * multi-device plans are for graphs without control flow.  And the one
+ * Cast node the rewrites add (autocast.c's casts, loss.c's upcast of the
+ * logits).
  */
 #include "graph_copy.h"
 
@@ -20,27 +21,6 @@
 #include <string.h>
 
 #include "strpool.h"
-
-void ar_copy_tensor(ArTensor *dst, const ArTensor *src)
-{
-	const char *name = dst->name;
-	ArTensor keep = *src;
-	keep.name = name;
-	keep.data = NULL;
-	keep.external = NULL;
-	keep.declared = NULL;
-	keep.producer = -1;
-	keep.quant.scale = keep.quant.zero_point = -1;
-	*dst = keep;
-	if (src->declared) {
-		dst->declared = ar_xmalloc(sizeof *dst->declared);
-		*dst->declared = *src->declared;
-	}
-	if (src->data && src->bytes > 0) {
-		dst->data = ar_xmalloc((size_t)src->bytes);
-		memcpy(dst->data, src->data, (size_t)src->bytes);
-	}
-}
 
 ArGraph *ar_copy_tensors(const ArGraph *src)
 {
@@ -54,66 +34,6 @@ ArGraph *ar_copy_tensors(const ArGraph *src)
 	}
 	ar_graph_copy_io(g, src);
 	return g;
-}
-
-/* s as an attribute of a node of graph g. */
-static void copy_attr(ArGraph *g, ArAttr *d, const ArAttr *s)
-{
-	*d = *s;
-	d->name = ar_strpool_intern(&g->strs, s->name);
-	d->s = s->s ? ar_xstrdup(s->s) : NULL;
-	d->ints = NULL;
-	d->floats = NULL;
-	d->t = NULL;
-	d->g = NULL;
-	if (s->nints) {
-		d->ints = ar_xmalloc((size_t)s->nints * sizeof *d->ints);
-		memcpy(d->ints, s->ints, (size_t)s->nints * sizeof *d->ints);
-	}
-	if (s->nfloats) {
-		d->floats = ar_xmalloc((size_t)s->nfloats * sizeof *d->floats);
-		memcpy(d->floats, s->floats,
-		       (size_t)s->nfloats * sizeof *d->floats);
-	}
-	if (s->t) {
-		d->t = ar_xcalloc(1, sizeof *d->t);
-		d->t->name = ar_strpool_copy(&g->strs, s->t->name);
-		ar_copy_tensor(d->t, s->t);
-	}
-}
-
-void ar_copy_attrs(ArGraph *dst, ArNode *c, const ArNode *n)
-{
-	assert(!c->nattrs);
-	if (!n->nattrs)
-		return;
-	c->attrs = ar_xcalloc((size_t)n->nattrs, sizeof *c->attrs);
-	for (int j = 0; j < n->nattrs; j++)
-		copy_attr(dst, &c->attrs[j], &n->attrs[j]);
-	c->nattrs = n->nattrs;
-}
-
-int ar_copy_node(ArGraph *dst, const ArNode *n, const int *in,
-		 const int *out, ArError *err)
-{
-	int id;
-	ArNode *c;
-	for (int j = 0; j < n->nattrs; j++)
-		if (n->attrs[j].g)
-			return ar_fail(err, AR_EXIT_MODEL, "node '%s' (%s) runs a "
-				       "subgraph: a multi-device plan is for "
-				       "graphs without control flow", n->name,
-				       n->op);
-	id = ar_graph_add_node(dst, n->name, n->op, n->domain);
-	c = &dst->nodes[id];
-	ar_node_set_io(c, in, n->nexplicit, out, n->noutputs);
-	c->opset = n->opset;
-	c->phase = n->phase;
-	ar_copy_attrs(dst, c, n);
-	for (int j = 0; j < n->noutputs; j++)
-		if (out[j] >= 0)
-			dst->tensors[out[j]].producer = id;
-	return id;
 }
 
 int ar_add_int_attrs(ArGraph *g, ArNode *n, const char *const *names,

@@ -7,24 +7,11 @@
 #define ARENAC_GRAPH_COPY_H
 
 #include "graph.h"
+#include "splice.h"             /* ar_copy_tensor, ar_copy_node */
 
-/* src's fields into dst, whose name stays; values copied, no producer,
- * no external location, no quantization links. */
-void ar_copy_tensor(ArTensor *dst, const ArTensor *src);
 /* A graph of src's tensors (the same ids, copied as above), src's inputs
  * and outputs, and no nodes. */
 ArGraph *ar_copy_tensors(const ArGraph *src);
-/*
- * Appends a copy of n (its attributes too) to dst, reading in[] and
- * writing out[] (dst's tensor ids, n's counts); the outputs get it as
- * their producer.  Returns its index, or -1 with AR_EXIT_MODEL in err for
- * a node that runs a subgraph.
- */
-int ar_copy_node(ArGraph *dst, const ArNode *n, const int *in,
-		 const int *out, ArError *err);
-/* n's attributes (of another graph, or dst) copied onto c of dst, which
- * has none. */
-void ar_copy_attrs(ArGraph *dst, ArNode *c, const ArNode *n);
 /* Adds integer attributes to node n of g; returns its attribute count. */
 int ar_add_int_attrs(ArGraph *g, ArNode *n, const char *const *names,
 		     const int64_t *values, int count);
