@@ -39,9 +39,10 @@ static int activations(Ctx *c, rt_rnn *p, int n)
 {
 	static const char *const dflt[3][3] = {{"Tanh"},
 		{"Sigmoid", "Tanh"}, {"Sigmoid", "Tanh", "Tanh"}};
-	const art_attr *a = ctx_attr(c, "activations");
-	const art_attr *al = ctx_attr(c, "activation_alpha");
-	const art_attr *be = ctx_attr(c, "activation_beta");
+	art_attr ab, alb, beb;
+	const art_attr *a = ctx_attr(c, "activations", &ab);
+	const art_attr *al = ctx_attr(c, "activation_alpha", &alb);
+	const art_attr *be = ctx_attr(c, "activation_beta", &beb);
 	int na = 0, nb = 0;
 
 	if (a && (a->type != ART_ATTR_STRINGS ||
@@ -75,7 +76,7 @@ static int maybe_out(Ctx *c, int j, const rt_shape *want, float **p)
 {
 	rt_shape s;
 	*p = NULL;
-	if (ctx_out(c, j) < 0 || ctx_tensor(c, ctx_out(c, j))->rank < 0)
+	if (ctx_out(c, j) < 0 || ctx_tensor(c, ctx_out(c, j)).rank < 0)
 		return 0;
 	if (ctx_fout(c, j, p, &s))
 		return -1;
