@@ -18,15 +18,15 @@
 static const struct {
 	const char *name;
 	rt_unary fn;
-	double alpha, beta;         /* defaults, as the ops of that name */
+	float alpha, beta;          /* defaults, as the ops of that name */
 	int uses;                   /* 1: alpha, 2: beta, 3: both */
 } acts[] = {
 	{"Relu", RT_RELU, 0, 0, 0}, {"Tanh", RT_TANH, 0, 0, 0},
 	{"Sigmoid", RT_SIGMOID, 0, 0, 0}, {"Affine", RT_AFFINE, 1, 0, 3},
-	{"LeakyRelu", RT_LEAKYRELU, 0.01, 0, 1},
+	{"LeakyRelu", RT_LEAKYRELU, 0.01f, 0, 1},
 	{"ThresholdedRelu", RT_THRESHOLDEDRELU, 1, 0, 1},
 	{"ScaledTanh", RT_SCALEDTANH, 1, 1, 3},
-	{"HardSigmoid", RT_HARDSIGMOID, 0.2, 0.5, 3}, {"Elu", RT_ELU, 1, 0, 1},
+	{"HardSigmoid", RT_HARDSIGMOID, 0.2f, 0.5f, 3}, {"Elu", RT_ELU, 1, 0, 1},
 	{"Softsign", RT_SOFTSIGN, 0, 0, 0}, {"Softplus", RT_SOFTPLUS, 0, 0, 0},
 };
 
