@@ -86,13 +86,22 @@ static int64_t numel(int t)
 	return n;
 }
 
-/* The arena of a plan that gives every tensor its own buffer. */
+/* The arena of a plan that gives every tensor its own buffer (a planned
+ * subgraph's own ones too). */
 static uint64_t naive_arena(void)
 {
 	uint64_t sum = 0, a = U(_ARENA_ALIGN);
 	for (int i = 0; i < U(_NUM_TENSORS); i++)
 		if (L(_tensors)[i].offset != U(_NOT_IN_ARENA))
 			sum += (L(_tensors)[i].bytes + a - 1) / a * a;
+#if U(_HAS_SUBGRAPHS)
+	for (int k = 0; k < U(_NUM_SUBGRAPHS); k++)
+		for (int i = 0; i < L(_subgraphs)[k].ntensors; i++) {
+			const L(_tensor) *t = &L(_subgraphs)[k].tensors[i];
+			if (t->first >= 0 && t->offset != U(_NOT_IN_ARENA))
+				sum += (t->bytes + a - 1) / a * a;
+		}
+#endif
 	return sum;
 }
 
