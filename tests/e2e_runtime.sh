@@ -31,7 +31,8 @@
 #                           against its inlined plan, v5's unplanned one
 #                           an error
 #   corrupted plan          one offset of the det header moved onto a live
-#                           tensor: the run must fail
+#                           tensor, one of Silero legacy's If branch out
+#                           of its step's workspace: the runs must fail
 #
 # ARENAC_SANITIZE=1 (make sanitize) skips the light models, the slow part.
 # Ends with "N passed, N failed".
@@ -373,6 +374,44 @@ PY
 		fi
 	else
 		bad "corrupted plan: no tensor to move in the det header"
+	fi
+fi
+# A subgraph's tensor moved out of its If step's workspace, onto the
+# graph inputs the branch still reads: the run must refuse it before any
+# step runs, naming the subgraph.
+leg=$M/silero_vad_legacy
+if [ -f "$leg.onnx" ] &&
+   build vad-corrupt bad "$leg.onnx" --dim batch=1 --dim sequence=512; then
+	if "$PYTHON" - "$tmp/bad.h" <<'PY'
+import re, sys
+path = sys.argv[1]
+src = open(path).read()
+at = src.index("const bad_tensor bad_sg0_tensors[")
+m = re.compile(r"BAD_KIND_ACTIVATION, -?\d+, bad_sg0_dims \+ \d+, \d+u, "
+               r"(\d+)u, (\d+), ").search(src, at)
+if not m:
+    sys.exit(1)
+src = src[:m.start(1)] + "20000" + src[m.end(1):]
+open(path, "w").write(src)
+PY
+	then
+		$CC -std=c11 -O0 -D_POSIX_C_SOURCE=200809L -Iruntime -Itests \
+			-I"$BUILD/gen" -I"$tmp" -DARENAC_HEADER='"bad.h"' -DLO=bad \
+			-DUP=BAD -DBAD_DEFINE_ARENA -DBAD_DEFINE_TABLES -o "$tmp/rt_bad" tests/rt_run.c \
+			$PB_OBJS "$RT_LIB" -lprotobuf-c -lm
+		if "$tmp/rt_bad" --input "${leg}_input_0.pb" \
+			--input "${leg}_input_1.pb" --input "${leg}_input_2.pb" \
+			--input "${leg}_input_3.pb" "$tmp/bad.bin" \
+			>"$tmp/out" 2>&1; then
+			bad "corrupted subgraph plan passed"
+		elif grep -q "subgraph 0's tensor .* is outside its step's workspace" \
+			"$tmp/out"; then
+			ok "corrupted subgraph plan fails: $(tail -n 1 "$tmp/out")"
+		else
+			bad "corrupted subgraph plan: $(tail -n 1 "$tmp/out")"
+		fi
+	else
+		bad "corrupted plan: no subgraph tensor to move in the VAD header"
 	fi
 fi
 
