@@ -48,10 +48,11 @@ void hdr_write_sub_macros(const Hdr *h)
 		 "#define $_STEP_SCRATCH_BYTES(s) ((s)->scratch_bytes)\n");
 	hdr_tmpl(h, "#define $_HAS_SCRATCH 1\n");
 	if (h->nsubs)
-		fprintf(h->f, "#define %s_NUM_SUBGRAPHS %d\n"
+		fprintf(h->f, "#define %s_HAS_SUBGRAPHS 1\n"
+			"#define %s_NUM_SUBGRAPHS %d\n"
 			"#define %s_SUBGRAPH_BRANCH 0\n"
-			"#define %s_SUBGRAPH_LOOP_BODY 1\n", h->up, h->nsubs,
-			h->up, h->up);
+			"#define %s_SUBGRAPH_LOOP_BODY 1\n", h->up, h->up,
+			h->nsubs, h->up, h->up);
 }
 
 void hdr_write_step_fields(const Hdr *h)

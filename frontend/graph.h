@@ -237,6 +237,13 @@ typedef struct ArGraph {
 	 * NULL when the model has no such entry.  In strs.
 	 */
 	const char *meta_trainable, *meta_frozen, *meta_buffers, *meta_ties;
+	/*
+	 * An If branch that cannot run with the planned shapes while its
+	 * condition is known only at run time (inference failed in it, the
+	 * other branch inferred): why, in strs; NULL otherwise.  It is left
+	 * unplanned and a run that takes it fails (ops/shape_misc.c).
+	 */
+	const char *cannot_run;
 } ArGraph;
 
 /* Errors: a one-line message and an exit code (see cli/arenac.c). */

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "infer_ops.h"
+#include "strpool.h"
 
 int ar_shape_rnn(InferCtx *c, ArNode *n)
 {
@@ -113,6 +114,21 @@ static int branch_failed(InferCtx *c, const ArNode *n, const char *attr)
 	return c->err->code;
 }
 
+/*
+ * A branch that failed to infer while the condition is known only at run
+ * time, the other one inferring: the model may be one of several
+ * configurations (Silero VAD v5's 8 kHz branch cannot take a 16 kHz
+ * window; onnxruntime fails in it too), so the branch is kept with the
+ * reason, unplanned (planner/subplan.c warns), the node takes the other's
+ * shapes, and a run that takes it fails with an error.
+ */
+static void keep_unplanned(InferCtx *c, ArGraph *b)
+{
+	b->cannot_run = ar_strpool_copy(&b->strs, c->err->msg);
+	c->err->code = AR_OK;
+	c->err->msg[0] = 0;
+}
+
 int ar_shape_if(InferCtx *c, ArNode *n)
 {
 	ArTensor *cond;
@@ -130,13 +146,29 @@ int ar_shape_if(InferCtx *c, ArNode *n)
 		nb = 1;
 	}
 	for (int b = 0; b < nb; b++) {
-		if ((rc = ar_infer_subgraph(c, br[b])))
-			return nb == 2 ? branch_failed(c, n, b ? "else branch" :
-						       "then branch") : rc;
+		br[b]->cannot_run = NULL;
+		rc = ar_infer_subgraph(c, br[b]);
+		/* A constant condition's branch, a failure not the model's, or
+		 * both branches failing: the error. */
+		if (rc && nb == 1)
+			return rc;
+		if (rc && (rc != AR_EXIT_MODEL || (b == 1 && br[0]->cannot_run)))
+			return branch_failed(c, n, b ? "else branch" :
+					     "then branch");
+		if (rc) {
+			keep_unplanned(c, br[b]);
+			continue;
+		}
 		if (br[b]->noutputs != n->noutputs)
 			return ar_node_fail(c, n, "a branch has %d outputs, the "
 					    "node %d", br[b]->noutputs,
 					    n->noutputs);
+	}
+	/* One branch that runs: the node's shapes are its. */
+	if (nb == 2 && (br[0]->cannot_run || br[1]->cannot_run)) {
+		nb = 1;
+		if (br[0]->cannot_run)
+			br[0] = br[1];
 	}
 	for (int k = 0; k < n->noutputs; k++) {
 		const ArTensor *t = sub_out(br[0], k);

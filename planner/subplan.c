@@ -29,7 +29,8 @@
  *
  * A branch of an If whose condition is a compile-time constant and that
  * the condition never takes is not planned (inference never gave its
- * tensors shapes): it never runs.
+ * tensors shapes): it never runs.  Nor is a branch that cannot run with
+ * these shapes (ArGraph.cannot_run): said, and a run that takes it fails.
  */
 #include "infer_ops.h"
 #include "ops.h"
@@ -101,8 +102,8 @@ static int leave_out(const ArPlanOptions *opt, ArSubPlan *sp,
 {
 	sp->why = why;
 	ar_warn(&opt->diag, "subgraph '%s' of node '%s' (%s) is not planned: "
-		"%s; its tensors have no place in the arena", sp->attr,
-		n->name, n->op, why);
+		"%s; its tensors have no place in the arena, and a run that "
+		"takes it fails", sp->attr, n->name, n->op, why);
 	return AR_OK;
 }
 
@@ -130,6 +131,8 @@ static int plan_one(const ArGraph *g, const ArPlanOptions *opt, ArPlan *p,
 		sp->never_runs = true;
 		return AR_OK;
 	}
+	if (a->g->cannot_run)
+		return leave_out(opt, sp, n, a->g->cannot_run);
 	if (sp->loop && loop_hazard(a->g, n, ctl))
 		return leave_out(opt, sp, n, loop_hazard(a->g, n, ctl));
 	/* Its own arena, within the enclosing plan's workspace. */

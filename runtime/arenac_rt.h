@@ -12,10 +12,11 @@
  * offset shows up as a wrong number.  The runtime never allocates.
  *
  * The generated header's types carry the model's prefix (lenet_tensor,
- * ...); ARENAC_RT_BIND copies its tables into the prefix-free types below
- * once, so one runtime library serves every model.  The file that binds
- * must hold the tables: it defines PREFIX_DEFINE_TABLES before including
- * the header.
+ * ...); ARENAC_RT_BIND gives the runtime the header's tables as they are
+ * with functions that decode one row into the prefix-free types below, so
+ * one runtime library serves every model and the tables are never copied.
+ * The file that binds must hold the tables: it defines
+ * PREFIX_DEFINE_TABLES before including the header.
  */
 #ifndef ARENAC_RT_H
 #define ARENAC_RT_H
@@ -42,6 +43,7 @@ enum { ART_ATTR_FLOAT = 1, ART_ATTR_INT = 2, ART_ATTR_STRING = 3,
        ART_ATTR_TENSOR = 4, ART_ATTR_FLOATS = 6, ART_ATTR_INTS = 7,
        ART_ATTR_STRINGS = 8 };
 
+/* One row of a tensor table, decoded (art_model.tensor). */
 typedef struct art_tensor {
 	const char *name;
 	int dtype, kind, rank;
@@ -72,23 +74,57 @@ typedef struct art_step {
 	int ninputs;
 	const int32_t *outputs;
 	int noutputs;
-	const art_attr *attrs;
+	const void *attrs;          /* its first row in the model's attribute
+				       table (art_model.attr decodes them) */
 	int nattrs;
 	int noop;
 	int opset;                  /* of the op's domain */
-	/* The workspace the plan gives its kernel (--scratch kernels: the
-	 * recurrent layers'), in the arena; ART_NOT_IN_ARENA and 0: none. */
+	/* The workspace the plan gives it, in the arena: its kernel's (the
+	 * recurrent layers'), or the region its subgraphs run in (If);
+	 * ART_NOT_IN_ARENA and 0: none. */
 	uint32_t scratch_offset, scratch_bytes;
+	const int32_t *subgraphs;   /* the ids of the subgraphs it runs */
+	int nsubgraphs;
 } art_step;
 
-typedef struct art_model {
-	const art_tensor *tensors;
+/* A graph's tables: the model's, or a planned subgraph's (offsets
+ * absolute: its tensors live in its step's workspace, its captures where
+ * the enclosing graph has them). */
+typedef struct art_graph {
+	const void *tensors;        /* rows of the model's tensor type */
 	int ntensors;
-	const art_step *steps;
+	const void *steps;          /* rows of its step type */
 	int nsteps;
+	const int32_t *inputs, *outputs;
+	int ninputs, noutputs;
+} art_graph;
+
+typedef struct art_subgraph {
+	const char *attribute;      /* then_branch, else_branch or body */
+	int parent;                 /* the subgraph whose step runs it; -1: the
+				       model graph */
+	int step;                   /* that step, in the parent's steps */
+	int planned;                /* 0: no tables (never runs, or cannot) */
+	uint32_t arena_bytes;       /* at its step's scratch_offset */
+	art_graph g;
+} art_subgraph;
+
+/*
+ * A model: the generated header's own tables, used where they are (const,
+ * in flash on a microcontroller), and the functions that decode one row
+ * of them, which ARENAC_RT_BIND writes for the header's types.
+ */
+typedef struct art_model {
+	art_graph g;
 	uint64_t arena_size;
 	uint64_t weights_size;
 	int nio;                    /* caller buffers: graph inputs + outputs */
+	const void *subgraphs;      /* rows of its subgraph type, or NULL */
+	int nsubgraphs;
+	void (*tensor)(const void *table, int i, art_tensor *out);
+	void (*step)(const void *table, int i, art_step *out);
+	void (*attr)(const void *table, int i, art_attr *out);
+	void (*subgraph)(const void *table, int i, art_subgraph *out);
 } art_model;
 
 typedef struct art_error {
@@ -98,11 +134,13 @@ typedef struct art_error {
 
 /*
  * Checks the tables against the two buffers (every tensor inside its
- * buffer, views and in-place outputs where their target is) and runs the
- * steps in order.  0 on success; otherwise -1 with err naming the step.
- * The arena must be aligned to the plan's alignment; its previous content
- * does not matter except for the graph inputs, which the caller has
- * written at their offsets.
+ * buffer, views and in-place outputs where their target is, every planned
+ * subgraph inside its step's workspace) and runs the steps in order.  0 on
+ * success; otherwise -1 with err naming the step (the model graph's; the
+ * message names those of the subgraphs it was running).  The arena must
+ * be aligned to the plan's alignment; its previous content does not matter
+ * except for the graph inputs, which the caller has written at their
+ * offsets.
  */
 int art_run(const art_model *m, void *arena, size_t arena_bytes,
 	    const void *weights, size_t weights_bytes, art_error *err);
@@ -111,6 +149,10 @@ int art_run(const art_model *m, void *arena, size_t arena_bytes,
 int art_run_io(const art_model *m, void *arena, size_t arena_bytes,
 	       const void *weights, size_t weights_bytes, void *const *io,
 	       art_error *err);
+
+/* The model graph's tensor i and step i, decoded. */
+art_tensor art_model_tensor(const art_model *m, int i);
+art_step art_model_step(const art_model *m, int i);
 
 /*
  * The kernel table: 1 when art_run has a kernel for op in domain ("" and
@@ -124,9 +166,33 @@ const char *art_kernel_op(int i, const char **domain);
 size_t art_dtype_size(int dtype);
 
 /*
- * Copies one generated header's tables (prefix lo, macro prefix UP) into
- * runtime tables and defines `static const art_model *lo_rt_model(void)`.
- * Use once per model, after including its header.
+ * Tables written in the runtime's own types (art_tensor rows, art_step
+ * rows whose attrs point at art_attr rows; no subgraphs), as a test
+ * builds them by hand: art_plain_model fills m's decoders and tables.
+ */
+void art_plain_model(art_model *m, const art_tensor *tensors, int ntensors,
+		     const art_step *steps, int nsteps);
+
+/*
+ * ART_IS_SET(M): 1 when the macro M is defined as 1, else 0, usable in an
+ * expression and pasted into a name: the preprocessor trick of Linux's
+ * IS_ENABLED (include/linux/kconfig.h).
+ */
+#define ART_CAT_(a, b) a##b
+#define ART_CAT(a, b) ART_CAT_(a, b)
+#define ART_SET_1 0,
+#define ART_IS_SET(m) ART_IS_SET_(m)
+#define ART_IS_SET_(v) ART_IS_SET__(ART_CAT(ART_SET_, v))
+#define ART_IS_SET__(junk_or_0) ART_IS_SET___(junk_or_0 1, 0, ~)
+#define ART_IS_SET___(ignored, v, ...) v
+
+/*
+ * ARENAC_RT_BIND(lo, UP): one generated header's tables (prefix lo, macro
+ * prefix UP) as an art_model, `static const art_model *lo_rt_model(void)`.
+ * Nothing is copied: the model points at the header's const tables and
+ * carries the functions that decode their rows, so the tables stay in
+ * flash and the binding costs no RAM.  Use once per model, in the file
+ * that defines the tables (PREFIX_DEFINE_TABLES before the include).
  */
 #define ART_COPY_TENSOR(d, s) do { \
 	(d)->name = (s)->name; (d)->dtype = (s)->dtype; \
@@ -146,34 +212,64 @@ size_t art_dtype_size(int dtype);
 	(d)->strings = (s)->strings; \
 } while (0)
 
+/* A step's subgraph ids: in the step type of a header with workspaces. */
+#define ART_STEP_SUBS_0(d, s) ((d)->subgraphs = 0, (d)->nsubgraphs = 0)
+#define ART_STEP_SUBS_1(d, s) \
+	((d)->subgraphs = (s)->subgraphs, (d)->nsubgraphs = (s)->nsubgraphs)
+
+/* The subgraph table's decoder, when the header has one. */
+#define ART_BIND_SUBS_0(lo, UP) \
+static const art_model lo##_rt_model_ = {ART_BIND_GRAPH(lo, UP), 0, 0, \
+	lo##_rt_tensor, lo##_rt_step, lo##_rt_attr, 0};
+#define ART_BIND_SUBS_1(lo, UP) \
+static void lo##_rt_subgraph(const void *table, int i, art_subgraph *d) \
+{ \
+	const lo##_subgraph *s = (const lo##_subgraph *)table + i; \
+	d->attribute = s->attribute; d->parent = s->parent; \
+	d->step = s->step; d->planned = s->planned; \
+	d->arena_bytes = s->arena_bytes; \
+	d->g.tensors = s->tensors; d->g.ntensors = s->ntensors; \
+	d->g.steps = s->steps; d->g.nsteps = s->nsteps; \
+	d->g.inputs = s->inputs; d->g.ninputs = s->ninputs; \
+	d->g.outputs = s->outputs; d->g.noutputs = s->noutputs; \
+} \
+static const art_model lo##_rt_model_ = {ART_BIND_GRAPH(lo, UP), \
+	lo##_subgraphs, UP##_NUM_SUBGRAPHS, lo##_rt_tensor, lo##_rt_step, \
+	lo##_rt_attr, lo##_rt_subgraph};
+
+#define ART_BIND_GRAPH(lo, UP) \
+	{lo##_tensors, UP##_NUM_TENSORS, lo##_steps, UP##_NUM_STEPS, \
+	 lo##_inputs, lo##_outputs, UP##_NUM_INPUTS, UP##_NUM_OUTPUTS}, \
+	UP##_ARENA_SIZE, UP##_WEIGHTS_SIZE, UP##_NUM_INPUTS + UP##_NUM_OUTPUTS
+
 #define ARENAC_RT_BIND(lo, UP) ART_BIND_(lo, UP)
 #define ART_BIND_(lo, UP) \
-static art_tensor lo##_rt_tensors[UP##_NUM_TENSORS + 1]; \
-static art_attr lo##_rt_attrs[sizeof lo##_attrs / sizeof lo##_attrs[0]]; \
-static art_step lo##_rt_steps[UP##_NUM_STEPS + 1]; \
+static void lo##_rt_tensor(const void *table, int i, art_tensor *d) \
+{ \
+	const lo##_tensor *s = (const lo##_tensor *)table + i; \
+	ART_COPY_TENSOR(d, s); \
+} \
+static void lo##_rt_attr(const void *table, int i, art_attr *d) \
+{ \
+	const lo##_attr *s = (const lo##_attr *)table + i; \
+	ART_COPY_ATTR(d, s); \
+} \
+static void lo##_rt_step(const void *table, int i, art_step *d) \
+{ \
+	const lo##_step *s = (const lo##_step *)table + i; \
+	d->op = s->op; d->domain = s->domain; d->name = s->name; \
+	d->inputs = s->inputs; d->ninputs = s->ninputs; \
+	d->outputs = s->outputs; d->noutputs = s->noutputs; \
+	d->attrs = s->attrs; d->nattrs = s->nattrs; d->noop = s->noop; \
+	d->opset = s->opset; \
+	d->scratch_offset = UP##_STEP_SCRATCH_OFFSET(s); \
+	d->scratch_bytes = UP##_STEP_SCRATCH_BYTES(s); \
+	ART_CAT(ART_STEP_SUBS_, ART_IS_SET(UP##_HAS_SCRATCH))(d, s); \
+} \
+ART_CAT(ART_BIND_SUBS_, ART_IS_SET(UP##_HAS_SUBGRAPHS))(lo, UP) \
 static const art_model *lo##_rt_model(void) \
 { \
-	static art_model m; \
-	for (int i = 0; i < UP##_NUM_TENSORS; i++) \
-		ART_COPY_TENSOR(&lo##_rt_tensors[i], &lo##_tensors[i]); \
-	for (size_t i = 0; i < sizeof lo##_attrs / sizeof lo##_attrs[0]; i++) \
-		ART_COPY_ATTR(&lo##_rt_attrs[i], &lo##_attrs[i]); \
-	for (int i = 0; i < UP##_NUM_STEPS; i++) { \
-		const lo##_step *s = &lo##_steps[i]; \
-		art_step *d = &lo##_rt_steps[i]; \
-		d->op = s->op; d->domain = s->domain; d->name = s->name; \
-		d->inputs = s->inputs; d->ninputs = s->ninputs; \
-		d->outputs = s->outputs; d->noutputs = s->noutputs; \
-		d->attrs = lo##_rt_attrs + (s->attrs - lo##_attrs); \
-		d->nattrs = s->nattrs; d->noop = s->noop; d->opset = s->opset; \
-		d->scratch_offset = UP##_STEP_SCRATCH_OFFSET(s); \
-		d->scratch_bytes = UP##_STEP_SCRATCH_BYTES(s); \
-	} \
-	m.tensors = lo##_rt_tensors; m.ntensors = UP##_NUM_TENSORS; \
-	m.steps = lo##_rt_steps; m.nsteps = UP##_NUM_STEPS; \
-	m.arena_size = UP##_ARENA_SIZE; m.weights_size = UP##_WEIGHTS_SIZE; \
-	m.nio = UP##_NUM_INPUTS + UP##_NUM_OUTPUTS; \
-	return &m; \
+	return &lo##_rt_model_; \
 }
 
 #endif

@@ -32,8 +32,11 @@ static void put(Out *o, char ch)
 		*o->p++ = ch;
 }
 
+/* A NULL string (a table written without names) prints as "-". */
 static void puts_(Out *o, const char *s)
 {
+	if (!s)
+		s = "-";
 	while (*s)
 		put(o, *s++);
 }

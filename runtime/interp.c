@@ -10,6 +10,11 @@
  * live input for any other reason is a broken plan.  None of these ever
  * turns into a quiet copy, since a copy would hide the very mistake the
  * runtime is there to expose.
+ *
+ * A planned subgraph (an If's branches) is a graph of its own, with tables
+ * of the same types: it is checked with the model before anything runs,
+ * inside the workspace of the step that runs it, and its steps run here
+ * when that step's kernel (ops_control.c) asks.
  */
 #include <string.h>
 
@@ -74,29 +79,31 @@ static int check_step(Ctx *c, InPlace ip)
 {
 	for (int j = 0; j < c->s->noutputs; j++) {
 		int o = ctx_out(c, j);
-		const art_tensor *to;
+		art_tensor to, over;
 		if (o < 0)
 			continue;
 		to = ctx_tensor(c, o);
-		if (to->inplace_of >= 0) {
+		if (to.inplace_of >= 0) {
 			int k = 0;
-			while (k < c->s->ninputs && ctx_in(c, k) != to->inplace_of)
+			over = ctx_tensor(c, to.inplace_of);
+			while (k < c->s->ninputs && ctx_in(c, k) != to.inplace_of)
 				k++;
 			if (j != 0 || k == c->s->ninputs || ip == IP_NO ||
-			    (ip == IP_YES && k != 0) ||
-			    ctx_tensor(c, to->inplace_of)->bytes != to->bytes)
+			    (ip == IP_YES && k != 0) || over.bytes != to.bytes)
 				return ctx_fail(c, "'%s' is planned in place over "
 					    "'%s', which this kernel cannot "
-					    "do", to->name,
-					    ctx_tensor(c, to->inplace_of)->name);
+					    "do", to.name, over.name);
 		}
 		for (int i = 0; i < c->s->ninputs; i++) {
 			int x = ctx_in(c, i);
-			if (x < 0 || x == to->inplace_of ||
-			    !overlap(to, ctx_tensor(c, x)) || ctx_root(c, x) == ctx_root(c, o))
+			art_tensor tx;
+			if (x < 0 || x == to.inplace_of)
+				continue;
+			tx = ctx_tensor(c, x);
+			if (!overlap(&to, &tx) || ctx_root(c, x) == ctx_root(c, o))
 				continue;
 			return ctx_fail(c, "output '%s' overlaps input '%s' in the "
-				    "arena", to->name, ctx_tensor(c, x)->name);
+				    "arena", to.name, tx.name);
 		}
 	}
 	return 0;
@@ -107,13 +114,13 @@ static int check_noop(Ctx *c)
 {
 	for (int j = 0; j < c->s->noutputs; j++) {
 		int o = ctx_out(c, j);
-		if (o >= 0 && ctx_tensor(c, o)->alias_of < 0) {
+		if (o >= 0 && ctx_tensor(c, o).alias_of < 0) {
 			for (int i = 0; i < c->s->ninputs; i++)
 				if (ctx_in(c, i) >= 0 &&
-				    ctx_tensor(c, ctx_in(c, i))->alias_of != o)
+				    ctx_tensor(c, ctx_in(c, i)).alias_of != o)
 					return ctx_fail(c, "noop step whose "
 						    "output '%s' is not in "
-						    "place", ctx_tensor(c, o)->name);
+						    "place", ctx_tensor(c, o).name);
 		}
 	}
 	return 0;
@@ -130,70 +137,171 @@ static uint64_t shape_bytes(const art_tensor *t)
 }
 
 /*
- * Every tensor inside its buffer and as large as its shape says (kernels
- * index by shape), every alias where its target is.
+ * Every tensor of c's graph inside its buffer and as large as its shape
+ * says (kernels index by shape), every alias where its target is; every
+ * step's operands in range and somewhere, its kernel there, and the
+ * subgraphs it runs its own (gid: the graph's id, -1 the model's).
  */
-static int check_tables(Ctx *c, size_t arena_bytes, size_t weights_bytes)
+static int check_graph(Ctx *c, int gid, size_t arena_bytes,
+		       size_t weights_bytes)
 {
 	const art_model *m = c->m;
-	for (int i = 0; i < m->ntensors; i++) {
-		const art_tensor *t = ctx_tensor(c, i);
-		if (t->rank > ART_MAX_RANK)
+	for (int i = 0; i < c->g->ntensors; i++) {
+		art_tensor t = ctx_tensor(c, i);
+		if (t.rank > ART_MAX_RANK)
 			return ctx_fail(c, "tensor '%s' has rank %d, above %d",
-				    t->name, t->rank, ART_MAX_RANK);
-		if (t->rank >= 0 && shape_bytes(t) > t->bytes)
+				    t.name, t.rank, ART_MAX_RANK);
+		if (t.rank >= 0 && shape_bytes(&t) > t.bytes)
 			return ctx_fail(c, "tensor '%s' has %lu bytes, its shape "
-					"needs %llu", t->name,
-					(unsigned long)t->bytes,
-					(unsigned long long)shape_bytes(t));
-		if (in_arena(t) &&
-		    (uint64_t)t->offset + t->bytes > arena_bytes)
+					"needs %llu", t.name,
+					(unsigned long)t.bytes,
+					(unsigned long long)shape_bytes(&t));
+		if (in_arena(&t) &&
+		    (uint64_t)t.offset + t.bytes > arena_bytes)
 			return ctx_fail(c, "tensor '%s' [%lu, +%lu) is past the "
-				    "arena of %zu bytes", t->name,
-				    (unsigned long)t->offset,
-				    (unsigned long)t->bytes, arena_bytes);
-		if (!in_arena(t) && t->weights_offset != ART_NOT_IN_ARENA &&
-		    (uint64_t)t->weights_offset + t->bytes > weights_bytes)
+				    "arena of %zu bytes", t.name,
+				    (unsigned long)t.offset,
+				    (unsigned long)t.bytes, arena_bytes);
+		if (!in_arena(&t) && t.weights_offset != ART_NOT_IN_ARENA &&
+		    (uint64_t)t.weights_offset + t.bytes > weights_bytes)
 			return ctx_fail(c, "tensor '%s' is past the weights blob "
-				    "of %zu bytes", t->name, weights_bytes);
-		if (t->alias_of >= 0 && (t->alias_of >= m->ntensors ||
-		    ctx_tensor(c, t->alias_of)->offset + t->alias_offset != t->offset))
+				    "of %zu bytes", t.name, weights_bytes);
+		if (t.alias_of >= 0 && (t.alias_of >= c->g->ntensors ||
+		    ctx_tensor(c, t.alias_of).offset + t.alias_offset != t.offset))
 			return ctx_fail(c, "view '%s' is not at its offset inside "
-				    "the tensor it aliases", t->name);
-		if (t->io >= 0 && (in_arena(t) || t->io >= m->nio || !c->io ||
-				   !c->io[t->io]))
+				    "the tensor it aliases", t.name);
+		if (t.io >= 0 && (in_arena(&t) || t.io >= m->nio || !c->io ||
+				   !c->io[t.io]))
 			return ctx_fail(c, "'%s' lives in a buffer of the "
 					"caller's (io %d of %d), which "
-					"art_run_io did not get", t->name,
-					(int)t->io, m->nio);
-		if (t->inplace_of >= 0 && (t->inplace_of >= m->ntensors ||
-		    ctx_tensor(c, t->inplace_of)->offset != t->offset))
+					"art_run_io did not get", t.name,
+					(int)t.io, m->nio);
+		if (t.inplace_of >= 0 && (t.inplace_of >= c->g->ntensors ||
+		    ctx_tensor(c, t.inplace_of).offset != t.offset))
 			return ctx_fail(c, "in-place '%s' is not at the offset of "
-				    "the tensor it overwrites", t->name);
+				    "the tensor it overwrites", t.name);
 	}
-	for (c->si = 0; c->si < m->nsteps; c->si++) {
-		c->s = &m->steps[c->si];
-		for (int j = 0; j < c->s->ninputs + c->s->noutputs; j++) {
-			int id = j < c->s->ninputs ? ctx_in(c, j) :
-				 ctx_out(c, j - c->s->ninputs);
-			const art_tensor *t;
-			if (id < -1 || id >= m->ntensors)
+	for (c->si = 0; c->si < c->g->nsteps; c->si++) {
+		const art_step s = (m->step(c->g->steps, c->si, &c->step),
+				    c->step);
+		c->s = &c->step;
+		for (int j = 0; j < s.ninputs + s.noutputs; j++) {
+			int id = j < s.ninputs ? ctx_in(c, j) :
+				 ctx_out(c, j - s.ninputs);
+			art_tensor t;
+			if (id < -1 || id >= c->g->ntensors)
 				return ctx_fail(c, "tensor index %d out of range",
 					    id);
 			if (id < 0)
 				continue;
 			t = ctx_tensor(c, id);
-			if (!in_arena(t) && t->io < 0 &&
-			    t->weights_offset == ART_NOT_IN_ARENA &&
-			    t->bytes > 0 && t->rank >= 0)
+			if (!in_arena(&t) && t.io < 0 &&
+			    t.weights_offset == ART_NOT_IN_ARENA &&
+			    t.bytes > 0 && t.rank >= 0)
 				return ctx_fail(c, "'%s' is neither in the arena "
 					    "nor in the weights blob (compile "
-					    "with --weights)", t->name);
-			if (!in_arena(t) && t->io < 0 && j >= c->s->ninputs &&
-			    t->rank >= 0)
+					    "with --weights)", t.name);
+			if (!in_arena(&t) && t.io < 0 && j >= s.ninputs &&
+			    t.rank >= 0)
 				return ctx_fail(c, "output '%s' is not in the "
-					    "arena", t->name);
+					    "arena", t.name);
 		}
+		if (!s.noop && find_op(s.domain, s.op) < 0)
+			return ctx_fail(c, "op %s%s%s has no kernel in this "
+					"build of the runtime",
+					default_domain(s.domain) ? "" :
+					s.domain,
+					default_domain(s.domain) ? "" : ".",
+					s.op);
+		for (int k = 0; k < s.nsubgraphs; k++) {
+			art_subgraph sg;
+			int id = s.subgraphs[k];
+			if (id < 0 || id >= m->nsubgraphs || !m->subgraph)
+				return ctx_fail(c, "subgraph %d out of range", id);
+			m->subgraph(m->subgraphs, id, &sg);
+			if (sg.parent != gid || sg.step != c->si)
+				return ctx_fail(c, "subgraph %d is not this "
+						"step's", id);
+		}
+	}
+	c->s = NULL;
+	return 0;
+}
+
+/*
+ * Each planned subgraph: run by a step of its parent (which comes before
+ * it, so the nesting is a tree), its own tensors inside that step's
+ * workspace, then its tables as the model's.
+ */
+static int check_subgraphs(Ctx *c, size_t arena_bytes, size_t weights_bytes)
+{
+	const art_model *m = c->m;
+	for (int k = 0; k < m->nsubgraphs; k++) {
+		art_subgraph sg, up;
+		art_step s;
+		Ctx sub = *c;
+		if (!m->subgraph)
+			return ctx_fail(c, "the model has subgraphs and no "
+					"decoder for them");
+		m->subgraph(m->subgraphs, k, &sg);
+		if (!sg.planned)
+			continue;
+		if (sg.parent >= k || sg.parent < -1)
+			return ctx_fail(c, "subgraph %d has parent %d", k,
+					sg.parent);
+		if (sg.parent >= 0)
+			m->subgraph(m->subgraphs, sg.parent, &up);
+		else
+			up.g = m->g;
+		if (sg.parent >= 0 && !up.planned)
+			return ctx_fail(c, "subgraph %d is planned inside one "
+					"that is not", k);
+		if (sg.step < 0 || sg.step >= up.g.nsteps)
+			return ctx_fail(c, "subgraph %d: its step %d is out of "
+					"range", k, sg.step);
+		m->step(up.g.steps, sg.step, &s);
+		if (sg.arena_bytes && (s.scratch_offset == ART_NOT_IN_ARENA ||
+		    sg.arena_bytes > s.scratch_bytes ||
+		    (uint64_t)s.scratch_offset + s.scratch_bytes > arena_bytes))
+			return ctx_fail(c, "subgraph %d needs %lu bytes, its "
+					"step's workspace has %lu", k,
+					(unsigned long)sg.arena_bytes,
+					(unsigned long)s.scratch_bytes);
+		sub.g = &sg.g;
+		for (int i = 0; i < sg.g.ntensors; i++) {
+			art_tensor t = ctx_tensor(&sub, i);
+			if (t.first >= 0 && in_arena(&t) && t.bytes &&
+			    (s.scratch_offset == ART_NOT_IN_ARENA ||
+			     t.offset < s.scratch_offset ||
+			     t.offset + (uint64_t)t.bytes >
+			     (uint64_t)s.scratch_offset + s.scratch_bytes))
+				return ctx_fail(c, "subgraph %d's tensor '%s' is "
+						"outside its step's workspace",
+						k, t.name);
+		}
+		if (check_graph(&sub, k, arena_bytes, weights_bytes))
+			return -1;
+	}
+	return 0;
+}
+
+int rt_run_steps(Ctx *c)
+{
+	for (c->si = 0; c->si < c->g->nsteps; c->si++) {
+		int k;
+		c->m->step(c->g->steps, c->si, &c->step);
+		c->s = &c->step;
+		k = find_op(c->s->domain, c->s->op);
+		/* Views and concats check their own placement, and copy
+		 * nothing when it is right; other noops are checked here. */
+		if (c->s->noop && (k < 0 || (art_ops[k].fn != op_copy &&
+					 art_ops[k].fn != op_concat))) {
+			if (check_noop(c))
+				return -1;
+			continue;
+		}
+		if (check_step(c, art_ops[k].inplace) || art_ops[k].fn(c))
+			return -1;
 	}
 	c->s = NULL;
 	return 0;
@@ -210,7 +318,7 @@ int art_run_io(const art_model *m, void *arena, size_t arena_bytes,
 	       const void *weights, size_t weights_bytes, void *const *io,
 	       art_error *err)
 {
-	Ctx c = {m, arena, weights, io, err, -1, NULL};
+	Ctx c = {m, &m->g, arena, weights, io, err, -1, NULL, {0}, NULL};
 
 	err->step = -1;
 	err->msg[0] = 0;
@@ -220,33 +328,24 @@ int art_run_io(const art_model *m, void *arena, size_t arena_bytes,
 	if (weights_bytes < m->weights_size)
 		return ctx_fail(&c, "weights blob of %zu bytes, the plan needs %llu",
 			    weights_bytes, (unsigned long long)m->weights_size);
-	if (check_tables(&c, arena_bytes, weights_bytes))
+	/* Every table checked and every kernel there before the first step
+	 * runs. */
+	if (check_graph(&c, -1, arena_bytes, weights_bytes) ||
+	    check_subgraphs(&c, arena_bytes, weights_bytes))
 		return -1;
-	/* Every kernel there before the first step runs. */
-	for (c.si = 0; c.si < m->nsteps; c.si++) {
-		c.s = &m->steps[c.si];
-		if (!c.s->noop && find_op(c.s->domain, c.s->op) < 0)
-			return ctx_fail(&c, "op %s%s%s has no kernel in this "
-					"build of the runtime",
-					default_domain(c.s->domain) ? "" :
-					c.s->domain,
-					default_domain(c.s->domain) ? "" : ".",
-					c.s->op);
-	}
-	for (c.si = 0; c.si < m->nsteps; c.si++) {
-		int k;
-		c.s = &m->steps[c.si];
-		k = find_op(c.s->domain, c.s->op);
-		/* Views and concats check their own placement, and copy
-		 * nothing when it is right; other noops are checked here. */
-		if (c.s->noop && (k < 0 || (art_ops[k].fn != op_copy &&
-					    art_ops[k].fn != op_concat))) {
-			if (check_noop(&c))
-				return -1;
-			continue;
-		}
-		if (check_step(&c, art_ops[k].inplace) || art_ops[k].fn(&c))
-			return -1;
-	}
-	return 0;
+	return rt_run_steps(&c);
+}
+
+art_tensor art_model_tensor(const art_model *m, int i)
+{
+	art_tensor t;
+	m->tensor(m->g.tensors, i, &t);
+	return t;
+}
+
+art_step art_model_step(const art_model *m, int i)
+{
+	art_step s;
+	m->step(m->g.steps, i, &s);
+	return s;
 }

@@ -78,6 +78,8 @@ void rt_unary_apply(rt_unary op, double a, double b, const rt_arr *x,
 		    rt_arr *y);
 /* The same for one value. */
 double rt_unary_value(rt_unary op, double a, double b, double v);
+/* The same in float, for float32 tensors (no double arithmetic). */
+float rt_unary_value32(rt_unary op, float a, float b, float v);
 /* Whether op is defined on integers (else only float types reach it). */
 int rt_unary_int(rt_unary op);
 
@@ -91,6 +93,7 @@ void rt_binary_apply(rt_binary op, const rt_arr *a, const rt_arr *b,
 		     rt_arr *y);
 /* One value, in the float or the integer domain. */
 double rt_binary_fvalue(rt_binary op, double a, double b);
+float rt_binary_fvalue32(rt_binary op, float a, float b);
 int64_t rt_binary_ivalue(rt_binary op, int64_t a, int64_t b);
 /* out = cond ? x : y, broadcast; out may be x or y. */
 void rt_where(const rt_arr *cond, const rt_arr *x, const rt_arr *y,
@@ -337,7 +340,7 @@ typedef struct rt_rnn {
 	int seq_lens_dt;
 	float *y, *yh, *yc;
 	rt_unary act[2][3];
-	double alpha[2][3], beta[2][3];
+	float alpha[2][3], beta[2][3];
 } rt_rnn;
 /* work: (3 + 2) x hidden floats for GRU, (4 + 2) for LSTM, 3 for RNN,
  * none of them an operand.  The outputs must not be inputs. */

@@ -2,12 +2,14 @@
  * kernels_elementwise.c — unary, binary and Where kernels over every
  * numeric type.
  *
- * Each op is written once per domain (kernels_dtype.c): in double for the
- * float types, in int64 for the integer types and bool, where the integer
- * semantics differ (division truncates, Mod takes the divisor's sign, Pow
- * multiplies).  The float32-only case, which is what CNNs and transformers
- * spend their time in, gets loops of its own that call the same double
- * functions, so there is one definition of every op.  Outputs may be an
+ * Each op is written once per domain (kernels_dtype.c): for the float
+ * types (elementwise_ops.h, made a float function for float32 tensors and
+ * a double one for the others), in int64 for the integer types and bool,
+ * where the integer semantics differ (division truncates, Mod takes the
+ * divisor's sign, Pow multiplies).  The float32-only case, which is what
+ * CNNs and transformers spend their time in, gets loops of its own that
+ * compute in float, as onnxruntime's float kernels do: no double, which
+ * a Cortex-M4F computes in software.  Outputs may be an
  * operand of the output's shape: element i is read before it is written.
  */
 #include <math.h>
@@ -15,70 +17,36 @@
 
 #include "kernels.h"
 
-#define SQRT_2_OVER_PI 0.79788456080286535588
-#define SQRT_HALF 0.70710678118654752440
-
-static double softplus(double v)
-{
-	return v > 0 ? v + log1p(exp(-v)) : log1p(exp(v));
-}
-
-double rt_unary_value(rt_unary op, double a, double b, double v)
+/*
+ * The bool-valued ops (logic and comparisons), the same in both domains,
+ * from how the operands compare (none of lt, eq, gt for a NaN) and
+ * whether each is true (nonzero).
+ */
+static int logic(rt_binary op, int lt, int eq, int gt, int at, int bt)
 {
 	switch (op) {
-	case RT_RELU: return v > 0 ? v : 0;
-	case RT_SIGMOID: return 1 / (1 + exp(-v));
-	case RT_HARDSIGMOID: return fmax(0, fmin(1, a * v + b));
-	case RT_HARDSWISH: return v * fmax(0, fmin(1, v / 6 + 0.5));
-	case RT_CLIP: return v < a ? a : v > b ? b : v;
-	case RT_LEAKYRELU: return v >= 0 ? v : a * v;
-	case RT_TANH: return tanh(v);
-	case RT_EXP: return exp(v);
-	case RT_LOG: return log(v);
-	case RT_NEG: return -v;
-	case RT_ABS: return fabs(v);
-	case RT_SQRT: return sqrt(v);
-	case RT_RECIPROCAL: return 1 / v;
-	case RT_ERF: return erf(v);
-	case RT_GELU:
-		/* a: 0 the exact form, 1 the tanh approximation */
-		if (a != 0)
-			return 0.5 * v * (1 + tanh(SQRT_2_OVER_PI *
-					       (v + 0.044715 * v * v * v)));
-		return 0.5 * v * (1 + erf(v * SQRT_HALF));
-	case RT_SIN: return sin(v);
-	case RT_COS: return cos(v);
-	case RT_TAN: return tan(v);
-	case RT_ASIN: return asin(v);
-	case RT_ACOS: return acos(v);
-	case RT_ATAN: return atan(v);
-	case RT_SINH: return sinh(v);
-	case RT_COSH: return cosh(v);
-	case RT_ASINH: return asinh(v);
-	case RT_ACOSH: return acosh(v);
-	case RT_ATANH: return atanh(v);
-	case RT_FLOOR: return floor(v);
-	case RT_CEIL: return ceil(v);
-	case RT_ROUND: return nearbyint(v);     /* halves to even */
-	case RT_SIGN: return v > 0 ? 1 : v < 0 ? -1 : v;
-	case RT_SOFTPLUS: return softplus(v);
-	case RT_SOFTSIGN: return v / (1 + fabs(v));
-	case RT_ELU: return v >= 0 ? v : a * (exp(v) - 1);
-	case RT_SELU: return b * (v > 0 ? v : a * (exp(v) - 1));
-	case RT_CELU: return fmax(0, v) + fmin(0, a * (exp(v / a) - 1));
-	case RT_THRESHOLDEDRELU: return v > a ? v : 0;
-	case RT_SHRINK: return v < -b ? v + a : v > b ? v - a : 0;
-	case RT_MISH: return v * tanh(softplus(v));
-	case RT_ISNAN: return v != v;
-	case RT_ISINF:
-		return isinf(v) && ((v > 0 && b != 0) || (v < 0 && a != 0));
-	case RT_NOT: return v == 0;
-	case RT_AFFINE: return a * v + b;
-	case RT_SCALEDTANH: return a * tanh(b * v);
-	case RT_COPY: return v;
+	case RT_AND: return at && bt;
+	case RT_OR: return at || bt;
+	case RT_XOR: return at != bt;
+	case RT_EQUAL: return eq;
+	case RT_LESS: return lt;
+	case RT_LESS_EQUAL: return lt || eq;
+	case RT_GREATER: return gt;
+	default: return gt || eq;           /* RT_GREATER_EQUAL */
 	}
-	return v;
 }
+
+/* The ops' values, once, for float (RT_T float: float32 tensors, single
+ * precision, the FPU of a Cortex-M4F) and for double (the other float
+ * types, whose values float32 cannot hold). */
+#define RT_T float
+#define RT_FN(name) name##32
+#define RT_M(fn) fn##f
+#include "elementwise_ops.h"
+#define RT_T double
+#define RT_FN(name) name
+#define RT_M(fn) fn
+#include "elementwise_ops.h"
 
 int rt_unary_int(rt_unary op)
 {
@@ -110,7 +78,7 @@ void rt_unary_apply(rt_unary op, double a, double b, const rt_arr *x,
 		const float *xp = x->p;
 		float *yp = y->p;
 		for (int64_t i = 0; i < n; i++)
-			yp[i] = (float)rt_unary_value(op, a, b, xp[i]);
+			yp[i] = rt_unary_value32(op, (float)a, (float)b, xp[i]);
 	} else if (rt_is_float(x->dt)) {
 		for (int64_t i = 0; i < n; i++)
 			rt_set_f(y->dt, y->p, i,
@@ -120,51 +88,6 @@ void rt_unary_apply(rt_unary op, double a, double b, const rt_arr *x,
 			rt_set_i(y->dt, y->p, i,
 				 iunary(op, a, b, rt_get_i(x->dt, x->p, i)));
 	}
-}
-
-static double fmod_py(double a, double b)
-{
-	double r = fmod(a, b);
-	return r != 0 && (r < 0) != (b < 0) ? r + b : r;
-}
-
-/*
- * The bool-valued ops (logic and comparisons), the same in both domains,
- * from how the operands compare (none of lt, eq, gt for a NaN) and
- * whether each is true (nonzero).
- */
-static int logic(rt_binary op, int lt, int eq, int gt, int at, int bt)
-{
-	switch (op) {
-	case RT_AND: return at && bt;
-	case RT_OR: return at || bt;
-	case RT_XOR: return at != bt;
-	case RT_EQUAL: return eq;
-	case RT_LESS: return lt;
-	case RT_LESS_EQUAL: return lt || eq;
-	case RT_GREATER: return gt;
-	default: return gt || eq;           /* RT_GREATER_EQUAL */
-	}
-}
-
-double rt_binary_fvalue(rt_binary op, double a, double b)
-{
-	switch (op) {
-	case RT_ADD: return a + b;
-	case RT_SUB: return a - b;
-	case RT_MUL: return a * b;
-	case RT_DIV: return a / b;
-	case RT_MAX: return a > b || a != a ? a : b;    /* NaN wins */
-	case RT_MIN: return a < b || a != a ? a : b;
-	case RT_POW: return pow(a, b);
-	case RT_MOD: return fmod_py(a, b);
-	case RT_FMOD: return fmod(a, b);
-	case RT_PRELU: return a < 0 ? a * b : a;
-	case RT_SHIFT_LEFT: case RT_SHIFT_RIGHT: break;  /* integers only */
-	default:
-		return logic(op, a < b, a == b, a > b, a != 0, b != 0);
-	}
-	return a;
 }
 
 static int64_t ipow(int64_t a, int64_t e)
@@ -218,13 +141,13 @@ static void binary_row_f32(const Binary *c, const float *a, int64_t sa,
 {
 	if (sa && sb) {
 		for (int64_t i = 0; i < n; i++)
-			y[i] = (float)rt_binary_fvalue(c->op, a[i], b[i]);
+			y[i] = rt_binary_fvalue32(c->op, a[i], b[i]);
 	} else if (sa) {
 		for (int64_t i = 0; i < n; i++)
-			y[i] = (float)rt_binary_fvalue(c->op, a[i], b[0]);
+			y[i] = rt_binary_fvalue32(c->op, a[i], b[0]);
 	} else {
 		for (int64_t i = 0; i < n; i++)
-			y[i] = (float)rt_binary_fvalue(c->op, a[0], b[i * sb]);
+			y[i] = rt_binary_fvalue32(c->op, a[0], b[i * sb]);
 	}
 }
 

@@ -2,9 +2,13 @@
  * kernels_norm.c — normalisations (BatchNormalization in inference,
  * InstanceNormalization, LayerNormalization) and the softmax family.
  *
- * Statistics accumulate in double and every kernel reads all the values
- * it needs for one row before it writes any of that row, so each may run
- * in place.  Softmax runs along the middle axis of [outer, n, inner]: any
+ * Every kernel reads all the values it needs for one row before it
+ * writes any of that row, so each may run in place.  They compute in
+ * float, as onnxruntime's float kernels do (its LayerNormalization
+ * accumulates a float tensor's mean and variance in float:
+ * core/providers/cpu/nn/layer_norm_impl.cc, ComputeJob's DoubleOrFloat),
+ * so a Cortex-M4F needs no software double; the two exceptions are
+ * named below.  Softmax runs along the middle axis of [outer, n, inner]: any
  * axis of any rank comes down to that view without moving data.
  */
 #include <math.h>
@@ -38,7 +42,11 @@ void rt_batchnorm_train(const float *x, const rt_shape *xs,
 	int64_t N = xs->d[0], C = xs->rank > 1 ? xs->d[1] : 1, hw = 1;
 	for (int i = 2; i < xs->rank; i++)
 		hw *= xs->d[i];
-	/* One channel at a time: its statistics, then its outputs. */
+	/* One channel at a time: its statistics, then its outputs.  Double
+	 * here only: a training step's statistics run over N x H x W values
+	 * and feed the running mean and variance kept across steps, where a
+	 * float sum's rounding would accumulate (torch accumulates them in
+	 * a wider type too, ATen's batch_norm_cpu_collect_stats). */
 	for (int64_t c = 0; c < C; c++) {
 		double s = 0, v = 0, m, inv;
 		int64_t cnt = N * hw;
@@ -68,19 +76,20 @@ void rt_batchnorm_train(const float *x, const rt_shape *xs,
 	}
 }
 
-/* Mean and 1 / sqrt(variance + eps) of n values (population variance). */
-static void moments(const float *x, int64_t n, float eps, double *mean,
-		    double *inv_std)
+/* Mean and 1 / sqrt(variance + eps) of n values (population variance,
+ * two passes). */
+static void moments(const float *x, int64_t n, float eps, float *mean,
+		    float *inv_std)
 {
-	double s = 0, v = 0;
+	float s = 0, v = 0;
 	for (int64_t i = 0; i < n; i++)
 		s += x[i];
-	s = n ? s / (double)n : 0;
+	s = n ? s / (float)n : 0;
 	for (int64_t i = 0; i < n; i++)
 		v += (x[i] - s) * (x[i] - s);
-	v = n ? v / (double)n : 0;
+	v = n ? v / (float)n : 0;
 	*mean = s;
-	*inv_std = 1 / sqrt(v + eps);
+	*inv_std = 1 / sqrtf(v + eps);
 }
 
 void rt_instancenorm(const float *x, const rt_shape *xs, const float *scale,
@@ -92,11 +101,11 @@ void rt_instancenorm(const float *x, const rt_shape *xs, const float *scale,
 	for (int64_t nc = 0; nc < xs->d[0] * C; nc++) {
 		const float *xr = x + nc * hw;
 		float *yr = y + nc * hw;
-		double mean, inv;
+		float mean, inv;
 		moments(xr, hw, eps, &mean, &inv);
 		for (int64_t i = 0; i < hw; i++)
-			yr[i] = (float)((xr[i] - mean) * inv * scale[nc % C] +
-					bias[nc % C]);
+			yr[i] = (xr[i] - mean) * inv * scale[nc % C] +
+				bias[nc % C];
 	}
 }
 
@@ -108,16 +117,16 @@ void rt_layernorm(const float *x, int64_t rows, int64_t n,
 	for (int64_t r = 0; r < rows; r++) {
 		const float *xr = x + r * n;
 		float *yr = y + r * n;
-		double mu, inv;
+		float mu, inv;
 		moments(xr, n, eps, &mu, &inv);
 		for (int64_t i = 0; i < n; i++) {
-			double v = (xr[i] - mu) * inv * scale[i % nscale];
-			yr[i] = (float)(bias ? v + bias[i % nbias] : v);
+			float v = (xr[i] - mu) * inv * scale[i % nscale];
+			yr[i] = bias ? v + bias[i % nbias] : v;
 		}
 		if (mean)
-			mean[r] = (float)mu;
+			mean[r] = mu;
 		if (inv_std)
-			inv_std[r] = (float)inv;
+			inv_std[r] = inv;
 	}
 }
 
@@ -128,6 +137,11 @@ void rt_softmax(rt_softmax_kind k, const float *x, int64_t outer, int64_t n,
 	for (int64_t in = 0; in < inner; in++) {
 		const float *xr = x + o * n * inner + in;
 		float *yr = y + o * n * inner + in;
+		/* Double, rounded once at the end: the value the spec
+		 * evaluation of tests/e2e_dynquant.py computes.  In float
+		 * an output is an ulp off at times, and YOLOv8n quantises
+		 * its softmax again (a DynamicQuantizeLinear), which turns
+		 * the ulp into a whole step: 0.13 of 637 at its output. */
 		double mx = -INFINITY, sum = 0;
 		int64_t arg = 0;
 		for (int64_t i = 0; i < n; i++)

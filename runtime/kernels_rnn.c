@@ -20,8 +20,8 @@ static float act(const rt_rnn *p, int d, int k, float v)
 {
 	if (p->clip > 0)
 		v = v < -p->clip ? -p->clip : v > p->clip ? p->clip : v;
-	return (float)rt_unary_value(p->act[d][k], p->alpha[d][k],
-				     p->beta[d][k], v);
+	return rt_unary_value32(p->act[d][k], p->alpha[d][k], p->beta[d][k],
+				v);
 }
 
 /* acc[g] += sum_k m[g][k] v[k] for the n rows from row `first`. */

@@ -12,16 +12,30 @@
 
 #include "ops.h"
 
+/* "step K (OP 'NAME'): " for the step running and those whose subgraphs
+ * it is in, outermost first; the characters written. */
+static int step_prefix(const Ctx *c, char *buf, size_t size)
+{
+	int n = 0, k;
+	if (c->up && (n = step_prefix(c->up, buf, size)) < 0)
+		return n;
+	if (!c->s || (size_t)n >= size)
+		return n;
+	k = rt_format(buf + n, size - (size_t)n, "step %d (%s '%s'): ", c->si,
+		      c->s->op, c->s->name ? c->s->name : "");
+	return k < 0 ? k : n + k;
+}
+
 int ctx_fail(Ctx *c, const char *fmt, ...)
 {
 	va_list ap;
-	int n = 0;
+	const Ctx *top = c;
+	int n;
 
-	c->err->step = c->s ? c->si : -1;
-	if (c->s)
-		n = rt_format(c->err->msg, sizeof c->err->msg,
-			     "step %d (%s '%s'): ", c->si, c->s->op,
-			     c->s->name);
+	while (top->up)
+		top = top->up;
+	c->err->step = top->s ? top->si : -1;
+	n = step_prefix(c, c->err->msg, sizeof c->err->msg);
 	if (n < 0 || n >= (int)sizeof c->err->msg)
 		n = 0;
 	va_start(ap, fmt);
@@ -30,9 +44,11 @@ int ctx_fail(Ctx *c, const char *fmt, ...)
 	return -1;
 }
 
-const art_tensor *ctx_tensor(const Ctx *c, int id)
+art_tensor ctx_tensor(const Ctx *c, int id)
 {
-	return &c->m->tensors[id];
+	art_tensor t;
+	c->m->tensor(c->g->tensors, id, &t);
+	return t;
 }
 
 void *ctx_scratch(const Ctx *c, size_t bytes)
@@ -46,12 +62,12 @@ void *ctx_scratch(const Ctx *c, size_t bytes)
 
 void *ctx_ptr(const Ctx *c, int id)
 {
-	const art_tensor *t = ctx_tensor(c, id);
-	if (t->offset != ART_NOT_IN_ARENA)
-		return c->arena + t->offset;
-	if (t->io >= 0)
-		return c->io[t->io];
-	return (void *)(c->weights + t->weights_offset);
+	art_tensor t = ctx_tensor(c, id);
+	if (t.offset != ART_NOT_IN_ARENA)
+		return c->arena + t.offset;
+	if (t.io >= 0)
+		return c->io[t.io];
+	return (void *)(c->weights + t.weights_offset);
 }
 
 int ctx_in(const Ctx *c, int j)
@@ -66,12 +82,12 @@ int ctx_out(const Ctx *c, int j)
 
 int ctx_root(const Ctx *c, int t)
 {
-	for (int hops = 0; hops < c->m->ntensors; hops++) {
-		const art_tensor *x = ctx_tensor(c, t);
-		if (x->alias_of >= 0)
-			t = x->alias_of;
-		else if (x->inplace_of >= 0)
-			t = x->inplace_of;
+	for (int hops = 0; hops < c->g->ntensors; hops++) {
+		art_tensor x = ctx_tensor(c, t);
+		if (x.alias_of >= 0)
+			t = x.alias_of;
+		else if (x.inplace_of >= 0)
+			t = x.inplace_of;
 		else
 			break;
 	}
@@ -80,47 +96,53 @@ int ctx_root(const Ctx *c, int t)
 
 /* ---- attributes ---- */
 
-const art_attr *ctx_attr(const Ctx *c, const char *name)
+const art_attr *ctx_attr(const Ctx *c, const char *name, art_attr *buf)
 {
-	for (int i = 0; i < c->s->nattrs; i++)
-		if (!strcmp(c->s->attrs[i].name, name))
-			return &c->s->attrs[i];
+	for (int i = 0; i < c->s->nattrs; i++) {
+		c->m->attr(c->s->attrs, i, buf);
+		if (buf->name && !strcmp(buf->name, name))
+			return buf;
+	}
 	return NULL;
 }
 
 int64_t ctx_attr_int(const Ctx *c, const char *name, int64_t dflt)
 {
-	const art_attr *a = ctx_attr(c, name);
-	return a && a->type == ART_ATTR_INT ? a->ints[0] : dflt;
+	art_attr a;
+	return ctx_attr(c, name, &a) && a.type == ART_ATTR_INT ? a.ints[0] :
+	       dflt;
 }
 
 double ctx_attr_num(const Ctx *c, const char *name, double dflt)
 {
-	const art_attr *a = ctx_attr(c, name);
-	if (a && a->type == ART_ATTR_FLOAT)
-		return a->floats[0];
-	if (a && a->type == ART_ATTR_INT)
-		return (double)a->ints[0];
+	art_attr a;
+	if (!ctx_attr(c, name, &a))
+		return dflt;
+	if (a.type == ART_ATTR_FLOAT)
+		return a.floats[0];
+	if (a.type == ART_ATTR_INT)
+		return (double)a.ints[0];
 	return dflt;
 }
 
 const char *ctx_attr_str(const Ctx *c, const char *name, const char *dflt)
 {
-	const art_attr *a = ctx_attr(c, name);
-	return a && a->type == ART_ATTR_STRING ? a->strings[0] : dflt;
+	art_attr a;
+	return ctx_attr(c, name, &a) && a.type == ART_ATTR_STRING ?
+	       a.strings[0] : dflt;
 }
 
 int ctx_attr_ints(Ctx *c, const char *name, int64_t *v, int max, int *n)
 {
-	const art_attr *a = ctx_attr(c, name);
+	art_attr a;
 	*n = -1;
-	if (!a)
+	if (!ctx_attr(c, name, &a))
 		return 0;
-	if (a->type != ART_ATTR_INTS || a->count > max)
+	if (a.type != ART_ATTR_INTS || a.count > max)
 		return ctx_fail(c, "attribute %s wants at most %d ints", name,
 				max);
-	memcpy(v, a->ints, (size_t)a->count * sizeof *v);
-	*n = a->count;
+	memcpy(v, a.ints, (size_t)a.count * sizeof *v);
+	*n = a.count;
 	return 0;
 }
 
@@ -128,15 +150,15 @@ int ctx_attr_ints(Ctx *c, const char *name, int64_t *v, int max, int *n)
 
 static int typed(Ctx *c, int id, rt_arr *a)
 {
-	const art_tensor *t = ctx_tensor(c, id);
-	if (!art_dtype_size(t->dtype))
+	art_tensor t = ctx_tensor(c, id);
+	if (!art_dtype_size(t.dtype))
 		return ctx_fail(c, "'%s' has element type %d, which the "
-				"kernels do not handle", t->name, t->dtype);
+				"kernels do not handle", t.name, t.dtype);
 	a->p = ctx_ptr(c, id);
-	a->dt = t->dtype;
-	a->s.rank = t->rank;
-	for (int i = 0; i < t->rank; i++)
-		a->s.d[i] = t->dims[i];
+	a->dt = t.dtype;
+	a->s.rank = t.rank;
+	for (int i = 0; i < t.rank; i++)
+		a->s.d[i] = t.dims[i];
 	return 0;
 }
 
@@ -168,7 +190,7 @@ int ctx_fin(Ctx *c, int j, int required, const float **p, rt_shape *s)
 	if (a.p && a.dt != ART_DT_FLOAT)
 		return ctx_fail(c, "input '%s' is not float32, the only type "
 				"this kernel computes",
-				ctx_tensor(c, ctx_in(c, j))->name);
+				ctx_tensor(c, ctx_in(c, j)).name);
 	*p = a.p;
 	if (s)
 		*s = a.s;
@@ -182,7 +204,7 @@ int ctx_fout(Ctx *c, int j, float **p, rt_shape *s)
 		return -1;
 	if (a.dt != ART_DT_FLOAT)
 		return ctx_fail(c, "output '%s' is not float32",
-				ctx_tensor(c, ctx_out(c, j))->name);
+				ctx_tensor(c, ctx_out(c, j)).name);
 	*p = a.p;
 	*s = a.s;
 	return 0;
@@ -233,13 +255,13 @@ int ctx_float_only(Ctx *c)
 	for (int j = 0; j < c->s->ninputs + c->s->noutputs; j++) {
 		int id = j < c->s->ninputs ? ctx_in(c, j) :
 			 ctx_out(c, j - c->s->ninputs);
-		const art_tensor *t;
+		art_tensor t;
 		if (id < 0)
 			continue;
 		t = ctx_tensor(c, id);
-		if (t->rank >= 0 && t->dtype != ART_DT_FLOAT)
+		if (t.rank >= 0 && t.dtype != ART_DT_FLOAT)
 			return ctx_fail(c, "'%s' is not float32, the only type "
-					"this kernel computes", t->name);
+					"this kernel computes", t.name);
 	}
 	return 0;
 }

@@ -17,12 +17,16 @@
 
 typedef struct Ctx {
 	const art_model *m;
+	const art_graph *g;         /* the graph whose steps run: the model's
+				       or a subgraph's */
 	uint8_t *arena;
 	const uint8_t *weights;
 	void *const *io;            /* the caller's buffers, or NULL */
 	art_error *err;
 	int si;                     /* the step running */
-	const art_step *s;
+	const art_step *s;          /* it (&step), or NULL between steps */
+	art_step step;
+	const struct Ctx *up;       /* the step running this subgraph, or NULL */
 } Ctx;
 
 typedef int (*OpFn)(Ctx *c);
@@ -36,7 +40,8 @@ int rt_vformat(char *buf, size_t size, const char *fmt, va_list ap);
 int rt_format(char *buf, size_t size, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
-const art_tensor *ctx_tensor(const Ctx *c, int id);
+/* Tensor id of the graph running, decoded. */
+art_tensor ctx_tensor(const Ctx *c, int id);
 /* The step's workspace in the arena when the plan gave it at least bytes
  * (art_step.scratch_*), else NULL. */
 void *ctx_scratch(const Ctx *c, size_t bytes);
@@ -46,7 +51,8 @@ int ctx_out(const Ctx *c, int j);
 /* The tensor whose buffer id's bytes belong to (views, in place). */
 int ctx_root(const Ctx *c, int id);
 
-const art_attr *ctx_attr(const Ctx *c, const char *name);
+/* The step's attribute, decoded into *buf, or NULL when it has none. */
+const art_attr *ctx_attr(const Ctx *c, const char *name, art_attr *buf);
 int64_t ctx_attr_int(const Ctx *c, const char *name, int64_t dflt);
 /* A FLOAT or INT attribute as a double. */
 double ctx_attr_num(const Ctx *c, const char *name, double dflt);
@@ -95,6 +101,10 @@ int op_matmul(Ctx *c);
 
 /* ops_loss.c */
 int op_loss(Ctx *c);
+
+/* ops_control.c; interp.c runs a graph's steps for it. */
+int op_if(Ctx *c);
+int rt_run_steps(Ctx *c);
 
 /* ops_rnn.c */
 int op_rnn(Ctx *c);

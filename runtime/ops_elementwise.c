@@ -128,14 +128,14 @@ int op_binary(Ctx *c)
 			return ctx_fail(c, "direction must be LEFT or RIGHT");
 		fn = !strcmp(d, "LEFT") ? RT_SHIFT_LEFT : RT_SHIFT_RIGHT;
 	}
-	if (ctx_attr(c, "broadcast"))
+	if (ctx_attr(c, "broadcast", &(art_attr){0}))
 		return ctx_fail(c, "the opset < 7 broadcast attribute is not "
 				"supported");
 	if (n < 1 || n > 64 || ctx_res(c, 0, &y))
 		return ctx_fail(c, "wants 1 to 64 operands and an output");
 	for (int j = 0; n > 2 && j < n; j++)
 		if (ctx_in(c, j) >= 0 &&
-		    ctx_in(c, j) == ctx_tensor(c, ctx_out(c, 0))->inplace_of)
+		    ctx_in(c, j) == ctx_tensor(c, ctx_out(c, 0)).inplace_of)
 			first = j;
 	order[0] = first;
 	for (int j = 0, k = 1; j < n; j++)

@@ -34,7 +34,7 @@ int op_copy(Ctx *c)
 
 	if (x < 0 || y < 0)
 		return ctx_fail(c, "input or output missing");
-	if (ctx_tensor(c, x)->bytes != ctx_tensor(c, y)->bytes)
+	if (ctx_tensor(c, x).bytes != ctx_tensor(c, y).bytes)
 		return ctx_fail(c, "output size differs from the input's");
 	/* Dropout in training mode drops values at random: not here. */
 	if (!strcmp(c->s->op, "Dropout") &&
@@ -48,13 +48,13 @@ int op_copy(Ctx *c)
 		if (c->s->noop || ctx_root(c, x) == ctx_root(c, y))
 			return ctx_fail(c, "'%s' is planned as a view of '%s' "
 					"but does not start at its bytes",
-					ctx_tensor(c, y)->name,
-					ctx_tensor(c, x)->name);
-		memcpy(yp, xp, ctx_tensor(c, y)->bytes);
+					ctx_tensor(c, y).name,
+					ctx_tensor(c, x).name);
+		memcpy(yp, xp, ctx_tensor(c, y).bytes);
 	}
 	/* Dropout that keeps everything: a mask of trues. */
-	if (mask >= 0 && ctx_tensor(c, mask)->rank >= 0)
-		memset(ctx_ptr(c, mask), 1, ctx_tensor(c, mask)->bytes);
+	if (mask >= 0 && ctx_tensor(c, mask).rank >= 0)
+		memset(ctx_ptr(c, mask), 1, ctx_tensor(c, mask).bytes);
 	return 0;
 }
 
@@ -90,16 +90,16 @@ int op_concat(Ctx *c)
 			return ctx_fail(c, "input %d does not fit the output",
 					j);
 		/* An elided concat: the producer already wrote the slice. */
-		if (ctx_tensor(c, ctx_in(c, j))->alias_of == ctx_out(c, 0)) {
+		if (ctx_tensor(c, ctx_in(c, j)).alias_of == ctx_out(c, 0)) {
 			if (outer != 1 || (char *)x.p != (char *)y.p +
 			    (size_t)(at * inner) * es)
 				return ctx_fail(c, "input '%s' is planned into "
 						"the output but not at its "
 						"slice",
-						ctx_tensor(c, ctx_in(c, j))->name);
+						ctx_tensor(c, ctx_in(c, j)).name);
 		} else if (c->s->noop) {
 			return ctx_fail(c, "noop step, yet input '%s' is not in "
-					"place", ctx_tensor(c, ctx_in(c, j))->name);
+					"place", ctx_tensor(c, ctx_in(c, j)).name);
 		} else {
 			rt_copy_slab(x.p, x.s.d[axis], 0, y.p, y.s.d[axis], at,
 				     x.s.d[axis], outer, inner, es);
@@ -149,7 +149,7 @@ int op_split(Ctx *c)
 	for (int k = 0; k < n; at += sizes[k++]) {
 		rt_arr y;
 		/* an output nobody reads keeps its place in the split */
-		if (ctx_out(c, k) < 0 || ctx_tensor(c, ctx_out(c, k))->rank < 0)
+		if (ctx_out(c, k) < 0 || ctx_tensor(c, ctx_out(c, k)).rank < 0)
 			continue;
 		if (ctx_res(c, k, &y))
 			return -1;

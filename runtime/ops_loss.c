@@ -15,7 +15,8 @@ int op_loss(Ctx *c)
 	rt_arr t;
 	int sce = !strcmp(c->s->op, "SoftmaxCrossEntropyLoss"), red = -1;
 	const char *r = ctx_attr_str(c, "reduction", "mean");
-	const art_attr *ig = ctx_attr(c, "ignore_index");
+	art_attr igb;
+	const art_attr *ig = ctx_attr(c, "ignore_index", &igb);
 	int64_t ignore = ig && ig->type == ART_ATTR_INT ? ig->ints[0] : 0;
 	int64_t N, C, D = 1;
 
@@ -43,7 +44,7 @@ int op_loss(Ctx *c)
 					(long long)v, (long long)C);
 	}
 	/* SoftmaxCrossEntropyLoss's second output: the log-probabilities */
-	if (sce && ctx_out(c, 1) >= 0 && ctx_tensor(c, ctx_out(c, 1))->rank >= 0) {
+	if (sce && ctx_out(c, 1) >= 0 && ctx_tensor(c, ctx_out(c, 1)).rank >= 0) {
 		float *lp;
 		rt_shape ls;
 		if (ctx_fout(c, 1, &lp, &ls))

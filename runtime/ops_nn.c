@@ -96,8 +96,9 @@ void ctx_as_2d(rt_shape *s)
  */
 static int preact(Ctx *c, int channels, rt_preact *pre)
 {
-	const art_attr *ops = ctx_attr(c, "prologue");
-	const art_attr *eps = ctx_attr(c, "prologue_epsilon");
+	art_attr ob, eb;
+	const art_attr *ops = ctx_attr(c, "prologue", &ob);
+	const art_attr *eps = ctx_attr(c, "prologue_epsilon", &eb);
 	static const int nparams[] = {0, 4, 1, 1, 0};
 	int next = 3, neps = 0;
 
@@ -198,7 +199,7 @@ int op_pool(Ctx *c)
 	idx.p = NULL;
 	if (ctx_arg(c, 0, 1, &x) || ctx_res(c, 0, &y) ||
 	    (max && ctx_out(c, 1) >= 0 &&
-	     ctx_tensor(c, ctx_out(c, 1))->rank >= 0 && ctx_res(c, 1, &idx)))
+	     ctx_tensor(c, ctx_out(c, 1)).rank >= 0 && ctx_res(c, 1, &idx)))
 		return -1;
 	if (x.dt != ART_DT_FLOAT && !(max && (x.dt == ART_DT_UINT8 ||
 					      x.dt == ART_DT_INT8)))
@@ -344,7 +345,7 @@ static int optional_out(Ctx *c, int j, float **p)
 {
 	rt_shape s;
 	*p = NULL;
-	if (ctx_out(c, j) < 0 || ctx_tensor(c, ctx_out(c, j))->rank < 0)
+	if (ctx_out(c, j) < 0 || ctx_tensor(c, ctx_out(c, j)).rank < 0)
 		return 0;
 	return ctx_fout(c, j, p, &s);
 }

@@ -59,6 +59,7 @@ int op_resize(Ctx *c)
 	float *y;
 	rt_shape xs, ys;
 	rt_resize r;
+	art_attr sa;
 	int64_t ax[ART_MAX_RANK];
 	int axes[ART_MAX_RANK], nax, old = c->s->ninputs <= 2 ||
 		!strcmp(c->s->op, "Upsample");
@@ -105,8 +106,8 @@ int op_resize(Ctx *c)
 		if (ctx_axis(c, has_axes ? ax[k] : k, xs.rank, &axes[k]))
 			return -1;
 	/* Upsample-7 keeps its scales in an attribute. */
-	if (old && ctx_attr(c, "scales")) {
-		const art_attr *a = ctx_attr(c, "scales");
+	if (old && ctx_attr(c, "scales", &sa)) {
+		const art_attr *a = &sa;
 		if (a->type != ART_ATTR_FLOATS || a->count != xs.rank)
 			return ctx_fail(c, "scales wants %d floats", xs.rank);
 		for (int i = 0; i < xs.rank; i++)

@@ -18,15 +18,15 @@
 static const struct {
 	const char *name;
 	rt_unary fn;
-	double alpha, beta;         /* defaults, as the ops of that name */
+	float alpha, beta;          /* defaults, as the ops of that name */
 	int uses;                   /* 1: alpha, 2: beta, 3: both */
 } acts[] = {
 	{"Relu", RT_RELU, 0, 0, 0}, {"Tanh", RT_TANH, 0, 0, 0},
 	{"Sigmoid", RT_SIGMOID, 0, 0, 0}, {"Affine", RT_AFFINE, 1, 0, 3},
-	{"LeakyRelu", RT_LEAKYRELU, 0.01, 0, 1},
+	{"LeakyRelu", RT_LEAKYRELU, 0.01f, 0, 1},
 	{"ThresholdedRelu", RT_THRESHOLDEDRELU, 1, 0, 1},
 	{"ScaledTanh", RT_SCALEDTANH, 1, 1, 3},
-	{"HardSigmoid", RT_HARDSIGMOID, 0.2, 0.5, 3}, {"Elu", RT_ELU, 1, 0, 1},
+	{"HardSigmoid", RT_HARDSIGMOID, 0.2f, 0.5f, 3}, {"Elu", RT_ELU, 1, 0, 1},
 	{"Softsign", RT_SOFTSIGN, 0, 0, 0}, {"Softplus", RT_SOFTPLUS, 0, 0, 0},
 };
 
@@ -39,9 +39,10 @@ static int activations(Ctx *c, rt_rnn *p, int n)
 {
 	static const char *const dflt[3][3] = {{"Tanh"},
 		{"Sigmoid", "Tanh"}, {"Sigmoid", "Tanh", "Tanh"}};
-	const art_attr *a = ctx_attr(c, "activations");
-	const art_attr *al = ctx_attr(c, "activation_alpha");
-	const art_attr *be = ctx_attr(c, "activation_beta");
+	art_attr ab, alb, beb;
+	const art_attr *a = ctx_attr(c, "activations", &ab);
+	const art_attr *al = ctx_attr(c, "activation_alpha", &alb);
+	const art_attr *be = ctx_attr(c, "activation_beta", &beb);
 	int na = 0, nb = 0;
 
 	if (a && (a->type != ART_ATTR_STRINGS ||
@@ -75,7 +76,7 @@ static int maybe_out(Ctx *c, int j, const rt_shape *want, float **p)
 {
 	rt_shape s;
 	*p = NULL;
-	if (ctx_out(c, j) < 0 || ctx_tensor(c, ctx_out(c, j))->rank < 0)
+	if (ctx_out(c, j) < 0 || ctx_tensor(c, ctx_out(c, j)).rank < 0)
 		return 0;
 	if (ctx_fout(c, j, p, &s))
 		return -1;

@@ -58,7 +58,7 @@ int op_scatter(Ctx *c)
 		return ctx_fail(c, "indices and updates misshapen");
 	if (ctx_indices(c, &idx, k, nd ? x.s.d : &x.s.d[axis]))
 		return -1;
-	memcpy(y.p, x.p, ctx_tensor(c, ctx_out(c, 0))->bytes);
+	memcpy(y.p, x.p, ctx_tensor(c, ctx_out(c, 0)).bytes);
 	if (nd)
 		rt_scatter_nd(&y, &idx, &upd, red);
 	else

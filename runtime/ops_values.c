@@ -17,12 +17,13 @@ int op_constant(Ctx *c)
 {
 	static const char *const names[] = {"value", "value_float",
 		"value_floats", "value_int", "value_ints"};
+	art_attr ab;
 	const art_attr *a = NULL;
 	rt_arr y;
 	int64_t n;
 
 	for (int i = 0; i < 5 && !a; i++)
-		a = ctx_attr(c, names[i]);
+		a = ctx_attr(c, names[i], &ab);
 	if (ctx_res(c, 0, &y))
 		return -1;
 	n = rt_numel(&y.s);

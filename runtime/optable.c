@@ -12,10 +12,9 @@
  * linker leaves them out (the library's own optable.o is never pulled
  * in, its two symbols being defined already).  The header says which
  * ops its plan runs with one PREFIX_USES_ID macro each
- * (codegen/header_uses.c); ART_IS_SET tells a macro defined as 1 from
- * an undefined one inside an expression, the preprocessor trick of
- * Linux's IS_ENABLED (include/linux/kconfig.h), so that the one list
- * serves both builds.  A step whose op was left out fails before the
+ * (codegen/header_uses.c); ART_IS_SET (arenac_rt.h) tells a macro
+ * defined as 1 from an undefined one inside an expression, so that the
+ * one list serves both builds.  A step whose op was left out fails before the
  * first step runs (interp.c), never half-way.
  */
 #include <stddef.h>
@@ -24,13 +23,6 @@
 
 #ifdef ARENAC_HEADER
 #include ARENAC_HEADER
-#define ART_CAT_(a, b) a##b
-#define ART_CAT(a, b) ART_CAT_(a, b)
-#define ART_SET_1 0,
-#define ART_IS_SET(m) ART_IS_SET_(m)
-#define ART_IS_SET_(v) ART_IS_SET__(ART_CAT(ART_SET_, v))
-#define ART_IS_SET__(junk_or_0) ART_IS_SET___(junk_or_0 1, 0, ~)
-#define ART_IS_SET___(ignored, v, ...) v
 #define ART_KEEP(id) ART_IS_SET(ART_CAT(ARENAC_UP, _USES_##id))
 #else
 #define ART_KEEP(id) 1

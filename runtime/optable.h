@@ -48,6 +48,8 @@ extern const int art_nops;
 	X(LSTM, "", "LSTM", op_rnn, IP_NO) \
 	X(NegativeLogLikelihoodLoss, "", "NegativeLogLikelihoodLoss", op_loss, IP_NO) \
 	X(SoftmaxCrossEntropyLoss, "", "SoftmaxCrossEntropyLoss", op_loss, IP_NO) \
+	/* control flow (ops_control.c) */ \
+	X(If, "", "If", op_if, IP_NO) \
 	/* elementwise (ops_elementwise.c) */ \
 	X(Relu, "", "Relu", op_unary, IP_YES) \
 	X(Sigmoid, "", "Sigmoid", op_unary, IP_YES) \

@@ -1,6 +1,7 @@
 #!/bin/sh
 # bench_firmware.sh — flash and RAM of the Cortex-M4 firmware of each
-# model (scripts/firmware.sh, arm-none-eabi-size), with the kernels cut to
+# model (scripts/firmware.sh, arm-none-eabi-size; Silero VAD v5 both
+# with its If inlined and run at run time), with the kernels cut to
 # the model's ops and, for comparison, with every kernel linked.  Prints
 # a skipped line without the Arm toolchain.
 set -u
@@ -37,3 +38,8 @@ row quant_cnn_int8 testdata/quant_cnn_int8.onnx "--dim-default 1"
 row paddleocr_cls "$M/ch_ppocr_mobile_v2.0_cls_infer.onnx" \
 	"--dim-default 1 --input-shape x=1x3x48x192"
 row magika "$M/magika_standard_v3_3.onnx" "--dim-default 1"
+row silero_v5_16k "$M/silero_vad_v5.onnx" \
+	"--input-shape input=1x512 --input-shape state=2x1x128 --input-value sr=16000"
+# The sample rate a run-time input: the If kernel and both branches' tables.
+row silero_v5_if "$M/silero_vad_v5.onnx" \
+	"--input-shape input=1x512 --input-shape state=2x1x128"

@@ -104,6 +104,12 @@ save("branchy", [one, helper.make_node("Equal", ["mode", "one"], ["c"]),
                  helper.make_node("If", ["c"], ["y"], then_branch=then_g,
                                   else_branch=else_g)],
      [vi("x", [2, 6]), lt("mode", TensorProto.INT64, [])], [vi("y", None)])
+# Both branches reshape x to [5, 5]: neither can run.
+save("branchless", [one, helper.make_node("Equal", ["mode", "one"], ["c"]),
+                    helper.make_node("If", ["c"], ["y"],
+                                     then_branch=else_g,
+                                     else_branch=else_g)],
+     [vi("x", [2, 6]), lt("mode", TensorProto.INT64, [])], [vi("y", None)])
 # 1 GiB in and out: an arena of 2 GiB with --inplace none.
 save("big", relus([("x", "y")]), [vi("x", [1, 1 << 28])], [vi("y", None)])
 # A weight stored beside the model, at an offset inside its data file.
@@ -166,10 +172,15 @@ expect "input-shape rank" 1 "gives 3 dims, but graph input 'input' has rank 4" \
 expect "input-shape syntax" 1 "--input-shape wants NAME=DIMS" \
 	--input-shape input=1x-1 $lenet
 
+# A branch that cannot run with these shapes, the condition known only at
+# run time: left unplanned and said (a run that takes it fails); both
+# branches so: the error says which input would pick one.
+expect "unrunnable branch" 0 "subgraph 'else_branch' of node 'If_2' (If) is not planned: node 'Reshape_1' (Reshape): cannot reshape 12 elements into 25; its tensors have no place in the arena, and a run that takes it fails" \
+	"$tmp/branchy.onnx"
+expect "input-value needed" 2 "cannot reshape 12 elements into 25 (in the else branch of If 'If_2', whose condition is not a compile-time constant; if that branch cannot run, fix the input it depends on with --input-value mode=V)" \
+	"$tmp/branchless.onnx"
 # --input-value: an input fixed to one value folds the branch it picks,
 # which then replaces the If (frontend/inline_if.c).
-expect "input-value needed" 2 "cannot reshape 12 elements into 25 (in the else branch of If 'If_2', whose condition is not a compile-time constant; if that branch cannot run, fix the input it depends on with --input-value mode=V)" \
-	"$tmp/branchy.onnx"
 expect "input-value" 0 "" -q --input-value mode=1 --json "$tmp/b.json" \
 	"$tmp/branchy.onnx"
 "$PYTHON" - "$tmp/b.json" <<'PY' && ok || bad "--input-value mode=1: report"

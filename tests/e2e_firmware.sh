@@ -14,12 +14,15 @@
 #   Magika           real weights, onnxruntime's output (2.6 MB arena)
 #   Silero VAD v5    16 kHz (--input-value sr=16000: its Ifs fold and
 #                    are inlined), an LSTM whose workspace is the plan's,
-#                    onnxruntime's speech probability and new state
+#                    onnxruntime's speech probability and new state; and
+#                    with the sample rate a run-time input, the If kernel
+#                    running the branch in its planned workspace
 #
 # and every firmware is checked with arm-none-eabi-nm: no malloc, free,
 # printf family or _sbrk linked (the runtime never allocates or prints);
-# and its arena is in the linker script's .arena section, placed there by
-# the header's PREFIX_ARENA_SECTION hook.
+# its arena is in the linker script's .arena section, placed there by
+# the header's PREFIX_ARENA_SECTION hook; and its tables are in flash,
+# nothing but the arena (and newlib's reentrancy data) in RAM.
 # Skips when gcc-arm-none-eabi, newlib or qemu-system-arm is missing, and
 # under the sanitizers (make sanitize: nothing of the target is
 # instrumented).  Ends with "N passed, N failed".
@@ -72,6 +75,15 @@ fw() {
 	bad=$(arm-none-eabi-nm "$elf" 2>/dev/null | awk '$3 ~ /^(_?malloc|_malloc_r|_?free|_free_r|_?realloc|_?calloc|_sbrk|_sbrk_r|_?printf|_?v?s?n?printf|_vfprintf_r|_svfprintf_r|_write|_write_r|puts|fputs)$/ {print $3}' | tr '\n' ' ')
 	[ -f "$elf" ] && [ -z "$bad" ]
 	check "$1 links no heap or stdio${bad:+: $bad}" $?
+	# The header's tables used where they are, in flash (ARENAC_RT_BIND
+	# copies nothing): the only symbols in RAM (0x20000000 up) are the
+	# arena, the linker script's marks and newlib's reentrancy data.
+	inram=$(arm-none-eabi-nm "$elf" 2>/dev/null | awk '$1 >= "20000000" &&
+		$3 !~ /^(net_arena|fw_[a-z_]*|_impure_ptr|impure_data|__fdlib_version)$/ {
+		print $3 }' | tr '\n' ' ')
+	tab=$(arm-none-eabi-nm "$elf" 2>/dev/null | awk '$3 == "net_tensors" {print $1}')
+	[ -n "$tab" ] && [ "$tab" \< 20000000 ] && [ -z "$inram" ]
+	check "$1's tables in flash at 0x$tab, nothing else in RAM${inram:+: $inram}" $?
 	# The arena where the header's section hook put it, whole.
 	want=$(sed -n 's/^#define NET_ARENA_SIZE \([0-9]*\)u$/\1/p' \
 		"$BUILD/firmware/$name/net.h")
@@ -97,6 +109,10 @@ vad=$M/silero_vad_v5
 if [ -f "$vad.onnx" ]; then
 	fw silero_vad_v5 "$vad.onnx" "--input-shape input=1x512 --input-shape state=2x1x128 --input-value sr=16000" \
 		"${vad}_input_0.pb ${vad}_input_1.pb" \
+		"${vad}_output_0.pb ${vad}_output_1.pb"
+	fw "silero_vad_v5 (run-time If)" "$vad.onnx" \
+		"--input-shape input=1x512 --input-shape state=2x1x128" \
+		"${vad}_input_0.pb ${vad}_input_1.pb ${vad}_input_2.pb" \
 		"${vad}_output_0.pb ${vad}_output_1.pb"
 else
 	echo "skipped: no shared silero_vad_v5.onnx"

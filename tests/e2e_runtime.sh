@@ -25,9 +25,14 @@
 #                           (not under the sanitizers)
 #   Silero VAD legacy, v5   the 16 kHz models (--input-value sr=16000: the
 #                           Ifs fold and are inlined), onnxruntime's
-#                           speech probability, rtol 1e-3, atol 1e-5
+#                           speech probability, rtol 1e-3, atol 1e-5; and
+#                           with the sample rate a run-time input (the If
+#                           kernel): every output, legacy's 8 kHz branch
+#                           against its inlined plan, v5's unplanned one
+#                           an error
 #   corrupted plan          one offset of the det header moved onto a live
-#                           tensor: the run must fail
+#                           tensor, one of Silero legacy's If branch out
+#                           of its step's workspace: the runs must fail
 #
 # ARENAC_SANITIZE=1 (make sanitize) skips the light models, the slow part.
 # Ends with "N passed, N failed".
@@ -202,9 +207,8 @@ for stem in "$cls" "$det"; do
 done
 
 echo "Silero VAD legacy and v5 at 16 kHz (--input-value sr=16000)"
-# The sample rate fixed, every If folds and is inlined: the runtime, which
-# has no If kernel, runs the 16 kHz model; its speech probability against
-# onnxruntime's.
+# The sample rate fixed, every If folds and is inlined: one graph, the
+# 16 kHz model; its speech probability against onnxruntime's.
 for spec in "silero_vad_legacy --dim batch=1 --dim sequence=512" \
 	    "silero_vad_v5 --input-shape input=1x512 --input-shape state=2x1x128"; do
 	set -- $spec
@@ -228,6 +232,77 @@ for spec in "silero_vad_legacy --dim batch=1 --dim sequence=512" \
 			"$tmp/vad.bin" "$M/${stem}_output_0.pb"
 	fi
 	rm -f "$tmp/vad.bin"
+done
+
+echo "Silero VAD legacy and v5, the sample rate a run-time input (If)"
+# No --input-value: the If on the sample rate stays and runs its branch in
+# its planned workspace (runtime/ops_control.c).  Every output against
+# onnxruntime's (the recurrent state too); legacy's 8 kHz branch, taken at
+# run time, gives the bytes of the plan with sr=8000 inlined; v5's 8 kHz
+# branch cannot take a 512-sample window (onnxruntime fails there too), so
+# the plan leaves it out and a run that takes it must fail.
+"$PYTHON" -c "
+import numpy, sys
+from onnx import numpy_helper
+open(sys.argv[1], 'wb').write(numpy_helper.from_array(
+    numpy.array(8000, dtype=numpy.int64), 'sr').SerializeToString())
+" "$tmp/sr8k.pb" 2>/dev/null || echo "skipped: no python3-onnx for the 8 kHz input"
+for spec in "silero_vad_legacy 3 --dim batch=1 --dim sequence=512" \
+	    "silero_vad_v5 2 --input-shape input=1x512 --input-shape state=2x1x128"; do
+	set -- $spec
+	stem=$1 nout=$2
+	shift 2
+	[ -f "$M/$stem.onnx" ] || continue
+	ins=""
+	for k in 0 1 2 3; do
+		[ -f "$M/${stem}_input_$k.pb" ] &&
+			ins="$ins --input $M/${stem}_input_$k.pb"
+	done
+	build "$stem (run-time If)" vad "$M/$stem.onnx" "$@" || continue
+	if ! grep -q '"If", "", "If' "$tmp/vad.h"; then
+		bad "$stem: the plan has no If step"
+		continue
+	fi
+	k=0
+	while [ $k -lt "$nout" ]; do
+		check "$stem run-time If, output $k" vad $ins --output $k \
+			--rtol 1e-3 --atol 1e-5 --fill random "$tmp/vad.bin" \
+			"$M/${stem}_output_$k.pb"
+		k=$((k + 1))
+	done
+	[ -f "$tmp/sr8k.pb" ] || continue
+	case $stem in
+	silero_vad_legacy)
+		ins8=$(echo "$ins" | sed "s|$M/${stem}_input_1.pb|$tmp/sr8k.pb|")
+		noinput=$(echo "$ins" | sed "s|--input $M/${stem}_input_1.pb||")
+		# The 8 kHz output must be the inlined plan's, and not the
+		# 16 kHz reference (the branch really switched).
+		if "$tmp/rt_vad" $ins8 --fill random --dump "$tmp/rt8.out" \
+			"$tmp/vad.bin" >/dev/null 2>&1 &&
+		   ! "$tmp/rt_vad" $ins8 --fill random "$tmp/vad.bin" \
+			"$M/${stem}_output_0.pb" >/dev/null 2>&1 &&
+		   build "$stem sr=8000 inlined" vad "$M/$stem.onnx" "$@" \
+			--input-value sr=8000 &&
+		   "$tmp/rt_vad" $noinput --fill random --dump "$tmp/inl8.out" \
+			"$tmp/vad.bin" >/dev/null 2>&1 &&
+		   cmp -s "$tmp/rt8.out" "$tmp/inl8.out"; then
+			ok "$stem: the 8 kHz branch taken at run time gives the bytes of sr=8000 inlined"
+		else
+			bad "$stem: the 8 kHz branch at run time differs from sr=8000 inlined"
+		fi ;;
+	silero_vad_v5)
+		ins8=$(echo "$ins" | sed "s|$M/${stem}_input_2.pb|$tmp/sr8k.pb|")
+		if "$tmp/rt_vad" $ins8 --fill random "$tmp/vad.bin" \
+			>"$tmp/out" 2>&1; then
+			bad "$stem: the unplanned 8 kHz branch ran"
+		elif grep -q "takes the else_branch, which the plan left out" \
+			"$tmp/out"; then
+			ok "$stem: sr=8000 fails, naming the branch the plan left out"
+		else
+			bad "$stem: sr=8000: $(cat "$tmp/out")"
+		fi ;;
+	esac
+	rm -f "$tmp/vad.bin" "$tmp/rt8.out" "$tmp/inl8.out"
 done
 
 echo "Magika and YOLOX-nano (real weights)"
@@ -299,6 +374,44 @@ PY
 		fi
 	else
 		bad "corrupted plan: no tensor to move in the det header"
+	fi
+fi
+# A subgraph's tensor moved out of its If step's workspace, onto the
+# graph inputs the branch still reads: the run must refuse it before any
+# step runs, naming the subgraph.
+leg=$M/silero_vad_legacy
+if [ -f "$leg.onnx" ] &&
+   build vad-corrupt bad "$leg.onnx" --dim batch=1 --dim sequence=512; then
+	if "$PYTHON" - "$tmp/bad.h" <<'PY'
+import re, sys
+path = sys.argv[1]
+src = open(path).read()
+at = src.index("const bad_tensor bad_sg0_tensors[")
+m = re.compile(r"BAD_KIND_ACTIVATION, -?\d+, bad_sg0_dims \+ \d+, \d+u, "
+               r"(\d+)u, (\d+), ").search(src, at)
+if not m:
+    sys.exit(1)
+src = src[:m.start(1)] + "20000" + src[m.end(1):]
+open(path, "w").write(src)
+PY
+	then
+		$CC -std=c11 -O0 -D_POSIX_C_SOURCE=200809L -Iruntime -Itests \
+			-I"$BUILD/gen" -I"$tmp" -DARENAC_HEADER='"bad.h"' -DLO=bad \
+			-DUP=BAD -DBAD_DEFINE_ARENA -DBAD_DEFINE_TABLES -o "$tmp/rt_bad" tests/rt_run.c \
+			$PB_OBJS "$RT_LIB" -lprotobuf-c -lm
+		if "$tmp/rt_bad" --input "${leg}_input_0.pb" \
+			--input "${leg}_input_1.pb" --input "${leg}_input_2.pb" \
+			--input "${leg}_input_3.pb" "$tmp/bad.bin" \
+			>"$tmp/out" 2>&1; then
+			bad "corrupted subgraph plan passed"
+		elif grep -q "subgraph 0's tensor .* is outside its step's workspace" \
+			"$tmp/out"; then
+			ok "corrupted subgraph plan fails: $(tail -n 1 "$tmp/out")"
+		else
+			bad "corrupted subgraph plan: $(tail -n 1 "$tmp/out")"
+		fi
+	else
+		bad "corrupted plan: no subgraph tensor to move in the VAD header"
 	fi
 fi
 

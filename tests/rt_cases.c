@@ -290,7 +290,7 @@ static int run_case(Case *c, int over_input, art_error *err)
 {
 	int32_t ins[MAXT], outs[MAXT];
 	art_step step = {0};
-	art_model m = {0};
+	art_model m;
 	uint32_t aat = 0, wat = 0;
 	int o, nin = 0, nout = 0;
 
@@ -328,10 +328,7 @@ static int run_case(Case *c, int over_input, art_error *err)
 	step.attrs = c->attrs;
 	step.nattrs = c->nattrs;
 	step.opset = c->opset;
-	m.tensors = c->t;
-	m.ntensors = c->nt;
-	m.steps = &step;
-	m.nsteps = 1;
+	art_plain_model(&m, c->t, c->nt, &step, 1);
 	m.arena_size = aat;
 	m.weights_size = wat;
 	if (art_run(&m, arena, sizeof arena, weights, sizeof weights, err))

@@ -39,8 +39,8 @@ typedef struct Io {
 
 static int find(const art_model *m, const char *name)
 {
-	for (int i = 0; i < m->ntensors; i++)
-		if (!strcmp(m->tensors[i].name, name))
+	for (int i = 0; i < m->g.ntensors; i++)
+		if (!strcmp(art_model_tensor(m, i).name, name))
 			return i;
 	return -1;
 }
@@ -48,10 +48,11 @@ static int find(const art_model *m, const char *name)
 /* The first op without a kernel among the steps that compute, or NULL. */
 static const char *missing_kernel(const art_model *m)
 {
-	for (int s = 0; s < m->nsteps; s++)
-		if (!m->steps[s].noop &&
-		    !art_has_kernel(m->steps[s].domain, m->steps[s].op))
-			return m->steps[s].op;
+	for (int s = 0; s < m->g.nsteps; s++) {
+		art_step st = art_model_step(m, s);
+		if (!st.noop && !art_has_kernel(st.domain, st.op))
+			return st.op;
+	}
 	return NULL;
 }
 
@@ -87,18 +88,20 @@ static void run(int k, const char *wpath, const Io *in, int nin,
 	}
 	for (int j = 0; j < nin; j++) {
 		int t = find(m, in[j].name);
+		art_tensor ts;
 		size_t len = 0;
 		uint8_t *v;
-		if (t < 0 || m->tensors[t].offset == ART_NOT_IN_ARENA)
+		if (t < 0 || (ts = art_model_tensor(m, t)).offset ==
+			     ART_NOT_IN_ARENA)
 			continue;       /* an input no step reads */
 		v = pb_slurp(in[j].path, &len);
-		if (!v || len != m->tensors[t].bytes) {
+		if (!v || len != ts.bytes) {
 			printf("error %d input %s: %zu bytes, the plan has %u\n",
-			       k, in[j].name, len, m->tensors[t].bytes);
+			       k, in[j].name, len, ts.bytes);
 			free(v);
 			goto done;
 		}
-		memcpy(arena + m->tensors[t].offset, v, len);
+		memcpy(arena + ts.offset, v, len);
 		free(v);
 	}
 	if (art_run(m, arena, alen, w, wlen, &err)) {
@@ -107,7 +110,9 @@ static void run(int k, const char *wpath, const Io *in, int nin,
 	}
 	for (int j = 0; j < nout; j++) {
 		int t = find(m, out[j].name);
-		const art_tensor *ts = t >= 0 ? &m->tensors[t] : NULL;
+		art_tensor tv;
+		const art_tensor *ts = t >= 0 ? (tv = art_model_tensor(m, t), &tv) :
+				       NULL;
 		FILE *f;
 		if (!ts || (ts->offset == ART_NOT_IN_ARENA &&
 			    ts->weights_offset == ART_NOT_IN_ARENA)) {

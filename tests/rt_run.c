@@ -12,6 +12,7 @@
  *     --fill random     fill the arena with random bytes first (default
  *                       zeros), so reads of unwritten bytes show up
  *     --rtol R --atol A tolerances (1e-3, 1e-7)
+ *     --output K        compare graph output K (default: the first)
  *     --print           print the output values
  *     --dump FILE       write the output's bytes, as the arena holds them
  *     --repeat N        run N times (timing)
@@ -85,13 +86,22 @@ static int64_t numel(int t)
 	return n;
 }
 
-/* The arena of a plan that gives every tensor its own buffer. */
+/* The arena of a plan that gives every tensor its own buffer (a planned
+ * subgraph's own ones too). */
 static uint64_t naive_arena(void)
 {
 	uint64_t sum = 0, a = U(_ARENA_ALIGN);
 	for (int i = 0; i < U(_NUM_TENSORS); i++)
 		if (L(_tensors)[i].offset != U(_NOT_IN_ARENA))
 			sum += (L(_tensors)[i].bytes + a - 1) / a * a;
+#if U(_HAS_SUBGRAPHS)
+	for (int k = 0; k < U(_NUM_SUBGRAPHS); k++)
+		for (int i = 0; i < L(_subgraphs)[k].ntensors; i++) {
+			const L(_tensor) *t = &L(_subgraphs)[k].tensors[i];
+			if (t->first >= 0 && t->offset != U(_NOT_IN_ARENA))
+				sum += (t->bytes + a - 1) / a * a;
+		}
+#endif
 	return sum;
 }
 
@@ -105,7 +115,7 @@ static double now(void)
 static int usage(void)
 {
 	fputs("usage: rt_run [--input X.pb] [--fill zero|random] [--rtol R] "
-	      "[--atol A] [--print] [--dump FILE] [--repeat N]"
+	      "[--atol A] [--output K] [--print] [--dump FILE] [--repeat N]"
 #ifndef WEIGHTS_LINKED
 	      " WEIGHTS.bin"
 #endif
@@ -155,7 +165,7 @@ int main(int argc, char **argv)
 	const char *inputs[MAX_INPUTS], *fill = "zero", *wpath = NULL;
 	const char *expect = NULL, *dump = NULL;
 	double rtol = 1e-3, atol = 1e-7, t0, secs;
-	int print = 0, repeat = 1, nin = 0, in = -1, outt, bad = 0;
+	int print = 0, repeat = 1, nin = 0, in = -1, outt, bad = 0, outk = 0;
 	int tensor[MAX_INPUTS];
 	PbTensor pin[MAX_INPUTS];
 	const uint8_t *weights;
@@ -179,6 +189,8 @@ int main(int argc, char **argv)
 			atol = atof(argv[++i]);
 		else if (!strcmp(argv[i], "--repeat") && i + 1 < argc)
 			repeat = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--output") && i + 1 < argc)
+			outk = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--print"))
 			print = 1;
 		else if (!strcmp(argv[i], "--dump") && i + 1 < argc)
@@ -210,7 +222,8 @@ int main(int argc, char **argv)
 		return 2;
 	if (!nin)
 		in = float_input();
-	outt = first_output();
+	outt = outk ? (outk > 0 && outk < U(_NUM_OUTPUTS) ?
+		       L(_outputs)[outk] : -1) : first_output();
 	if ((!nin && in < 0) || outt < 0) {
 		fputs("rt_run: the model needs an output, and --input files "
 		      "or one float input\n", stderr);
