@@ -1,6 +1,6 @@
 /*
  * header_macros.c — the header's macros: the plan's figures, and for each
- * graph input and output its index, place, size and element count.
+ * graph input and output its index, place, size, element count and type.
  *
  * Macros are what a firmware's own declarations can use at compile time
  * (a static input buffer of PREFIX_INPUT_x_NUMEL floats, a linker check
@@ -9,8 +9,9 @@
  * the model's tensor names, sanitised and kept distinct) and by position
  * (PREFIX_INPUT_0_...), as TFLite Micro's interpreter.input(0) and
  * STM32Cube.AI's AI_NETWORK_IN_1_... give them: dtype (ONNX's code),
- * rank, shape as a braced initializer, bytes, and where the tensor is
- * per-tensor quantised with constant parameters, scale and zero point.
+ * rank, shape as a braced initializer ({0} for rank 0, a filler), bytes,
+ * and where the tensor is per-tensor quantised with constant parameters,
+ * scale and zero point.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -30,13 +31,12 @@ static void write_io_type(const Hdr *h, const char *m, const ArTensor *t)
 		       (int)t->dtype, h->up);
 	ar_text_upper(&out, ar_dtype_name(t->dtype));
 	ar_text_printf(&out, " */\n#define %s_RANK %d\n", m, t->rank);
-	if (t->rank > 0) {
-		ar_text_printf(&out, "#define %s_SHAPE {", m);
-		for (int d = 0; d < t->rank; d++)
-			ar_text_printf(&out, "%s%lld", d ? ", " : "",
-				       (long long)t->dims[d]);
-		ar_text_puts(&out, "}\n");
-	}
+	/* Rank 0: {0}, a filler, as C has no empty arrays. */
+	ar_text_printf(&out, "#define %s_SHAPE {", m);
+	for (int d = 0; d < t->rank; d++)
+		ar_text_printf(&out, "%s%lld", d ? ", " : "",
+			       (long long)t->dims[d]);
+	ar_text_puts(&out, t->rank > 0 ? "}\n" : "0}\n");
 	ar_text_printf(&out, "#define %s_BYTES %lldu\n", m,
 		       (long long)(t->bytes > 0 ? t->bytes : 0));
 	if (ar_quant_scalar(h->g, t, &scale, &zp)) {
