@@ -195,48 +195,48 @@ static bool primary(Eval *e, int64_t *v)
 	return fail(e, "a number, a name or '(' expected");
 }
 
-static bool product(Eval *e, int64_t *v)
+/* *v op r, the product checked; false with the reason when it fails. */
+static bool apply(Eval *e, char op, int64_t *v, int64_t r)
 {
-	if (!primary(e, v))
+	if (op == '*')
+		return ar_mul64(*v, r, v) || fail(e, "the bytes overflow");
+	if (op == '+' || op == '-') {
+		if (r > INT64_MAX / 4 || r < -INT64_MAX / 4 ||
+		    *v > INT64_MAX / 4 || *v < -INT64_MAX / 4)
+			return fail(e, "the bytes overflow");
+		*v = op == '+' ? *v + r : *v - r;
+		return true;
+	}
+	if (r == 0)     /* a check of the syntax has every name 1 */
+		return e->n ? fail(e, "division by zero") : true;
+	*v = op == '/' ? *v / r : *v % r;
+	return true;
+}
+
+/* Level 0 is a sum of level-1 terms, level 1 a product of primaries. */
+static bool level(Eval *e, int64_t *v, int lv)
+{
+	static const char *const ops[] = {"+-", "*/%"};
+
+	if (!(lv ? primary(e, v) : level(e, v, 1)))
 		return false;
 	for (;;) {
 		int64_t r;
 		char op;
 		skip(e);
 		op = *e->s;
-		if (op != '*' && op != '/' && op != '%')
+		if (!op || !strchr(ops[lv], op))
 			return true;
 		e->s++;
-		if (!primary(e, &r))
+		if (!(lv ? primary(e, &r) : level(e, &r, 1)) ||
+		    !apply(e, op, v, r))
 			return false;
-		if (op == '*' && !ar_mul64(*v, r, v))
-			return fail(e, "the bytes overflow");
-		if (op != '*' && r == 0)
-			return e->n ? fail(e, "division by zero") : true;
-		if (op != '*')
-			*v = op == '/' ? *v / r : *v % r;
 	}
 }
 
 static bool sum(Eval *e, int64_t *v)
 {
-	if (!product(e, v))
-		return false;
-	for (;;) {
-		int64_t r;
-		char op;
-		skip(e);
-		op = *e->s;
-		if (op != '+' && op != '-')
-			return true;
-		e->s++;
-		if (!product(e, &r))
-			return false;
-		if (r > INT64_MAX / 4 || r < -INT64_MAX / 4 ||
-		    *v > INT64_MAX / 4 || *v < -INT64_MAX / 4)
-			return fail(e, "the bytes overflow");
-		*v = op == '+' ? *v + r : *v - r;
-	}
+	return level(e, v, 0);
 }
 
 static bool evaluate(Eval *e, int64_t *v)
