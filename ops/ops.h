@@ -22,7 +22,10 @@
  *   - an op with training outputs, or a loss, has a gradient rule;
  *   - a KV cache names an output past 0 and an input the op has;
  *   - an op refused on purpose (refuse) has no shape function;
- *   - a control-flow op (control) is never folded and shares no bytes.
+ *   - a control-flow op (control) is never folded and shares no bytes;
+ *   - an attribute default is an INT, FLOAT, STRING or INTS, a list's
+ *     values per spatial axis or from an input the op has; requantisation
+ *     scales are inputs the op has.
  */
 #ifndef ARENAC_OPS_H
 #define ARENAC_OPS_H

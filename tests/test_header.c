@@ -15,6 +15,7 @@
 
 #include "emit.h"
 #include "fixture_plan.h"
+#include "graph_build.h"
 #include "ops.h"
 #include "sanitize.h"
 
@@ -613,6 +614,71 @@ static void test_strip_names(void **state)
 	fixture_free(&fx);
 }
 
+/* Names and values of node n's defaults, "name=v,v ..." joined by " ". */
+static char *defaults_text(const ArGraph *g, const ArNode *n)
+{
+	ArAttr *d;
+	int nd = ar_attr_defaults(g, n, &d);
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	for (int i = 0; i < nd; i++) {
+		fprintf(f, "%s%s=", i ? " " : "", d[i].name);
+		if (d[i].type == AR_ATTR_INT)
+			fprintf(f, "%lld", (long long)d[i].i);
+		else if (d[i].type == AR_ATTR_FLOAT)
+			fprintf(f, "%g", (double)d[i].f);
+		else if (d[i].type == AR_ATTR_STRING)
+			fputs(d[i].s, f);
+		for (int j = 0; d[i].type == AR_ATTR_INTS && j < d[i].nints; j++)
+			fprintf(f, "%s%lld", j ? "," : "", (long long)d[i].ints[j]);
+		free(d[i].s);
+		free(d[i].ints);
+	}
+	free(d);
+	fclose(f);
+	return buf;
+}
+
+/* The op table's defaults per version and shape: a Conv with auto_pad
+ * gets no pads and W's kernel shape; Softmax's axis is 1 before opset 13
+ * and -1 from it; MaxPool-8 has no ceil_mode or dilations yet. */
+static void test_attr_defaults(void **state)
+{
+	ArGraph *g = ar_graph_new("d");
+	int x = gb_tensor(g, "x", AR_TK_INPUT, 1, 3, 8, 8);
+	int w = gb_tensor(g, "w", AR_TK_WEIGHT, 4, 3, 5, 3);
+	int y = gb_tensor(g, "y", AR_TK_ACTIVATION, 1, 4, 8, 8);
+	int sm = gb_tensor(g, "s", AR_TK_ACTIVATION, 1, 4, 8, 8);
+	int pm = gb_tensor(g, "p", AR_TK_OUTPUT, 1, 4, 4, 4);
+	int cin[] = {x, w}, c, s, mp;
+	char *t;
+
+	c = gb_node(g, "Conv", cin, 2, y);
+	ar_node_add_attr(g, &g->nodes[c], "auto_pad", AR_ATTR_STRING)->s =
+		ar_xstrdup("SAME_UPPER");
+	s = gb_node(g, "Softmax", &y, 1, sm);
+	mp = gb_node(g, "MaxPool", &sm, 1, pm);
+	g->nodes[mp].opset = 8;
+	t = defaults_text(g, &g->nodes[c]);
+	assert_string_equal(t, "dilations=1,1 group=1 kernel_shape=5,3 "
+			    "strides=1,1");
+	free(t);
+	t = defaults_text(g, &g->nodes[s]);
+	assert_string_equal(t, "axis=-1");
+	free(t);
+	g->nodes[s].opset = 11;
+	t = defaults_text(g, &g->nodes[s]);
+	assert_string_equal(t, "axis=1");
+	free(t);
+	t = defaults_text(g, &g->nodes[mp]);
+	assert_string_equal(t, "auto_pad=NOTSET pads=0,0,0,0 storage_order=0 "
+			    "strides=1,1");
+	free(t);
+	ar_graph_free(g);
+}
+
 /* QuantizeMultiplier's edges (TFLM quantization_util.cc): 0, a mantissa
  * that rounds up to 2^31 (halved, shift + 1), below 2^-31 (flushed). */
 static void test_quantize_multiplier(void **state)
@@ -703,6 +769,7 @@ int main(void)
 		cmocka_unit_test(test_io_separate),
 		cmocka_unit_test(test_strip_names),
 		cmocka_unit_test(test_quantize_multiplier),
+		cmocka_unit_test(test_attr_defaults),
 		cmocka_unit_test(test_narrow_fields),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
