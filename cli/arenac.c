@@ -270,6 +270,7 @@ int main(int argc, char **argv)
 				err.msg);
 		ar_graph_free(g);
 		ar_plan_report_free(&c.report);
+		ar_kernel_scratch_free(c.kernel_scratch);
 		return rc;
 	}
 	shapes_failed = rc && g;
@@ -293,5 +294,6 @@ int main(int argc, char **argv)
 	ar_plan_free(p);
 	ar_graph_free(g);
 	ar_plan_report_free(&c.report);
+	ar_kernel_scratch_free(c.kernel_scratch);
 	return rc;
 }

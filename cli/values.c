@@ -235,11 +235,11 @@ int cli_parse_kernel_scratch(Cli *c, char *arg)
 	ArKernelScratch *k;
 	ArError err = {0};
 
-	if (c->plan.kernel_table)
+	if (c->kernel_scratch)
 		return cli_usage_error("--kernel-scratch given twice");
 	if (ar_kernel_scratch_load(arg, &k, &err))
 		return cli_usage_error("%s", err.msg);
-	c->plan.kernel_table = k;
+	c->plan.kernel_table = c->kernel_scratch = k;
 	return AR_OK;
 }
 
