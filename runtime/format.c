@@ -34,6 +34,8 @@ static void put(Out *o, char ch)
 
 static void puts_(Out *o, const char *s)
 {
+	if (!s)         /* a name left out (arenac --strip-names) */
+		s = "-";
 	while (*s)
 		put(o, *s++);
 }

@@ -37,3 +37,6 @@ row quant_cnn_int8 testdata/quant_cnn_int8.onnx "--dim-default 1"
 row paddleocr_cls "$M/ch_ppocr_mobile_v2.0_cls_infer.onnx" \
 	"--dim-default 1 --input-shape x=1x3x48x192"
 row magika "$M/magika_standard_v3_3.onnx" "--dim-default 1"
+# The tables without names (--strip-names): the flash they held.
+row paddleocr_strip "$M/ch_ppocr_mobile_v2.0_cls_infer.onnx" \
+	"--dim-default 1 --input-shape x=1x3x48x192 --strip-names"
