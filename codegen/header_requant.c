@@ -59,7 +59,7 @@ void hdr_write_requant_fields(const Hdr *h)
 			 "\t                             Q31, TFLite's "
 			 "QuantizeMultiplier of in * w / out scale */\n"
 			 "\tconst int32_t *requant_shift; /* > 0: left shift */\n"
-			 "\tuint16_t nrequant;        /* values behind each; 0: "
+			 "\tuint32_t nrequant;        /* values behind each; 0: "
 			 "none */\n");
 }
 
