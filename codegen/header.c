@@ -123,6 +123,24 @@ void hdr_each_sub(const Hdr *h, void (*fn)(const Hdr *sh, void *ctx),
 	ar_plan_walk_subs(h->top, each_sub, &e);
 }
 
+typedef struct Any {
+	int (*pred)(const Hdr *sh);
+	int any;
+} Any;
+
+static void any_sub(const Hdr *sh, void *ctx)
+{
+	Any *a = ctx;
+	a->any |= a->pred(sh);
+}
+
+int hdr_any_set(const Hdr *h, int (*pred)(const Hdr *sh))
+{
+	Any a = {pred, pred(h)};
+	hdr_each_sub(h, any_sub, &a);
+	return a.any;
+}
+
 void hdr_pool_sep(ArText *out, int *k)
 {
 	ar_text_puts(out, *k % 16 ? " " : "\n\t");

@@ -230,15 +230,8 @@ static int set_needs_math(const Hdr *h)
 	return 0;
 }
 
-static void sub_needs_math(const Hdr *sh, void *ctx)
-{
-	*(int *)ctx |= set_needs_math(sh);
-}
-
 /* NAN and HUGE_VALF come from math.h, which most headers can do without. */
 int hdr_needs_math(const Hdr *h)
 {
-	int any = set_needs_math(h);
-	hdr_each_sub(h, sub_needs_math, &any);
-	return any;
+	return hdr_any_set(h, set_needs_math);
 }

@@ -95,6 +95,8 @@ void hdr_open_table(const Hdr *h, ArText *out, const char *type,
 /* Calls fn with the Hdr of each planned subgraph's table set. */
 void hdr_each_sub(const Hdr *h, void (*fn)(const Hdr *sh, void *ctx),
 		  void *ctx);
+/* Whether pred holds for the model's table set or a subgraph's. */
+int hdr_any_set(const Hdr *h, int (*pred)(const Hdr *sh));
 
 int hdr_check_limits(const Hdr *h, ArError *err);   /* header_limits.c */
 void hdr_write_intro(const Hdr *h);                 /* header_intro.c */

@@ -29,16 +29,9 @@ static int set_requant(const Hdr *h)
 	return 0;
 }
 
-static void sub_requant(const Hdr *sh, void *ctx)
-{
-	*(int *)ctx |= set_requant(sh);
-}
-
 bool hdr_any_requant(const Hdr *h)
 {
-	int any = set_requant(h);
-	hdr_each_sub(h, sub_requant, &any);
-	return any;
+	return hdr_any_set(h, set_requant);
 }
 
 void hdr_write_requant_macros(const Hdr *h)
