@@ -209,6 +209,8 @@ def schema_default(node, opset, name, shapes):
         return [1] * spatial
     if name == "pads":
         return [0] * 2 * spatial
+    if name == "output_padding":
+        return [0] * spatial
     if name == "kernel_shape":
         w = 3 if node.op_type == "QLinearConv" else 1
         return list(shapes[node.input[w]][2:])
@@ -392,6 +394,8 @@ if os.path.isdir(models):
                                                           "1", "--input-shape",
                                                           "x=1x3x48x192"]),
                        ("light_inception_v1", ["--dim-default", "1"]),
+                       ("ch_PP-OCRv4_det_infer", ["--input-shape",
+                                                  "x=1x3x96x160"]),
                        ("yolox_nano", []),
                        ("magika_standard_v3_3", ["--dim-default", "1"]),
                        ("yolov8n_int8", [])]:
