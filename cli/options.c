@@ -466,8 +466,9 @@ static const Option options[] = {
 	 .help = "identifier prefix in the header (from the file name)"},
 	{"strip-names", 0, FLAG, NULL, TO(strip_names), .value = true,
 	 .section = OUTPUTS, .needs = "header",
-	 .help = "leave tensor, step and graph names out of the\n"
-		 "header's tables (0), saving their flash"},
+	 .help = "leave tensor (but the graph inputs' and outputs'),\n"
+		 "step and graph names out of the header's tables\n"
+		 "(0), saving their flash"},
 	{"dot", 0, TEXT, "FILE", TO(dot), .flags = OUTPUT, .section = OUTPUTS,
 	 .help = "dataflow graph (.dot, .svg, .png, .pdf)"},
 	{"dot-expand", 0, FLAG, NULL, TO(dot_expand), .value = true,

@@ -114,7 +114,12 @@ static void write_tensors(const Hdr *h, ArText *out)
 		ar_text_puts(out, "\t/* ");
 		ar_text_dec(out, i);
 		ar_text_puts(out, " */ {");
-		hdr_name(h, out, t->name);
+		/* --strip-names keeps the graph's inputs' and outputs': a
+		 * handful, which a harness prints its results by. */
+		if (t->kind == AR_TK_INPUT || t->kind == AR_TK_OUTPUT)
+			hdr_str(out, t->name);
+		else
+			hdr_name(h, out, t->name);
 		ar_text_puts(out, ", ");
 		hdr_dtype(h, out, t->dtype);
 		ar_text_puts(out, ", ");

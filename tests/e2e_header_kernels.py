@@ -17,8 +17,10 @@ prints what it reads, checked against outside truth:
   QuantizeMultiplier (tensorflow/lite/kernels/internal/quantization_util.cc)
   on the float scales of the model; ConvInteger's dynamic scales have
   none (YOLOv8n int8);
-- --strip-names: no names in the tables, and the flash it saves by
-  arm-none-eabi-size on the tables of a shared model;
+- --strip-names: no names in the tables but the graph inputs' and
+  outputs', the flash it saves by arm-none-eabi-size on the tables of a
+  shared model, and the int8 CNN so planned (with --kernel-scratch too)
+  running on the emulated Cortex-M4;
 - --kernel-scratch: CMSIS-NN's arm_convolve_s8_get_buffer_size as a table
   line plans exactly that workspace at each QLinearConv; bad tables exit 1,
   a line a node cannot evaluate exit 2;
@@ -138,7 +140,7 @@ int main(void)
             return printf("error: op value %d unused\n", i), 1;
     for (int i = 0; i < HC_NUM_TENSORS; i++)
         if (hc_tensors[i].name)
-            printf("named\n");
+            printf("named %d\n", hc_tensors[i].kind);
 #ifdef HC_HAS_REQUANT
     printf("has_requant\n");
 #endif
@@ -451,8 +453,11 @@ for text, code, what in [("Conv 12\n", 1, "no colon"),
 
 # --strip-names: no name in the tables; the flash it saves on the target.
 lines, rep = read(cnn, ["--dim-default", "1", "--strip-names"], "strip")
-T.check("--strip-names: tables without names",
-        lines is not None and "named" not in lines and
+# The graph's inputs and outputs keep theirs (kinds 0 and 1).
+T.check("--strip-names: tables without names but the graph's inputs' and "
+        "outputs'", lines is not None and
+        sorted(l for l in lines if l.startswith("named")) ==
+        ["named 0", "named 1"] and
         all(l.split()[4] == "-" for l in lines if l.startswith("step ")),
         rep)
 armcc = subprocess.run(["sh", "-c", "command -v arm-none-eabi-gcc"],
@@ -480,6 +485,29 @@ if armcc and os.path.exists(big):
 else:
     print("skipped: --strip-names flash (no arm-none-eabi-gcc or shared "
           "model)")
+
+# On the Cortex-M4 (scripts/firmware.sh, as e2e_firmware): the int8 CNN
+# planned with both, tables without names and CMSIS-NN's workspaces, runs
+# and matches the host runtime.  Its own name keeps its build folder
+# apart from e2e_firmware's.
+tools = all(subprocess.run(["sh", "-c", "command -v " + t],
+                           capture_output=True).returncode == 0
+            for t in ("arm-none-eabi-gcc", "qemu-system-arm"))
+build = os.environ.get("BUILD", "build")
+if tools and os.path.exists(os.path.join(build, "host_io")):
+    with open(ks, "w") as f:
+        f.write("QLinearConv: 4 * ((C_in * kH * kW + 3) / 4 * 4)\n")
+    m = os.path.join(tmp, "qcnn_kernels.onnx")
+    shutil.copy(cnn, m)
+    r = subprocess.run(["sh", "scripts/firmware.sh", build, m,
+                        "--dim-default 1 --strip-names --kernel-scratch " + ks,
+                        "", "host"], capture_output=True, text=True)
+    T.check("the int8 CNN with --strip-names --kernel-scratch runs on the "
+            "Cortex-M4 and matches", r.returncode == 0,
+            (r.stdout + r.stderr)[-400:])
+else:
+    print("skipped: the Cortex-M4 run (no arm-none-eabi-gcc, "
+          "qemu-system-arm or %s/host_io)" % build)
 
 # PREFIX_ARENA_SIZE with one memory, bindable; none with two.
 lenet = "testdata/lenet.onnx"
