@@ -180,8 +180,9 @@ static const ArAttrDefault
 		       {"dilations", AR_ATTR_INTS, 1, NULL, 1, 0, NULL, 10},
 		       {"pads", AR_ATTR_INTS, 0, NULL, 2, 0, "auto_pad", 1},
 		       DI("storage_order", 0, 8), AXES("strides", 1, 1), {0}},
-	D_BATCHNORM[] = {DF("epsilon", 1e-5, 1), DF("momentum", 0.9, 1),
-			 DI("training_mode", 0, 14), {0}},
+	/* Not training_mode: a --train plan runs it in training mode
+	 * whatever the model says (train/), so 0 would mislead. */
+	D_BATCHNORM[] = {DF("epsilon", 1e-5, 1), DF("momentum", 0.9, 1), {0}},
 	D_GEMM[] = {DF("alpha", 1.0, 1), DF("beta", 1.0, 1), DI("transA", 0, 1),
 		    DI("transB", 0, 1), {0}},
 	D_SOFTMAX[] = {DI("axis", 1, 1), DI("axis", -1, 13), {0}},
