@@ -61,6 +61,7 @@ int cli_write_outputs(const Cli *c, ArGraph *g, const ArPlan *p,
 		.prefix = c->prefix ? c->prefix : prefix,
 		.options = c->options,
 		.dot_weights = c->dot_weights,
+		.strip_names = c->strip_names,
 		.training = bill,
 		.dot_expand = c->dot_expand,
 		.dot_focus_set = c->dot_focus_set,
@@ -276,6 +277,7 @@ int main(int argc, char **argv)
 				err.msg);
 		ar_graph_free(g);
 		ar_plan_report_free(&c.report);
+		ar_kernel_scratch_free(c.kernel_scratch);
 		return rc;
 	}
 	shapes_failed = rc && g;
@@ -299,5 +301,6 @@ int main(int argc, char **argv)
 	ar_plan_free(p);
 	ar_graph_free(g);
 	ar_plan_report_free(&c.report);
+	ar_kernel_scratch_free(c.kernel_scratch);
 	return rc;
 }

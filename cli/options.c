@@ -177,6 +177,13 @@ static const Option options[] = {
 		 "needs workspace (RNN, GRU, LSTM) gets it in the\n"
 		 "arena, live for that step alone; none: for a\n"
 		 "runtime with workspace of its own (kernels)"},
+	{"kernel-scratch", 0, CUSTOM, "FILE", NOWHERE,
+	 .parse = cli_parse_kernel_scratch, .flags = ECHO, .section = PLANNING,
+	 .help = "a kernel library's workspace per op, planned at\n"
+		 "its step: lines 'Op: EXPR' over N C_in H_in W_in\n"
+		 "C_out H_out W_out kH kW group elem inJ[D] outJ[D]\n"
+		 "(e.g. CMSIS-NN's im2col, QLinearConv: 4 * ((C_in\n"
+		 "* kH * kW + 3) / 4 * 4)); replaces --scratch's"},
 	{"memory", 0, CUSTOM, "NAME:SIZE[:BANDWIDTH]", NOWHERE,
 	 .parse = cli_parse_memory, .flags = ECHO, .section = PLANNING,
 	 .help = "a memory tier, fastest first (repeatable): each\n"
@@ -485,6 +492,11 @@ static const Option options[] = {
 		 "once per stage"},
 	{"prefix", 0, TEXT, "NAME", TO(prefix), .section = OUTPUTS,
 	 .help = "identifier prefix in the header (from the file name)"},
+	{"strip-names", 0, FLAG, NULL, TO(strip_names), .value = true,
+	 .section = OUTPUTS, .needs = "header",
+	 .help = "leave tensor (but the graph inputs' and outputs'),\n"
+		 "step and graph names out of the header's tables\n"
+		 "(0), saving their flash"},
 	{"dot", 0, TEXT, "FILE", TO(dot), .flags = OUTPUT, .section = OUTPUTS,
 	 .help = "dataflow graph (.dot, .svg, .png, .pdf)"},
 	{"dot-expand", 0, FLAG, NULL, TO(dot_expand), .value = true,

@@ -59,6 +59,8 @@ typedef struct Cli {
 	ArMemory memories[AR_MAX_TIERS];
 	const char *json, *header, *prefix, *dot, *timeline, *weights, *trace;
 	bool dot_weights, stats, selfcheck, quiet;
+	bool strip_names;           /* --strip-names */
+	struct ArKernelScratch *kernel_scratch;  /* --kernel-scratch, owned */
 	/* Pictures (see ArEmitInfo): --dot-expand, --dot-focus,
 	 * --timeline-compare (read into report), --timeline-other. */
 	bool dot_expand, dot_focus_set, timeline_other_set;

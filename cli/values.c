@@ -230,6 +230,19 @@ int cli_parse_timeline_other(Cli *c, char *arg)
 	return AR_OK;
 }
 
+int cli_parse_kernel_scratch(Cli *c, char *arg)
+{
+	ArKernelScratch *k;
+	ArError err = {0};
+
+	if (c->kernel_scratch)
+		return cli_usage_error("--kernel-scratch given twice");
+	if (ar_kernel_scratch_load(arg, &k, &err))
+		return cli_usage_error("%s", err.msg);
+	c->plan.kernel_table = c->kernel_scratch = k;
+	return AR_OK;
+}
+
 int cli_parse_effort(Cli *c, char *arg)
 {
 	char *end;

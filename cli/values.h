@@ -47,6 +47,7 @@ int cli_parse_lora_target(Cli *c, char *arg);
 int cli_parse_lora_dropout(Cli *c, char *arg);
 int cli_parse_dot_focus(Cli *c, char *arg);
 int cli_parse_timeline_other(Cli *c, char *arg);
+int cli_parse_kernel_scratch(Cli *c, char *arg);
 int cli_parse_offload(Cli *c, char *arg);
 int cli_parse_fit(Cli *c, char *arg);
 int cli_parse_loader(Cli *c, char *arg);        /* host.c */

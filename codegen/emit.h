@@ -17,6 +17,9 @@ typedef struct ArEmitInfo {
 	const char *model_path;     /* as given (pictures use its base name) */
 	const char *prefix;         /* identifier prefix for the header */
 	const char *options;        /* the options that shaped the plan, one line */
+	bool strip_names;           /* --strip-names: the header's tables
+				       without tensor (but the graph's inputs'
+				       and outputs'), step and graph names */
 	bool dot_weights;           /* draw weights and constants in --dot */
 	/* --train: the memory bill, written as the JSON "training" object. */
 	const struct ArTrainBill *training;

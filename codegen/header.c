@@ -56,6 +56,14 @@ void hdr_str(ArText *out, const char *s)
 	ar_text_c_str(out, s, MAX_LITERAL);
 }
 
+void hdr_name(const Hdr *h, ArText *out, const char *s)
+{
+	if (h->strip)
+		ar_text_putc(out, '0');
+	else
+		hdr_str(out, s);
+}
+
 void hdr_dtype(const Hdr *h, ArText *out, ArDType dt)
 {
 	ar_text_puts(out, h->up);
@@ -90,19 +98,22 @@ static void each_sub(const ArSubPlan *sp, int id, int parent, void *ctx)
 {
 	const Each *e = ctx;
 	Hdr sh = *e->h;
+	ArGraph *dg;
 	char tab[300];
 
 	(void)parent;
 	if (!sp->plan)
 		return;
 	snprintf(tab, sizeof tab, "%s_sg%d", e->h->lo, id);
-	sh.g = sp->g;
+	dg = hdr_with_defaults(sp->g);
+	sh.g = dg;
 	sh.p = sp->plan;
 	sh.sub = sp;
 	sh.sub_id = id;
 	sh.tab = tab;
 	sh.nattrs = hdr_num_attrs(&sh);
 	e->fn(&sh, e->ctx);
+	hdr_free_defaults(dg, sp->g);
 }
 
 void hdr_each_sub(const Hdr *h, void (*fn)(const Hdr *sh, void *ctx),
@@ -110,6 +121,24 @@ void hdr_each_sub(const Hdr *h, void (*fn)(const Hdr *sh, void *ctx),
 {
 	Each e = {h, fn, ctx};
 	ar_plan_walk_subs(h->top, each_sub, &e);
+}
+
+typedef struct Any {
+	int (*pred)(const Hdr *sh);
+	int any;
+} Any;
+
+static void any_sub(const Hdr *sh, void *ctx)
+{
+	Any *a = ctx;
+	a->any |= a->pred(sh);
+}
+
+int hdr_any_set(const Hdr *h, int (*pred)(const Hdr *sh))
+{
+	Any a = {pred, pred(h)};
+	hdr_each_sub(h, any_sub, &a);
+	return a.any;
 }
 
 void hdr_pool_sep(ArText *out, int *k)
@@ -144,10 +173,11 @@ int ar_write_header(FILE *f, const ArGraph *g, const ArPlan *p,
 		    const ArEmitInfo *info, ArError *err)
 {
 	char *lo = ar_header_prefix(info->prefix), *up = ar_xstrdup(lo);
+	ArGraph *dg = hdr_with_defaults(g);
 	ArWeightsLayout wl;
 	ArSubCounts c;
-	Hdr h = {f, g, p, info, up, lo, p->nregions, NULL, NULL, 0, lo, NULL,
-		 -1, p, &wl, false, 0};
+	Hdr h = {f, dg, p, info, up, lo, p->nregions, NULL, NULL, 0, lo, NULL,
+		 -1, p, &wl, false, 0, NULL, 0, false, info->strip_names};
 	int rc;
 
 	assert(p->noop || p->nsteps == 0);     /* ar_plan_facts ran */
@@ -155,6 +185,8 @@ int ar_write_header(FILE *f, const ArGraph *g, const ArPlan *p,
 	ar_plan_sub_counts(p, &c);
 	h.nsubs = c.total;
 	h.work = c.total > 0 || hdr_any_scratch(&h);
+	h.requant = hdr_any_requant(&h);
+	hdr_collect_ops(&h);
 	hdr_set_case(up, 1);
 	if (h.nreg)
 		hdr_region_idents(&h);
@@ -177,6 +209,8 @@ int ar_write_header(FILE *f, const ArGraph *g, const ArPlan *p,
 			rc = ar_fail(err, AR_EXIT_USAGE, "writing the header "
 				     "failed");
 	}
+	ar_strv_free(h.ops, h.nops);
+	hdr_free_defaults(dg, g);
 	ar_strv_free(h.rup, h.nreg);
 	ar_strv_free(h.rlo, h.nreg);
 	ar_weights_layout_free(&wl);

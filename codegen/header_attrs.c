@@ -27,9 +27,7 @@ static void put_i64(ArText *out, int64_t v)
 		ar_text_printf(out, "INT64_C(%lld)", (long long)v);
 }
 
-/* The shortest text that reads back as the same float, always with a
- * point or exponent so the f suffix is valid. */
-static void put_f32(ArText *out, float v)
+void hdr_f32(ArText *out, float v)
 {
 	char buf[40];
 	if (isnan(v)) {
@@ -146,7 +144,7 @@ static void write_number_pool(const Hdr *h, ArText *out, bool floats)
 			for (int j = 0; j < cnt; j++) {
 				hdr_pool_sep(out, &k);
 				if (floats)
-					put_f32(out, ((const float *)v)[j]);
+					hdr_f32(out, ((const float *)v)[j]);
 				else
 					put_i64(out, ((const int64_t *)v)[j]);
 				ar_text_putc(out, ',');
@@ -232,15 +230,8 @@ static int set_needs_math(const Hdr *h)
 	return 0;
 }
 
-static void sub_needs_math(const Hdr *sh, void *ctx)
-{
-	*(int *)ctx |= set_needs_math(sh);
-}
-
 /* NAN and HUGE_VALF come from math.h, which most headers can do without. */
 int hdr_needs_math(const Hdr *h)
 {
-	int any = set_needs_math(h);
-	hdr_each_sub(h, sub_needs_math, &any);
-	return any;
+	return hdr_any_set(h, set_needs_math);
 }

@@ -117,11 +117,14 @@ static void write_use(const Hdr *h)
 			"\n");
 	n += (size_t)snprintf(buf + n, sizeof buf - n, "Run @_steps[0 .. "
 		"$_NUM_STEPS) in order with your kernels, skipping those "
-		"flagged noop (their outputs are views already in place).  "
-		"Tensor i is at $_TENSOR_PTR(%s, i), typed $_TENSOR_F32(%s, i) "
+		"flagged noop (their outputs are views already in place); "
+		"a step's op_code ($_OP_...) picks its kernel, and its "
+		"attributes include ONNX's defaults%s.  Tensor i is at $_TENSOR_PTR(%s, i), typed $_TENSOR_F32(%s, i) "
 		"and so on, while first <= step <= last%s.  The graph's inputs "
 		"are tensors @_inputs[0 .. $_NUM_INPUTS), its outputs "
-		"@_outputs[0 .. $_NUM_OUTPUTS).  %s", where, where, h->nreg ?
+		"@_outputs[0 .. $_NUM_OUTPUTS).  %s", h->requant ? "; an int8 "
+		"step's requant_multiplier and requant_shift are TFLite's, per "
+		"output channel" : "", where, where, h->nreg ?
 		", where bases[r] is region r's arena (@_arenas or your own)" :
 		"", hdr_sub_use(h));
 	if (h->p->io_separate)

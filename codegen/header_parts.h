@@ -38,6 +38,10 @@ typedef struct Hdr {
 	const ArWeightsLayout *wl;  /* the blob's offsets, every graph's */
 	bool work;          /* steps carry workspace and subgraph columns */
 	int nsubs;          /* subgraphs, nested ones included */
+	char **ops;         /* the op enum's names, sorted (header_uses.c) */
+	int nops;
+	bool requant;       /* steps carry requantisation columns */
+	bool strip;         /* --strip-names: no tensor, step or graph names */
 } Hdr;
 
 /* header.c: writing helpers. */
@@ -91,11 +95,28 @@ void hdr_open_table(const Hdr *h, ArText *out, const char *type,
 /* Calls fn with the Hdr of each planned subgraph's table set. */
 void hdr_each_sub(const Hdr *h, void (*fn)(const Hdr *sh, void *ctx),
 		  void *ctx);
+/* Whether pred holds for the model's table set or a subgraph's. */
+int hdr_any_set(const Hdr *h, int (*pred)(const Hdr *sh));
 
 int hdr_check_limits(const Hdr *h, ArError *err);   /* header_limits.c */
 void hdr_write_intro(const Hdr *h);                 /* header_intro.c */
 void hdr_write_macros(const Hdr *h);                /* header_macros.c */
-void hdr_write_uses(const Hdr *h);                  /* header_uses.c */
+/* header_uses.c: the ops the plan runs, their enum and each step's. */
+void hdr_collect_ops(Hdr *h);
+void hdr_write_uses(const Hdr *h);
+void hdr_op_code(const Hdr *h, ArText *out, const ArNode *n);
+/* header_defaults.c: g with each node's attributes followed by the ONNX
+ * defaults it leaves out (ar_attr_defaults); free with the second. */
+ArGraph *hdr_with_defaults(const ArGraph *g);
+void hdr_free_defaults(ArGraph *dg, const ArGraph *g);
+/* header_requant.c: int8 steps' multipliers and shifts (h->requant). */
+bool hdr_any_requant(const Hdr *h);
+void hdr_write_requant_macros(const Hdr *h);
+void hdr_write_requant_fields(const Hdr *h);
+void hdr_write_requant_pools(const Hdr *h, ArText *out);
+void hdr_write_step_requant(const Hdr *h, ArText *out, int s, int *at);
+/* A name column's value: the literal, or 0 with --strip-names. */
+void hdr_name(const Hdr *h, ArText *out, const char *s);
 void hdr_write_types(const Hdr *h);                 /* header_types.c */
 const char *hdr_attr_type_name(ArAttrType t);       /* header_types.c */
 void hdr_write_tables(const Hdr *h);                /* header_tables.c */
@@ -119,6 +140,9 @@ int hdr_needs_math(const Hdr *h);   /* NAN or HUGE_VALF among the values */
 /* Values of one attribute in the int, float and string pools. */
 void hdr_attr_counts(const ArAttr *a, int *ni, int *nf, int *ns);
 void hdr_write_attrs(const Hdr *h, ArText *out);
+/* The shortest literal that reads back as the same float, with a point
+ * or exponent so that the f suffix is valid (NAN, HUGE_VALF: math.h). */
+void hdr_f32(ArText *out, float v);
 
 /* header_tiers.c: what a tiered plan (--memory) adds. */
 void hdr_region_idents(Hdr *h);

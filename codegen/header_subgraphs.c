@@ -157,7 +157,7 @@ static void write_sub_row(const ArSubPlan *sp, int id, int parent, void *ctx)
 		if (sp->up_p->steps[s] == sp->node)
 			step = s;
 	ar_text_printf(&out, "\t/* %d */ {", id);
-	hdr_str(&out, sp->g->name);
+	hdr_name(h, &out, sp->g->name);
 	ar_text_puts(&out, ", ");
 	hdr_str(&out, sp->attr);
 	ar_text_printf(&out, ", %d, %d, %s_SUBGRAPH_%s, %d, ", parent, step, h->up,

@@ -114,7 +114,12 @@ static void write_tensors(const Hdr *h, ArText *out)
 		ar_text_puts(out, "\t/* ");
 		ar_text_dec(out, i);
 		ar_text_puts(out, " */ {");
-		hdr_str(out, t->name);
+		/* --strip-names keeps the graph's inputs' and outputs': a
+		 * handful, which a harness prints its results by. */
+		if (t->kind == AR_TK_INPUT || t->kind == AR_TK_OUTPUT)
+			hdr_str(out, t->name);
+		else
+			hdr_name(h, out, t->name);
 		ar_text_puts(out, ", ");
 		hdr_dtype(h, out, t->dtype);
 		ar_text_puts(out, ", ");
@@ -172,7 +177,7 @@ static void write_ids(const Hdr *h, ArText *out, const char *name,
 static void write_steps(const Hdr *h, ArText *out)
 {
 	const ArPlan *p = h->p;
-	int k = 0, io = 0, na = 0;
+	int k = 0, io = 0, na = 0, nq = 0;
 
 	hdr_open_pool(h, out, "int32_t", "step_io");
 	for (int s = 0; s < p->nsteps; s++) {
@@ -190,6 +195,7 @@ static void write_steps(const Hdr *h, ArText *out)
 	ar_text_puts(out, "-1\n};\n\n");
 
 	hdr_write_attrs(h, out);
+	hdr_write_requant_pools(h, out);
 	if (h->work)
 		hdr_write_step_sub_pool(h, out);
 	if (!h->sub)
@@ -202,9 +208,11 @@ static void write_steps(const Hdr *h, ArText *out)
 		ar_text_puts(out, " */ {");
 		hdr_str(out, n->op);
 		ar_text_puts(out, ", ");
+		hdr_op_code(h, out, n);
+		ar_text_puts(out, ", ");
 		hdr_str(out, n->domain);
 		ar_text_puts(out, ", ");
-		hdr_str(out, n->name);
+		hdr_name(h, out, n->name);
 		ar_text_puts(out, ", ");
 		hdr_num(out, p->steps[s], ", ");
 		hdr_pool_ref(h, out, "_step_io + ", io);
@@ -219,16 +227,20 @@ static void write_steps(const Hdr *h, ArText *out)
 		ar_text_upper(out, ar_phase_name(n->phase));
 		if (h->work)
 			hdr_write_step_work(h, out, s);
+		hdr_write_step_requant(h, out, s, &nq);
 		ar_text_puts(out, "},\n");
 		io += n->nexplicit + n->noutputs;
 		na += n->nattrs;
 	}
-	ar_text_printf(out, "\t{0, 0, 0, -1, %s_step_io, 0, %s_step_io, 0, "
-		"%s_attrs, 0, 0, 0, %s_PHASE_FORWARD", h->tab, h->tab, h->tab,
-		h->up);
+	ar_text_printf(out, "\t{0, %s_NUM_OPS, 0, 0, -1, %s_step_io, 0, "
+		"%s_step_io, 0, %s_attrs, 0, 0, 0, %s_PHASE_FORWARD", h->up,
+		h->tab, h->tab, h->tab, h->up);
 	if (h->work)
 		ar_text_printf(out, ", %s_NOT_IN_ARENA, 0u,%s %s_step_subgraphs, 0",
 			h->up, h->nreg ? " 0," : "", h->tab);
+	if (h->requant)
+		ar_text_printf(out, ", %s_requant_multiplier, %s_requant_shift, 0",
+			h->tab, h->tab);
 	ar_text_puts(out, "}\n};\n\n");
 }
 

@@ -63,7 +63,7 @@ void hdr_write_types(const Hdr *h)
 	write_enums(h);
 	hdr_tmpl(h,
 		 "typedef struct @_tensor {\n"
-		 "\tconst char *name;\n"
+		 "\tconst char *name;         /* 0 with arenac --strip-names */\n"
 		 "\tuint8_t dtype;            /* @_dtype */\n"
 		 "\tuint8_t kind;             /* @_kind */\n"
 		 "\tint8_t rank;              /* -1: never computed (an unused "
@@ -130,8 +130,9 @@ void hdr_write_types(const Hdr *h)
 		 "} @_attr;\n\n"
 		 "typedef struct @_step {\n"
 		 "\tconst char *op;           /* ONNX op type */\n"
+		 "\tuint16_t op_code;         /* @_op: $_OP_<OP> */\n"
 		 "\tconst char *domain;       /* \"\" for the default domain */\n"
-		 "\tconst char *name;\n"
+		 "\tconst char *name;         /* 0 with arenac --strip-names */\n"
 		 "\tint32_t node;             /* index in the model's node "
 		 "list */\n"
 		 "\tconst int32_t *inputs;    /* tensor indices, -1 for an "
@@ -147,6 +148,7 @@ void hdr_write_types(const Hdr *h)
 		 "changed across versions */\n"
 		 "\tuint8_t phase;            /* @_phase */\n");
 	hdr_write_step_fields(h);
+	hdr_write_requant_fields(h);
 	hdr_tmpl(h, "} @_step;\n\n");
 	hdr_write_sub_types(h);
 	if (h->nreg)

@@ -22,7 +22,10 @@
  *   - an op with training outputs, or a loss, has a gradient rule;
  *   - a KV cache names an output past 0 and an input the op has;
  *   - an op refused on purpose (refuse) has no shape function;
- *   - a control-flow op (control) is never folded and shares no bytes.
+ *   - a control-flow op (control) is never folded and shares no bytes;
+ *   - an attribute default is an INT, FLOAT, STRING or INTS, a list's
+ *     values per spatial axis or from an input the op has; requantisation
+ *     scales are inputs the op has.
  */
 #ifndef ARENAC_OPS_H
 #define ARENAC_OPS_H
@@ -199,6 +202,58 @@ enum {
 typedef int (*ArTrainOutputs)(const ArNode *attrs, ArGraph *g, int node,
 			      ArError *err);
 
+/*
+ * An attribute's ONNX default, for a node that leaves it out (ONNX's
+ * Operators.md and Changelog.md, the op's schema): the header writes it
+ * (codegen/header_ops.c), so that a kernel library finds every attribute
+ * its kernel reads.  A default from opset `since` on replaces an earlier
+ * one of the same name (Softmax's axis: 1, then -1 from 13).  An INTS
+ * default depends on the shapes: `per_axis` values of v per spatial axis
+ * of input 0 (rank - 2: strides 1, pads 2 x 0), or, with `from` > 0,
+ * the dims past axis 1 of input `from` (Conv's kernel_shape, W's).  A
+ * default is left out when the node gives `unless` a value other than
+ * NOTSET (pads, when auto_pad computes them).
+ */
+typedef struct ArAttrDefault {
+	const char *name;       /* NULL ends a list */
+	ArAttrType type;        /* INT, FLOAT, STRING or INTS */
+	double v;               /* INT, FLOAT; INTS: each value */
+	const char *s;          /* STRING */
+	int per_axis, from;     /* INTS: see above */
+	const char *unless;
+	int since;
+} ArAttrDefault;
+
+/* The defaults of node n's op that n leaves out, as attributes, in the
+ * list's order (attr_defaults.c): *out malloc'd (NULL when none); returns
+ * the count.  Shape-dependent ones are
+ * left out while their shapes are unknown.  Each default's s and ints
+ * are malloc'd, the names the table's. */
+int ar_attr_defaults(const ArGraph *g, const ArNode *n, ArAttr **out);
+
+/*
+ * Where an int8 op's requantisation reads its scales (inputs): the
+ * input's (x), the weight's (w, one per output channel or per tensor)
+ * and the output's (y); codegen/header_quant.c computes from them the
+ * multiplier and shift TFLite Micro and CMSIS-NN use.  All 0: none.
+ */
+typedef struct ArRequant {
+	int x, w, y;
+} ArRequant;
+
+/* requant.c: TFLite Micro's QuantizeMultiplier, a Q31 multiplier and a
+ * power-of-two shift (> 0: left) with m ~ mult * 2^(shift - 31). */
+void ar_quantize_multiplier(double m, int32_t *mult, int *shift);
+/* Node n's multiplier and shift per weight scale (*mult and *shift
+ * malloc'd); 0, both NULL, when its op has none or a scale is no
+ * constant. */
+int ar_requant(const ArGraph *g, const ArNode *n, int32_t **mult,
+	       int32_t **shift);
+/* A per-tensor quantised tensor's scale and zero point (0 when it has
+ * none) when both are constants; false otherwise. */
+bool ar_quant_scalar(const ArGraph *g, const ArTensor *t, double *scale,
+		     int64_t *zero_point);
+
 typedef struct ArOpDef {
 	const char *domain;     /* NULL: the default ONNX domain */
 	const char *name;
@@ -228,6 +283,8 @@ typedef struct ArOpDef {
 	 * (--scratch kernels): the planner places it like a tensor that lives
 	 * for the node's step alone.  NULL: the kernel needs none. */
 	ArScratchFn scratch;
+	const ArAttrDefault *defaults;  /* NULL: none (see ArAttrDefault) */
+	ArRequant requant;
 } ArOpDef;
 
 /*
@@ -389,6 +446,21 @@ int64_t ar_flops_onnx_attention(const ArGraph *g, const ArNode *n);
 int64_t ar_flops_qmatmul(const ArGraph *g, const ArNode *n);
 int64_t ar_scratch_qmatmul(const ArGraph *g, const ArNode *n);
 int64_t ar_scratch_qmatmul_grad(const ArGraph *g, const ArNode *n);
+
+/*
+ * --kernel-scratch FILE (kernel_scratch.c, whose comment gives the
+ * syntax): a kernel library's workspace per op as an expression over the
+ * node's shapes.  Load reads and checks the file (exit 1 when malformed);
+ * bytes sets *bytes to node n's workspace, or -1 when the table does not
+ * name its op, and fails (exit 2) when the expression cannot be
+ * evaluated for n (a dim it lacks).
+ */
+typedef struct ArKernelScratch ArKernelScratch;
+int ar_kernel_scratch_load(const char *path, ArKernelScratch **out,
+			   ArError *err);
+void ar_kernel_scratch_free(ArKernelScratch *k);
+int ar_kernel_scratch_bytes(const ArKernelScratch *k, const ArGraph *g,
+			    const ArNode *n, int64_t *bytes, ArError *err);
 
 /* Workspace of the reference runtime's recurrent kernels (scratch.c). */
 int64_t ar_scratch_rnn(const ArGraph *g, const ArNode *n);

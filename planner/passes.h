@@ -77,8 +77,8 @@ int ar_plan_subgraphs(const ArGraph *g, const ArPlanOptions *opt, ArPlan *p,
 		      ArError *err);
 /* workspace.c: each step's workspace size into p->scratch (NULL if none);
  * once the offsets are final, each subgraph's base and region. */
-void ar_plan_workspaces(const ArGraph *g, const ArPlanOptions *opt,
-			ArPlan *p);
+int ar_plan_workspaces(const ArGraph *g, const ArPlanOptions *opt,
+		       ArPlan *p, ArError *err);
 void ar_plan_place_subs(ArPlan *p);
 /*
  * verify.c: ar_verify for a plan whose offsets are relative to base (a

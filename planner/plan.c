@@ -281,8 +281,8 @@ int ar_plan_graph(const ArGraph *g, const ArPlanOptions *opt, int *outer,
 	p->carried = carried;
 	if ((rc = ar_plan_subgraphs(g, opt, p, err)))
 		return rc;
-	ar_plan_workspaces(g, opt, p);
-	if ((rc = plan_links(g, opt, p, err)) ||
+	if ((rc = ar_plan_workspaces(g, opt, p, err)) ||
+	    (rc = plan_links(g, opt, p, err)) ||
 	    (rc = assign_offsets(g, opt, p, err)))
 		return rc;
 	p->optimal = p->optimal && subs_optimal(p);

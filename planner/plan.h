@@ -67,6 +67,9 @@ typedef struct ArPlanOptions {
 	 * table's .scratch) get it in the arena; false: none (a runtime with
 	 * workspace of its own).  Subgraph regions are planned either way. */
 	bool kernel_scratch;
+	/* --kernel-scratch FILE: a kernel library's workspace per op, which
+	 * replaces the op table's for the ops it names (ops.h). */
+	const struct ArKernelScratch *kernel_table;
 	ArDiag diag;
 } ArPlanOptions;
 

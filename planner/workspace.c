@@ -24,8 +24,8 @@ const ArScratch *ar_plan_scratch(const ArPlan *p, int node)
 							   NULL;
 }
 
-void ar_plan_workspaces(const ArGraph *g, const ArPlanOptions *opt,
-			ArPlan *p)
+int ar_plan_workspaces(const ArGraph *g, const ArPlanOptions *opt,
+		       ArPlan *p, ArError *err)
 {
 	ArScratch *sc = ar_xcalloc((size_t)g->nnodes + 1, sizeof *sc);
 	bool any = false;
@@ -33,9 +33,18 @@ void ar_plan_workspaces(const ArGraph *g, const ArPlanOptions *opt,
 	p->kernel_scratch = opt->kernel_scratch;
 	for (int i = 0; i < g->nnodes; i++) {
 		const ArOpDef *d = ar_op_of(&g->nodes[i]);
+		int64_t lib = -1;
 		sc[i].offset = -1;
-		if (opt->kernel_scratch && d && d->scratch &&
-		    ar_is_step(g, i))
+		if (opt->kernel_table && ar_is_step(g, i) &&
+		    ar_kernel_scratch_bytes(opt->kernel_table, g, &g->nodes[i],
+					    &lib, err)) {
+			free(sc);
+			return err->code;
+		}
+		if (lib >= 0)
+			sc[i].bytes = lib;
+		else if (opt->kernel_scratch && d && d->scratch &&
+			 ar_is_step(g, i))
 			sc[i].bytes = d->scratch(g, &g->nodes[i]);
 	}
 	for (int k = 0; k < p->nsubs; k++) {
@@ -49,6 +58,7 @@ void ar_plan_workspaces(const ArGraph *g, const ArPlanOptions *opt,
 	p->scratch = any ? sc : NULL;
 	if (!any)
 		free(sc);
+	return AR_OK;
 }
 
 /* Bases of p's subgraphs, p's own offsets being relative to base. */

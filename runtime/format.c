@@ -32,10 +32,9 @@ static void put(Out *o, char ch)
 		*o->p++ = ch;
 }
 
-/* A NULL string (a table written without names) prints as "-". */
 static void puts_(Out *o, const char *s)
 {
-	if (!s)
+	if (!s)         /* a name left out (arenac --strip-names) */
 		s = "-";
 	while (*s)
 		put(o, *s++);

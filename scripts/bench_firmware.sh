@@ -43,3 +43,6 @@ row silero_v5_16k "$M/silero_vad_v5.onnx" \
 # The sample rate a run-time input: the If kernel and both branches' tables.
 row silero_v5_if "$M/silero_vad_v5.onnx" \
 	"--input-shape input=1x512 --input-shape state=2x1x128"
+# The tables without names (--strip-names): the flash they held.
+row paddleocr_strip "$M/ch_ppocr_mobile_v2.0_cls_infer.onnx" \
+	"--dim-default 1 --input-shape x=1x3x48x192 --strip-names"

@@ -20,6 +20,12 @@
  * Whatever the layout, the typed pointer macros must give the bytes of
  * PREFIX_TENSOR_PTR, the element counts the product of the dims, and the
  * input and output arrays the graph's inputs and outputs.
+ *
+ * What a kernel library reads is checked against the tables too: each
+ * step's op_code one value per op in 0 .. NUM_OPS - 1, every value used;
+ * the positional macros of input 0 and output 0 (index, dtype, rank,
+ * shape, bytes) the tables' entries; PREFIX_STEP_REQUANT_COUNT 0 unless
+ * the step has multipliers.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -301,6 +307,64 @@ static int check_region_macros(void)
 }
 #endif
 
+/* Input or output P's positional macros against tensor t's entry (a
+ * rank-0 shape is {0}, a filler); IO_MACROS expands P first. */
+#define IO_MACROS(P, t) IO_MACROS_(P, t)
+#define IO_MACROS_(P, t) do { \
+	static const int32_t shape[] = P##_SHAPE; \
+	const L(_tensor) *x = &L(_tensors)[t]; \
+	size_t n = x->rank > 0 ? (size_t)x->rank : 1; \
+	if (P##_INDEX != (t) || P##_DTYPE != x->dtype || \
+	    P##_RANK != x->rank || P##_BYTES != x->bytes || \
+	    sizeof shape / sizeof shape[0] != n || (x->rank > 0 && \
+	    memcmp(shape, x->dims, sizeof shape) != 0)) { \
+		printf("error: " #P "'s macros disagree with tensor %d\n", \
+		       (int)(t)); \
+		return 1; \
+	} \
+} while (0)
+
+static int check_kernel_macros(void)
+{
+	int seen[U(_NUM_OPS) + 1] = {0};
+
+	for (int s = 0; s < U(_NUM_STEPS); s++) {
+		const L(_step) *st = &L(_steps)[s];
+		if (st->op_code >= U(_NUM_OPS)) {
+			printf("error: step %d: op_code past the enum\n", s);
+			return 1;
+		}
+		seen[st->op_code] = 1;
+		for (int t = 0; t < s; t++) {
+			const L(_step) *o = &L(_steps)[t];
+			int same = !strcmp(o->op, st->op) &&
+				   !strcmp(o->domain, st->domain);
+			if (same != (o->op_code == st->op_code)) {
+				printf("error: steps %d and %d: op_code\n", t, s);
+				return 1;
+			}
+		}
+		if (U(_STEP_REQUANT_COUNT)(st) > 0 &&
+		    strcmp(st->op, "QLinearConv") &&
+		    strcmp(st->op, "QLinearMatMul") && strcmp(st->op, "QGemm")) {
+			printf("error: step %d: requantised\n", s);
+			return 1;
+		}
+	}
+	for (int i = 0; i < U(_NUM_OPS); i++)
+		if (!seen[i]) {
+			printf("error: op value %d names no step\n", i);
+			return 1;
+		}
+#if U(_NUM_INPUTS) > 0
+	IO_MACROS(U(_INPUT_0), L(_inputs)[0]);
+#endif
+#if U(_NUM_OUTPUTS) > 0
+	IO_MACROS(U(_OUTPUT_0), L(_outputs)[0]);
+#endif
+	return 0;
+}
+
 int main(void)
 {
 	const L(_step) *s;
@@ -405,5 +469,7 @@ int main(void)
 	if (check_region_macros())
 		return 1;
 #endif
+	if (check_kernel_macros())
+		return 1;
 	return check_overlaps() || check_access() || run_steps();
 }

@@ -10,10 +10,13 @@
  */
 #include "testutil.h"
 
+#include <math.h>
 #include <unistd.h>
 
 #include "emit.h"
 #include "fixture_plan.h"
+#include "graph_build.h"
+#include "ops.h"
 #include "sanitize.h"
 
 static char *header_text(const Fixture *fx, const char *prefix)
@@ -55,7 +58,9 @@ static void test_macros(void **state)
 	assert_non_null(strstr(h, "#define M_ARENA_ALIGN 16\n"));
 	assert_non_null(strstr(h, "#define M_NUM_TENSORS 11\n"));
 	assert_non_null(strstr(h, "#define M_NUM_STEPS 5\n"));
-	assert_non_null(strstr(h, "#define M_NUM_ATTRS 7\n"
+	/* The model's 7 attributes and 4 ONNX defaults (Conv's auto_pad,
+	 * dilations, strides; Gemm's transA). */
+	assert_non_null(strstr(h, "#define M_NUM_ATTRS 11\n"
 			       "#define M_NUM_QUANTS 0\n"
 			       "#define M_IO_SEPARATE 0\n"));
 	assert_non_null(strstr(h, "#define M_INPUT_in_0_NUMEL 192u\n"));
@@ -78,9 +83,36 @@ static void test_macros(void **state)
 			       "M_KIND_ACTIVATION, 4, m_dims + 11, 1024u, "
 			       "816u, 0, 1, -1, 0u, -1, M_NOT_IN_ARENA, 256u, "
 			       "-1, M_NO_QUANT, 0x0u},\n"));
-	assert_non_null(strstr(h, "/* 2 */ {\"Reshape\", \"\", \"flatten\", 2, "
-			       "m_step_io + 6, 2, m_step_io + 8, 1, m_attrs + 4, "
-			       "0, 1, 1, M_PHASE_FORWARD},\n"));
+	assert_non_null(strstr(h, "/* 2 */ {\"Reshape\", M_OP_RESHAPE, \"\", "
+			       "\"flatten\", 2, m_step_io + 6, 2, m_step_io + 8, "
+			       "1, m_attrs + 6, 0, 1, 1, M_PHASE_FORWARD},\n"));
+	/* The op enum: the plan's ops in name order, numbered densely. */
+	assert_non_null(strstr(h, "typedef enum m_op {\n\tM_OP_ADD = 0,\n"
+			       "\tM_OP_CONV = 1,\n\tM_OP_GEMM = 2,\n"
+			       "\tM_OP_RELU = 3,\n\tM_OP_RESHAPE = 4,\n"
+			       "\tM_NUM_OPS = 5\n} m_op;\n"));
+	/* Conv's defaults after its own attributes, ONNX's values: one
+	 * dilation and stride per spatial axis. */
+	assert_non_null(strstr(h, "{\"group\", M_ATTR_INT, M_DT_UNDEFINED, 1, "
+			       "m_attr_ints + 6, m_attr_floats + 0, "
+			       "m_attr_strings + 0},\n\t{\"auto_pad\", "
+			       "M_ATTR_STRING,"));
+	assert_non_null(strstr(h, "\t{\"strides\", M_ATTR_INTS, "
+			       "M_DT_UNDEFINED, 2, m_attr_ints + 9,"));
+	/* Each input and output by position too, with its type. */
+	assert_non_null(strstr(h, "#define M_INPUT_0_INDEX 0\n"
+			       "#define M_INPUT_0_OFFSET 48u\n"
+			       "#define M_INPUT_0_SIZE 768u\n"
+			       "#define M_INPUT_0_NUMEL 192u\n"
+			       "#define M_INPUT_0_DTYPE 1 /* M_DT_FLOAT32 */\n"
+			       "#define M_INPUT_0_RANK 4\n"
+			       "#define M_INPUT_0_SHAPE {1, 3, 8, 8}\n"
+			       "#define M_INPUT_0_BYTES 768u\n"));
+	assert_non_null(strstr(h, "#define M_OUTPUT_0_SHAPE {1, 10}\n"));
+	/* A float model: no scale, no requantisation columns. */
+	assert_null(strstr(h, "_SCALE "));
+	assert_null(strstr(h, "M_HAS_REQUANT"));
+	assert_non_null(strstr(h, "#define M_STEP_REQUANT_COUNT(s) 0u\n"));
 	/* The model by its file name, wherever it was. */
 	assert_non_null(strstr(h, "Memory plan for fx.onnx, "));
 	assert_null(strstr(h, "models/"));
@@ -169,6 +201,8 @@ static char *expected_lines(const Fixture *fx)
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
+	ArAttr *dflt;
+	int nd;
 
 	fprintf(f, "arena %lld %lld %lld %lld %d\n", (long long)p->arena_bytes,
 		(long long)p->align, (long long)p->lower_bound,
@@ -223,8 +257,10 @@ static char *expected_lines(const Fixture *fx)
 		/* Only the Reshape's output is a view. */
 		assert_int_equal(p->noop[s], s == 2);
 		fprintf(f, " %d %d\n", s == 2, n->phase);
-		for (int a = 0; a < n->nattrs; a++) {
-			const ArAttr *at = &n->attrs[a];
+		nd = ar_attr_defaults(g, n, &dflt);
+		for (int a = 0; a < n->nattrs + nd; a++) {
+			const ArAttr *at = a < n->nattrs ? &n->attrs[a] :
+					   &dflt[a - n->nattrs];
 			fprintf(f, "attr %d", s);
 			hex(f, at->name);
 			switch (at->type) {
@@ -246,6 +282,11 @@ static char *expected_lines(const Fixture *fx)
 			}
 			fputc('\n', f);
 		}
+		for (int a = 0; a < nd; a++) {
+			free(dflt[a].s);
+			free(dflt[a].ints);
+		}
+		free(dflt);
 	}
 	fclose(f);
 	return buf;
@@ -508,7 +549,11 @@ static void test_io_separate(void **state)
 	assert_non_null(strstr(h, "#define M_INPUT_in_0_INDEX 0\n"
 			       "#define M_INPUT_in_0_IO 0\n"
 			       "#define M_INPUT_in_0_SIZE 768u\n"
-			       "#define M_INPUT_in_0_NUMEL 192u\n/*"));
+			       "#define M_INPUT_in_0_NUMEL 192u\n"
+			       "#define M_INPUT_in_0_DTYPE 1 /* M_DT_FLOAT32 */\n"
+			       "#define M_INPUT_in_0_RANK 4\n"
+			       "#define M_INPUT_in_0_SHAPE {1, 3, 8, 8}\n"
+			       "#define M_INPUT_in_0_BYTES 768u\n/*"));
 	assert_non_null(strstr(h, "#define M_OUTPUT_y_IO 2\n"));
 	/* No offset or arena pointer for what is not in the arena. */
 	assert_null(strstr(h, "M_INPUT_in_0_OFFSET"));
@@ -545,6 +590,117 @@ static void assert_refused(const Fixture *fx, const char *what)
 		fail_msg("'%s' does not say '%s'", err.msg, what);
 	fclose(f);
 }
+
+/* --strip-names: no tensor or step name in the tables, the ops kept (the
+ * runtime's resolver matches them). */
+static void test_strip_names(void **state)
+{
+	ArEmitInfo info = {.model_path = "fx.onnx", .prefix = "m",
+			   .options = "", .strip_names = true};
+	ArError err = {0};
+	Fixture fx;
+	char *h = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&h, &len);
+
+	fixture_init(&fx);
+	assert_int_equal(ar_write_header(f, fx.g, &fx.p, &info, &err), AR_OK);
+	fclose(f);
+	assert_non_null(strstr(h, "/* 4 */ {0, M_DT_FLOAT32, "));
+	assert_non_null(strstr(h, "/* 2 */ {\"Reshape\", M_OP_RESHAPE, \"\", 0, "
+			       "2, "));
+	assert_null(strstr(h, "\"flatten\""));
+	free(h);
+	fixture_free(&fx);
+}
+
+/* Names and values of node n's defaults, "name=v,v ..." joined by " ". */
+static char *defaults_text(const ArGraph *g, const ArNode *n)
+{
+	ArAttr *d;
+	int nd = ar_attr_defaults(g, n, &d);
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	for (int i = 0; i < nd; i++) {
+		fprintf(f, "%s%s=", i ? " " : "", d[i].name);
+		if (d[i].type == AR_ATTR_INT)
+			fprintf(f, "%lld", (long long)d[i].i);
+		else if (d[i].type == AR_ATTR_FLOAT)
+			fprintf(f, "%g", (double)d[i].f);
+		else if (d[i].type == AR_ATTR_STRING)
+			fputs(d[i].s, f);
+		for (int j = 0; d[i].type == AR_ATTR_INTS && j < d[i].nints; j++)
+			fprintf(f, "%s%lld", j ? "," : "", (long long)d[i].ints[j]);
+		free(d[i].s);
+		free(d[i].ints);
+	}
+	free(d);
+	fclose(f);
+	return buf;
+}
+
+/* The op table's defaults per version and shape: a Conv with auto_pad
+ * gets no pads and W's kernel shape; Softmax's axis is 1 before opset 13
+ * and -1 from it; MaxPool-8 has no ceil_mode or dilations yet. */
+static void test_attr_defaults(void **state)
+{
+	ArGraph *g = ar_graph_new("d");
+	int x = gb_tensor(g, "x", AR_TK_INPUT, 1, 3, 8, 8);
+	int w = gb_tensor(g, "w", AR_TK_WEIGHT, 4, 3, 5, 3);
+	int y = gb_tensor(g, "y", AR_TK_ACTIVATION, 1, 4, 8, 8);
+	int sm = gb_tensor(g, "s", AR_TK_ACTIVATION, 1, 4, 8, 8);
+	int pm = gb_tensor(g, "p", AR_TK_OUTPUT, 1, 4, 4, 4);
+	int cin[] = {x, w}, c, s, mp;
+	char *t;
+
+	c = gb_node(g, "Conv", cin, 2, y);
+	ar_node_add_attr(g, &g->nodes[c], "auto_pad", AR_ATTR_STRING)->s =
+		ar_xstrdup("SAME_UPPER");
+	s = gb_node(g, "Softmax", &y, 1, sm);
+	mp = gb_node(g, "MaxPool", &sm, 1, pm);
+	g->nodes[mp].opset = 8;
+	t = defaults_text(g, &g->nodes[c]);
+	assert_string_equal(t, "dilations=1,1 group=1 kernel_shape=5,3 "
+			    "strides=1,1");
+	free(t);
+	t = defaults_text(g, &g->nodes[s]);
+	assert_string_equal(t, "axis=-1");
+	free(t);
+	g->nodes[s].opset = 11;
+	t = defaults_text(g, &g->nodes[s]);
+	assert_string_equal(t, "axis=1");
+	free(t);
+	t = defaults_text(g, &g->nodes[mp]);
+	assert_string_equal(t, "auto_pad=NOTSET pads=0,0,0,0 storage_order=0 "
+			    "strides=1,1");
+	free(t);
+	ar_graph_free(g);
+}
+
+/* QuantizeMultiplier's edges (TFLM quantization_util.cc): 0, a mantissa
+ * that rounds up to 2^31 (halved, shift + 1), below 2^-31 (flushed). */
+static void test_quantize_multiplier(void **state)
+{
+	int32_t m;
+	int sh;
+
+	ar_quantize_multiplier(0.0, &m, &sh);
+	assert_true(m == 0 && sh == 0);
+	ar_quantize_multiplier(0.5, &m, &sh);
+	assert_true(m == 1073741824 && sh == 0);
+	ar_quantize_multiplier(1.0, &m, &sh);
+	assert_true(m == 1073741824 && sh == 1);
+	/* 1 - 2^-40: q * 2^31 rounds to 2^31. */
+	ar_quantize_multiplier(1.0 - ldexp(1.0, -40), &m, &sh);
+	assert_true(m == 1073741824 && sh == 1);
+	ar_quantize_multiplier(ldexp(1.0, -33), &m, &sh);
+	assert_true(m == 0 && sh == 0);
+	ar_quantize_multiplier(0.0003, &m, &sh);
+	assert_true(m == 1319413953 && sh == -11);
+}
+
 
 /*
  * The 16-bit counts: a 66,000-input step (it would read back as 464),
@@ -611,6 +767,9 @@ int main(void)
 		cmocka_unit_test(test_tiered_compiles_and_reads_back),
 		cmocka_unit_test(test_tiered_rejects_one_arena_code),
 		cmocka_unit_test(test_io_separate),
+		cmocka_unit_test(test_strip_names),
+		cmocka_unit_test(test_quantize_multiplier),
+		cmocka_unit_test(test_attr_defaults),
 		cmocka_unit_test(test_narrow_fields),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -110,6 +110,20 @@ static void test_entries_consistent(void **state)
 			fail_entry(d, "training outputs without a gradient");
 		if ((d->flags & AR_OP_LOSS) && !g)
 			fail_entry(d, "a loss without a gradient");
+		/* Defaults: a value of a header type; a list's values per
+		 * spatial axis or from an input the op has; a requantisation's
+		 * scales inputs it has. */
+		for (const ArAttrDefault *a = d->defaults; a && a->name; a++)
+			if ((a->type != AR_ATTR_INT && a->type != AR_ATTR_FLOAT &&
+			     a->type != AR_ATTR_STRING && a->type != AR_ATTR_INTS) ||
+			    (a->type == AR_ATTR_STRING && !a->s) ||
+			    (a->type == AR_ATTR_INTS &&
+			     (a->per_axis > 0) == (a->from > 0)) ||
+			    a->from >= d->in_max || a->since < 1)
+				fail_entry(d, "a malformed attribute default");
+		if (d->requant.y && (d->requant.x < 1 || d->requant.w < 1 ||
+				     d->requant.y >= d->in_max))
+			fail_entry(d, "requantisation scales it lacks");
 	}
 }
 
