@@ -311,6 +311,27 @@ then ok; else bad "external weights: $(cat "$tmp/err")"; fi
 expect "external outside the folder" 2 "not a file beside the model" \
 	-q --weights "$tmp/w2.bin" testdata/bad/external_outside.onnx
 
+# --- an autocast precision asked of a model with no float tensor ------------
+
+"$PYTHON" - "$tmp/intmm.onnx" <<'PY' || exit 1
+import sys
+
+import numpy as np
+from onnx import TensorProto, helper, numpy_helper, save_model
+
+w = numpy_helper.from_array(np.ones((4, 4), dtype=np.int32), "w")
+g = helper.make_graph([helper.make_node("MatMul", ["x", "w"], ["y"])], "g",
+                      [helper.make_tensor_value_info("x", TensorProto.INT32,
+                                                     [2, 4])],
+                      [helper.make_tensor_value_info("y", TensorProto.INT32,
+                                                     [2, 4])], [w])
+save_model(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]),
+           sys.argv[1])
+PY
+expect "amp of a model with no float tensor" 2 \
+	"--precision amp-bf16: the model computes no float tensor" \
+	-q --train --precision amp-bf16 "$tmp/intmm.onnx"
+
 # --- out of memory: the library calls the CLI's handler ------------------
 
 if [ -n "${ARENAC_SANITIZE:-}" ]; then
