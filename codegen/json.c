@@ -340,6 +340,8 @@ static void write_tensors(FILE *f, const Scope *sc)
 		tensor_ref(out, g, s->inplace_of);
 		if (owner->io >= 0)
 			num_field(out, ", \"io\": ", owner->io);
+		if (t->off_device)
+			ar_text_puts(out, ", \"host_memory\": true");
 		if (t->quant.scale >= 0 || t->quant.zero_point >= 0)
 			write_quant(out, g, &t->quant);
 		if (p->outer && p->outer[i] >= 0) {

@@ -130,6 +130,11 @@ typedef struct ArTensor {
 	 * static shape.
 	 */
 	uint32_t bounded;
+	/* Held in host memory, not on the device: a paged optimizer's state
+	 * (train/optimizers.c), which the driver pages in for the update; a
+	 * device allocator never holds it (planner/caching.c).  Beside
+	 * bounded, in what was padding. */
+	bool off_device;
 	ArExternal *external;       /* bytes outside the model file, or NULL */
 	/* The declared shape, or NULL; the tensor owns it.  Out of line, as
 	 * few tensors have one: a graph of a million nodes kept 136 MB of

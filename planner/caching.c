@@ -21,7 +21,8 @@
  *     (release_cached_blocks) and the allocation is tried again.
  * The run: every persistent tensor (parameters, gradients, master weights,
  * optimizer state, constants: one allocation each, as each is its own
- * torch tensor) first, then step by step each output that owns bytes
+ * torch tensor; a paged optimizer's moments are in host memory, never
+ * the allocator's) first, then step by step each output that owns bytes
  * allocated when its step runs, with the step's workspace, and each
  * tensor freed after its last step (its last reference goes).  Views and
  * in-place outputs share their tensor's storage, as torch's do.
@@ -202,7 +203,7 @@ int ar_caching_simulate(const ArGraph *g, const ArPlan *p, int64_t capacity,
 	for (int t = 0; t < g->ntensors; t++) {
 		block[t] = -1;
 		next_die[t] = -1;
-		if (read[t])
+		if (read[t] && !g->tensors[t].off_device)
 			block[t] = alloc(&a, g->tensors[t].bytes);
 	}
 	/* A storage lives from its owner's first step to the last step of

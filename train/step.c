@@ -471,6 +471,7 @@ static int state_tensor(Build *b, int like, const ArStateTensor *s,
 		x->dims[0] = s->numel;
 	}
 	x->bytes = ar_train_mul(s->numel, (int64_t)ar_dtype_size(s->dtype));
+	x->off_device = s->host;
 	return t;
 }
 
