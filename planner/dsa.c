@@ -7,7 +7,8 @@
  * for; only then does it pay for the exact search, seeded with that best
  * height so the search starts from a known solution and never does worse.
  * Minimising, an exact search that ends unproven hands its best to the
- * local search (dsa_improve.c).
+ * local search (dsa_improve.c), and that to probes of the heights below
+ * it (dsa_descend.c).
  */
 #include "dsa_impl.h"
 
@@ -136,14 +137,22 @@ static bool done(int64_t h, int64_t lb, int64_t capacity)
  */
 #define IMPROVE_DEN 2
 
+/*
+ * Then heights below the best are probed one by one (dsa_descend.c), with
+ * 1 / DESCEND_DEN of that work again: the exact search's answer is not
+ * monotone in the height asked, so one probe finds what another missed.
+ */
+#define DESCEND_DEN 1
+
 static void exact_then_improve(ArBuf *b, int n, int64_t seed,
 			       const char *seed_algo, ArBudget *work,
 			       ArDsaResult *res)
 {
-	ArBudget more;
+	ArBudget more, below;
 	int64_t h;
 
 	ar_budget_init(&more, work->granted / IMPROVE_DEN, work->watch);
+	ar_budget_init(&below, work->granted / DESCEND_DEN, work->watch);
 	ar_dsa_exact(b, n, seed, res->lower_bound, 0, work, res);
 	res->algorithm = res->height == seed ? seed_algo : "exact";
 	if (res->optimal)
@@ -152,8 +161,15 @@ static void exact_then_improve(ArBuf *b, int n, int64_t seed,
 	if (h < res->height) {
 		res->height = h;
 		res->algorithm = "improve";
-		res->optimal = h == res->bound;
 	}
+	if (h > res->bound) {
+		h = ar_dsa_descend(b, n, &res->bound, &below, &res->nodes);
+		if (h < res->height) {
+			res->height = h;
+			res->algorithm = "descend";
+		}
+	}
+	res->optimal = res->height == res->bound;
 }
 
 int ar_dsa_solve(ArBuf *b, int n, const char *algo, int64_t capacity,

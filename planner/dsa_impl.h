@@ -35,6 +35,16 @@ void ar_dsa_exact(ArBuf *b, int n, int64_t seed_height, int64_t lower_bound,
  */
 int64_t ar_dsa_improve(ArBuf *b, int n, int64_t lower_bound, ArBudget *work);
 
+/*
+ * Probes heights below that of the valid placement in b, down to the
+ * proven bound *lo (raised where a probe proves a height infeasible), with
+ * the exact search in capacity mode and the local search from each
+ * solution (dsa_descend.c); keeps b valid and returns its height, never
+ * higher than before.  Spends work; adds the search's nodes to *nodes.
+ */
+int64_t ar_dsa_descend(ArBuf *b, int n, int64_t *lo, ArBudget *work,
+		       int64_t *nodes);
+
 int64_t ar_dsa_height(const ArBuf *b, int n);
 int64_t ar_dsa_gcd(int64_t a, int64_t b);
 
