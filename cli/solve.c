@@ -371,10 +371,14 @@ int arenac_solve_main(int argc, char **argv)
 	if (res.timed_out)
 		fprintf(stderr, "arenac: note: %s: --time-limit %g stopped the "
 			"search: another run may differ\n", in, limit);
+	/* The gap: how far the height may still be above the optimum. */
 	fprintf(stderr, "height: %" PRId64 "\nlower bound: %" PRId64
-		"\nproven bound: %" PRId64 "\nalgorithm: %s\noptimal: %s\n"
-		"nodes: %" PRId64 "\ntime: %.3f s\n", res.height,
-		res.lower_bound, res.bound,
+		"\nproven bound: %" PRId64 "\ngap: %" PRId64 " (%.2f%%)\n"
+		"algorithm: %s\noptimal: %s\nnodes: %" PRId64
+		"\ntime: %.3f s\n", res.height, res.lower_bound, res.bound,
+		res.height - res.bound,
+		res.bound ? 100.0 * (double)(res.height - res.bound) /
+			    (double)res.bound : 0.0,
 		res.algorithm ? res.algorithm : "none",
 		res.optimal ? "yes" : "no", res.nodes, now() - t0);
 	if (capacity > 0 && res.infeasible) {

@@ -130,6 +130,25 @@ static bool done(int64_t h, int64_t lb, int64_t capacity)
 }
 
 /*
+ * Large instances, and what the exact search leaves above a capacity,
+ * go to window repair (dsa_repair.c), aiming at the capacity or the lower
+ * bound; true when it lowered the height.  From REPAIR_FIRST buffers on it
+ * runs before the exact search, which rarely ends there.
+ */
+#define REPAIR_FIRST 4096
+
+static bool repair(ArBuf *b, int n, int64_t target, ArBudget *work,
+		   ArDsaResult *res)
+{
+	int64_t h = ar_dsa_repair(b, n, target, work);
+	if (h >= res->height)
+		return false;
+	res->height = h;
+	res->algorithm = "repair";
+	return true;
+}
+
+/*
  * auto, minimising: when the exact search, with all the work given, ends
  * without a proof, local search goes on from its best with a budget of
  * its own, 1 / IMPROVE_DEN of that work: the branch and bound's next
@@ -162,7 +181,7 @@ static void exact_then_improve(ArBuf *b, int n, int64_t seed,
 		res->height = h;
 		res->algorithm = "improve";
 	}
-	if (h > res->bound) {
+	if (res->height > res->bound) {
 		h = ar_dsa_descend(b, n, &res->bound, &below, &res->nodes);
 		if (h < res->height) {
 			res->height = h;
@@ -212,9 +231,28 @@ int ar_dsa_solve(ArBuf *b, int n, const char *algo, int64_t capacity,
 	if (only >= 0 || res->infeasible ||
 	    (is_auto && done(res->height, res->lower_bound, capacity)))
 		return 0;
+	if (is_auto && n >= REPAIR_FIRST) {
+		ArBudget first;
+		ar_budget_init(&first, work->granted / IMPROVE_DEN, work->watch);
+		if (repair(b, n, capacity ? capacity : res->lower_bound, &first,
+			   res) && done(res->height, res->lower_bound, capacity)) {
+			res->optimal = res->height == res->lower_bound;
+			return 0;
+		}
+	}
 	seed = res->height;
 	seed_algo = res->algorithm;
-	if (!is_auto || capacity > 0) {
+	if (is_auto && capacity > 0) {
+		ArBudget more;
+		ar_budget_init(&more, work->granted / IMPROVE_DEN, work->watch);
+		ar_dsa_exact(b, n, seed, res->lower_bound, capacity, work, res);
+		res->algorithm = res->height == seed ? seed_algo : "exact";
+		if (res->height > capacity && !res->infeasible &&
+		    n < REPAIR_FIRST)
+			repair(b, n, capacity, &more, res);
+		return 0;
+	}
+	if (!is_auto) {
 		ar_dsa_exact(b, n, seed, res->lower_bound, capacity, work, res);
 		res->algorithm = is_auto && res->height == seed ? seed_algo
 								 : "exact";

@@ -11,10 +11,19 @@
 # bounds depend on --effort only (EFFORT, default arenac's), never on the
 # machine.
 #
+# Then generated instances (scripts/gen_dsa.py, seed 1): random ones of
+# 4k to 64k buffers at capacity = their lower bound and minimised, and
+# perfect packings with holes (optimum = the lower bound) minimised; the
+# resident memory (KB) of the first run is the last column.  RUNS sets
+# the runs per row (median; 3), SIZES the random sizes.
+#
 #   ARENAC=build/arenac ARENAC_SHARED=../shared sh scripts/bench_dsa.sh
 #   EFFORT=7 sh scripts/bench_dsa.sh   # 16 times the work per search
 ARENAC=${ARENAC:-build/arenac}
 DSA=${ARENAC_SHARED:-../shared}/dsa
+RUNS=${RUNS:-3}
+SIZES=${SIZES:-4096 16384 32768 65536}
+GEN="/usr/bin/python3 $(dirname "$0")/gen_dsa.py"
 EFFORT=${EFFORT:+--effort $EFFORT}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -27,23 +36,27 @@ field() {  # NAME FILE
 row() {
 	name=$1 mode=$2 csv=$3
 	shift 3
-	for i in 1 2 3; do
-		"$ARENAC" solve "$csv" "$@" -o /dev/null 2>"$tmp/err.$i"
+	i=0
+	while [ $i -lt "$RUNS" ]; do
+		i=$((i + 1))
+		/usr/bin/time -f 'rss: %M' "$ARENAC" solve "$csv" "$@" \
+			-o /dev/null 2>"$tmp/err.$i"
 		field time "$tmp/err.$i"
-	done | sort -n | sed -n 2p >"$tmp/median"
+	done | sort -n | sed -n "$(((RUNS + 1) / 2))p" >"$tmp/median"
 	e=$tmp/err.1
 	n=$(($(wc -l <"$csv") - 1))
 	lb=$(field "lower bound" "$e")
 	pb=$(field "proven bound" "$e")
 	h=$(field height "$e")
-	printf '%-14s %-15s %7d %9s %9s %9s %7s %-16s %-6s %8s\n' "$name" \
-		"$mode" "$n" "$lb" "$pb" "$h" \
+	printf '%-14s %-15s %7d %9s %9s %9s %7s %-16s %-6s %8s %8s\n' \
+		"$name" "$mode" "$n" "$lb" "$pb" "$h" \
 		"$(awk -v h="$h" -v l="$lb" 'BEGIN{printf "%.4f", l ? h / l : 1}')" \
-		"$(field algorithm "$e")" "$(field optimal "$e")" "$(cat "$tmp/median")"
+		"$(field algorithm "$e")" "$(field optimal "$e")" \
+		"$(cat "$tmp/median")" "$(field rss "$e")"
 }
 
-printf '%-14s %-15s %7s %9s %9s %9s %7s %-16s %-6s %8s\n' instance mode \
-	buffers lower proven height ratio algorithm optimal time_s
+printf '%-14s %-15s %7s %9s %9s %9s %7s %-16s %-6s %8s %8s\n' instance \
+	mode buffers lower proven height ratio algorithm optimal time_s rss_kb
 if [ -d "$DSA" ]; then
 	[ -f "$DSA/input.12.csv" ] &&
 		row input.12 cap "$DSA/input.12.csv" --capacity 12 $EFFORT
@@ -70,3 +83,16 @@ for a in greedy-size greedy-breadth greedy-lifetime; do
 	row dag-100k "$a" "$tmp/dag.csv" --algo "$a"
 done
 row dag-100k auto "$tmp/dag.csv" $EFFORT
+
+for n in $SIZES; do
+	$GEN random "$n" 1 "$tmp/r$n.csv"
+	"$ARENAC" solve "$tmp/r$n.csv" --algo greedy-size -o /dev/null \
+		2>"$tmp/lb"
+	row "random-$n" cap-at-bound "$tmp/r$n.csv" \
+		--capacity "$(field "lower bound" "$tmp/lb")" $EFFORT
+	row "random-$n" min "$tmp/r$n.csv" $EFFORT
+done
+for n in 500 2000; do
+	$GEN holes "$n" 1 "$tmp/h$n.csv"
+	row "holes-$n" min "$tmp/h$n.csv" $EFFORT
+done
