@@ -197,6 +197,7 @@ int ar_dsa_solve(ArBuf *b, int n, const char *algo, int64_t capacity,
 	bool is_auto = !algo || !strcmp(algo, "auto");
 	bool is_exact = algo && !strcmp(algo, "exact");
 	int64_t *best, seed;
+	ArBudget more;
 	const char *seed_algo;
 	int only = -1;
 
@@ -232,9 +233,8 @@ int ar_dsa_solve(ArBuf *b, int n, const char *algo, int64_t capacity,
 	    (is_auto && done(res->height, res->lower_bound, capacity)))
 		return 0;
 	if (is_auto && n >= REPAIR_FIRST) {
-		ArBudget first;
-		ar_budget_init(&first, work->granted / IMPROVE_DEN, work->watch);
-		if (repair(b, n, capacity ? capacity : res->lower_bound, &first,
+		ar_budget_init(&more, work->granted / IMPROVE_DEN, work->watch);
+		if (repair(b, n, capacity ? capacity : res->lower_bound, &more,
 			   res) && done(res->height, res->lower_bound, capacity)) {
 			res->optimal = res->height == res->lower_bound;
 			return 0;
@@ -242,22 +242,15 @@ int ar_dsa_solve(ArBuf *b, int n, const char *algo, int64_t capacity,
 	}
 	seed = res->height;
 	seed_algo = res->algorithm;
-	if (is_auto && capacity > 0) {
-		ArBudget more;
-		ar_budget_init(&more, work->granted / IMPROVE_DEN, work->watch);
-		ar_dsa_exact(b, n, seed, res->lower_bound, capacity, work, res);
-		res->algorithm = res->height == seed ? seed_algo : "exact";
-		if (res->height > capacity && !res->infeasible &&
-		    n < REPAIR_FIRST)
-			repair(b, n, capacity, &more, res);
+	if (is_auto && capacity == 0) {
+		exact_then_improve(b, n, seed, seed_algo, work, res);
 		return 0;
 	}
-	if (!is_auto) {
-		ar_dsa_exact(b, n, seed, res->lower_bound, capacity, work, res);
-		res->algorithm = is_auto && res->height == seed ? seed_algo
-								 : "exact";
-		return 0;
-	}
-	exact_then_improve(b, n, seed, seed_algo, work, res);
+	ar_budget_init(&more, work->granted / IMPROVE_DEN, work->watch);
+	ar_dsa_exact(b, n, seed, res->lower_bound, capacity, work, res);
+	res->algorithm = is_auto && res->height == seed ? seed_algo : "exact";
+	if (is_auto && res->height > capacity && !res->infeasible &&
+	    n < REPAIR_FIRST)
+		repair(b, n, capacity, &more, res);
 	return 0;
 }
