@@ -9,7 +9,9 @@
  * never above its seed nor below the brute force, deterministic, and
  * lower than the greedy seed where that is not optimal.  Minimisation's
  * probes below its best (dsa_descend.c): never above the old minimiser,
- * and lower where capacity mode finds a height it missed.
+ * and lower where capacity mode finds a height it missed.  Window repair
+ * and the local search with pinned buffers: valid, never higher, the
+ * same twice, the pinned left in place.
  */
 #include "testutil.h"
 
@@ -515,6 +517,54 @@ static void test_descend(void **state)
 	}
 }
 
+/*
+ * Window repair (dsa_repair.c) over the pinned local search: 600 buffers
+ * over 600 steps from the greedy order that ends highest, so the skyline
+ * passes the bound in windows.  The result is valid, never higher, lower
+ * here, the same twice; and the pinned buffers of the local search stay
+ * where they were.
+ */
+static void test_repair(void **state)
+{
+	enum { N = 600 };
+	static ArBuf b1[N], b2[N];
+	int64_t lb, seed, h1, h2;
+	ArBudget w;
+	(void)state;
+	rng = 4242;
+	for (int i = 0; i < N; i++) {
+		int64_t lo = rnd(N);
+		b1[i] = (ArBuf)B(lo, lo + 1 + rnd(40), 64 * (1 + rnd(64)));
+	}
+	lb = ar_dsa_lower_bound(b1, N, NULL);
+	seed = ar_dsa_greedy(b1, N, AR_GREEDY_LIFETIME);
+	memcpy(b2, b1, sizeof b2);
+	ar_budget_init(&w, 50000000, NULL);
+	h1 = ar_dsa_repair(b1, N, lb, &w);
+	ar_budget_init(&w, 50000000, NULL);
+	h2 = ar_dsa_repair(b2, N, lb, &w);
+	check_improved(b1, N, h1);
+	print_message("repair: lower %lld, greedy-lifetime %lld, repaired "
+		      "%lld\n", (long long)lb, (long long)seed, (long long)h1);
+	assert_true(h1 < seed && h1 >= lb);
+	assert_int_equal(h1, h2);
+	for (int i = 0; i < N; i++)
+		assert_int_equal(b1[i].offset, b2[i].offset);
+	/* The second half pinned, their tops the floor asked for. */
+	seed = ar_dsa_greedy(b1, N, AR_GREEDY_LIFETIME);
+	memcpy(b2, b1, sizeof b2);
+	lb = 0;
+	for (int i = N / 2; i < N; i++)
+		if (b1[i].offset + b1[i].size > lb)
+			lb = b1[i].offset + b1[i].size;
+	ar_budget_init(&w, 50000000, NULL);
+	h1 = ar_dsa_improve_pinned(b1, N, N / 2, lb, &w);
+	check_improved(b1, N, h1);
+	assert_true(h1 <= seed && h1 >= lb);
+	for (int i = N / 2; i < N; i++)
+		assert_int_equal(b1[i].offset, b2[i].offset);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -529,6 +579,7 @@ int main(void)
 		cmocka_unit_test(test_budget),
 		cmocka_unit_test(test_improve_hard),
 		cmocka_unit_test(test_descend),
+		cmocka_unit_test(test_repair),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
