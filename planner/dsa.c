@@ -132,11 +132,9 @@ static bool done(int64_t h, int64_t lb, int64_t capacity)
 /*
  * Large instances, and what the exact search leaves above a capacity,
  * go to window repair (dsa_repair.c), aiming at the capacity or the lower
- * bound; true when it lowered the height.  From REPAIR_FIRST buffers on it
- * runs before the exact search, which rarely ends there.
+ * bound; true when it lowered the height.  From AR_DSA_REPAIR_MIN buffers
+ * on it runs before the exact search, which rarely ends there.
  */
-#define REPAIR_FIRST 4096
-
 static bool repair(ArBuf *b, int n, int64_t target, ArBudget *work,
 		   ArDsaResult *res)
 {
@@ -232,7 +230,7 @@ int ar_dsa_solve(ArBuf *b, int n, const char *algo, int64_t capacity,
 	if (only >= 0 || res->infeasible ||
 	    (is_auto && done(res->height, res->lower_bound, capacity)))
 		return 0;
-	if (is_auto && n >= REPAIR_FIRST) {
+	if (is_auto && n >= AR_DSA_REPAIR_MIN) {
 		ar_budget_init(&more, work->granted / IMPROVE_DEN, work->watch);
 		if (repair(b, n, capacity ? capacity : res->lower_bound, &more,
 			   res) && done(res->height, res->lower_bound, capacity)) {
@@ -249,8 +247,26 @@ int ar_dsa_solve(ArBuf *b, int n, const char *algo, int64_t capacity,
 	ar_budget_init(&more, work->granted / IMPROVE_DEN, work->watch);
 	ar_dsa_exact(b, n, seed, res->lower_bound, capacity, work, res);
 	res->algorithm = is_auto && res->height == seed ? seed_algo : "exact";
-	if (is_auto && res->height > capacity && !res->infeasible &&
-	    n < REPAIR_FIRST)
+	if (!is_auto || res->height <= capacity || res->infeasible)
+		return 0;
+	if (n < AR_DSA_REPAIR_MIN) {
 		repair(b, n, capacity, &more, res);
+	} else {
+		/* A ladder of probes above the capacity, each repaired;
+		 * heights move on multiples of the sizes' gcd, so a proof
+		 * that raises the floor shows the capacity infeasible. */
+		int64_t g = 0, floor, start, h;
+		for (int i = 0; i < n; i++)
+			g = ar_dsa_gcd(b[i].size, g);
+		floor = start = capacity / g * g;
+		ar_budget_init(&more, work->granted / DESCEND_DEN, work->watch);
+		h = ar_dsa_descend(b, n, &floor, &more, &res->nodes);
+		res->infeasible = floor > start;
+		if (h < res->height) {
+			res->height = h;
+			res->algorithm = "descend";
+		}
+	}
+	res->optimal = res->height == res->lower_bound;
 	return 0;
 }

@@ -1,7 +1,8 @@
 /*
  * dsa_descend.c — minimisation's last phase: heights below the best found
  * probed one by one by the exact search in capacity mode (exact.c), each
- * solution handed to the local search (dsa_improve.c).
+ * solution handed to the local search (dsa_improve.c; window repair,
+ * dsa_repair.c, from AR_DSA_REPAIR_MIN buffers).
  *
  * The exact search's answer is not monotone in the capacity: its pruning
  * (a section's floor plus its unplaced bytes, against the capacity), and
@@ -12,7 +13,8 @@
  * and 1,031,168 succeed in 339 and 8,142 nodes, and 1,025,024 in 78,000.
  *
  * So heights are probed in rounds from one unit of the sizes' gcd below
- * the best down, one unit apart, never below the proven bound: round r
+ * the best down, one unit apart (or a 64th of the gap to the bound where
+ * that is more: sizes of gcd 1), never below the proven bound: round r
  * asks 32 >> r heights with 2^r / 256 of the phase's work each (many
  * cheap probes first, then fewer deeper ones; each round spends an
  * eighth), and a last round gives what is left to the height just below
@@ -51,7 +53,8 @@ static bool probe_at(ArBuf *b, int n, int64_t c, int64_t g, int64_t units,
 	/* The local search goes on from the probe's solution. */
 	ar_budget_init(&share, units < work->left ? units : work->left,
 		       work->watch);
-	h = ar_dsa_improve(b, n, *lo, &share);
+	h = n >= AR_DSA_REPAIR_MIN ? ar_dsa_repair(b, n, *lo, &share)
+				   : ar_dsa_improve(b, n, *lo, &share);
 	ar_budget_settle(work, &share);
 	*best = h;
 	return true;
@@ -69,9 +72,10 @@ int64_t ar_dsa_descend(ArBuf *b, int n, int64_t *lo, ArBudget *work,
 		int probes = r < ROUNDS ? FIRST_PROBES >> r : 1;
 		int64_t units = r < ROUNDS ? granted / 256 << r : work->left;
 		int64_t top = best - g, last = INT64_MAX;
+		int64_t step = (best - *lo) / (2 * FIRST_PROBES) / g * g;
+		step = step > g ? step : g;
 		for (int i = 0; i < probes && ar_budget_left(work); i++) {
-			/* Evenly from the top, on multiples of g. */
-			int64_t c = top - g * i;
+			int64_t c = top - step * i;
 			if (c >= best || c < *lo || c == last)
 				continue;
 			last = c;

@@ -48,6 +48,10 @@ int64_t ar_dsa_improve_pinned(ArBuf *b, int n, int nfree,
  */
 int64_t ar_dsa_repair(ArBuf *b, int n, int64_t target, ArBudget *work);
 
+/* From this many buffers the local search's square cost is too much, and
+ * window repair takes its place (dsa.c, dsa_descend.c). */
+#define AR_DSA_REPAIR_MIN 4096
+
 /*
  * Probes heights below that of the valid placement in b, down to the
  * proven bound *lo (raised where a probe proves a height infeasible), with
