@@ -5,17 +5,17 @@
 # Per row: the load lower bound, the proven bound (no placement is lower:
 # the load bound, or more where the exact search proved heights
 # infeasible), the height found, the method that found it ("improve": the
-# local search after an unproven exact search), whether it is proven
-# optimal, and the
-# solver's own time (stderr "time:"), median of 3 runs.  Heights and
-# bounds depend on --effort only (EFFORT, default arenac's), never on the
-# machine.
+# local search after an unproven exact search; "descend": a probe below
+# the best; "repair": window repair), whether it is proven optimal, the
+# solver's own time (stderr "time:", median of RUNS runs, 3) and the
+# first run's resident memory (KB).  Heights and bounds depend on
+# --effort only (EFFORT, default arenac's), never on the machine.
 #
-# Then generated instances (scripts/gen_dsa.py, seed 1): random ones of
-# 4k to 64k buffers at capacity = their lower bound and minimised, and
-# perfect packings with holes (optimum = the lower bound) minimised; the
-# resident memory (KB) of the first run is the last column.  RUNS sets
-# the runs per row (median; 3), SIZES the random sizes.
+# Then generated instances (scripts/gen_dsa.py): random ones of SIZES
+# buffers (4k to 64k), seeds 1 and 2, at capacity = their lower bound
+# (the height column is the best found when that fails), and perfect
+# packings with holes of 500 and 2,000 (seed 1, optimum = the lower
+# bound) minimised.
 #
 #   ARENAC=build/arenac ARENAC_SHARED=../shared sh scripts/bench_dsa.sh
 #   EFFORT=7 sh scripts/bench_dsa.sh   # 16 times the work per search
@@ -84,13 +84,14 @@ for a in greedy-size greedy-breadth greedy-lifetime; do
 done
 row dag-100k auto "$tmp/dag.csv" $EFFORT
 
-for n in $SIZES; do
-	$GEN random "$n" 1 "$tmp/r$n.csv"
-	"$ARENAC" solve "$tmp/r$n.csv" --algo greedy-size -o /dev/null \
-		2>"$tmp/lb"
-	row "random-$n" cap-at-bound "$tmp/r$n.csv" \
-		--capacity "$(field "lower bound" "$tmp/lb")" $EFFORT
-	row "random-$n" min "$tmp/r$n.csv" $EFFORT
+for seed in 1 2; do
+	for n in $SIZES; do
+		f=$tmp/r$n.$seed.csv
+		$GEN random "$n" "$seed" "$f"
+		"$ARENAC" solve "$f" --algo greedy-size -o /dev/null 2>"$tmp/lb"
+		row "random-$n.$seed" cap-at-bound "$f" \
+			--capacity "$(field "lower bound" "$tmp/lb")" $EFFORT
+	done
 done
 for n in 500 2000; do
 	$GEN holes "$n" 1 "$tmp/h$n.csv"
