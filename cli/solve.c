@@ -39,7 +39,8 @@ static const char usage_text[] =
 "  -o FILE               output CSV ('-' or none: stdout)\n"
 "  --algo NAME           auto, greedy-size, greedy-breadth, greedy-lifetime,\n"
 "                        exact (auto: heuristics, then exact search, then\n"
-"                        local search from its best when not proven)\n"
+"                        local search and probes below its best when not\n"
+"                        proven; window repair first from 4096 buffers)\n"
 "  --effort 1-9          work the searches may do, 4x more per level\n"
 "                        (5); the same input gives the same answer on\n"
 "                        every machine\n"
@@ -371,10 +372,14 @@ int arenac_solve_main(int argc, char **argv)
 	if (res.timed_out)
 		fprintf(stderr, "arenac: note: %s: --time-limit %g stopped the "
 			"search: another run may differ\n", in, limit);
+	/* The gap: how far the height may still be above the optimum. */
 	fprintf(stderr, "height: %" PRId64 "\nlower bound: %" PRId64
-		"\nproven bound: %" PRId64 "\nalgorithm: %s\noptimal: %s\n"
-		"nodes: %" PRId64 "\ntime: %.3f s\n", res.height,
-		res.lower_bound, res.bound,
+		"\nproven bound: %" PRId64 "\ngap: %" PRId64 " (%.2f%%)\n"
+		"algorithm: %s\noptimal: %s\nnodes: %" PRId64
+		"\ntime: %.3f s\n", res.height, res.lower_bound, res.bound,
+		res.height - res.bound,
+		res.bound ? 100.0 * (double)(res.height - res.bound) /
+			    (double)res.bound : 0.0,
 		res.algorithm ? res.algorithm : "none",
 		res.optimal ? "yes" : "no", res.nodes, now() - t0);
 	if (capacity > 0 && res.infeasible) {

@@ -7,7 +7,8 @@
  * for; only then does it pay for the exact search, seeded with that best
  * height so the search starts from a known solution and never does worse.
  * Minimising, an exact search that ends unproven hands its best to the
- * local search (dsa_improve.c).
+ * local search (dsa_improve.c), and that to probes of the heights below
+ * it (dsa_descend.c).
  */
 #include "dsa_impl.h"
 
@@ -129,6 +130,23 @@ static bool done(int64_t h, int64_t lb, int64_t capacity)
 }
 
 /*
+ * Large instances, and what the exact search leaves above a capacity,
+ * go to window repair (dsa_repair.c), aiming at the capacity or the lower
+ * bound; true when it lowered the height.  From AR_DSA_REPAIR_MIN buffers
+ * on it runs before the exact search, which rarely ends there.
+ */
+static bool repair(ArBuf *b, int n, int64_t target, ArBudget *work,
+		   ArDsaResult *res)
+{
+	int64_t h = ar_dsa_repair(b, n, target, work);
+	if (h >= res->height)
+		return false;
+	res->height = h;
+	res->algorithm = "repair";
+	return true;
+}
+
+/*
  * auto, minimising: when the exact search, with all the work given, ends
  * without a proof, local search goes on from its best with a budget of
  * its own, 1 / IMPROVE_DEN of that work: the branch and bound's next
@@ -136,14 +154,22 @@ static bool done(int64_t h, int64_t lb, int64_t capacity)
  */
 #define IMPROVE_DEN 2
 
+/*
+ * Then heights below the best are probed one by one (dsa_descend.c), with
+ * 1 / DESCEND_DEN of that work again: the exact search's answer is not
+ * monotone in the height asked, so one probe finds what another missed.
+ */
+#define DESCEND_DEN 1
+
 static void exact_then_improve(ArBuf *b, int n, int64_t seed,
 			       const char *seed_algo, ArBudget *work,
 			       ArDsaResult *res)
 {
-	ArBudget more;
+	ArBudget more, below;
 	int64_t h;
 
 	ar_budget_init(&more, work->granted / IMPROVE_DEN, work->watch);
+	ar_budget_init(&below, work->granted / DESCEND_DEN, work->watch);
 	ar_dsa_exact(b, n, seed, res->lower_bound, 0, work, res);
 	res->algorithm = res->height == seed ? seed_algo : "exact";
 	if (res->optimal)
@@ -152,8 +178,15 @@ static void exact_then_improve(ArBuf *b, int n, int64_t seed,
 	if (h < res->height) {
 		res->height = h;
 		res->algorithm = "improve";
-		res->optimal = h == res->bound;
 	}
+	if (res->height > res->bound) {
+		h = ar_dsa_descend(b, n, &res->bound, &below, &res->nodes);
+		if (h < res->height) {
+			res->height = h;
+			res->algorithm = "descend";
+		}
+	}
+	res->optimal = res->height == res->bound;
 }
 
 int ar_dsa_solve(ArBuf *b, int n, const char *algo, int64_t capacity,
@@ -162,6 +195,7 @@ int ar_dsa_solve(ArBuf *b, int n, const char *algo, int64_t capacity,
 	bool is_auto = !algo || !strcmp(algo, "auto");
 	bool is_exact = algo && !strcmp(algo, "exact");
 	int64_t *best, seed;
+	ArBudget more;
 	const char *seed_algo;
 	int only = -1;
 
@@ -196,14 +230,43 @@ int ar_dsa_solve(ArBuf *b, int n, const char *algo, int64_t capacity,
 	if (only >= 0 || res->infeasible ||
 	    (is_auto && done(res->height, res->lower_bound, capacity)))
 		return 0;
+	if (is_auto && n >= AR_DSA_REPAIR_MIN) {
+		ar_budget_init(&more, work->granted / IMPROVE_DEN, work->watch);
+		if (repair(b, n, capacity ? capacity : res->lower_bound, &more,
+			   res) && done(res->height, res->lower_bound, capacity)) {
+			res->optimal = res->height == res->lower_bound;
+			return 0;
+		}
+	}
 	seed = res->height;
 	seed_algo = res->algorithm;
-	if (!is_auto || capacity > 0) {
-		ar_dsa_exact(b, n, seed, res->lower_bound, capacity, work, res);
-		res->algorithm = is_auto && res->height == seed ? seed_algo
-								 : "exact";
+	if (is_auto && capacity == 0) {
+		exact_then_improve(b, n, seed, seed_algo, work, res);
 		return 0;
 	}
-	exact_then_improve(b, n, seed, seed_algo, work, res);
+	ar_budget_init(&more, work->granted / IMPROVE_DEN, work->watch);
+	ar_dsa_exact(b, n, seed, res->lower_bound, capacity, work, res);
+	res->algorithm = is_auto && res->height == seed ? seed_algo : "exact";
+	if (!is_auto || res->height <= capacity || res->infeasible)
+		return 0;
+	if (n < AR_DSA_REPAIR_MIN) {
+		repair(b, n, capacity, &more, res);
+	} else {
+		/* A ladder of probes above the capacity, each repaired;
+		 * heights move on multiples of the sizes' gcd, so a proof
+		 * that raises the floor shows the capacity infeasible. */
+		int64_t g = 0, floor, start, h;
+		for (int i = 0; i < n; i++)
+			g = ar_dsa_gcd(b[i].size, g);
+		floor = start = capacity / g * g;
+		ar_budget_init(&more, work->granted / DESCEND_DEN, work->watch);
+		h = ar_dsa_descend(b, n, &floor, &more, &res->nodes);
+		res->infeasible = floor > start;
+		if (h < res->height) {
+			res->height = h;
+			res->algorithm = "descend";
+		}
+	}
+	res->optimal = res->height == res->lower_bound;
 	return 0;
 }

@@ -54,7 +54,11 @@ int64_t ar_dsa_lower_bound(const ArBuf *b, int n, int64_t *at);
  * AR_DSA_WORK, say), and stops when it is spent or its watch fires.
  * "auto", minimising, then spends up to half as much again (a budget of
  * its own, on the same watch) on local search when the exact search ends
- * without a proof.
+ * without a proof, and as much again on probes of the heights below its
+ * best; from 4,096 buffers it first spends half as much on window repair.
+ * With a capacity the exact search misses, auto then spends half as much
+ * on window repair, or from 4,096 buffers as much on probes of the
+ * heights between its best and the capacity, each one repaired.
  * Returns 0, or -1 for an unknown algorithm name.
  */
 int ar_dsa_solve(ArBuf *b, int n, const char *algo, int64_t capacity,

@@ -35,6 +35,37 @@ void ar_dsa_exact(ArBuf *b, int n, int64_t seed_height, int64_t lower_bound,
  */
 int64_t ar_dsa_improve(ArBuf *b, int n, int64_t lower_bound, ArBudget *work);
 
+/* The same with b[nfree..n) pinned at their offsets, every one's top at
+ * most lower_bound. */
+int64_t ar_dsa_improve_pinned(ArBuf *b, int n, int nfree,
+			      int64_t lower_bound, ArBudget *work);
+
+/*
+ * Lowers the height of the valid placement in b towards target by window
+ * repair (dsa_repair.c): the buffers live where the skyline passes target
+ * re-placed by the local search around their pinned neighbours.  Keeps b
+ * valid; returns its height, never higher than before.  Spends work.
+ */
+int64_t ar_dsa_repair(ArBuf *b, int n, int64_t target, ArBudget *work);
+
+/* From this many buffers the local search's square cost is too much, and
+ * window repair takes its place (dsa.c, dsa_descend.c). */
+#define AR_DSA_REPAIR_MIN 4096
+
+/*
+ * Probes heights below that of the valid placement in b, down to the
+ * proven bound *lo (raised where a probe proves a height infeasible), with
+ * the exact search in capacity mode and the local search from each
+ * solution (dsa_descend.c); keeps b valid and returns its height, never
+ * higher than before.  Spends work; adds the search's nodes to *nodes.
+ */
+int64_t ar_dsa_descend(ArBuf *b, int n, int64_t *lo, ArBudget *work,
+		       int64_t *nodes);
+
+/* The spans between consecutive distinct times of b: buffer i is live
+ * over spans [slo[i], shi[i]); returns how many (arrays malloc'd). */
+int ar_dsa_spans(const ArBuf *b, int n, int **slo, int **shi);
+
 int64_t ar_dsa_height(const ArBuf *b, int n);
 int64_t ar_dsa_gcd(int64_t a, int64_t b);
 

@@ -11,7 +11,9 @@
  * matched or beaten by first fit in the order of its offsets (induction:
  * a buffer placed no higher than its offset there leaves the next one's
  * spot free, as in the seed, whose order is its offsets'), which is also
- * how the search starts from the placement it is given.
+ * how the search starts from the placement it is given.  Buffers may be
+ * pinned: they stay where they are, and first fit goes around them (the
+ * window repair, dsa_repair.c, pins the neighbours of what it moves).
  *
  * One step moves one buffer to an earlier or any place in the order,
  * mostly a buffer reaching above the target (one unit of the sizes' gcd
@@ -39,8 +41,9 @@
 
 typedef struct {
 	const ArBuf *b;
-	int n;
-	int *ord, *pos;         /* the order tried and each buffer's place */
+	int n, nfree;           /* b[nfree..n) are pinned where they are */
+	int *ord, *pos;         /* the order of the free buffers tried and
+				   each one's place (-1: pinned) */
 	int64_t *off;           /* its decode */
 	int *lst, *acc;         /* placed buffers by (offset, id): tried, kept */
 	int *slo, *shi;         /* spans [slo, shi) each buffer is live over */
@@ -85,12 +88,12 @@ static void decode(Improve *s, int from)
 	const ArBuf *b = s->b;
 	int nl = 0;
 
-	for (int k = from; k < s->n; k++)
+	for (int k = from; k < s->nfree; k++)
 		s->pos[s->ord[k]] = k;
 	for (int i = 0; i < s->n; i++)
 		if (s->pos[s->acc[i]] < from)
 			s->lst[nl++] = s->acc[i];
-	for (int k = from; k < s->n; k++) {
+	for (int k = from; k < s->nfree; k++) {
 		int x = s->ord[k];
 		int64_t o = 0;
 		for (int q = 0; q < nl; q++) {
@@ -159,25 +162,24 @@ static int time_idx(const int64_t *t, int m, int64_t v)
 	return lo;
 }
 
-static void spans(Improve *s)
+int ar_dsa_spans(const ArBuf *b, int n, int **slo, int **shi)
 {
-	int n = s->n, m = 0;
-	int64_t *t = ar_xmalloc(2 * (size_t)n * sizeof *t);
+	int m = 0;
+	int64_t *t = ar_xmalloc(2 * (size_t)n * sizeof *t + 1);
 	for (int i = 0; i < n; i++)
-		t[2 * i] = s->b[i].lo, t[2 * i + 1] = s->b[i].hi;
+		t[2 * i] = b[i].lo, t[2 * i + 1] = b[i].hi;
 	qsort(t, 2 * (size_t)n, sizeof *t, i64_cmp);
 	for (int i = 0; i < 2 * n; i++)
 		if (!m || t[m - 1] != t[i])
 			t[m++] = t[i];
-	s->nspan = m - 1;
-	s->slo = ar_xmalloc((size_t)n * sizeof *s->slo);
-	s->shi = ar_xmalloc((size_t)n * sizeof *s->shi);
+	*slo = ar_xmalloc((size_t)n * sizeof **slo + 1);
+	*shi = ar_xmalloc((size_t)n * sizeof **shi + 1);
 	for (int i = 0; i < n; i++) {
-		s->slo[i] = time_idx(t, m, s->b[i].lo);
-		s->shi[i] = time_idx(t, m, s->b[i].hi);
+		(*slo)[i] = time_idx(t, m, b[i].lo);
+		(*shi)[i] = time_idx(t, m, b[i].hi);
 	}
-	s->sky = ar_xmalloc((size_t)s->nspan * sizeof *s->sky);
 	free(t);
+	return m > 0 ? m - 1 : 0;
 }
 
 /* Moves the buffer at place p to place q. */
@@ -191,22 +193,30 @@ static void move(int *ord, int p, int q)
 	ord[q] = x;
 }
 
-/* A buffer above cap (the height is) three times in four, else any. */
+/* A free buffer above cap (the height is) three times in four, else
+ * any free one. */
 static int pick(Improve *s, int64_t cap, int *cand)
 {
 	int nc = 0;
-	for (int i = 0; i < s->n; i++)
+	for (int i = 0; i < s->nfree; i++)
 		if (s->off[i] + s->b[i].size > cap)
 			cand[nc++] = i;
 	assert(nc > 0);
 	if (next_rand(s) % 4)
 		return cand[next_rand(s) % (uint64_t)nc];
-	return (int)(next_rand(s) % (uint64_t)s->n);
+	return (int)(next_rand(s) % (uint64_t)s->nfree);
 }
 
 int64_t ar_dsa_improve(ArBuf *b, int n, int64_t lower_bound, ArBudget *work)
 {
-	Improve s = { .b = b, .n = n, .rng = 0x9E3779B97F4A7C15u };
+	return ar_dsa_improve_pinned(b, n, n, lower_bound, work);
+}
+
+int64_t ar_dsa_improve_pinned(ArBuf *b, int n, int nfree,
+			      int64_t lower_bound, ArBudget *work)
+{
+	Improve s = { .b = b, .n = n, .nfree = nfree,
+		      .rng = 0x9E3779B97F4A7C15u };
 	int64_t g = 0, best = ar_dsa_height(b, n), cap, level;
 	int *keep_ord, *cand;
 	int64_t *keep_off;
@@ -217,7 +227,9 @@ int64_t ar_dsa_improve(ArBuf *b, int n, int64_t lower_bound, ArBudget *work)
 		g = ar_dsa_gcd(b[i].size, g);
 	/* A decode passes about n * n / 2 placed buffers: where the work
 	 * cannot pay for 64 of them, the search would get nowhere. */
-	if (n < 2 || best - g < lower_bound || !ar_budget_left(work) ||
+	for (int i = nfree; i < n; i++)
+		assert(b[i].offset + b[i].size <= lower_bound);
+	if (nfree < 2 || best - g < lower_bound || !ar_budget_left(work) ||
 	    (int64_t)n * n / 2 > work->left / UNIT_COST / 64)
 		return best;
 	s.ord = ar_xmalloc((size_t)n * sizeof *s.ord);
@@ -228,13 +240,20 @@ int64_t ar_dsa_improve(ArBuf *b, int n, int64_t lower_bound, ArBudget *work)
 	keep_ord = ar_xmalloc((size_t)n * sizeof *keep_ord);
 	keep_off = ar_xmalloc((size_t)n * sizeof *keep_off);
 	cand = ar_xmalloc((size_t)n * sizeof *cand);
-	spans(&s);
+	s.nspan = ar_dsa_spans(b, n, &s.slo, &s.shi);
+	s.sky = ar_xmalloc((size_t)s.nspan * sizeof *s.sky);
 	k = ar_xmalloc((size_t)n * sizeof *k);
-	for (int i = 0; i < n; i++)
+	for (int i = 0; i < n; i++) {
 		k[i] = (ArSortKey){ b[i].offset, 0, 0, i };
+		s.off[i] = b[i].offset;
+		s.pos[i] = -1;
+	}
 	ar_sort_keys(k, n);
-	for (int i = 0; i < n; i++)
-		s.ord[i] = s.acc[i] = k[i].id;
+	for (int i = 0, f = 0; i < n; i++) {
+		s.acc[i] = k[i].id;
+		if (k[i].id < nfree)
+			s.ord[f++] = k[i].id;
+	}
 	free(k);
 	decode(&s, 0);
 	assert(height_of(&s) <= best);
@@ -255,19 +274,19 @@ int64_t ar_dsa_improve(ArBuf *b, int n, int64_t lower_bound, ArBudget *work)
 		s.units = 1;
 		p = s.pos[x];
 		/* Earlier or anywhere, drawn in turn (a fixed sequence). */
-		q = next_rand(&s) % 2 ? p + 1 : n;
+		q = next_rand(&s) % 2 ? p + 1 : nfree;
 		q = (int)(next_rand(&s) % (uint64_t)q);
 		if (q == p)
 			continue;
-		memcpy(keep_ord, s.ord, (size_t)n * sizeof *keep_ord);
+		memcpy(keep_ord, s.ord, (size_t)nfree * sizeof *keep_ord);
 		memcpy(keep_off, s.off, (size_t)n * sizeof *keep_off);
 		move(s.ord, p, q);
 		decode(&s, p < q ? p : q);
 		c = cost(&s, level, g);
 		if (c > cur) {
-			memcpy(s.ord, keep_ord, (size_t)n * sizeof *s.ord);
+			memcpy(s.ord, keep_ord, (size_t)nfree * sizeof *s.ord);
 			memcpy(s.off, keep_off, (size_t)n * sizeof *s.off);
-			for (int i = 0; i < n; i++)
+			for (int i = 0; i < nfree; i++)
 				s.pos[s.ord[i]] = i;
 			continue;
 		}

@@ -34,6 +34,7 @@
  */
 #include "dsa_impl.h"
 
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -43,9 +44,10 @@
 enum { FOUND, NOTFOUND, ABORTED, SPENT, TOOBIG };
 
 /*
- * Each node keeps the order of its unplaced buffers while its children
- * run, so the path costs O(n * depth) memory; past this the search gives
- * up on the component (left to the heuristics) rather than exhaust memory.
+ * Each node keeps its children (the unplaced buffers that may go next)
+ * while they run: few on a deep path, but up to every unplaced buffer
+ * where many sit at the same offset; past this the search gives up on the
+ * component (left to the heuristics) rather than exhaust memory.
  */
 #define PATH_BYTES_MAX ((size_t)256 << 20)
 
@@ -186,24 +188,51 @@ static bool fits(Search *s, const Part *pt, int64_t o)
 	return true;
 }
 
-/* Ascending by (minimum offset, preorder position). */
-static void sort_order(const Search *s, const int *pre, int *a, int n)
+/*
+ * The unplaced buffers of one subsolve, by preorder position, in no
+ * particular order: a placement swaps its buffer out to the end, its undo
+ * swaps it back, so the set costs no copy per node.
+ */
+typedef struct {
+	int *p;                 /* positions, the unplaced first */
+	int *where;             /* where[q]: index of position q in p */
+	int n;                  /* how many are unplaced */
+} Unplaced;
+
+static void take_out(Unplaced *u, int q)
 {
-	for (int i = 1; i < n; i++) {
-		int p = a[i], k = i;
-		int64_t o = s->minoff[pre[p]];
-		while (k > 0 && (s->minoff[pre[a[k - 1]]] > o ||
-				 (s->minoff[pre[a[k - 1]]] == o && a[k - 1] > p))) {
-			a[k] = a[k - 1];
-			k--;
-		}
-		a[k] = p;
-	}
+	int i = u->where[q], last = u->p[--u->n];
+	u->p[i] = last, u->where[last] = i;
+	u->p[u->n] = q, u->where[q] = u->n;
+}
+
+/* Undoes take_out(u, q) from where q was, i. */
+static void put_back(Unplaced *u, int q, int i)
+{
+	int other = u->p[i];
+	assert(u->p[u->n] == q);
+	u->p[i] = q, u->where[q] = i;
+	u->p[u->n] = other, u->where[other] = u->n;
+	u->n++;
+}
+
+typedef struct {
+	int64_t o;
+	int p;
+} Cand;
+
+/* Ascending by (minimum offset, preorder position). */
+static int cand_cmp(const void *pa, const void *pb)
+{
+	const Cand *a = pa, *b = pb;
+	if (a->o != b->o)
+		return a->o < b->o ? -1 : 1;
+	return a->p - b->p;
 }
 
 static int subsolve(Search *s, const Part *pt);
 
-static int search(Search *s, const Part *pt, const int *pre, const int *ord,
+static int search(Search *s, const Part *pt, const int *pre, Unplaced *u,
 		  int nord, int64_t last_o, int last_p);
 
 /*
@@ -211,7 +240,7 @@ static int search(Search *s, const Part *pt, const int *pre, const int *ord,
  * spanning their boundary, solve the pieces independently.
  */
 static int decompose(Search *s, const Part *pt, const int *pre,
-		     const int *ord, int nord, int64_t o, int p, int id)
+		     Unplaced *u, int nord, int64_t o, int p, int id)
 {
 	int *cut = ar_xmalloc((size_t)(s->shi[id] - s->slo[id]) * sizeof *cut);
 	int ncut = 0, st = FOUND;
@@ -221,7 +250,7 @@ static int decompose(Search *s, const Part *pt, const int *pre,
 		if (--s->cuts[c] == 0)
 			cut[ncut++] = c + 1;
 	if (!ncut) {
-		st = search(s, pt, pre, ord, nord, o, p);
+		st = search(s, pt, pre, u, nord, o, p);
 	} else {
 		int *sub = ar_xmalloc((size_t)pt->nb * sizeof *sub);
 		for (int k = 0, lo = pt->s0; k <= ncut && st == FOUND; k++) {
@@ -244,10 +273,19 @@ static int decompose(Search *s, const Part *pt, const int *pre,
 	return st;
 }
 
-static int search(Search *s, const Part *pt, const int *pre, const int *ord,
+/*
+ * A node: the children are the unplaced buffers whose minimum offset is
+ * below the lowest top any of them could reach (dominance), ascending by
+ * (offset, preorder position), from (last_o, last_p) on (canonical).  Only
+ * those are kept on the path, not every unplaced buffer, so a deep path
+ * over tens of thousands of buffers stays small.  nord: the unplaced
+ * buffers at the parent, what the node is charged for ordering.
+ */
+static int search(Search *s, const Part *pt, const int *pre, Unplaced *u,
 		  int nord, int64_t last_o, int last_p)
 {
-	int *cur, nc = 0, st = NOTFOUND;
+	Cand *cur;
+	int nc = 0, st = NOTFOUND;
 	int64_t min_top = INT64_MAX;
 
 	if (s->stop)
@@ -260,36 +298,38 @@ static int search(Search *s, const Part *pt, const int *pre, const int *ord,
 	s->visits = 0;
 	if (s->path_bytes > PATH_BYTES_MAX)
 		return s->stop = TOOBIG;
-	s->path_bytes += (size_t)nord * sizeof *cur;
-	cur = ar_xmalloc((size_t)nord * sizeof *cur + 1);
-	for (int k = 0; k < nord; k++)
-		if (s->off[pre[ord[k]]] < 0)
-			cur[nc++] = ord[k];
-	if (!nc) {
-		st = FOUND;
-		goto out;
-	}
-	sort_order(s, pre, cur, nc);
-	for (int k = 0; k < nc; k++) {
-		int id = pre[cur[k]];
+	if (!u->n)
+		return FOUND;
+	for (int k = 0; k < u->n; k++) {
+		int id = pre[u->p[k]];
 		if (s->minoff[id] + s->size[id] < min_top)
 			min_top = s->minoff[id] + s->size[id];
 	}
-	for (int k = 0; k < nc && st == NOTFOUND; k++) {
-		int p = cur[k], id = pre[p];
-		int64_t o = s->minoff[id];
+	for (int k = 0; k < u->n; k++)
+		nc += s->minoff[pre[u->p[k]]] < min_top;
+	s->path_bytes += (size_t)nc * sizeof *cur;
+	cur = ar_xmalloc((size_t)nc * sizeof *cur);
+	nc = 0;
+	for (int k = 0; k < u->n; k++) {
+		int q = u->p[k];
+		if (s->minoff[pre[q]] < min_top)
+			cur[nc++] = (Cand){ s->minoff[pre[q]], q };
+	}
+	qsort(cur, (size_t)nc, sizeof *cur, cand_cmp);
+	for (int k = 0, nu = u->n; k < nc && st == NOTFOUND; k++) {
+		int p = cur[k].p, id = pre[p], i = u->where[p];
+		int64_t o = cur[k].o;
 		int mark[3] = { s->mt.n, s->ft.n, s->st.n };
-		if (o >= min_top)
-			break;
 		if (o < last_o || (o == last_o && p < last_p))
 			continue;
 		place(s, id, o);
+		take_out(u, p);
 		if (fits(s, pt, o))
-			st = decompose(s, pt, pre, cur, nc, o, p, id);
+			st = decompose(s, pt, pre, u, nu, o, p, id);
+		put_back(u, p, i);
 		unplace(s, id, mark);
 	}
-out:
-	s->path_bytes -= (size_t)nord * sizeof *cur;
+	s->path_bytes -= (size_t)nc * sizeof *cur;
 	free(cur);
 	return st;
 }
@@ -313,7 +353,8 @@ static int subsolve(Search *s, const Part *pt)
 {
 	Pre *pd = ar_xmalloc((size_t)pt->nb * sizeof *pd);
 	int *pre = ar_xmalloc((size_t)pt->nb * sizeof *pre);
-	int *ord = ar_xmalloc((size_t)pt->nb * sizeof *ord);
+	Unplaced u = { ar_xmalloc((size_t)pt->nb * sizeof(int)),
+		       ar_xmalloc((size_t)pt->nb * sizeof(int)), 0 };
 	int m = 0, st;
 
 	for (int i = 0; i < pt->nb; i++) {
@@ -336,10 +377,11 @@ static int subsolve(Search *s, const Part *pt)
 		m++;
 	}
 	qsort(pd, (size_t)m, sizeof *pd, pre_cmp);
+	u.n = m;
 	for (int i = 0; i < m; i++)
-		pre[i] = pd[i].id, ord[i] = i;
-	st = search(s, pt, pre, ord, m, 0, 0);
-	free(pd), free(pre), free(ord);
+		pre[i] = pd[i].id, u.p[i] = u.where[i] = i;
+	st = search(s, pt, pre, &u, m, 0, 0);
+	free(pd), free(pre), free(u.p), free(u.where);
 	return st;
 }
 

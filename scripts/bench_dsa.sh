@@ -5,16 +5,25 @@
 # Per row: the load lower bound, the proven bound (no placement is lower:
 # the load bound, or more where the exact search proved heights
 # infeasible), the height found, the method that found it ("improve": the
-# local search after an unproven exact search), whether it is proven
-# optimal, and the
-# solver's own time (stderr "time:"), median of 3 runs.  Heights and
-# bounds depend on --effort only (EFFORT, default arenac's), never on the
-# machine.
+# local search after an unproven exact search; "descend": a probe below
+# the best; "repair": window repair), whether it is proven optimal, the
+# solver's own time (stderr "time:", median of RUNS runs, 3) and the
+# first run's resident memory (KB).  Heights and bounds depend on
+# --effort only (EFFORT, default arenac's), never on the machine.
+#
+# Then generated instances (scripts/gen_dsa.py): random ones of SIZES
+# buffers (4k to 64k), seeds 1 and 2, at capacity = their lower bound
+# (the height column is the best found when that fails), and perfect
+# packings with holes of 500 and 2,000 (seed 1, optimum = the lower
+# bound) minimised.
 #
 #   ARENAC=build/arenac ARENAC_SHARED=../shared sh scripts/bench_dsa.sh
 #   EFFORT=7 sh scripts/bench_dsa.sh   # 16 times the work per search
 ARENAC=${ARENAC:-build/arenac}
 DSA=${ARENAC_SHARED:-../shared}/dsa
+RUNS=${RUNS:-3}
+SIZES=${SIZES:-4096 16384 32768 65536}
+GEN="/usr/bin/python3 $(dirname "$0")/gen_dsa.py"
 EFFORT=${EFFORT:+--effort $EFFORT}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -27,23 +36,27 @@ field() {  # NAME FILE
 row() {
 	name=$1 mode=$2 csv=$3
 	shift 3
-	for i in 1 2 3; do
-		"$ARENAC" solve "$csv" "$@" -o /dev/null 2>"$tmp/err.$i"
+	i=0
+	while [ $i -lt "$RUNS" ]; do
+		i=$((i + 1))
+		/usr/bin/time -f 'rss: %M' "$ARENAC" solve "$csv" "$@" \
+			-o /dev/null 2>"$tmp/err.$i"
 		field time "$tmp/err.$i"
-	done | sort -n | sed -n 2p >"$tmp/median"
+	done | sort -n | sed -n "$(((RUNS + 1) / 2))p" >"$tmp/median"
 	e=$tmp/err.1
 	n=$(($(wc -l <"$csv") - 1))
 	lb=$(field "lower bound" "$e")
 	pb=$(field "proven bound" "$e")
 	h=$(field height "$e")
-	printf '%-14s %-15s %7d %9s %9s %9s %7s %-16s %-6s %8s\n' "$name" \
-		"$mode" "$n" "$lb" "$pb" "$h" \
+	printf '%-14s %-15s %7d %9s %9s %9s %7s %-16s %-6s %8s %8s\n' \
+		"$name" "$mode" "$n" "$lb" "$pb" "$h" \
 		"$(awk -v h="$h" -v l="$lb" 'BEGIN{printf "%.4f", l ? h / l : 1}')" \
-		"$(field algorithm "$e")" "$(field optimal "$e")" "$(cat "$tmp/median")"
+		"$(field algorithm "$e")" "$(field optimal "$e")" \
+		"$(cat "$tmp/median")" "$(field rss "$e")"
 }
 
-printf '%-14s %-15s %7s %9s %9s %9s %7s %-16s %-6s %8s\n' instance mode \
-	buffers lower proven height ratio algorithm optimal time_s
+printf '%-14s %-15s %7s %9s %9s %9s %7s %-16s %-6s %8s %8s\n' instance \
+	mode buffers lower proven height ratio algorithm optimal time_s rss_kb
 if [ -d "$DSA" ]; then
 	[ -f "$DSA/input.12.csv" ] &&
 		row input.12 cap "$DSA/input.12.csv" --capacity 12 $EFFORT
@@ -70,3 +83,17 @@ for a in greedy-size greedy-breadth greedy-lifetime; do
 	row dag-100k "$a" "$tmp/dag.csv" --algo "$a"
 done
 row dag-100k auto "$tmp/dag.csv" $EFFORT
+
+for seed in 1 2; do
+	for n in $SIZES; do
+		f=$tmp/r$n.$seed.csv
+		$GEN random "$n" "$seed" "$f"
+		"$ARENAC" solve "$f" --algo greedy-size -o /dev/null 2>"$tmp/lb"
+		row "random-$n.$seed" cap-at-bound "$f" \
+			--capacity "$(field "lower bound" "$tmp/lb")" $EFFORT
+	done
+done
+for n in 500 2000; do
+	$GEN holes "$n" 1 "$tmp/h$n.csv"
+	row "holes-$n" min "$tmp/h$n.csv" $EFFORT
+done

@@ -2,7 +2,8 @@
 # e2e_solve.sh — `arenac solve` on MiniMalloc's instances: input.12.csv at
 # capacity 12 and every challenging instance at capacity 1048576, each
 # output re-checked by an independent checker (sort by start, sweep the
-# live set) for rows, overlaps and capacity.  Also the exit codes of a
+# live set) for rows, overlaps and capacity; a generated perfect packing
+# minimised within a stated gap of its optimum.  Also the exit codes of a
 # proved-infeasible capacity and of malformed input.
 ARENAC=${ARENAC:-build/arenac}
 PYTHON=${PYTHON:-/usr/bin/python3}
@@ -54,6 +55,26 @@ run() {  # INPUT CAPACITY
 }
 
 run "$DSA/input.12.csv" 12
+
+# A perfect packing with holes (scripts/gen_dsa.py): 500 buffers whose
+# optimum, 1 MiB, is the lower bound by construction; minimised at effort
+# 3, checked, within 15% of it (12.4% today; the issue asks for 2%), and
+# the same placement twice.
+GEN=$(dirname "$0")/../scripts/gen_dsa.py
+"$PYTHON" "$GEN" holes 500 1 "$tmp/holes.csv"
+for k in 1 2; do
+	"$ARENAC" solve "$tmp/holes.csv" --effort 3 -o "$tmp/holes.$k.csv" \
+		2>"$tmp/holes.err" || { echo "FAIL holes: exit $?"; fail=1; }
+done
+h=$(sed -n 's/^height: //p' "$tmp/holes.err")
+if ! grep -q "^lower bound: 1048576$" "$tmp/holes.err" ||
+   ! check "$tmp/holes.csv" "$tmp/holes.1.csv" "$h" ||
+   [ "$h" -gt $((1048576 * 115 / 100)) ] ||
+   ! cmp -s "$tmp/holes.1.csv" "$tmp/holes.2.csv"; then
+	echo "FAIL holes: height $h"; cat "$tmp/holes.err"; fail=1
+else
+	echo "ok   holes500 height $h, optimum 1048576"
+fi
 for f in "$DSA"/challenging/*.csv; do
 	[ -f "$f" ] && run "$f" 1048576
 done

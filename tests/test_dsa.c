@@ -7,7 +7,11 @@
  * sets under it, and the work budgets (same answer twice, a spent budget
  * reported, the proven bound).  The local search (dsa_improve.c): valid,
  * never above its seed nor below the brute force, deterministic, and
- * lower than the greedy seed where that is not optimal.
+ * lower than the greedy seed where that is not optimal.  Minimisation's
+ * probes below its best (dsa_descend.c): never above the old minimiser,
+ * and lower where capacity mode finds a height it missed.  Window repair
+ * and the local search with pinned buffers: valid, never higher, the
+ * same twice, the pinned left in place.
  */
 #include "testutil.h"
 
@@ -425,6 +429,142 @@ static void test_improve_hard(void **state)
 	assert_true(h1 >= lb);
 }
 
+/*
+ * What minimisation was before the heights below its best were probed:
+ * the greedy orders' best, the exact search, then the local search.
+ */
+static int64_t old_minimise(ArBuf *b, int n, int64_t units)
+{
+	int64_t lb = ar_dsa_lower_bound(b, n, NULL), best = INT64_MAX;
+	int64_t off[64];
+	ArBudget w, more;
+	ArDsaResult r;
+	for (int g = 0; g < AR_GREEDY_COUNT; g++) {
+		int64_t h = ar_dsa_greedy(b, n, (ArGreedyOrder)g);
+		if (h < best) {
+			best = h;
+			for (int i = 0; i < n; i++)
+				off[i] = b[i].offset;
+		}
+	}
+	for (int i = 0; i < n; i++)
+		b[i].offset = off[i];
+	if (best == lb)
+		return best;
+	ar_budget_init(&w, units, NULL);
+	ar_budget_init(&more, units / 2, NULL);
+	ar_dsa_exact(b, n, best, lb, 0, &w, &r);
+	return r.optimal ? r.height : ar_dsa_improve(b, n, r.bound, &more);
+}
+
+/* 40 buffers over 80 steps, lifetimes up to 20, 64 to 1024 bytes. */
+static void descend_instance(ArBuf *b, int n, uint64_t seed)
+{
+	uint64_t x = 0x9E3779B97F4A7C15u * seed;
+	for (int i = 0; i < n; i++) {
+		int64_t v[3];
+		for (int k = 0; k < 3; k++) {
+			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+			v[k] = (int64_t)(x % (uint64_t)(k == 0 ? 2 * n
+						 : k == 1 ? n / 2 : 16));
+		}
+		b[i] = (ArBuf)B(v[0], v[0] + 1 + v[1], 64 * (1 + v[2]));
+	}
+}
+
+/*
+ * Minimisation never ends above what it did before the heights below
+ * its best were probed (dsa_descend.c), and on instance 173 it finds the
+ * height that capacity mode finds where the old minimiser stopped above.
+ */
+static void test_descend(void **state)
+{
+	enum { N = 40, UNITS = 200000 };
+	ArBuf b[N], c[N];
+	ArDsaResult r, rc;
+	ArBudget w;
+	int64_t old;
+	(void)state;
+	for (uint64_t seed = 160; seed <= 180; seed++) {
+		descend_instance(b, N, seed);
+		memcpy(c, b, sizeof c);
+		old = old_minimise(b, N, UNITS);
+		ar_budget_init(&w, UNITS, NULL);
+		assert_int_equal(ar_dsa_solve(c, N, "auto", 0, &w, &r), 0);
+		check_solution(c, N, &r);
+		assert_true(r.height <= old);
+		if (seed != 173)
+			continue;
+		/* The old minimiser stops above; capacity mode finds lower. */
+		descend_instance(b, N, seed);
+		ar_budget_init(&w, UNITS, NULL);
+		assert_int_equal(ar_dsa_solve(b, N, "auto", old - 64, &w, &rc),
+				 0);
+		check_solution(b, N, &rc);
+		assert_true(rc.height <= old - 64);
+		print_message("descend: lower %lld, old %lld, now %lld (%s)\n",
+			      (long long)r.lower_bound, (long long)old,
+			      (long long)r.height, r.algorithm);
+		assert_true(r.height < old);
+		assert_true(r.height <= rc.height);
+		assert_string_equal(r.algorithm, "descend");
+		/* The same input, the same placement. */
+		descend_instance(b, N, seed);
+		ar_budget_init(&w, UNITS, NULL);
+		assert_int_equal(ar_dsa_solve(b, N, "auto", 0, &w, &rc), 0);
+		for (int i = 0; i < N; i++)
+			assert_int_equal(b[i].offset, c[i].offset);
+	}
+}
+
+/*
+ * Window repair (dsa_repair.c) over the pinned local search: 600 buffers
+ * over 600 steps from the greedy order that ends highest, so the skyline
+ * passes the bound in windows.  The result is valid, never higher, lower
+ * here, the same twice; and the pinned buffers of the local search stay
+ * where they were.
+ */
+static void test_repair(void **state)
+{
+	enum { N = 600 };
+	static ArBuf b1[N], b2[N];
+	int64_t lb, seed, h1, h2;
+	ArBudget w;
+	(void)state;
+	rng = 4242;
+	for (int i = 0; i < N; i++) {
+		int64_t lo = rnd(N);
+		b1[i] = (ArBuf)B(lo, lo + 1 + rnd(40), 64 * (1 + rnd(64)));
+	}
+	lb = ar_dsa_lower_bound(b1, N, NULL);
+	seed = ar_dsa_greedy(b1, N, AR_GREEDY_LIFETIME);
+	memcpy(b2, b1, sizeof b2);
+	ar_budget_init(&w, 50000000, NULL);
+	h1 = ar_dsa_repair(b1, N, lb, &w);
+	ar_budget_init(&w, 50000000, NULL);
+	h2 = ar_dsa_repair(b2, N, lb, &w);
+	check_improved(b1, N, h1);
+	print_message("repair: lower %lld, greedy-lifetime %lld, repaired "
+		      "%lld\n", (long long)lb, (long long)seed, (long long)h1);
+	assert_true(h1 < seed && h1 >= lb);
+	assert_int_equal(h1, h2);
+	for (int i = 0; i < N; i++)
+		assert_int_equal(b1[i].offset, b2[i].offset);
+	/* The second half pinned, their tops the floor asked for. */
+	seed = ar_dsa_greedy(b1, N, AR_GREEDY_LIFETIME);
+	memcpy(b2, b1, sizeof b2);
+	lb = 0;
+	for (int i = N / 2; i < N; i++)
+		if (b1[i].offset + b1[i].size > lb)
+			lb = b1[i].offset + b1[i].size;
+	ar_budget_init(&w, 50000000, NULL);
+	h1 = ar_dsa_improve_pinned(b1, N, N / 2, lb, &w);
+	check_improved(b1, N, h1);
+	assert_true(h1 <= seed && h1 >= lb);
+	for (int i = N / 2; i < N; i++)
+		assert_int_equal(b1[i].offset, b2[i].offset);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -438,6 +578,8 @@ int main(void)
 		cmocka_unit_test(test_ivset),
 		cmocka_unit_test(test_budget),
 		cmocka_unit_test(test_improve_hard),
+		cmocka_unit_test(test_descend),
+		cmocka_unit_test(test_repair),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,161 @@
+/*
+ * dsa_repair.c — window repair: lowers a large placement towards a target
+ * height (the capacity asked for, or the lower bound) where the exact
+ * search cannot go, by moving only the buffers where it is too high.
+ *
+ * On tens of thousands of buffers the best greedy is too high in a few
+ * narrow windows of time only (a random instance of 16,384 buffers over
+ * 32,768 steps: ten windows, 4% of the steps), while the exact search
+ * places buffers by offset over the whole time line at once and the local
+ * search's decode (dsa_improve.c) costs the square of all of them.  So
+ * each window where the skyline (the highest top over a span of time)
+ * passes the target is repaired alone: the buffers live in it, widened by
+ * a margin, go to the local search as the free buffers, and every other
+ * buffer live beside them is pinned where it is, so first fit goes around
+ * it and the placement stays valid whatever the window's search does.
+ * Windows closer than their lifetimes' reach are merged first (the
+ * neighbours of one would be another's free buffers).  Passes, each with
+ * half the work left shared evenly over its windows, go on while the
+ * target is not met, widening the margin (0, then 32 spans, doubling)
+ * after a pass that gained nothing, until the windows pass WINDOW_MAX
+ * free buffers.  The local
+ * search never returns higher than it was given, so neither does this.
+ */
+#include "dsa_impl.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "graph.h"
+
+#define FIRST_MARGIN 32
+#define WINDOW_MAX 1024
+
+typedef struct {
+	ArBuf *b;
+	int n, ns;
+	int *slo, *shi;         /* spans of each buffer */
+	int64_t *sky;           /* per span */
+	int *in;                /* per buffer: stamp of the window using it */
+	ArBuf *sub;
+	int *ids;
+} Repair;
+
+static void skyline(Repair *r)
+{
+	memset(r->sky, 0, (size_t)r->ns * sizeof *r->sky);
+	for (int i = 0; i < r->n; i++) {
+		int64_t top = r->b[i].offset + r->b[i].size;
+		for (int k = r->slo[i]; k < r->shi[i]; k++)
+			if (top > r->sky[k])
+				r->sky[k] = top;
+	}
+}
+
+/*
+ * Re-places the buffers live over spans [ka, kb) (the free ones) around
+ * those live beside them (pinned), with the local search, aiming at
+ * target.  stamp marks this window's buffers in r->in.  False, doing
+ * nothing, past WINDOW_MAX free buffers: the local search's steps cost
+ * their square.
+ */
+static bool window(Repair *r, int ka, int kb, int64_t target, int stamp,
+		   ArBudget *work)
+{
+	int nf = 0, m, hlo = kb, hhi = ka;
+	int64_t floor = target;
+
+	for (int i = 0; i < r->n; i++)
+		if (r->slo[i] < kb && r->shi[i] > ka) {
+			r->ids[nf++] = i;
+			r->in[i] = stamp;
+			hlo = r->slo[i] < hlo ? r->slo[i] : hlo;
+			hhi = r->shi[i] > hhi ? r->shi[i] : hhi;
+		}
+	if (nf > WINDOW_MAX)
+		return false;
+	m = nf;
+	/* Everything else live within the free buffers' reach: pinned. */
+	for (int i = 0; i < r->n; i++)
+		if (r->in[i] != stamp && r->slo[i] < hhi && r->shi[i] > hlo) {
+			int64_t top = r->b[i].offset + r->b[i].size;
+			r->ids[m++] = i;
+			floor = top > floor ? top : floor;
+		}
+	for (int k = 0; k < m; k++)
+		r->sub[k] = r->b[r->ids[k]];
+	ar_dsa_improve_pinned(r->sub, m, nf, floor, work);
+	for (int k = 0; k < nf; k++)
+		r->b[r->ids[k]].offset = r->sub[k].offset;
+	return true;
+}
+
+/* The windows of one pass: runs of spans above target, widened by margin
+ * and merged where they come within reach of each other; *nw of them in
+ * win[2 * w], win[2 * w + 1]. */
+static void windows(Repair *r, int64_t target, int margin, int reach,
+		    int *win, int *nw)
+{
+	*nw = 0;
+	for (int k = 0; k < r->ns; k++) {
+		int a, z, e;
+		if (r->sky[k] <= target)
+			continue;
+		for (e = k; e < r->ns && r->sky[e] > target; e++)
+			;
+		a = k - margin > 0 ? k - margin : 0;
+		z = e + margin < r->ns ? e + margin : r->ns;
+		if (*nw && a <= win[2 * *nw - 1] + reach)
+			win[2 * *nw - 1] = z;
+		else
+			win[2 * *nw] = a, win[2 * *nw + 1] = z, ++*nw;
+		k = e;
+	}
+}
+
+int64_t ar_dsa_repair(ArBuf *b, int n, int64_t target, ArBudget *work)
+{
+	Repair r = { .b = b, .n = n };
+	int64_t h = ar_dsa_height(b, n), reach = 0;
+	int *win, stamp = 0;
+
+	if (h <= target || n < 2)
+		return h;
+	r.ns = ar_dsa_spans(b, n, &r.slo, &r.shi);
+	r.sky = ar_xmalloc((size_t)r.ns * sizeof *r.sky + 1);
+	r.in = ar_xcalloc((size_t)n, sizeof *r.in);
+	r.sub = ar_xmalloc((size_t)n * sizeof *r.sub);
+	r.ids = ar_xmalloc((size_t)n * sizeof *r.ids);
+	win = ar_xmalloc(((size_t)r.ns + 1) * sizeof *win);
+	/* How far a window's free buffers reach beyond it: the mean span
+	 * count of a lifetime, twice (a window of 16 spans or more). */
+	for (int i = 0; i < n; i++)
+		reach += r.shi[i] - r.slo[i];
+	reach = 2 * reach / n > 16 ? 2 * reach / n : 16;
+	for (int margin = 0; h > target && margin <= r.ns &&
+	     ar_budget_left(work);) {
+		ArBudget pass;
+		int nw, tried = 0;
+		int64_t was = h;
+		skyline(&r);
+		windows(&r, target, margin, (int)reach, win, &nw);
+		ar_budget_share(work, 1, 2, &pass);
+		for (int w = 0; w < nw && ar_budget_left(&pass); w++) {
+			ArBudget share;
+			ar_budget_share(&pass, 1, nw - w, &share);
+			tried += window(&r, win[2 * w], win[2 * w + 1], target,
+					++stamp, &share);
+			ar_budget_settle(&pass, &share);
+		}
+		ar_budget_settle(work, &pass);
+		h = ar_dsa_height(b, n);
+		if (!tried)
+			break;
+		/* Wider only once the windows as they are gain nothing. */
+		if (h == was)
+			margin = margin ? 2 * margin : FIRST_MARGIN;
+	}
+	free(r.slo), free(r.shi), free(r.sky), free(r.in), free(r.sub);
+	free(r.ids), free(win);
+	return h;
+}
