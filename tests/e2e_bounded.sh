@@ -129,5 +129,35 @@ refused 2 "node 'zeros_like' (ConstantOfShape): output 'zeros' has a size known 
 refused 1 "--bound onehto: the model has no tensor 'onehto'" \
 	--bound onehto=32 "$THREE"
 
+# The same idioms as torch.onnx.export writes them (python3-torch, a
+# test-time oracle): arange over nonzero's count, one_hot over unique's.
+if "$PYTHON" - "$tmp/torch.onnx" >/dev/null 2>&1 <<'PY'
+import sys
+import torch
+import torch.nn.functional as F
+
+class M(torch.nn.Module):
+    def forward(self, mask, labels):
+        pos = torch.arange(mask.nonzero().shape[0]).float() * 0.5
+        uniq, inv = torch.unique(labels, return_inverse=True)
+        return pos, F.one_hot(inv, num_classes=uniq.shape[0]).sum(0)
+
+torch.onnx.export(M(), (torch.rand(4, 8) > 0.5, torch.randint(0, 5, (32,))),
+                  sys.argv[1], opset_version=14)
+PY
+then
+	"$ARENAC" -q "$tmp/torch.onnx" >/dev/null 2>"$tmp/err"
+	rc=$?
+	grep -o -- "--bound [^ ]*" "$tmp/err" >"$tmp/asked"
+	if [ "$rc" -eq 2 ] && [ "$(wc -l <"$tmp/asked")" -eq 2 ] &&
+	   grep -q "(node '/Range' (Range), axis 0)" "$tmp/err" &&
+	   grep -q "(node '/OneHot' (OneHot), axis 1)" "$tmp/err" &&
+	   "$ARENAC" -q --selfcheck $(sed 's/=N$/=32/' "$tmp/asked") \
+		-o /dev/null "$tmp/torch.onnx"
+	then ok; else bad "torch export exited $rc: $(cat "$tmp/err")"; fi
+else
+	echo "skipped: torch export of nonzero/unique (no python3-torch)"
+fi
+
 echo "bounded: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
