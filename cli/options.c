@@ -115,7 +115,8 @@ static const Option options[] = {
 	 .flags = ECHO, .section = SHAPES,
 	 .help = "the largest extent of each data-dependent axis\n"
 		 "of tensor NAME (NonZero, NonMaxSuppression, ...);\n"
-		 "NAME=D0xD1x... bounds it axis by axis (repeatable)"},
+		 "NAME=D0xD1x... bounds it axis by axis (repeatable);\n"
+		 "one error lists every tensor that needs one"},
 	{"align", 0, POW2, "N", TO(plan.align), .flags = ECHO,
 	 .section = PLANNING,
 	 .help = "offset and size alignment, a power of two (16)"},

@@ -262,7 +262,7 @@ enum {
 
 typedef struct ArError {
 	int code;
-	char msg[512];
+	char msg[2048];         /* room for a list, one line per item */
 } ArError;
 
 int ar_fail(ArError *err, int code, const char *fmt, ...)

@@ -403,24 +403,26 @@ static void view_cap(InferCtx *c, const ArNode *n, const ArOpDef *d,
 		t->bytes = x->bytes;
 }
 
-static int infer_node(InferCtx *c, int idx)
+/* The node's shapes, its outputs sized, folded and cross-checked;
+ * *tainted once its outputs depend on a missing bound (bounds.c). */
+static int infer_shapes(InferCtx *c, ArNode *n, const ArOpDef *d,
+			bool *tainted)
 {
-	ArNode *n = &c->g->nodes[idx];
-	const ArOpDef *d;
 	ArDType before[AR_MAX_OUTPUTS];
+	int missing = ar_missing_count(c);
 	bool cst;
 	int rc;
 
-	if ((rc = find_def(c, n, &d)) || (rc = check_inputs(c, n)))
+	if ((rc = check_inputs(c, n)))
 		return rc;
-	if (n->noutputs > AR_MAX_OUTPUTS)
-		return ar_node_fail(c, n, "has %d outputs, more than %d",
-				    n->noutputs, AR_MAX_OUTPUTS);
 	for (int j = 0; j < n->noutputs; j++) {
 		ArTensor *t = ar_out(c, n, j);
 		before[j] = t ? t->dtype : AR_DT_UNDEFINED;
 	}
-	if ((rc = d->shape(c, n)) || (rc = ar_settle_bounds(c, n, d)))
+	rc = d->shape(c, n);
+	/* A subgraph with a missing bound taints all the node computes. */
+	*tainted |= ar_missing_count(c) > missing;
+	if (rc || (rc = ar_settle_bounds(c, n, d)))
 		return rc;
 
 	/* A value whose size is known only at run time is computed then;
@@ -448,11 +450,37 @@ static int infer_node(InferCtx *c, int idx)
 		/* Graph outputs stay outputs: the caller must receive them. */
 		if (cst && t->kind == AR_TK_ACTIVATION)
 			t->kind = AR_TK_CONSTANT;
-		cross_check(c, t, before[j]);
+		/* A placeholder size differs from any declared one. */
+		if (!*tainted && !ar_unsized(c, n->outputs[j]))
+			cross_check(c, t, before[j]);
 	}
 	if (cst)
 		ar_fold(c, n);
 	return AR_OK;
+}
+
+/*
+ * A node reading an unsized tensor is inferred as it will be once the
+ * bound is given; an error it meets may come from the placeholder, so it
+ * leaves its outputs unknown and unsized instead.  An error elsewhere
+ * does not depend on bounds and stops inference.
+ */
+static int infer_node(InferCtx *c, int idx)
+{
+	ArNode *n = &c->g->nodes[idx];
+	const ArOpDef *d;
+	bool tainted = ar_reads_unsized(c, n);
+	int rc;
+
+	if ((rc = find_def(c, n, &d)))
+		return rc;
+	if (n->noutputs > AR_MAX_OUTPUTS)
+		return ar_node_fail(c, n, "has %d outputs, more than %d",
+				    n->noutputs, AR_MAX_OUTPUTS);
+	rc = infer_shapes(c, n, d, &tainted);
+	if (tainted)
+		ar_unsize_outputs(c, n, rc != AR_OK);
+	return tainted ? AR_OK : rc;
 }
 
 static int infer_graph(InferCtx *c)
@@ -472,6 +500,8 @@ static int infer_graph(InferCtx *c)
 		return rc;
 	for (int i = 0; i < g->noutputs; i++) {
 		const ArTensor *t = &g->tensors[g->outputs[i]];
+		if (ar_unsized(c, g->outputs[i]))
+			continue;
 		if (t->rank < 0 || t->bytes < 0)
 			return ar_fail(c->err, AR_EXIT_MODEL, "graph output "
 				       "'%s' has an unknown shape", t->name);
@@ -487,6 +517,8 @@ int ar_infer_subgraph(InferCtx *outer, ArGraph *sub)
 	c.g = sub;
 	c.seqs = NULL;
 	c.capconst = ar_xcalloc((size_t)sub->ntensors + 1, sizeof(bool));
+	c.unsized = ar_xcalloc((size_t)sub->ntensors + 1, sizeof(bool));
+	c.nunsized = sub->ntensors;
 	for (int k = 0; k < sub->ncaptures; k++) {
 		int id = sub->captures[k];
 		ArTensor *t = &sub->tensors[id];
@@ -496,6 +528,7 @@ int ar_infer_subgraph(InferCtx *outer, ArGraph *sub)
 		/* The loader captures a name in every scope it passes through. */
 		if (oid < 0) {
 			free(c.capconst);
+			free(c.unsized);
 			return ar_fail(c.err, AR_EXIT_INTERNAL, "subgraph '%s' "
 				       "captures '%s', which its parent lacks",
 				       sub->name, t->name);
@@ -514,25 +547,33 @@ int ar_infer_subgraph(InferCtx *outer, ArGraph *sub)
 			memcpy(t->data, o->data, (size_t)o->bytes);
 		}
 		c.capconst[id] = ar_is_const(outer, oid);
+		c.unsized[id] = ar_unsized(outer, oid);
 	}
 	rc = infer_graph(&c);
 	free(c.capconst);
+	free(c.unsized);
 	return rc;
 }
 
 int ar_infer_bounded(ArGraph *g, const ArDiag *diag, const ArBound *bounds,
 		     int nbounds, ArError *err)
 {
-	InferCtx c = {g, diag, err, NULL, bounds, nbounds, NULL, NULL};
+	InferCtx c = {.g = g, .diag = diag, .err = err, .bounds = bounds,
+		      .nbounds = nbounds};
 	int rc;
 
 	c.bound_used = ar_xcalloc((size_t)nbounds + 1, sizeof(bool));
+	ar_missing_start(&c);
 	rc = infer_graph(&c);
 	if (!rc)
 		rc = ar_check_bounds_used(&c);
+	if (!rc && ar_missing_count(&c))
+		rc = ar_missing_error(&c);
 	if (!rc)
 		ar_inline_constant_ifs(g);
 	ar_seq_free(&c);
+	ar_missing_free(&c);
+	free(c.unsized);
 	free(c.bound_used);
 	return rc;
 }

@@ -29,6 +29,16 @@ typedef struct InferCtx {
 	/* Sequence values of the top graph, as lists of its tensors
 	 * (frontend/unroll.c); NULL until one is met. */
 	struct ArSeqs *seqs;
+	/*
+	 * Data-dependent axes still without a bound (frontend/bounds.c),
+	 * shared with subgraphs.  unsized[id] (nunsized entries, per
+	 * tensor of g) marks a tensor sized with a placeholder for such an
+	 * axis, or computed from one: its size means nothing and its
+	 * errors are not reported.
+	 */
+	struct ArMissing *missing;
+	bool *unsized;
+	int nunsized;
 } InferCtx;
 
 /*
@@ -54,6 +64,18 @@ bool ar_runtime_input(InferCtx *c, const ArNode *n, int j);
  * is inferred, check every --bound was used. */
 int ar_settle_bounds(InferCtx *c, const ArNode *n, const ArOpDef *d);
 int ar_check_bounds_used(InferCtx *c);
+/* Inference goes on past a missing bound so that one error names them
+ * all (bounds.c): whether tensor id is unsized, whether node n reads an
+ * unsized tensor, marking n's outputs unsized (with unknown shapes when
+ * its shape function failed), and once the graph is inferred the one
+ * error naming every missing bound, in the model's order. */
+bool ar_unsized(const InferCtx *c, int id);
+bool ar_reads_unsized(const InferCtx *c, const ArNode *n);
+void ar_unsize_outputs(InferCtx *c, const ArNode *n, bool failed);
+void ar_missing_start(InferCtx *c);
+int ar_missing_count(const InferCtx *c);
+int ar_missing_error(InferCtx *c);
+void ar_missing_free(InferCtx *c);
 /*
  * The driver's part of sequence values (frontend/unroll.c): before the
  * top graph's node i is inferred, a sequence op or a Loop over sequences

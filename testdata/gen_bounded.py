@@ -10,6 +10,11 @@ uses it.  testdata/range_runtime.onnx: Range up to a graph input, a size
 with no bound arenac can compute (--bound gives one).
 testdata/loop_until.onnx: a Loop of at most 5 trips whose body's condition
 can stop it early, so its scan output has at most 5 slices.
+testdata/three_unbounded.onnx: three sizes computed from run-time values,
+one fed by each of NonZero, Unique and a TopK whose k is a graph input
+(torch.arange(idx.shape[1]), F.one_hot(inverse, len(uniq)),
+torch.zeros_like(topk_values)), each then used further: one run names
+all three for --bound, and nothing downstream of them.
 tests/e2e_bounded.sh plans them under several --bound options.
 Run from the repository root: /usr/bin/python3 testdata/gen_bounded.py
 """
@@ -99,7 +104,49 @@ def loop_until():
     save_model(g, "loop_until")
 
 
+def three_unbounded():
+    n = helper.make_node
+    vi = helper.make_tensor_value_info
+    nodes = [
+        # positions = arange(mask.nonzero().shape[1])
+        n("NonZero", ["mask"], ["idx"], name="nonzero"),
+        n("Shape", ["idx"], ["idx_shape"]),
+        n("Gather", ["idx_shape", "one"], ["count"], axis=0),
+        n("Range", ["zero", "count", "one"], ["positions"], name="arange"),
+        n("Cast", ["positions"], ["pos_f"], to=TensorProto.FLOAT),
+        n("Mul", ["pos_f", "half"], ["pos_scaled"]),
+        # onehot = one_hot(inverse, num_classes=len(uniq))
+        n("Unique", ["labels"], ["uniq", "first", "inverse", "counts"],
+          name="unique"),
+        n("Shape", ["uniq"], ["n_uniq"]),
+        n("OneHot", ["inverse", "n_uniq", "off_on"], ["onehot"],
+          name="one_hot"),
+        n("ReduceSum", ["onehot", "axis0"], ["per_class"], keepdims=0),
+        # zeros = zeros_like(top_values) + top_values
+        n("TopK", ["scores", "k"], ["top_values", "top_idx"], name="topk"),
+        n("Shape", ["top_values"], ["top_shape"]),
+        n("ConstantOfShape", ["top_shape"], ["zeros"], name="zeros_like"),
+        n("Add", ["zeros", "top_values"], ["top_out"]),
+    ]
+    inits = [
+        const("zero", 0), const("one", 1), const("half", 0.5, np.float32),
+        const("off_on", [0, 1], np.float32), const("axis0", [0]),
+    ]
+    g = helper.make_graph(
+        nodes, "three_unbounded",
+        [vi("mask", TensorProto.BOOL, [4, 8]),
+         vi("labels", TensorProto.INT64, [32]),
+         vi("scores", TensorProto.FLOAT, [2, 50]),
+         vi("k", TensorProto.INT64, [1])],
+        [vi("pos_scaled", TensorProto.FLOAT, ["n"]),
+         vi("per_class", TensorProto.FLOAT, ["u"]),
+         vi("top_out", TensorProto.FLOAT, [2, "k"])],
+        inits)
+    save_model(g, "three_unbounded")
+
+
 if __name__ == "__main__":
     nms_postprocess()
     range_runtime()
     loop_until()
+    three_unbounded()

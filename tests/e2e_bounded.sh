@@ -7,13 +7,17 @@
 # the verifier and the poison executor, and its header compiles; a Range up
 # to a graph input has no bound until --bound gives one; a Loop that may
 # stop early stacks at most its trip count; wrong --bound options are usage
-# errors.
+# errors.  A model with three sizes computed from run-time values (fed by
+# NonZero, Unique and a TopK with k from an input) names all three in one
+# error, nothing downstream of them, and plans with exactly the bounds it
+# asks for.
 ARENAC=${ARENAC:-build/arenac}
 PYTHON=${PYTHON:-/usr/bin/python3}
 CC=${CC:-cc}
 NMS=testdata/nms_postprocess.onnx
 RANGE=testdata/range_runtime.onnx
 LOOP=testdata/loop_until.onnx
+THREE=testdata/three_unbounded.onnx
 pass=0
 fail=0
 tmp=$(mktemp -d)
@@ -62,7 +66,8 @@ warns() {
 	else bad "$*: no warning '$text': $(cat "$tmp/err")"; fi
 }
 
-if [ ! -f "$NMS" ] || [ ! -f "$RANGE" ] || [ ! -f "$LOOP" ]; then
+if [ ! -f "$NMS" ] || [ ! -f "$RANGE" ] || [ ! -f "$LOOP" ] ||
+   [ ! -f "$THREE" ]; then
 	echo "FAIL testdata/gen_bounded.py's models are missing"
 	exit 1
 fi
@@ -101,6 +106,58 @@ refused 2 "node 'range' (Range): output 'r' has a size known only at run time (a
 plans "$RANGE" "r [-1] [16] 128;out [-1] [16] 64" --bound r=16
 # The body's condition may end the loop before its 5 trips.
 plans "$LOOP" "scans [-1,2] [5,2] 40;acc [2] null 8"
+
+# One run names every missing bound, in the model's order, each with the
+# option to add, and nothing computed from them; each option, filled in,
+# is what the model needs to plan.
+"$ARENAC" -q "$THREE" >/dev/null 2>"$tmp/err"
+rc=$?
+grep -o -- "--bound [^ ]*" "$tmp/err" >"$tmp/asked"
+if [ "$rc" -eq 2 ] &&
+   grep -qF "3 tensors have a size known only at run time" "$tmp/err" &&
+   printf '%s\n' "--bound positions=N" "--bound onehot=N" \
+	"--bound zeros=D0xD1" | cmp -s - "$tmp/asked" &&
+   grep -qF "(node 'zeros_like' (ConstantOfShape), axes 0, 1)" "$tmp/err"
+then ok; else bad "$THREE exited $rc: $(cat "$tmp/err")"; fi
+set -- $(sed 's/=N$/=32/; s/=D0xD1$/=2x50/' "$tmp/asked")
+plans "$THREE" "positions [-1] [32] 256;onehot [32,-1] [32,32] 4096;
+zeros [-1,-1] [2,50] 400;top_out [-1,-1] [2,50] 400" "$@"
+# Two given, the third alone is named, as one tensor is.
+refused 2 "node 'zeros_like' (ConstantOfShape): output 'zeros' has a size known only at run time (axes 0, 1) and no bound arenac can compute; give its largest size with --bound zeros=D0xD1" \
+	--bound positions=32 --bound onehot=32 "$THREE"
+# A misspelt --bound is the likelier mistake: said first.
+refused 1 "--bound onehto: the model has no tensor 'onehto'" \
+	--bound onehto=32 "$THREE"
+
+# The same idioms as torch.onnx.export writes them (python3-torch, a
+# test-time oracle): arange over nonzero's count, one_hot over unique's.
+if "$PYTHON" - "$tmp/torch.onnx" >/dev/null 2>&1 <<'PY'
+import sys
+import torch
+import torch.nn.functional as F
+
+class M(torch.nn.Module):
+    def forward(self, mask, labels):
+        pos = torch.arange(mask.nonzero().shape[0]).float() * 0.5
+        uniq, inv = torch.unique(labels, return_inverse=True)
+        return pos, F.one_hot(inv, num_classes=uniq.shape[0]).sum(0)
+
+torch.onnx.export(M(), (torch.rand(4, 8) > 0.5, torch.randint(0, 5, (32,))),
+                  sys.argv[1], opset_version=14)
+PY
+then
+	"$ARENAC" -q "$tmp/torch.onnx" >/dev/null 2>"$tmp/err"
+	rc=$?
+	grep -o -- "--bound [^ ]*" "$tmp/err" >"$tmp/asked"
+	if [ "$rc" -eq 2 ] && [ "$(wc -l <"$tmp/asked")" -eq 2 ] &&
+	   grep -q "(node '/Range' (Range), axis 0)" "$tmp/err" &&
+	   grep -q "(node '/OneHot' (OneHot), axis 1)" "$tmp/err" &&
+	   "$ARENAC" -q --selfcheck $(sed 's/=N$/=32/' "$tmp/asked") \
+		-o /dev/null "$tmp/torch.onnx"
+	then ok; else bad "torch export exited $rc: $(cat "$tmp/err")"; fi
+else
+	echo "skipped: torch export of nonzero/unique (no python3-torch)"
+fi
 
 echo "bounded: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -39,6 +39,8 @@ REFUSED = {
     "test_expand_shape_model1":
         "Expand's target shape is a graph input: no bound without --bound",
     "range_runtime": "Range up to a graph input: no bound without --bound",
+    "three_unbounded": "three sizes from run-time values: no bound without "
+                       "--bound (tests/e2e_bounded.sh)",
 }
 
 # Models newer than the oracle (Debian's onnx 1.12): arenac must plan them;

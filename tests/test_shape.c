@@ -735,6 +735,52 @@ static void test_bounded_options(void **state)
 	bound_done(g);
 }
 
+/*
+ * Missing bounds, all in one error in the graph's order: r2's limit is
+ * computed from r, so it is data-dependent at its source and named too;
+ * rr, a Reshape of r that fails on r's placeholder size, is not, and
+ * inference goes on to r3.  With the three bounds the graph infers.
+ */
+static ArGraph *missing_graph(int nb, const ArBound *b)
+{
+	ArGraph *g = ar_graph_new("missing");
+	input(g, "s", AR_DT_INT64, 0, NULL);
+	input(g, "l", AR_DT_INT64, 0, NULL);
+	input(g, "d", AR_DT_INT64, 0, NULL);
+	INTS(g, "shp", 2, -1);
+	node(g, "Range", 11, "s,l,d", "r");
+	node(g, "Reshape", 14, "r,shp", "rr");
+	node(g, "Size", 13, "r", "nr");
+	node(g, "Range", 11, "s,nr,d", "r2");
+	node(g, "Range", 11, "s,l,d", "r3");
+	bounds = b;
+	nbounds = nb;
+	return g;
+}
+
+static void test_bounds_missing_together(void **state)
+{
+	ArGraph *g;
+	(void)state;
+
+	g = missing_graph(0, NULL);
+	fails(g, "3 tensors have a size known only at run time and no bound "
+	      "arenac can compute; give each its largest size:\n"
+	      "  --bound r=N   (node 'Range' (Range), axis 0)\n"
+	      "  --bound r2=N  (node 'Range' (Range), axis 0)\n"
+	      "  --bound r3=N  (node 'Range' (Range), axis 0)");
+	assert_int_equal(nwarn, 0);
+	bound_done(g);
+
+	g = missing_graph(3, (const ArBound[]){{"r", 10, 0, {0}},
+					       {"r2", 10, 0, {0}},
+					       {"r3", 4, 0, {0}}});
+	ok(g);
+	SHAPE(g, "rr", 2, 5);
+	SHAPE(g, "r3", 4);
+	bound_done(g);
+}
+
 /* Resize's opset 18 axes and keep_aspect_ratio_policy, DFT's one-sided
  * forms and opset 20 axis input: forms the node suite (ONNX 1.12) lacks. */
 static void test_resize_dft_forms(void **state)
@@ -837,6 +883,7 @@ int main(void)
 		cmocka_unit_test(test_refusals),
 		cmocka_unit_test(test_bounded_sources),
 		cmocka_unit_test(test_bounded_options),
+		cmocka_unit_test(test_bounds_missing_together),
 		cmocka_unit_test(test_resize_dft_forms),
 		cmocka_unit_test(test_generators),
 	};
