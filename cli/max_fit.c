@@ -166,7 +166,8 @@ static void print_table(FILE *f, const Cli *c, const Try *t, int n,
 				ar_host_bound_name(&c->host, name),
 				ar_fmt_count(d, c->host.memory));
 		else if (t[i].rc == AR_EXIT_BUDGET)
-			fprintf(f, "  %9" PRId64 "  %20s  %20s  does not fit the device\n",
+			fprintf(f, "  %9" PRId64 "  %20s  %20s  does not fit "
+				"the device\n",
 				t[i].value, "-", "-");
 		else if (t[i].rc)
 			fprintf(f, "  %9" PRId64 "  %20s  %20s  the model cannot "

@@ -185,6 +185,20 @@ void ar_fit_describe(const ArFitVariant *v, char *buf, size_t size)
 			 v->batch);
 }
 
+/* Setup v failed with rc, e saying why: err says so, naming the setup
+ * when there are several. */
+static int setup_failed(const ArFitVariant *v, int nv, int rc,
+			const ArError *e, ArError *err)
+{
+	char d[150];
+	if (nv == 1) {
+		*err = *e;
+		return rc;
+	}
+	ar_fit_describe(v, d, sizeof d);
+	return ar_fail(err, rc, "--fit (%s): %s", d, e->msg);
+}
+
 /* Every configuration of setup v, each planner probed once.  A setup
  * that cannot even be planned on one device without recompute fails
  * the search (a LoRA rank above a weight's side, say): err names it,
@@ -205,7 +219,6 @@ static int search_variant(const ArFitVariant *v, int variant, int nv,
 				bool must = tp == 1 &&
 					    policies[k] == AR_CKPT_NONE;
 				int rc;
-				char d[150];
 				/* Over fused cores selective recomputes
 				 * nothing: it is none again. */
 				if (policies[k] == AR_CKPT_SELECTIVE &&
@@ -229,15 +242,9 @@ static int search_variant(const ArFitVariant *v, int variant, int nv,
 							    r, &e);
 					ar_planner_close(c);
 				}
-				if (rc && must && nv == 1) {
-					*err = e;
-					return rc;
-				}
-				if (rc && must) {
-					ar_fit_describe(v, d, sizeof d);
-					return ar_fail(err, rc, "--fit (%s): %s",
-						       d, e.msg);
-				}
+				if (rc && must)
+					return setup_failed(v, nv, rc, &e,
+							    err);
 			}
 	}
 	return AR_OK;
@@ -266,9 +273,10 @@ static int host_models(const ArFitVariant *v, int nv, ArFitResult *r,
 	r->hosts = ar_xcalloc((size_t)nv, sizeof *r->hosts);
 	for (int i = 0; i < nv; i++) {
 		ArTrainModel *m;
-		int rc = ar_train_model(v[i].fwd, &v[i].opt.spec, &m, err);
+		ArError e;
+		int rc = ar_train_model(v[i].fwd, &v[i].opt.spec, &m, &e);
 		if (rc)
-			return rc;
+			return setup_failed(&v[i], nv, rc, &e, err);
 		ar_host_model(v[i].fwd, m, &r->hosts[i]);
 		ar_train_model_free(m);
 	}
