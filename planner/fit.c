@@ -149,13 +149,12 @@ static int plan_best(const ArFitVariant *v, const ArFitSpec *f, Rows *rows,
 		s.memories = &dev;
 		s.nmemories = 1;
 		rc = ar_devices_plan(w->fwd, &po, &s, &r->best, err);
-		if (rc == AR_OK) {
+		if (rc == AR_OK)
 			host_row(f, r, &r->best, &rows->v[i]);
-			if (rows->v[i].host_over) {
-				push(refused, &rows->v[i]);
-				ar_devices_free(&r->best);
-				continue;
-			}
+		if (rc == AR_OK && rows->v[i].host_over) {
+			push(refused, &rows->v[i]);
+			ar_devices_free(&r->best);
+			continue;
 		}
 		if (rc == AR_OK) {
 			r->best.spec.memories = NULL;
