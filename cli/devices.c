@@ -250,16 +250,18 @@ static int run_fit(Cli *c, const ArGraph *g, int given, ArError *err)
 	c->fit.memory -= c->topt.reserve;
 	c->fit.schedule = c->dev.schedule;
 	c->fit.bucket = c->dev.bucket;
+	c->fit.host = &c->host;
 	rc = make_setups(c, g, given, v, &nv, graphs, err);
 	if (!rc)
 		rc = ar_fit(v, nv, &c->fit, &fr, err);
 	if (!rc && c->selfcheck)
 		rc = selfcheck(&fr.best, err);
-	/* The host of the first row, as planned. */
-	if (!rc)
-		rc = cli_host_bill(c, v[fr.rows[0].variant].fwd,
-				   &v[fr.rows[0].variant].opt.spec, NULL, NULL,
-				   &fr.best, err);
+	/* The host of the first row, as planned (ar_fit checked it). */
+	if (!rc) {
+		rc = ar_host_bill_devices(&c->host, &fr.hosts[fr.rows[0].variant],
+					  &fr.best, &c->host_bill, err);
+		c->host_done = true;
+	}
 	if (!rc)
 		rc = write_stages(c, &fr.best, &fr, err);
 	if (!rc && f) {

@@ -4,6 +4,7 @@
  * split, the offloads and the step-time estimate; and --fit's ranking.
  */
 #include "devices_print.h"
+#include "host.h"
 #include "numfmt.h"
 
 /* --fit's rows on the terminal, at most. */
@@ -114,36 +115,57 @@ void ar_print_devices(FILE *f, const char *model, const ArDevicesResult *r)
 		r->comm_s, r->bubble_s, r->offload_s);
 }
 
+/* A row of the --fit table: its number, or "host" for one refused. */
+static void fit_row(FILE *f, const ArFitResult *fr, const ArFitRow *row,
+		    int i)
+{
+	char a[AR_NUMFMT_LEN], b[AR_NUMFMT_LEN], d[150];
+	if (i)
+		fprintf(f, "  %4d", i);
+	else
+		fprintf(f, "  %4s", "host");
+	fprintf(f, " %4d %4d %4d %3s %4d %5d %-10s %16s %16s %12.4g",
+		row->spec.dp, row->spec.zero, row->spec.tp,
+		row->spec.sp ? "yes" : "-", row->spec.pp,
+		row->spec.microbatches, ar_ckpt_policy_name(row->policy),
+		ar_fmt_count(a, row->largest), ar_fmt_count(b, row->host_bytes),
+		row->step_s);
+	if (fr->nvariants > 1) {
+		ar_fit_describe(&fr->variants[row->variant], d, sizeof d);
+		fprintf(f, "  %s", d);
+	}
+	fputc('\n', f);
+}
+
 void ar_print_fit(FILE *f, const char *model, const ArFitSpec *spec,
 		  const ArFitResult *fr)
 {
-	char a[AR_NUMFMT_LEN], b[AR_NUMFMT_LEN], d[150];
+	char a[AR_NUMFMT_LEN], b[AR_NUMFMT_LEN], name[AR_HOST_BOUND_LEN];
 	fprintf(f, "%s: --fit %d devices of %s bytes (%s): %d configurations, "
 		"%d fit; the cheapest first\n", model, spec->devices,
 		ar_fmt_count(a, spec->memory), ar_fmt_size(b, spec->memory),
 		fr->considered, fr->nrows);
 	if (fr->nvariants > 1)
 		fprintf(f, "  (over %d setups: --fit-axis)\n", fr->nvariants);
-	fprintf(f, "  %4s %4s %4s %4s %3s %4s %5s %-10s %16s %12s%s\n", "#",
-		"dp", "zero", "tp", "sp", "pp", "mb", "checkpoint", "largest",
-		"step (s)", fr->nvariants > 1 ? "  setup" : "");
-	for (int i = 0; i < fr->nrows && i < FIT_SHOWN; i++) {
-		const ArFitRow *row = &fr->rows[i];
-		fprintf(f, "  %4d %4d %4d %4d %3s %4d %5d %-10s %16s %12.4g",
-			i + 1, row->spec.dp, row->spec.zero, row->spec.tp,
-			row->spec.sp ? "yes" : "-", row->spec.pp,
-			row->spec.microbatches, ar_ckpt_policy_name(row->policy),
-			ar_fmt_count(a, row->largest), row->step_s);
-		if (fr->nvariants > 1) {
-			ar_fit_describe(&fr->variants[row->variant], d,
-					sizeof d);
-			fprintf(f, "  %s", d);
-		}
-		fputc('\n', f);
-	}
+	fprintf(f, "  %4s %4s %4s %4s %3s %4s %5s %-10s %16s %16s %12s%s\n",
+		"#", "dp", "zero", "tp", "sp", "pp", "mb", "checkpoint",
+		"largest", "host", "step (s)", fr->nvariants > 1 ? "  setup" :
+		"");
+	for (int i = 0; i < fr->nrows && i < FIT_SHOWN; i++)
+		fit_row(f, fr, &fr->rows[i], i + 1);
 	if (fr->nrows > FIT_SHOWN)
 		fprintf(f, "  ... %d more (every one in the JSON report)\n",
 			fr->nrows - FIT_SHOWN);
-	fprintf(f, "  (largest: the largest device's total, estimated; the "
-		"first, planned in full:)\n");
+	if (fr->nrefused && spec->host)
+		fprintf(f, "  refused: %d whose devices fit but whose host needs "
+			"more than %s %s bytes a node:\n", fr->nrefused,
+			ar_host_bound_name(spec->host, name),
+			ar_fmt_count(a, spec->host->memory));
+	for (int i = 0; i < fr->nrefused && i < FIT_SHOWN; i++)
+		fit_row(f, fr, &fr->refused[i], 0);
+	if (fr->nrefused > FIT_SHOWN)
+		fprintf(f, "  ... %d more refused (every one in the JSON "
+			"report)\n", fr->nrefused - FIT_SHOWN);
+	fprintf(f, "  (largest: the largest device's total, estimated; host: "
+		"the largest node's host total; the first, planned in full:)\n");
 }

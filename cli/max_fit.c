@@ -7,7 +7,9 @@
  * Each value tried is a real step: the model loaded with it, its shapes
  * inferred, the step built, checkpoints selected under the policy given,
  * planned and verified (ar_train_plan), and judged by the one meaning of
- * "fits" the single run has.  The search doubles from 1 until a value
+ * "fits" the single run has: the device's total, and the host's bill
+ * (planner/host.c: the loader's batches grow with the batch) within
+ * --host-memory.  The search doubles from 1 until a value
  * does not fit, then bisects between the last that fits and the first
  * that does not, so the answer V is proven both ways: V planned and fits,
  * V + 1 planned and does not.  It assumes what a step's memory does: more
@@ -40,7 +42,9 @@ typedef struct Try {
 	int64_t value;
 	int rc;                 /* AR_OK: fits, AR_EXIT_BUDGET: does not,
 				 * else the model cannot take the value */
-	int64_t device_total;   /* when it fits */
+	int64_t device_total;   /* when it fits, or the host does not */
+	int64_t host_total;     /* the node's host bill, likewise */
+	bool host_over;         /* the device fits, the host does not */
 	int64_t recompute, forward;
 } Try;
 
@@ -95,7 +99,7 @@ static int try_value(const Cli *c, int64_t v, Try *t, Refusal *why,
 	cli_max_fit_set(c, v, &lo, dims);
 	lo.diag.warn = NULL;
 	o.plan.diag.warn = NULL;
-	t->value = v;
+	*t = (Try){.value = v};
 	rc = ar_load_onnx(c->model, &lo, &g, &e);
 	if (!rc)
 		rc = ar_infer_bounded(g, &lo.diag, c->bounds, c->nbounds, &e);
@@ -118,13 +122,21 @@ static int try_value(const Cli *c, int64_t v, Try *t, Refusal *why,
 	}
 	t->rc = ar_train_plan(g, &o, &r, &e);
 	if (!t->rc) {
+		ArHostModel hm;
+		ArHostBill hb;
+		ar_host_model(g, r.model, &hm);
+		t->rc = ar_host_bill_one(&c->host, &hm, &r.bill, &hb, &e);
+		t->host_over = t->rc == AR_EXIT_BUDGET;
+		t->host_total = hb.peak_bytes;
+		ar_host_bill_free(&hb);
 		t->device_total = r.bill.device_total_bytes;
 		t->recompute = r.bill.recompute_flops;
 		t->forward = r.bill.forward_flops;
-	} else if (t->rc != AR_EXIT_BUDGET) {
+	}
+	if (t->rc && t->rc != AR_EXIT_BUDGET) {
 		*err = e;
 		rc = t->rc;
-	} else if (v == 1) {
+	} else if (t->rc && v == 1) {
 		*err = e;   /* nothing fits: the reason is the value 1's */
 	}
 	ar_train_result_free(&r);
@@ -136,25 +148,35 @@ static void print_table(FILE *f, const Cli *c, const Try *t, int n,
 			int64_t best, const Refusal *why)
 {
 	const char *what = c->max_dim ? c->max_dim : "batch";
-	char a[AR_NUMFMT_LEN], d[AR_NUMFMT_LEN];
+	char a[AR_NUMFMT_LEN], b[AR_NUMFMT_LEN], d[AR_NUMFMT_LEN],
+	     name[AR_HOST_BOUND_LEN];
 	fprintf(f, "%s: --max-%s%s for %s%s%s of %s bytes: %s %" PRId64 "\n",
 		c->model, c->max_dim ? "dim " : "batch", c->max_dim ?
 		c->max_dim : "", c->topt.device_name ? "memory '" : "--budget",
 		c->topt.device_name ? c->topt.device_name : "",
 		c->topt.device_name ? "'" : "",
 		ar_fmt_count(d, c->topt.device_bytes), what, best);
-	fprintf(f, "  %9s  %20s  %s\n", what, "on the device", "");
+	fprintf(f, "  %9s  %20s  %20s\n", what, "on the device", "on the host");
 	for (int i = 0; i < n; i++)
-		if (t[i].rc == AR_EXIT_BUDGET)
-			fprintf(f, "  %9" PRId64 "  %20s  does not fit\n",
-				t[i].value, "-");
+		if (t[i].host_over)
+			fprintf(f, "  %9" PRId64 "  %20s  %20s  does not fit the "
+				"host: over %s %s\n", t[i].value,
+				ar_fmt_count(a, t[i].device_total),
+				ar_fmt_count(b, t[i].host_total),
+				ar_host_bound_name(&c->host, name),
+				ar_fmt_count(d, c->host.memory));
+		else if (t[i].rc == AR_EXIT_BUDGET)
+			fprintf(f, "  %9" PRId64 "  %20s  %20s  does not fit "
+				"the device\n",
+				t[i].value, "-", "-");
 		else if (t[i].rc)
-			fprintf(f, "  %9" PRId64 "  %20s  the model cannot "
-				"take it\n", t[i].value, "-");
+			fprintf(f, "  %9" PRId64 "  %20s  %20s  the model cannot "
+				"take it\n", t[i].value, "-", "-");
 		else
-			fprintf(f, "  %9" PRId64 "  %20s  fits, %.2f%% "
+			fprintf(f, "  %9" PRId64 "  %20s  %20s  fits, %.2f%% "
 				"recompute\n", t[i].value,
 				ar_fmt_count(a, t[i].device_total),
+				ar_fmt_count(b, t[i].host_total),
 				t[i].forward > 0 ? 100.0 * (double)t[i].recompute /
 				(double)t[i].forward : 0.0);
 	if (why->at)

@@ -416,7 +416,8 @@ static const Option options[] = {
 	 .section = TRAINING,
 	 .help = "one node's host memory (NAME: a host memory of\n"
 		 "--list-devices): exit 3 if the host's bill, the\n"
-		 "larger of the load and the steps, exceeds it"},
+		 "larger of the load and the steps, exceeds it;\n"
+		 "--fit and --max-batch refuse what does"},
 
 	{"dp", 0, COUNT, "N", TO(dev.dp), .value = 1 << 20,
 	 .flags = ECHO | TRAIN | MULTI, .section = DEVICES,

@@ -5,7 +5,7 @@
  * fit.  The report's plan (steps, tensors) is the one of the stage it
  * names ("parallel": {"stage": N}).
  */
-#include "devices.h"
+#include "host.h"
 #include "emit.h"
 
 #include <inttypes.h>
@@ -99,20 +99,33 @@ static void write_setup(FILE *f, const ArFitVariant *v)
 		fputs(", \"batch\": null", f);
 }
 
-static void write_fit(FILE *f, const ArFitResult *fit)
+/* A --fit row; host_fits null without a host bound. */
+static void write_fit_row(FILE *f, const ArFitResult *fit, const ArFitRow *row,
+			  bool bound, bool planned)
+{
+	write_spec(f, &row->spec, row->policy);
+	if (fit->nvariants > 1)
+		write_setup(f, &fit->variants[row->variant]);
+	fprintf(f, ", \"largest_bytes\": %" PRId64 ", \"host_bytes\": %" PRId64
+		", \"host_fits\": %s, \"step_seconds\": %.9g, \"planned\": %s}",
+		row->largest, row->host_bytes, !bound ? "null" :
+		row->host_over ? "false" : "true", row->step_s,
+		planned ? "true" : "false");
+}
+
+static void write_fit(FILE *f, const ArFitResult *fit, bool bound)
 {
 	fprintf(f, ",\n  \"fit\": {\"considered\": %d, \"smallest_bytes\": %"
 		PRId64 ", \"configurations\": [", fit->considered,
 		fit->smallest);
 	for (int i = 0; i < fit->nrows; i++) {
-		const ArFitRow *row = &fit->rows[i];
 		fprintf(f, "%s\n    {", i ? "," : "");
-		write_spec(f, &row->spec, row->policy);
-		if (fit->nvariants > 1)
-			write_setup(f, &fit->variants[row->variant]);
-		fprintf(f, ", \"largest_bytes\": %" PRId64 ", \"step_seconds\": "
-			"%.9g, \"planned\": %s}", row->largest, row->step_s,
-			i == 0 ? "true" : "false");
+		write_fit_row(f, fit, &fit->rows[i], bound, i == 0);
+	}
+	fputs("],\n    \"host_refused\": [", f);
+	for (int i = 0; i < fit->nrefused; i++) {
+		fprintf(f, "%s\n    {", i ? "," : "");
+		write_fit_row(f, fit, &fit->refused[i], bound, false);
 	}
 	fputs("]}", f);
 }
@@ -147,5 +160,5 @@ void ar_write_devices_json(FILE *f, const ArEmitInfo *info)
 		r->compute_s, r->comm_s, r->bubble_s, r->offload_s, r->step_s);
 	write_devices(f, r);
 	if (info->fit)
-		write_fit(f, info->fit);
+		write_fit(f, info->fit, info->host && info->host->spec.memory);
 }

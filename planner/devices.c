@@ -249,6 +249,7 @@ int ar_planner_estimate(ArDevicePlanner *c, const ArDevicesSpec *s,
 			c->have_whole = true;
 		}
 		ar_stage_apply(s, &c->whole, 0, &r->stages[0]);
+		r->stages[0].train.bill = c->whole.bill;
 	} else {
 		int *bal = ar_xmalloc(((size_t)s->pp + 1) * sizeof *bal);
 		int *even = ar_xmalloc(((size_t)s->pp + 1) * sizeof *even);
@@ -262,6 +263,7 @@ int ar_planner_estimate(ArDevicePlanner *c, const ArDevicesSpec *s,
 			numbers_of(c, s, kind_of(i, s->pp), bal[i + 1] - bal[i],
 				   &n);
 			ar_stage_apply(s, &n, i, &r->stages[i]);
+			r->stages[i].train.bill = n.bill;
 			r->stages[i].first_layer = bal[i];
 			r->stages[i].layers = bal[i + 1] - bal[i];
 		}

@@ -123,7 +123,8 @@ void ar_devices_free(ArDevicesResult *r);
  * probe plans of its stages, kept across calls.  ar_planner_estimate
  * bills a configuration of that graph (dp, zero, pp, microbatches,
  * schedule, policy as opened) from the probes without planning its
- * stages in full: r gets estimated stages (no training results), the
+ * stages in full: r gets estimated stages (of their training results
+ * the bill's numbers only: no graph, plan or checkpoint names), the
  * devices, the largest total and the step time.
  */
 typedef struct ArDevicePlanner ArDevicePlanner;
@@ -190,6 +191,9 @@ typedef struct ArFitSpec {
 	ArSchedule schedule;
 	int64_t bucket;
 	double device_flops, link_bandwidth;
+	/* The host's bill (host.h) of every configuration, and its bound:
+	 * one over the node's host memory does not fit.  NULL: none. */
+	const struct ArHostSpec *host;
 } ArFitSpec;
 
 /*
@@ -214,12 +218,19 @@ typedef struct ArFitRow {
 	int64_t largest;        /* the largest device total, estimated */
 	double step_s;
 	bool fits;
+	int64_t host_bytes;     /* the largest node's host total */
+	bool host_over;         /* above the host's memory */
 	int order;              /* in the search's order, from 1 */
 } ArFitRow;
 
 typedef struct ArFitResult {
 	ArFitRow *rows;         /* those that fit, the cheapest first */
 	int nrows;
+	/* Those whose devices fit but whose host does not, the cheapest
+	 * first (planned or not). */
+	ArFitRow *refused;
+	int nrefused;
+	struct ArHostModel *hosts;      /* each setup's (host given) */
 	int considered;         /* configurations looked at */
 	int64_t smallest;       /* the least memory any of them needs */
 	ArFitRow smallest_row;

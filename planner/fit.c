@@ -18,8 +18,14 @@
  * then planned in full, every stage verified; should its real plan not
  * fit after all, the next is.  Nothing fits: AR_EXIT_BUDGET, naming the
  * least memory a device would need and the configuration that needs it.
+ *
+ * "Fits" is the single run's: the devices and the host.  Each
+ * configuration gets the host's bill (host.c) from its estimated stages;
+ * one whose devices fit but whose node's host memory does not is refused
+ * (listed apart, the host named), and so is a planned one whose real
+ * plan's host bill is over.
  */
-#include "devices.h"
+#include "host.h"
 #include "numfmt.h"
 
 #include <assert.h>
@@ -60,6 +66,21 @@ static int cmp_row(const void *a, const void *b)
 	return x->order - y->order;
 }
 
+/* row's host bill from d, its configuration's devices (estimated or
+ * planned): the node's total and whether it is over the host's memory. */
+static void host_row(const ArFitSpec *f, const ArFitResult *r,
+		     const ArDevicesResult *d, ArFitRow *row)
+{
+	ArHostBill hb;
+	ArError e;
+	if (!f->host)
+		return;
+	row->host_over = ar_host_bill_devices(f->host, &r->hosts[row->variant],
+					      d, &hb, &e) == AR_EXIT_BUDGET;
+	row->host_bytes = hb.peak_bytes;
+	ar_host_bill_free(&hb);
+}
+
 /* The configurations of planner c (its setup, t, sequence parallelism,
  * policy).  One that cannot be estimated is left out, unless it is the
  * plainest (must: one device's step, no recompute, no split), whose
@@ -68,7 +89,8 @@ static int cmp_row(const void *a, const void *b)
 static int configurations(ArDevicePlanner *c, const ArFitSpec *f,
 			  const ArFitVariant *v, int variant,
 			  const ArDevicesSpec *base, ArCkptPolicy pol,
-			  bool must, Rows *rows, ArFitResult *r, ArError *err)
+			  bool must, Rows *rows, Rows *refused, ArFitResult *r,
+			  ArError *err)
 {
 	int rest = f->devices / base->tp;
 	int all = v->microbatches ? v->microbatches : f->devices;
@@ -99,13 +121,14 @@ static int configurations(ArDevicePlanner *c, const ArFitSpec *f,
 			row.largest = est.largest;
 			row.step_s = est.step_s;
 			row.fits = est.largest <= f->memory;
+			host_row(f, r, &est, &row);
 			row.order = r->considered;
 			if (!r->smallest || row.largest < r->smallest) {
 				r->smallest = row.largest;
 				r->smallest_row = row;
 			}
 			if (row.fits)
-				push(rows, &row);
+				push(row.host_over ? refused : rows, &row);
 			ar_devices_free(&est);
 		}
 	}
@@ -114,7 +137,7 @@ static int configurations(ArDevicePlanner *c, const ArFitSpec *f,
 
 /* Plans rows in order until one fits for real: it becomes the first. */
 static int plan_best(const ArFitVariant *v, const ArFitSpec *f, Rows *rows,
-		     ArFitResult *r, ArError *err)
+		     Rows *refused, ArFitResult *r, ArError *err)
 {
 	ArMemory dev = {"device", f->memory, 0};
 	for (int i = 0; i < rows->n && i < FIT_PLANS; i++) {
@@ -126,6 +149,13 @@ static int plan_best(const ArFitVariant *v, const ArFitSpec *f, Rows *rows,
 		s.memories = &dev;
 		s.nmemories = 1;
 		rc = ar_devices_plan(w->fwd, &po, &s, &r->best, err);
+		if (rc == AR_OK)
+			host_row(f, r, &r->best, &rows->v[i]);
+		if (rc == AR_OK && rows->v[i].host_over) {
+			push(refused, &rows->v[i]);
+			ar_devices_free(&r->best);
+			continue;
+		}
 		if (rc == AR_OK) {
 			r->best.spec.memories = NULL;
 			r->best.spec.nmemories = 0;
@@ -154,13 +184,27 @@ void ar_fit_describe(const ArFitVariant *v, char *buf, size_t size)
 			 v->batch);
 }
 
+/* Setup v failed with rc, e saying why: err says so, naming the setup
+ * when there are several. */
+static int setup_failed(const ArFitVariant *v, int nv, int rc,
+			const ArError *e, ArError *err)
+{
+	char d[150];
+	if (nv == 1) {
+		*err = *e;
+		return rc;
+	}
+	ar_fit_describe(v, d, sizeof d);
+	return ar_fail(err, rc, "--fit (%s): %s", d, e->msg);
+}
+
 /* Every configuration of setup v, each planner probed once.  A setup
  * that cannot even be planned on one device without recompute fails
  * the search (a LoRA rank above a weight's side, say): err names it,
  * and the setup when there are several. */
 static int search_variant(const ArFitVariant *v, int variant, int nv,
-			  const ArFitSpec *f, Rows *rows, ArFitResult *r,
-			  ArError *err)
+			  const ArFitSpec *f, Rows *rows, Rows *refused,
+			  ArFitResult *r, ArError *err)
 {
 	for (int tp = 1; tp <= f->devices; tp++) {
 		if (f->devices % tp)
@@ -174,7 +218,6 @@ static int search_variant(const ArFitVariant *v, int variant, int nv,
 				bool must = tp == 1 &&
 					    policies[k] == AR_CKPT_NONE;
 				int rc;
-				char d[150];
 				/* Over fused cores selective recomputes
 				 * nothing: it is none again. */
 				if (policies[k] == AR_CKPT_SELECTIVE &&
@@ -194,76 +237,126 @@ static int search_variant(const ArFitVariant *v, int variant, int nv,
 				if (!rc) {
 					rc = configurations(c, f, v, variant,
 							    &base, policies[k],
-							    must, rows, r, &e);
+							    must, rows, refused,
+							    r, &e);
 					ar_planner_close(c);
 				}
-				if (rc && must && nv == 1) {
-					*err = e;
-					return rc;
-				}
-				if (rc && must) {
-					ar_fit_describe(v, d, sizeof d);
-					return ar_fail(err, rc, "--fit (%s): %s",
-						       d, e.msg);
-				}
+				if (rc && must)
+					return setup_failed(v, nv, rc, &e,
+							    err);
 			}
 	}
 	return AR_OK;
 }
 
+/* "dp 2, zero 1, tp 1, pp 1, --checkpoint none" and, with several
+ * setups, row's. */
+static void row_name(const ArFitRow *m, const ArFitResult *r, char *buf,
+		     size_t size)
+{
+	char d[150] = "";
+	if (r->nvariants > 1) {
+		d[0] = ',', d[1] = ' ';
+		ar_fit_describe(&r->variants[m->variant], d + 2, sizeof d - 2);
+	}
+	snprintf(buf, size, "dp %d, zero %d, tp %d%s, pp %d, --checkpoint %s%s",
+		 m->spec.dp, m->spec.zero, m->spec.tp, m->spec.sp ? " with "
+		 "sequence parallelism" : "", m->spec.pp,
+		 ar_ckpt_policy_name(m->policy), d);
+}
+
+/* Each setup's whole-model facts for the host's bill. */
+static int host_models(const ArFitVariant *v, int nv, ArFitResult *r,
+		       ArError *err)
+{
+	r->hosts = ar_xcalloc((size_t)nv, sizeof *r->hosts);
+	for (int i = 0; i < nv; i++) {
+		ArTrainModel *m;
+		ArError e;
+		int rc = ar_train_model(v[i].fwd, &v[i].opt.spec, &m, &e);
+		if (rc)
+			return setup_failed(&v[i], nv, rc, &e, err);
+		ar_host_model(v[i].fwd, m, &r->hosts[i]);
+		ar_train_model_free(m);
+	}
+	return AR_OK;
+}
+
+/* Nothing fits: why, in err. */
+static int none_fits(const ArFitSpec *f, const Rows *rows, const Rows *refused,
+		     ArFitResult *r, ArError *err)
+{
+	char a[AR_NUMFMT_LEN], b[AR_NUMFMT_LEN], c[AR_NUMFMT_LEN], d[300],
+	     name[AR_HOST_BOUND_LEN];
+	const ArFitRow *m = &r->smallest_row;
+
+	if (refused->n) {
+		m = &refused->v[0];
+		for (int i = 1; i < refused->n; i++)
+			if (refused->v[i].host_bytes < m->host_bytes)
+				m = &refused->v[i];
+		row_name(m, r, d, sizeof d);
+		return ar_fail(err, AR_EXIT_BUDGET, "--fit: %d configuration%s "
+			       "of %d devices fit %s bytes each, but not the "
+			       "host: the least a node's host memory needs is "
+			       "%s bytes (%s), more than %s %s",
+			       refused->n, refused->n == 1 ? "" : "s",
+			       f->devices, ar_fmt_count(a, f->memory),
+			       ar_fmt_count(b, m->host_bytes), d,
+			       ar_host_bound_name(f->host, name),
+			       ar_fmt_count(c, f->host->memory));
+	}
+	if (rows->n)
+		return ar_fail(err, AR_EXIT_BUDGET, "--fit: %d configurations "
+			       "of %d devices fit %s bytes each by estimate, "
+			       "but the first %d planned in full do not",
+			       rows->n, f->devices, ar_fmt_count(a, f->memory),
+			       rows->n < FIT_PLANS ? rows->n : FIT_PLANS);
+	if (!r->smallest)
+		return ar_fail(err, AR_EXIT_MODEL, "--fit: no configuration of "
+			       "%d devices could be planned", f->devices);
+	row_name(m, r, d, sizeof d);
+	return ar_fail(err, AR_EXIT_BUDGET, "--fit: no configuration of %d "
+		       "devices fits %s bytes each; the smallest device memory "
+		       "that would is %s bytes (%s)", f->devices,
+		       ar_fmt_count(a, f->memory),
+		       ar_fmt_count(b, r->smallest), d);
+}
+
 int ar_fit(const ArFitVariant *v, int nv, const ArFitSpec *f,
 	   ArFitResult *r, ArError *err)
 {
-	Rows rows = {0};
-	char a[AR_NUMFMT_LEN], b[AR_NUMFMT_LEN], setup[160] = "";
+	Rows rows = {0}, refused = {0};
 	int rc = AR_OK;
 
 	assert(nv >= 1);
 	memset(r, 0, sizeof *r);
 	r->variants = v;
 	r->nvariants = nv;
+	if (f->host)
+		rc = host_models(v, nv, r, err);
 	for (int i = 0; i < nv && !rc; i++)
-		rc = search_variant(&v[i], i, nv, f, &rows, r, err);
+		rc = search_variant(&v[i], i, nv, f, &rows, &refused, r, err);
 	if (!rc && rows.n) {
 		qsort(rows.v, (size_t)rows.n, sizeof *rows.v, cmp_row);
-		rc = plan_best(v, f, &rows, r, err);
+		rc = plan_best(v, f, &rows, &refused, r, err);
 	}
+	if (refused.n)
+		qsort(refused.v, (size_t)refused.n, sizeof *refused.v, cmp_row);
 	r->rows = rows.v;
 	r->nrows = r->planned ? rows.n : 0;
-	if (!rc && !r->planned && rows.n)
-		return ar_fail(err, AR_EXIT_BUDGET, "--fit: %d configurations "
-			       "of %d devices fit %s bytes each by estimate, "
-			       "but the first %d planned in full do not",
-			       rows.n, f->devices, ar_fmt_count(a, f->memory),
-			       rows.n < FIT_PLANS ? rows.n : FIT_PLANS);
-	if (!rc && !r->planned) {
-		const ArFitRow *m = &r->smallest_row;
-		if (nv > 1) {
-			char d[150];
-			ar_fit_describe(&v[m->variant], d, sizeof d);
-			snprintf(setup, sizeof setup, ", %s", d);
-		}
-		if (!r->smallest)
-			return ar_fail(err, AR_EXIT_MODEL, "--fit: no "
-				       "configuration of %d devices could be "
-				       "planned", f->devices);
-		rc = ar_fail(err, AR_EXIT_BUDGET, "--fit: no configuration of "
-			     "%d devices fits %s bytes each; the smallest "
-			     "device memory that would is %s bytes (dp %d, "
-			     "zero %d, tp %d%s, pp %d, --checkpoint %s%s)",
-			     f->devices, ar_fmt_count(a, f->memory),
-			     ar_fmt_count(b, r->smallest), m->spec.dp,
-			     m->spec.zero,
-			     m->spec.tp, m->spec.sp ? " with sequence "
-			     "parallelism" : "", m->spec.pp,
-			     ar_ckpt_policy_name(m->policy), setup);
-	}
+	r->refused = refused.v;
+	r->nrefused = refused.n;
+	if (!rc && !r->planned)
+		rc = none_fits(f, &rows, &refused, r, err);
 	return rc;
 }
 
 void ar_fit_free(ArFitResult *r)
 {
 	free(r->rows);
+	free(r->refused);
+	free(r->hosts);
 	if (r->planned)
 		ar_devices_free(&r->best);
 	memset(r, 0, sizeof *r);

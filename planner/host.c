@@ -27,6 +27,7 @@
 #include "numfmt.h"
 
 #include <assert.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -83,6 +84,14 @@ const ArHostPartInfo *ar_host_part(int k)
 {
 	assert(k >= 0 && k < AR_HOST_PARTS);
 	return &parts[k];
+}
+
+const char *ar_host_bound_name(const ArHostSpec *h, char *buf)
+{
+	if (!h->memory_name)
+		return "--host-memory";
+	snprintf(buf, AR_HOST_BOUND_LEN, "host memory '%s'", h->memory_name);
+	return buf;
 }
 
 /* The length of name's module path: up to its last '.' (torch names a
@@ -298,7 +307,7 @@ static int check(ArHostBill *out, ArError *err)
 {
 	const ArHostSpec *h = &out->spec;
 	char a[AR_NUMFMT_LEN], b[AR_NUMFMT_LEN], c[AR_NUMFMT_LEN],
-	     d[AR_NUMFMT_LEN];
+	     d[AR_NUMFMT_LEN], name[AR_HOST_BOUND_LEN];
 	int big = -1;
 
 	moments(out);
@@ -310,16 +319,14 @@ static int check(ArHostBill *out, ArError *err)
 		    (big < 0 || out->part[k] > out->part[big]))
 			big = k;
 	return ar_fail(err, AR_EXIT_BUDGET, "the host of node %d (%d rank%s) "
-		       "needs %s bytes %s, %s more than %s%s%s %s; the "
+		       "needs %s bytes %s, %s more than %s %s; the "
 		       "largest part: %s, %s bytes", out->node, out->ranks,
 		       out->ranks == 1 ? "" : "s",
 		       ar_fmt_count(a, out->peak_bytes),
 		       out->load_bytes >= out->step_bytes ?
 		       "while the ranks load the model" : "during the steps",
 		       ar_fmt_count(b, out->peak_bytes - h->memory),
-		       h->memory_name ? "host memory '" : "--host-memory",
-		       h->memory_name ? h->memory_name : "",
-		       h->memory_name ? "'" : "", ar_fmt_count(c, h->memory),
+		       ar_host_bound_name(h, name), ar_fmt_count(c, h->memory),
 		       parts[big].name, ar_fmt_count(d, out->part[big]));
 }
 

@@ -33,6 +33,11 @@ typedef struct ArHostPartInfo {
 
 const ArHostPartInfo *ar_host_part(int k);
 
+/* The host's bound as messages name it: "host memory 'NAME'" or
+ * "--host-memory" (buf: AR_HOST_BOUND_LEN bytes). */
+#define AR_HOST_BOUND_LEN 96
+const char *ar_host_bound_name(const struct ArHostSpec *h, char *buf);
+
 /* --loader, --load-dtype, --gpus-per-node, --host-memory. */
 typedef struct ArHostSpec {
 	int workers, prefetch;  /* workers 0: no loader billed */

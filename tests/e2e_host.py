@@ -34,7 +34,13 @@ the models' own files.
   (d) bad input: exit 1 with a message naming the option;
   (e) DeepSpeed's model_to_params on torch modules (the zoo's GPT-2, Llama
       and BERT) gives the total and largest-module counts arenac finds in
-      their exports (a module: the parameters sharing a module path).
+      their exports (a module: the parameters sharing a module path);
+  (f) the searches use the same "fits": --max-batch's answer is the
+      largest batch whose device and host both fit (the loader's batches
+      grow with it), the next one planned and refused for the host; --fit
+      refuses a configuration whose devices fit but whose host does not
+      (ZeRO-0 replicas each holding a paged optimizer's whole state), and
+      every row's host bill is the one a direct run of it gives.
 """
 import json
 import os
@@ -499,6 +505,110 @@ def pipeline_nodes(tmp):
           sum(d["offloaded"] for d in ranks), (x, ranks))
 
 
+def small_gpt(tmp, name, batch):
+    c = gen_gpt.Config(layers=2, seq=32, batch=batch, hidden=256, heads=4,
+                       vocab=512)
+    path = os.path.join(tmp, name)
+    onnx.save(gen_gpt.build(c), path)
+    return path
+
+
+def max_batch_host(tmp):
+    """--max-batch on a device that takes 309 samples, a host that takes
+    fewer once 64 workers prefetch 16 batches each."""
+    path = small_gpt(tmp, "b1.onnx", 1)
+    step = ["--optimizer", "adam", "--precision", "mixed-bf16", "--memory",
+            "hbm:256M", "--loader", "64:16"]
+    want = 24
+    r, rep = report(tmp, path, *step, "--batch", want)
+    if not check("--batch %d: plans" % want, rep is not None, r.stderr):
+        return
+    x = rep["host"]
+    bound = x["peak_bytes"]
+    check("--batch %d: the loader's batches are the host's peak" % want,
+          x["step_bytes"] == bound > x["load_bytes"], x)
+    r, rep = report(tmp, path, *step, "--max-batch")
+    device = rep["training"]["max_batch"] if rep else 0
+    check("--max-batch without a host bound: the device's answer is "
+          "larger", device > want + 1, r.stderr)
+    r, rep = report(tmp, path, *step, "--max-batch", "--host-memory", bound)
+    check("--max-batch with --host-memory: batch %d, the host's" % want,
+          rep is not None and rep["training"]["max_batch"] == want and
+          rep["host"]["fits"] is True and rep["host"]["headroom_bytes"] == 0,
+          (r.returncode, r.stderr[-400:]))
+    r = arenac("--train", *step, "--max-batch", "--host-memory", bound, path)
+    row = [ln for ln in r.stdout.splitlines()
+           if ln.split()[:1] == [str(want + 1)]]
+    check("--max-batch's table: batch %d planned, refused for the host"
+          % (want + 1), len(row) == 1 and "does not fit the host: over "
+          "--host-memory %s" % format(bound, ",") in row[0], r.stdout[:1500])
+    r = arenac("-q", "--train", *step, "--batch", want + 1, "--host-memory",
+               bound, path)
+    check("--batch %d on its own: exit 3, the host" % (want + 1),
+          r.returncode == 3 and "the host of node 0" in r.stderr, r.stderr)
+    r = arenac("-q", "--train", *step, "--max-batch", "--host-memory",
+               x["load_bytes"] - 1, path)
+    check("--max-batch, a host below the load: exit 3 naming the host",
+          r.returncode == 3 and "the host of node 0" in r.stderr and
+          "not even a batch of 1 fits" in r.stderr, r.stderr)
+
+
+def fit_host(tmp):
+    """--fit 4 devices, paged-adamw: ZeRO-0 over 4 replicas holds the
+    paged state 4 times on the host, every other configuration less than
+    the load's 4 fp32 copies."""
+    path = small_gpt(tmp, "b2.onnx", 2)
+    step = ["--optimizer", "paged-adamw", "--precision", "bf16", "--fit",
+            "4x1G"]
+    r, rep = report(tmp, path, *step)
+    if not check("--fit, paged-adamw: plans", rep is not None, r.stderr):
+        return
+    rows = rep["fit"]["configurations"]
+    hosts = sorted({c.get("host_bytes") or 0 for c in rows})
+    check("--fit: every row has its host bill", len(hosts) >= 2 and
+          all(c.get("host_bytes", 0) > 0 and c.get("host_fits", 1) is None
+              for c in rows), hosts)
+    if len(hosts) < 2:
+        return
+    bound = hosts[-2]
+    over = [c for c in rows if c["host_bytes"] > bound]
+    check("--fit: the configurations over are ZeRO-0 over 4 replicas",
+          over and all(c["dp"] == 4 and c["zero"] == 0 for c in over), over)
+    c = over[0]
+    r2, one = report(tmp, path, "--optimizer", "paged-adamw", "--precision",
+                     "bf16", "--dp", 4, "--checkpoint", c["checkpoint_policy"])
+    check("--fit: a row's host bill is a direct run's (--dp 4)",
+          one is not None and one["host"]["peak_bytes"] == c["host_bytes"],
+          (r2.stderr, c))
+    r, rep = report(tmp, path, *step, "--host-memory", bound)
+    if not check("--fit --host-memory: plans", rep is not None, r.stderr):
+        return
+    f = rep["fit"]
+    refused = f.get("host_refused", [])
+    check("--fit --host-memory: the rows over the host are refused, not "
+          "ranked", len(f["configurations"]) == len(rows) - len(over) and
+          all(x["host_bytes"] <= bound and x["host_fits"] is True
+              for x in f["configurations"]) and
+          len(refused) == len(over) and
+          all(x["host_bytes"] > bound and x["host_fits"] is False
+              for x in refused), (len(rows), len(over), refused))
+    check("--fit --host-memory: the planned configuration's host fits",
+          rep["host"]["fits"] is True and
+          rep["host"]["peak_bytes"] == f["configurations"][0]["host_bytes"],
+          rep["host"])
+    r = arenac("--train", *step, "--host-memory", bound, path)
+    check("--fit's table names the host of the refused",
+          r.returncode == 0 and "refused: %d whose devices fit but whose "
+          "host needs more than --host-memory %s" % (len(over),
+                                                     format(bound, ","))
+          in r.stdout, r.stdout[:3000])
+    r = arenac("-q", "--train", *step, "--host-memory", hosts[0] - 1, path)
+    check("--fit, no host fits: exit 3 naming the least host a node needs",
+          r.returncode == 3 and "but not the host: the least a node's "
+          "host memory needs is %s bytes" % format(hosts[0], ",")
+          in r.stderr, r.stderr)
+
+
 def bad_input(gpt2):
     for opts, what in [
             (["--loader", "x"], "--loader wants WORKERS[:PREFETCH]"),
@@ -530,6 +640,8 @@ def main():
         offload_memory(tmp)
         pipeline_nodes(tmp)
         torch_modules(tmp)
+        max_batch_host(tmp)
+        fit_host(tmp)
         gpt2 = os.path.join(tmp, "gpt2.onnx")
         subprocess.run([sys.executable, os.path.join(ROOT, "testdata",
                                                      "gen_gpt.py"),
