@@ -38,6 +38,7 @@ Prints "e2e_unroll: N passed, N failed"; exits 1 on failure.
 """
 import json
 import os
+import shlex
 import subprocess
 import sys
 import tempfile
@@ -163,7 +164,7 @@ def runs(what, path, inputs, want, *opts):
     if not T.check(what + ": header written", r.returncode == 0, r.stderr):
         return
     cc = subprocess.run(
-        [os.environ.get("CC", "cc"), "-std=c11", "-O0",
+        shlex.split(os.environ.get("CC") or "cc") + ["-std=c11", "-O0",
          "-D_POSIX_C_SOURCE=200809L", "-I" + os.path.join(ROOT, "runtime"),
          "-I" + os.path.join(ROOT, "tests"), "-I" + os.path.join(build, "gen"),
          "-I" + TMP, '-DARENAC_HEADER="%s.h"' % os.path.basename(base),
