@@ -232,6 +232,9 @@ typedef enum { RT_POOL_MAX, RT_POOL_AVG, RT_POOL_AVG_PAD } rt_pool_kind;
 void rt_pool2d(rt_pool_kind k, const rt_conv *p, const int64_t *pads_end,
 	       int dt, const void *x, const rt_shape *xs, void *y,
 	       const rt_shape *ys, int64_t *indices, int col_major);
+/* GlobalMaxPool (is_max) or GlobalAveragePool of float32 x [N, C, ...]
+ * into y [N, C, 1, ...]. */
+void rt_global_pool(int is_max, const float *x, const rt_shape *xs, float *y);
 void rt_lrn(int64_t size, float alpha, float beta, float bias,
 	    const float *x, const rt_shape *xs, float *y);
 

@@ -17,7 +17,7 @@ typedef enum { IP_NO, IP_YES, IP_ANY } InPlace;
 
 typedef struct art_op {
 	const char *domain, *op;
-	OpFn fn;            /* NULL: left out of this build (optable.c) */
+	OpFn fn;            /* NULL: the table's end mark (optable.c) */
 	InPlace inplace;
 } art_op;
 
