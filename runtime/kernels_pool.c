@@ -63,7 +63,8 @@ static float avg_window(rt_pool_kind k, const rt_conv *p,
 	for (int64_t ih = h0; ih < h1; ih++)
 		for (int64_t iw = w0; iw < w1; iw++)
 			sum += xc[ih * W + iw];
-	return count > 0 ? sum / (float)count : 0.0f;
+	/* count through double (exact): see rt_dequantize. */
+	return count > 0 ? sum / (float)(double)count : 0.0f;
 }
 
 void rt_pool2d(rt_pool_kind k, const rt_conv *p, const int64_t *pads_end,

@@ -30,12 +30,13 @@
 
 /* An op left out has no entry at all, so that neither its kernel nor
  * its name reaches the firmware's flash. */
-#define ART_ENTRY_1(domain, op, fn, inplace) {domain, op, fn, inplace},
+#define ART_ENTRY_1(domain, op, fn, inplace) \
+	{domain, op, fn, inplace, ART_IS_SET(ART_PLACES_ITSELF_##fn)},
 #define ART_ENTRY_0(domain, op, fn, inplace)
 #define ART_ENTRY(id, domain, op, fn, inplace) \
 	ART_CAT(ART_ENTRY_, ART_KEEP(id))(domain, op, fn, inplace)
 
 /* The end mark (no function) keeps the table non-empty whatever the
  * model runs. */
-const art_op art_ops[] = {ART_OPS(ART_ENTRY) {"", "", NULL, IP_NO}};
+const art_op art_ops[] = {ART_OPS(ART_ENTRY) {"", "", NULL, IP_NO, 0}};
 const int art_nops = (int)(sizeof art_ops / sizeof art_ops[0]);
