@@ -69,8 +69,11 @@ static float half_to_float(uint16_t h)
 	uint32_t sign = (uint32_t)(h >> 15) << 31, e = h >> 10 & 31, m = h & 1023;
 	if (e == 31)                        /* inf, NaN */
 		return bits_to_float(sign | 0x7f800000u | m << 13);
-	if (e == 0)                         /* zero, subnormal: m * 2^-24 */
-		return (sign ? -1.0f : 1.0f) * ldexpf((float)m, -24);
+	/* Zero, subnormal: m * 2^-24, a float product and exact (a normal
+	 * float), where ldexpf would link libm's scalbnf into every
+	 * firmware that reads a float tensor. */
+	if (e == 0)
+		return (sign ? -1.0f : 1.0f) * ((float)m * 0x1p-24f);
 	return bits_to_float(sign | (e + 112) << 23 | m << 13);
 }
 
