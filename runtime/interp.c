@@ -294,8 +294,7 @@ int rt_run_steps(Ctx *c)
 		k = find_op(c->s->domain, c->s->op);
 		/* Views and concats check their own placement, and copy
 		 * nothing when it is right; other noops are checked here. */
-		if (c->s->noop && (k < 0 || (art_ops[k].fn != op_copy &&
-					 art_ops[k].fn != op_concat))) {
+		if (c->s->noop && (k < 0 || !art_ops[k].places_itself)) {
 			if (check_noop(c))
 				return -1;
 			continue;

@@ -39,6 +39,11 @@ double rt_get_f(int dt, const void *p, int64_t i);
 int64_t rt_get_i(int dt, const void *p, int64_t i);
 void rt_set_f(int dt, void *p, int64_t i, double v);
 void rt_set_i(int dt, void *p, int64_t i, int64_t v);
+/* The same for integer and bool types only (0 read, nothing written for
+ * others): the integer kernels' accessors, which leave the float
+ * conversions (float16's among them) out of an int8 firmware. */
+int64_t rt_get_int(int dt, const void *p, int64_t i);
+void rt_set_int(int dt, void *p, int64_t i, int64_t v);
 /* y = x converted to y's type; y may be x when the sizes agree. */
 void rt_cast(const rt_arr *x, rt_arr *y);
 /* y[i] = start + i * delta in y's type (start, delta: its first value). */
@@ -232,6 +237,9 @@ typedef enum { RT_POOL_MAX, RT_POOL_AVG, RT_POOL_AVG_PAD } rt_pool_kind;
 void rt_pool2d(rt_pool_kind k, const rt_conv *p, const int64_t *pads_end,
 	       int dt, const void *x, const rt_shape *xs, void *y,
 	       const rt_shape *ys, int64_t *indices, int col_major);
+/* GlobalMaxPool (is_max) or GlobalAveragePool of float32 x [N, C, ...]
+ * into y [N, C, 1, ...]. */
+void rt_global_pool(int is_max, const float *x, const rt_shape *xs, float *y);
 void rt_lrn(int64_t size, float alpha, float beta, float bias,
 	    const float *x, const rt_shape *xs, float *y);
 

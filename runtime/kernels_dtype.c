@@ -69,8 +69,11 @@ static float half_to_float(uint16_t h)
 	uint32_t sign = (uint32_t)(h >> 15) << 31, e = h >> 10 & 31, m = h & 1023;
 	if (e == 31)                        /* inf, NaN */
 		return bits_to_float(sign | 0x7f800000u | m << 13);
-	if (e == 0)                         /* zero, subnormal: m * 2^-24 */
-		return (sign ? -1.0f : 1.0f) * ldexpf((float)m, -24);
+	/* Zero, subnormal: m * 2^-24, a float product and exact (a normal
+	 * float), where ldexpf would link libm's scalbnf into every
+	 * firmware that reads a float tensor. */
+	if (e == 0)
+		return (sign ? -1.0f : 1.0f) * ((float)m * 0x1p-24f);
 	return bits_to_float(sign | (e + 112) << 23 | m << 13);
 }
 
@@ -126,7 +129,7 @@ static int64_t f2i(double v)
 
 /* An integer or bool element; 0 for any other type (the operand checks
  * keep those out). */
-static int64_t int_get(int dt, const void *p, int64_t i)
+int64_t rt_get_int(int dt, const void *p, int64_t i)
 {
 	switch (dt) {
 	case ART_DT_UINT8: return ((const uint8_t *)p)[i];
@@ -149,18 +152,18 @@ double rt_get_f(int dt, const void *p, int64_t i)
 	case ART_DT_DOUBLE: return ((const double *)p)[i];
 	case ART_DT_FLOAT16: return half_to_float(((const uint16_t *)p)[i]);
 	case ART_DT_BFLOAT16: return bf16_to_float(((const uint16_t *)p)[i]);
-	default: return (double)int_get(dt, p, i);
+	default: return (double)rt_get_int(dt, p, i);
 	}
 }
 
 int64_t rt_get_i(int dt, const void *p, int64_t i)
 {
-	return rt_is_float(dt) ? f2i(rt_get_f(dt, p, i)) : int_get(dt, p, i);
+	return rt_is_float(dt) ? f2i(rt_get_f(dt, p, i)) : rt_get_int(dt, p, i);
 }
 
 /* Narrowing keeps the low bits (two's complement on every target); other
  * types are left alone. */
-static void int_set(int dt, void *p, int64_t i, int64_t v)
+void rt_set_int(int dt, void *p, int64_t i, int64_t v)
 {
 	switch (dt) {
 	case ART_DT_UINT8: ((uint8_t *)p)[i] = (uint8_t)v; break;
@@ -184,7 +187,7 @@ void rt_set_f(int dt, void *p, int64_t i, double v)
 	case ART_DT_FLOAT16: ((uint16_t *)p)[i] = float_to_half((float)v); break;
 	case ART_DT_BFLOAT16: ((uint16_t *)p)[i] = float_to_bf16((float)v); break;
 	case ART_DT_BOOL: ((uint8_t *)p)[i] = v != 0; break;
-	default: int_set(dt, p, i, f2i(v)); break;
+	default: rt_set_int(dt, p, i, f2i(v)); break;
 	}
 }
 
@@ -193,7 +196,7 @@ void rt_set_i(int dt, void *p, int64_t i, int64_t v)
 	if (rt_is_float(dt))
 		rt_set_f(dt, p, i, (double)v);
 	else
-		int_set(dt, p, i, v);
+		rt_set_int(dt, p, i, v);
 }
 
 void rt_cast(const rt_arr *x, rt_arr *y)

@@ -102,7 +102,7 @@ void rt_matmul(const float *a, const rt_shape *as, const float *b,
 /* Zero point i of q (one for all when it has one). */
 static int64_t zero_point(const rt_qin *q, int64_t i)
 {
-	return q->zp ? rt_get_i(q->zdt, q->zp, q->nzp == 1 ? 0 : i) : 0;
+	return q->zp ? rt_get_int(q->zdt, q->zp, q->nzp == 1 ? 0 : i) : 0;
 }
 
 void rt_requant_store(const rt_requant *rq, int64_t s, int64_t r,
@@ -113,7 +113,7 @@ void rt_requant_store(const rt_requant *rq, int64_t s, int64_t r,
 	int64_t lo, hi;
 
 	if (!rq) {
-		rt_set_i(y->dt, y->p, i, (int32_t)(uint32_t)s);
+		rt_set_int(y->dt, y->p, i, (int32_t)(uint32_t)s);
 		return;
 	}
 	/* The multiplier in float32, the product in double, as the spec's
@@ -123,7 +123,7 @@ void rt_requant_store(const rt_requant *rq, int64_t s, int64_t r,
 	v = nearbyint((double)s * (double)scale) + (double)rq->zy;
 	lo = y->dt == ART_DT_INT8 ? -128 : 0;
 	hi = y->dt == ART_DT_INT8 ? 127 : 255;
-	rt_set_i(y->dt, y->p, i, !(v >= (double)lo) ? lo :
+	rt_set_int(y->dt, y->p, i, !(v >= (double)lo) ? lo :
 		 v > (double)hi ? hi : (int64_t)v);
 }
 
@@ -140,8 +140,8 @@ void rt_matmul_int(const rt_qin *a, const rt_shape *as, const rt_qin *b,
 			int64_t za = zero_point(a, i), zb = zero_point(b, j);
 			int64_t s = 0;
 			for (int64_t l = 0; l < g.k; l++)
-				s += (rt_get_i(a->dt, a->p, oa + i * g.k + l) - za) *
-				     (rt_get_i(b->dt, b->p, ob + l * g.n + j) - zb);
+				s += (rt_get_int(a->dt, a->p, oa + i * g.k + l) - za) *
+				     (rt_get_int(b->dt, b->p, ob + l * g.n + j) - zb);
 			rt_requant_store(rq, s, i, j, y, (t * g.m + i) * g.n + j);
 		}
 	}

@@ -1,5 +1,6 @@
 /*
- * kernels_pool.c — pooling and local response normalisation.
+ * kernels_pool.c — pooling (windowed and global) and local response
+ * normalisation.
  *
  * Output shapes come from the plan, so ceil_mode needs no code here: a
  * window that runs past the (padded) input is simply clipped.
@@ -62,7 +63,8 @@ static float avg_window(rt_pool_kind k, const rt_conv *p,
 	for (int64_t ih = h0; ih < h1; ih++)
 		for (int64_t iw = w0; iw < w1; iw++)
 			sum += xc[ih * W + iw];
-	return count > 0 ? sum / (float)count : 0.0f;
+	/* count through double (exact): see rt_dequantize. */
+	return count > 0 ? sum / (float)(double)count : 0.0f;
 }
 
 void rt_pool2d(rt_pool_kind k, const rt_conv *p, const int64_t *pads_end,
@@ -95,6 +97,31 @@ void rt_pool2d(rt_pool_kind k, const rt_conv *p, const int64_t *pads_end,
 			if (indices)
 				indices[o] = c * H * W + (at < 0 ? 0 :
 					col_major ? at % W * H + at / W : at);
+		}
+	}
+}
+
+/* Each channel's plane is contiguous: its values in order, as
+ * kernels_reduce.c's odometer would visit them over the trailing axes.
+ * The mean accumulates in double as rt_reduce_apply's RT_R_MEAN does,
+ * so that both give the same bits; the maximum is exact in float, NaN
+ * winning as there. */
+void rt_global_pool(int is_max, const float *x, const rt_shape *xs, float *y)
+{
+	int64_t nc = xs->d[0] * xs->d[1], hw = 1;
+	for (int i = 2; i < xs->rank; i++)
+		hw *= xs->d[i];
+	for (int64_t o = 0; o < nc; o++, x += hw) {
+		if (is_max) {
+			float m = -INFINITY;
+			for (int64_t k = 0; k < hw; k++)
+				m = x[k] > m || x[k] != x[k] ? x[k] : m;
+			y[o] = m;
+		} else {
+			double acc = 0;
+			for (int64_t k = 0; k < hw; k++)
+				acc += x[k];
+			y[o] = (float)(acc / (double)hw);
 		}
 	}
 }

@@ -40,9 +40,9 @@ void rt_quantize(const rt_arr *x, const rt_qparam *q, rt_arr *y)
 	range_of(y->dt, &lo, &hi);
 	for (int64_t i = 0; i < n; i++) {
 		int64_t c = channel(q, i);
-		int64_t zp = q->zp ? rt_get_i(q->zdt, q->zp, c) : 0;
+		int64_t zp = q->zp ? rt_get_int(q->zdt, q->zp, c) : 0;
 		float v = (float)rt_get_f(x->dt, x->p, i) / q->scale[c];
-		rt_set_i(y->dt, y->p, i, saturate(v, zp, lo, hi));
+		rt_set_int(y->dt, y->p, i, saturate(v, zp, lo, hi));
 	}
 }
 
@@ -51,8 +51,15 @@ void rt_dequantize(const rt_arr *x, const rt_qparam *q, float *y)
 	int64_t n = rt_numel(&x->s);
 	for (int64_t i = 0; i < n; i++) {
 		int64_t c = channel(q, i);
-		int64_t zp = q->zp ? rt_get_i(q->zdt, q->zp, c) : 0;
-		y[i] = (float)(rt_get_i(x->dt, x->p, i) - zp) * q->scale[c];
+		int64_t zp = q->zp ? rt_get_int(q->zdt, q->zp, c) : 0;
+		/* The difference through double, exact below 2^53, so
+		 * rounded to float once as directly: a Cortex-M's FPU
+		 * converts no 64-bit integer, and libgcc's int64-to-float
+		 * is soft-float code of its own (~700 bytes of flash), the
+		 * double conversions being linked by the requantisation
+		 * anyway (kernels_matmul.c). */
+		y[i] = (float)(double)(rt_get_int(x->dt, x->p, i) - zp) *
+		       q->scale[c];
 	}
 }
 

@@ -1,6 +1,6 @@
 /*
- * kernels_reduce.c — reductions over any set of axes (Reduce*, global
- * pools, MeanVarianceNormalization), ArgMax / ArgMin and CumSum.
+ * kernels_reduce.c — reductions over any set of axes (Reduce*,
+ * MeanVarianceNormalization), ArgMax / ArgMin and CumSum.
  *
  * A reduction splits x's axes into kept and reduced ones and walks two
  * odometers: the outer one over the kept axes gives each output element's

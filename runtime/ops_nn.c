@@ -233,13 +233,14 @@ int op_pool(Ctx *c)
 /* GlobalAveragePool and GlobalMaxPool: a reduction over axes 2 on. */
 int op_global_pool(Ctx *c)
 {
-	rt_arr x, y;
-	if (ctx_float_only(c) || ctx_arg(c, 0, 1, &x) || ctx_res(c, 0, &y))
+	const float *x;
+	float *y;
+	rt_shape xs, ys;
+	if (ctx_fin(c, 0, 1, &x, &xs) || ctx_fout(c, 0, &y, &ys))
 		return -1;
-	if (x.s.rank < 2)
+	if (xs.rank < 2)
 		return ctx_fail(c, "wants rank 2 or more");
-	rt_reduce_apply(strcmp(c->s->op, "GlobalMaxPool") ? RT_R_MEAN :
-			RT_R_MAX, &x, ((1u << x.s.rank) - 1) & ~3u, &y);
+	rt_global_pool(!strcmp(c->s->op, "GlobalMaxPool"), x, &xs, y);
 	return 0;
 }
 

@@ -141,7 +141,7 @@ static int out_quant(Ctx *c, int j, const rt_arr *y, rt_requant *rq)
 		return ctx_fail(c, "wants an int8 or uint8 output with one zero "
 				"point");
 	rq->sy = sy[0];
-	rq->zy = z.p ? rt_get_i(z.dt, z.p, 0) : 0;
+	rq->zy = z.p ? rt_get_int(z.dt, z.p, 0) : 0;
 	return 0;
 }
 

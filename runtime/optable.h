@@ -17,9 +17,18 @@ typedef enum { IP_NO, IP_YES, IP_ANY } InPlace;
 
 typedef struct art_op {
 	const char *domain, *op;
-	OpFn fn;            /* NULL: left out of this build (optable.c) */
+	OpFn fn;            /* NULL: the table's end mark (optable.c) */
 	InPlace inplace;
+	int places_itself;  /* ART_PLACES_ITSELF_<fn> */
 } art_op;
+
+/* The kernels that check a noop step's placement themselves (views and
+ * elided concats: they copy nothing when it is right), which the
+ * interpreter runs for noop steps too; a flag of the table rather than
+ * a comparison with their addresses, which would link them into every
+ * firmware. */
+#define ART_PLACES_ITSELF_op_copy 1
+#define ART_PLACES_ITSELF_op_concat 1
 
 extern const art_op art_ops[];
 extern const int art_nops;

@@ -25,7 +25,7 @@ row() {
 	all=$(arm-none-eabi-gcc -mcpu=cortex-m4 -mthumb -mfloat-abi=hard \
 		-mfpu=fpv4-sp-d16 -nostartfiles --specs=nano.specs \
 		-Wl,--gc-sections -T firmware/mps2_an386.ld -o "$out/all.elf" \
-		"$out/main.o" "$out/semihost.o" "$out/inputs.o" \
+		"$out/main.o" "$out/semihost.o" "$out/strcmp.o" "$out/inputs.o" \
 		"$out/weights.o" "$BUILD/rt-arm-none-eabi-cortex-m4/libarenac_rt.a" \
 		-lm && arm-none-eabi-size "$out/all.elf" |
 		awk 'NR == 2 {print $1 + $2}')

@@ -8,7 +8,8 @@
 # writes the inputs as a C array (firmware/host_io carray), builds
 # BUILD/firmware/NAME.elf for Arm's MPS2 AN386 board (a Cortex-M4F:
 # firmware/mps2_an386.ld) from firmware/main.c, the board code
-# (firmware/semihost.c) and the runtime built for the target
+# (firmware/semihost.c), a small strcmp (firmware/strcmp.c) and the
+# runtime built for the target
 # (make runtime CROSS=arm-none-eabi- CPU=cortex-m4) with only the kernels
 # the model uses (runtime/optable.c cut by the header), linked with
 # newlib-nano and no system calls: a runtime that allocated or printed
@@ -64,6 +65,7 @@ cc_target -DARENAC_HEADER='"net.h"' -DLO=net -DUP=NET \
 cc_target -DARENAC_HEADER='"net.h"' -DARENAC_UP=NET -c runtime/optable.c \
 	-o "$out/optable.o"
 cc_target -c firmware/semihost.c -o "$out/semihost.o"
+cc_target -c firmware/strcmp.c -o "$out/strcmp.o"
 cc_target -c "$out/inputs.c" -o "$out/inputs.o"
 # The weights as the generated file leaves them: no -Werror rules of ours.
 ${CROSS}gcc $CPU_FLAGS -std=c11 -Os -fdata-sections \
@@ -72,9 +74,8 @@ ${CROSS}gcc $CPU_FLAGS -std=c11 -Os -fdata-sections \
 # shellcheck disable=SC2086
 ${CROSS}gcc $CPU_FLAGS -nostartfiles --specs=nano.specs -Wl,--gc-sections \
 	-Wl,-Map="$out/$name.map" -T firmware/mps2_an386.ld -o "$out/$name.elf" \
-	"$out/main.o" "$out/optable.o" "$out/semihost.o" "$out/inputs.o" \
-	"$out/weights.o" \
-	"$RTX" -lm
+	"$out/main.o" "$out/optable.o" "$out/semihost.o" "$out/strcmp.o" \
+	"$out/inputs.o" "$out/weights.o" "$RTX" -lm
 ${CROSS}size "$out/$name.elf" | awk -v n="$name" 'NR == 2 {
 	printf "firmware %s: flash %d bytes (code %d + data %d), RAM %d bytes " \
 	       "(data %d + bss %d, the arena and the stack included)\n",

@@ -18,7 +18,8 @@
 #                    with the sample rate a run-time input, the If kernel
 #                    running the branch in its planned workspace
 #
-# and every firmware is checked with arm-none-eabi-nm: no malloc, free,
+# the int8 CNN's flash less its weights is under a bound, and every
+# firmware is checked with arm-none-eabi-nm: no malloc, free,
 # printf family or _sbrk linked (the runtime never allocates or prints);
 # its arena is in the linker script's .arena section, placed there by
 # the header's PREFIX_ARENA_SECTION hook; and its tables are in flash,
@@ -95,6 +96,16 @@ fw() {
 
 fw lenet testdata/lenet.onnx "--dim N=1" "" testdata/lenet_output_0.pb
 fw quant_cnn_int8 testdata/quant_cnn_int8.onnx "--dim-default 1" "" host
+# Its flash (text + data, arm-none-eabi-size) less its weights' bytes:
+# what the runtime, the kernels it runs, the tables and newlib take.
+# Issue 29 asks for 20 KB; the cuts so far reach 26,224 bytes (the
+# README's deployment section says what remains), so the bound is 27 KB.
+q=$BUILD/firmware/quant_cnn_int8
+wbytes=$(sed -n 's/^#define NET_WEIGHTS_SIZE \([0-9]*\)u$/\1/p' "$q/net.h")
+code=$(arm-none-eabi-size "$q/quant_cnn_int8.elf" 2>/dev/null |
+	awk -v w="$wbytes" 'NR == 2 && w != "" {print $1 + $2 - w}')
+[ -n "$code" ] && [ "$code" -lt $((27 * 1024)) ]
+check "quant_cnn_int8's flash less its $wbytes bytes of weights: $code bytes, under 27 KB" $?
 cls=$M/ch_ppocr_mobile_v2.0_cls_infer
 mg=$M/magika_standard_v3_3
 if [ -f "$cls.onnx" ]; then

@@ -259,7 +259,7 @@ for spec in "silero_vad_legacy 3 --dim batch=1 --dim sequence=512" \
 			ins="$ins --input $M/${stem}_input_$k.pb"
 	done
 	build "$stem (run-time If)" vad "$M/$stem.onnx" "$@" || continue
-	if ! grep -q '{"If", [A-Z_]*OP_IF, "", "If' "$tmp/vad.h"; then
+	if ! grep -q '{"If", [A-Z0-9_]*_OP_IF, "", "If' "$tmp/vad.h"; then
 		bad "$stem: the plan has no If step"
 		continue
 	fi
