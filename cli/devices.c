@@ -9,6 +9,7 @@
  * every stage whichever stage's plan it carries.
  */
 #include "devices_print.h"
+#include "max_fit.h"
 #include "numfmt.h"
 #include "options.h"
 #include "values.h"
@@ -135,10 +136,13 @@ static FILE *table_file(const Cli *c)
 	return cli_no_outputs(c) ? stdout : c->stats ? stderr : NULL;
 }
 
-/* The model's micro-batch: --batch, else the first input's axis 0. */
+/* The model's micro-batch as loaded: --batch where it reached an input
+ * (it leaves a fixed axis 0 other than 1: bind.c), else the first
+ * input's axis 0 (the file's, or --dim-default's).  c->load.batch is -1
+ * when --batch is not given. */
 static int64_t model_batch(const Cli *c, const ArGraph *g)
 {
-	if (c->load.batch)
+	if (c->load.batch > 0 && cli_takes_batch(g, c->load.batch))
 		return c->load.batch;
 	for (int i = 0; i < g->ninputs; i++) {
 		const ArTensor *t = &g->tensors[g->inputs[i]];
@@ -196,11 +200,13 @@ static int make_setups(const Cli *c, const ArGraph *g, int given,
 		if (x->n[CLI_AXIS_BATCH]) {
 			int i = at[CLI_AXIS_BATCH];
 			int64_t b = x->batch[i];
+			char what[48];
+			snprintf(what, sizeof what, "--fit-axis batch=%" PRId64,
+				 b);
 			if (global % b) {
-				rc = ar_fail(err, AR_EXIT_USAGE, "--fit-axis "
-					     "batch=%" PRId64 ": the global "
+				rc = ar_fail(err, AR_EXIT_USAGE, "%s: the global "
 					     "batch %" PRId64 " is not a "
-					     "multiple of it", b, global);
+					     "multiple of it", what, global);
 				break;
 			}
 			if (!graphs[i]) {
@@ -214,6 +220,12 @@ static int make_setups(const Cli *c, const ArGraph *g, int given,
 							      &lo.diag,
 							      c->bounds,
 							      c->nbounds, err);
+				/* A batch the file fixes: every setup would
+				 * plan it, whatever its label (max_fit.c
+				 * refuses it alike). */
+				if (!rc)
+					rc = cli_check_batch(graphs[i], b, what,
+							     err);
 				if (rc)
 					break;
 			}

@@ -54,8 +54,7 @@ typedef struct Refusal {
 	ArError err;
 } Refusal;
 
-/* Whether --batch b reached any graph input's axis 0. */
-static bool takes_batch(const ArGraph *g, int64_t b)
+bool cli_takes_batch(const ArGraph *g, int64_t b)
 {
 	for (int i = 0; i < g->ninputs; i++) {
 		const ArTensor *t = &g->tensors[g->inputs[i]];
@@ -63,6 +62,26 @@ static bool takes_batch(const ArGraph *g, int64_t b)
 			return true;
 	}
 	return false;
+}
+
+int cli_check_batch(const ArGraph *g, int64_t b, const char *what,
+		    ArError *err)
+{
+	const ArTensor *first = NULL;
+	if (cli_takes_batch(g, b))
+		return AR_OK;
+	for (int i = 0; i < g->ninputs && !first; i++)
+		if (g->tensors[g->inputs[i]].rank > 0)
+			first = &g->tensors[g->inputs[i]];
+	if (!first)
+		return ar_fail(err, AR_EXIT_USAGE, "%s: no graph input takes "
+			       "--batch: none has an axis 0", what);
+	return ar_fail(err, AR_EXIT_USAGE, "%s: no graph input takes --batch "
+		       "%" PRId64 ": the model's batch is fixed at %" PRId64
+		       " (graph input '%s', axis 0; --batch binds an axis 0 "
+		       "that is symbolic or 1); re-export the model with a "
+		       "dynamic batch axis", what, b, first->dims[0],
+		       first->name);
 }
 
 void cli_max_fit_set(const Cli *c, int64_t v, ArLoadOptions *lo,
@@ -103,10 +122,9 @@ static int try_value(const Cli *c, int64_t v, Try *t, Refusal *why,
 	rc = ar_load_onnx(c->model, &lo, &g, &e);
 	if (!rc)
 		rc = ar_infer_bounded(g, &lo.diag, c->bounds, c->nbounds, &e);
-	if (!rc && !c->max_dim && v == 2 && !takes_batch(g, 2))
-		rc = ar_fail(&e, AR_EXIT_USAGE, "--max-batch: no graph input "
-			     "takes --batch (axis 0 must be symbolic or 1); "
-			     "re-export the model with a dynamic batch axis");
+	/* A fixed batch would plan every value alike, "fitting" them all. */
+	if (!rc && !c->max_dim)
+		rc = cli_check_batch(g, v, "--max-batch", &e);
 	if (rc) {
 		ar_graph_free(g);
 		if (v == 1 || rc == AR_EXIT_USAGE || rc == AR_EXIT_INTERNAL) {

@@ -11,9 +11,22 @@
  * c->max_dim whose training step fits c's device, each value tried
  * planned in full; prints the table of the tries (unless quiet).
  * AR_EXIT_BUDGET with err naming why when even 1 does not fit;
- * AR_EXIT_USAGE without a device, or when no input takes --batch.
+ * AR_EXIT_USAGE without a device, or when no input takes --batch
+ * (cli_check_batch).
  */
 int cli_max_fit(const Cli *c, int64_t *best, ArError *err);
+
+/* Whether --batch b reached g, loaded with it: some graph input's axis
+ * 0 is b. */
+bool cli_takes_batch(const ArGraph *g, int64_t b);
+
+/*
+ * AR_OK when --batch b reached g (cli_takes_batch), else AR_EXIT_USAGE with err saying, after what
+ * (the option asking for b), the batch the file fixes (bind.c leaves a
+ * fixed axis 0 other than 1, warning).
+ */
+int cli_check_batch(const ArGraph *g, int64_t b, const char *what,
+		    ArError *err);
 
 /*
  * lo with the searched quantity set to v: --batch, or --dim NAME=v in

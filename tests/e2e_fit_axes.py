@@ -17,6 +17,14 @@ configurations are ranked with the others'.  Checked:
     bytes, and the nf4 rows hold the bf16 ones less the base's
     difference; the quantised base is in the multi-device bill (--dp 1
     bills what the one-device run does: it was left out before);
+  - the model's own batch without --batch: a batch fixed at 1 in the file
+    (what --batch binds) is the micro-batch the axis varies, the global
+    batch 1 x 4 devices (it was -1 x 4: --batch's "not given" value read
+    as the batch, "out of range"); a batch fixed at 4 (--batch leaves
+    it, as bind.c says) cannot be varied: exit 1 naming the value asked
+    and the fixed 4 (it said "the global batch -2"), while batch=4 itself
+    plans what --fit does without the axis; --max-batch on a batch fixed
+    at 2 likewise (it "fit" every batch up to 524,288, planning 2);
   - bad input: no --fit, an unknown axis or value, an axis given twice, a
     micro-batch not dividing the global batch, more setups than --fit
     plans, a setup that cannot be planned (a LoRA rank above a weight's
@@ -166,6 +174,69 @@ def llama(tmp):
               diff == saved, (diff, saved))
 
 
+def small_gpt(tmp, batch):
+    path = os.path.join(tmp, "gpt_b%d.onnx" % batch)
+    subprocess.run([PYTHON, os.path.join(ROOT, "testdata", "gen_gpt.py"),
+                    "--layers", "2", "--hidden", "128", "--seq", "32",
+                    "--batch", str(batch), path], check=True,
+                   stdout=subprocess.DEVNULL)
+    return path
+
+
+def fixed_batch(tmp):
+    step = ["--optimizer", "adam"]
+    # Batch 1 in the file is a batch axis: no --batch, the global batch
+    # is 1 a device.
+    one = small_gpt(tmp, 1)
+    r, rep = report(tmp, one, *step, "--fit", "4x1G",
+                    "--fit-axis", "batch=1,2,4")
+    if check("batch 1 in the file, no --batch: --fit-axis batch=1,2,4 "
+             "plans", rep, r.stderr):
+        rows = rep["fit"]["configurations"]
+        check("batch 1 in the file: every row a global batch of 4",
+              {x["batch"] for x in rows} == {1, 2, 4} and
+              all(x["batch"] * x["microbatches"] * x["dp"] == 4
+                  for x in rows), rows[:3])
+        key = lambda x: (x["dp"], x["zero"], x["tp"],  # noqa: E731
+                         x["sequence_parallel"], x["checkpoint_policy"])
+        b1 = {key(x): x["largest_bytes"] for x in rows
+              if x["batch"] == 1 and x["pp"] == 1}
+        b2 = {key(x): x["largest_bytes"] for x in rows
+              if x["batch"] == 2 and x["pp"] == 1}
+        common = set(b1) & set(b2)
+        check("batch 1 in the file: micro-batch 2 holds more than 1 "
+              "(%d configurations)" % len(common), common and
+              all(b2[k] > b1[k] for k in common), (b1, b2))
+    # Batch 4 in the file: --batch cannot reach it, nor the axis.
+    four = small_gpt(tmp, 4)
+    r = arenac("-q", "--train", *step, "--fit", "4x1G",
+               "--fit-axis", "batch=1,2,4", four)
+    check("batch fixed at 4: --fit-axis batch=1,2,4: exit 1 naming 1 "
+          "and the fixed 4", r.returncode == 1 and
+          "--fit-axis batch=1: no graph input takes --batch 1: the "
+          "model's batch is fixed at 4 (graph input 'input_ids', axis 0"
+          in r.stderr and "batch -" not in r.stderr, r.stderr)
+    r, rep = report(tmp, four, *step, "--fit", "2x1G",
+                    "--fit-axis", "batch=4")
+    _, plain = report(tmp, four, *step, "--fit", "2x1G")
+    if check("batch fixed at 4: --fit-axis batch=4 plans", rep and plain,
+             r.stderr):
+        rows = rep["fit"]["configurations"]   # one setup: no "batch"
+        check("batch fixed at 4: batch=4 is --fit without the axis "
+              "(global batch 8)",
+              all(4 * x["microbatches"] * x["dp"] == 8
+                  for x in rows) and
+              [x["largest_bytes"] for x in rows] ==
+              [x["largest_bytes"] for x in plain["fit"]["configurations"]],
+              rows[:2])
+    r = arenac("-q", "--train", *step, "--budget", "1G", "--max-batch",
+               small_gpt(tmp, 2))
+    check("batch fixed at 2: --max-batch: exit 1 naming the fixed 2",
+          r.returncode == 1 and "--max-batch: no graph input takes "
+          "--batch 1: the model's batch is fixed at 2" in r.stderr,
+          r.stdout[-300:] + r.stderr)
+
+
 def usage(tmp, model):
     fit = ["--optimizer", "adam", "--fit", "1x24G"]
     cases = [
@@ -195,6 +266,7 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         model = gpt2(tmp)
         llama(tmp)
+        fixed_batch(tmp)
         if model:
             usage(tmp, model)
     return T.summary()
