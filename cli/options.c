@@ -482,7 +482,8 @@ static const Option options[] = {
 		 "attention=math,flash,efficient; lora=0,8,64 (0:\n"
 		 "no adapters); base-quant=none,nf4,int8; batch=1,2,4\n"
 		 "(the micro-batch, the global batch kept: --batch\n"
-		 "times --microbatches or the devices)"},
+		 "times --microbatches or the devices; not a batch\n"
+		 "fixed in the file)"},
 
 	{"json", 0, TEXT, "FILE", TO(json), .flags = OUTPUT,
 	 .section = OUTPUTS, .help = "JSON plan report ('-' for stdout)"},
