@@ -136,20 +136,23 @@ static FILE *table_file(const Cli *c)
 	return cli_no_outputs(c) ? stdout : c->stats ? stderr : NULL;
 }
 
-/* The model's micro-batch as loaded: --batch where it reached an input
- * (it leaves a fixed axis 0 other than 1: bind.c), else the first
- * input's axis 0 (the file's, or --dim-default's).  c->load.batch is -1
- * when --batch is not given. */
-static int64_t model_batch(const Cli *c, const ArGraph *g)
+/* The model's micro-batch, g as loaded beside gb, loaded with --batch b
+ * (which reached it: cli_check_batch): the axis 0 of an input --batch
+ * moved (b in gb, not in g), else b (no input moved: g has it already).
+ * Not the first input's axis 0, which need be no batch (a recurrent
+ * state's layers), nor --batch itself, which leaves a fixed axis 0 other
+ * than 1 (bind.c) and is -1 when not given. */
+static int64_t model_batch(const ArGraph *g, const ArGraph *gb, int64_t b)
 {
-	if (c->load.batch > 0 && cli_takes_batch(g, c->load.batch))
-		return c->load.batch;
+	assert(g->ninputs == gb->ninputs);
 	for (int i = 0; i < g->ninputs; i++) {
 		const ArTensor *t = &g->tensors[g->inputs[i]];
-		if (t->rank > 0)
+		const ArTensor *u = &gb->tensors[gb->inputs[i]];
+		if (u->rank > 0 && u->dims[0] == b && t->rank > 0 &&
+		    t->dims[0] != b)
 			return t->dims[0];
 	}
-	return 1;
+	return b;
 }
 
 /* The setups --fit searches: every combination of the --fit-axis
@@ -162,7 +165,7 @@ static int make_setups(const Cli *c, const ArGraph *g, int given,
 		       ArError *err)
 {
 	const CliFitAxes *x = &c->axes;
-	int64_t global = model_batch(c, g) * (given ? given : c->fit.devices);
+	int64_t global = 0;     /* from the first batch value's graph */
 	int n = 1, j = 0, rc = AR_OK;
 
 	for (int a = 0; a < CLI_AXES; a++)
@@ -203,12 +206,6 @@ static int make_setups(const Cli *c, const ArGraph *g, int given,
 			char what[48];
 			snprintf(what, sizeof what, "--fit-axis batch=%" PRId64,
 				 b);
-			if (global % b) {
-				rc = ar_fail(err, AR_EXIT_USAGE, "%s: the global "
-					     "batch %" PRId64 " is not a "
-					     "multiple of it", what, global);
-				break;
-			}
 			if (!graphs[i]) {
 				ArLoadOptions lo = c->load;
 				lo.batch = b;
@@ -228,6 +225,15 @@ static int make_setups(const Cli *c, const ArGraph *g, int given,
 							     err);
 				if (rc)
 					break;
+			}
+			if (!global)
+				global = model_batch(g, graphs[i], b) *
+					 (given ? given : c->fit.devices);
+			if (global % b) {
+				rc = ar_fail(err, AR_EXIT_USAGE, "%s: the global "
+					     "batch %" PRId64 " is not a "
+					     "multiple of it", what, global);
+				break;
 			}
 			v[j].fwd = graphs[i];
 			v[j].batch = b;

@@ -54,7 +54,8 @@ typedef struct Refusal {
 	ArError err;
 } Refusal;
 
-bool cli_takes_batch(const ArGraph *g, int64_t b)
+/* Whether --batch b reached any graph input's axis 0. */
+static bool takes_batch(const ArGraph *g, int64_t b)
 {
 	for (int i = 0; i < g->ninputs; i++) {
 		const ArTensor *t = &g->tensors[g->inputs[i]];
@@ -68,7 +69,7 @@ int cli_check_batch(const ArGraph *g, int64_t b, const char *what,
 		    ArError *err)
 {
 	const ArTensor *first = NULL;
-	if (cli_takes_batch(g, b))
+	if (takes_batch(g, b))
 		return AR_OK;
 	for (int i = 0; i < g->ninputs && !first; i++)
 		if (g->tensors[g->inputs[i]].rank > 0)

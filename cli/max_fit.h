@@ -16,12 +16,9 @@
  */
 int cli_max_fit(const Cli *c, int64_t *best, ArError *err);
 
-/* Whether --batch b reached g, loaded with it: some graph input's axis
- * 0 is b. */
-bool cli_takes_batch(const ArGraph *g, int64_t b);
-
 /*
- * AR_OK when --batch b reached g (cli_takes_batch), else AR_EXIT_USAGE with err saying, after what
+ * Whether --batch b reached g, loaded with it: AR_OK when some graph
+ * input's axis 0 is b, else AR_EXIT_USAGE with err saying, after what
  * (the option asking for b), the batch the file fixes (bind.c leaves a
  * fixed axis 0 other than 1, warning).
  */

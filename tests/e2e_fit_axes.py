@@ -24,7 +24,8 @@ configurations are ranked with the others'.  Checked:
     it, as bind.c says) cannot be varied: exit 1 naming the value asked
     and the fixed 4 (it said "the global batch -2"), while batch=4 itself
     plans what --fit does without the axis; --max-batch on a batch fixed
-    at 2 likewise (it "fit" every batch up to 524,288, planning 2);
+    at 2 likewise (it "fit" every batch up to 524,288, planning 2); a
+    first input whose axis 0 is no batch is not read as the batch;
   - bad input: no --fit, an unknown axis or value, an axis given twice, a
     micro-batch not dividing the global batch, more setups than --fit
     plans, a setup that cannot be planned (a LoRA rank above a weight's
@@ -183,6 +184,25 @@ def small_gpt(tmp, batch):
     return path
 
 
+def state_first(tmp):
+    """y = x @ W + mean(h): h [2, 1, 8] (axis 0 fixed, no batch), x [1, 8]
+    (batch 1: what --batch binds)."""
+    import numpy
+    from onnx import TensorProto, helper, numpy_helper, save
+    w = numpy_helper.from_array(numpy.ones((8, 4), numpy.float32), "W")
+    nodes = [helper.make_node("MatMul", ["x", "W"], ["xw"]),
+             helper.make_node("ReduceMean", ["h"], ["hm"], keepdims=0),
+             helper.make_node("Add", ["xw", "hm"], ["y"])]
+    g = helper.make_graph(nodes, "state_first", [
+        helper.make_tensor_value_info("h", TensorProto.FLOAT, [2, 1, 8]),
+        helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 8])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], [w])
+    path = os.path.join(tmp, "state_first.onnx")
+    save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]),
+         path)
+    return path
+
+
 def fixed_batch(tmp):
     step = ["--optimizer", "adam"]
     # Batch 1 in the file is a batch axis: no --batch, the global batch
@@ -207,6 +227,15 @@ def fixed_batch(tmp):
         check("batch 1 in the file: micro-batch 2 holds more than 1 "
               "(%d configurations)" % len(common), common and
               all(b2[k] > b1[k] for k in common), (b1, b2))
+    # A first input whose axis 0 is no batch (a state's 2 layers): the
+    # batch is x's 1, the global batch 1 x 2 devices (not 2 x 2).
+    state = state_first(tmp)
+    r, rep = report(tmp, state, "--fit", "2x1G", "--fit-axis", "batch=1,2")
+    check("state [2,1,8] before x [1,8]: the global batch is x's 1 x 2",
+          rep and {(x["batch"], x["batch"] * x["microbatches"] * x["dp"])
+                   for x in rep["fit"]["configurations"]} ==
+          {(1, 2), (2, 2)}, rep and rep["fit"]["configurations"][:2] or
+          r.stderr)
     # Batch 4 in the file: --batch cannot reach it, nor the axis.
     four = small_gpt(tmp, 4)
     r = arenac("-q", "--train", *step, "--fit", "4x1G",
