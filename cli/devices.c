@@ -139,7 +139,7 @@ static FILE *table_file(const Cli *c)
 /* The model's micro-batch, g as loaded beside gb, loaded with --batch b
  * (which reached it: cli_check_batch): the axis 0 of an input --batch
  * moved (b in gb, not in g), else b (no input moved: g has it already).
- * Not the first input's axis 0, which need be no batch (a recurrent
+ * Not the first input's axis 0, which need not be a batch (a recurrent
  * state's layers), nor --batch itself, which leaves a fixed axis 0 other
  * than 1 (bind.c) and is -1 when not given. */
 static int64_t model_batch(const ArGraph *g, const ArGraph *gb, int64_t b)
