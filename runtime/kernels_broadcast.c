@@ -16,8 +16,7 @@ void rt_broadcast(int nops, const rt_arr *const *a, rt_row_fn row, void *ctx)
 {
 	const rt_shape *ys = &a[0]->s;
 	int64_t dims[ART_MAX_RANK], str[RT_MAX_OPERANDS][ART_MAX_RANK];
-	int64_t idx[ART_MAX_RANK] = {0}, el[RT_MAX_OPERANDS],
-	    st[RT_MAX_OPERANDS];
+	int64_t idx[ART_MAX_RANK] = {0}, el[RT_MAX_OPERANDS], st[RT_MAX_OPERANDS];
 	int has[RT_MAX_OPERANDS][ART_MAX_RANK];
 	size_t es[RT_MAX_OPERANDS];
 	int r = 0;
