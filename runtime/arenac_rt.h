@@ -169,8 +169,9 @@ int art_error_message(const art_error *e, char *buf, size_t size);
  * Checks the tables against the two buffers (every tensor inside its
  * buffer, views and in-place outputs where their target is, every planned
  * subgraph inside its step's workspace) and runs the steps in order.  0 on
- * success; otherwise -1 with err naming the step (the model graph's; the
- * message names those of the subgraphs it was running).  The arena must
+ * success; otherwise -1 with err's record naming the step (err->step:
+ * the model graph's; where[]: those of the subgraphs it was running too)
+ * and what is wrong (its code and details).  The arena must
  * be aligned to the plan's alignment; its previous content does not matter
  * except for the graph inputs, which the caller has written at their
  * offsets.
