@@ -89,7 +89,9 @@ int main(void)
 		     lenet_weights, LENET_WEIGHTS_SIZE, &err);
 #endif
 	if (rc) {
-		fprintf(stderr, "lenet: %s\n", err.msg);
+		char msg[256];
+		art_error_message(&err, msg, sizeof msg);
+		fprintf(stderr, "lenet: %s\n", msg);
 		return 1;
 	}
 	print_outputs();

@@ -105,8 +105,13 @@ int main(void)
 		return 1;
 	if (art_run(L(_rt_model)(), L(_arena), U(_ARENA_SIZE), L(_weights),
 		    U(_WEIGHTS_SIZE), &err)) {
-		board_write("error: ");
-		board_write(err.msg);
+		/* The code and the step; host tools turn the record into the
+		 * message (art_error_message), the firmware links no
+		 * formatter. */
+		board_write("error: code ");
+		put_dec((unsigned)err.code);
+		board_write(" at step ");
+		put_dec((unsigned)err.step);
 		board_write("\n");
 		return 1;
 	}

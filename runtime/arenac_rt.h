@@ -127,17 +127,51 @@ typedef struct art_model {
 	void (*subgraph)(const void *table, int i, art_subgraph *out);
 } art_model;
 
+/*
+ * An error as the runtime reports it: a code and a small fixed record,
+ * never a formatted text, so that the runtime core links no formatter
+ * and carries no message strings (issue 29).  The code indexes the
+ * runtime's message table (runtime/errors.def, one static template per
+ * code); arg holds the template's details in order: numbers, or strings
+ * the tables hold (a tensor's or step's name, an attribute's value).
+ * where[] is the step that failed and those whose subgraphs it ran in,
+ * outermost first.  art_error_message formats it on a host.
+ */
+#define ART_ERR_ARGS 4
+#define ART_ERR_DEPTH 4
+typedef union art_err_arg {
+	long long i;
+	unsigned long long u;
+	double g;
+	const char *s;
+} art_err_arg;
+
 typedef struct art_error {
+	int code;                   /* 0: no error */
 	int step;                   /* -1 when not about one step */
-	char msg[256];
+	int depth;                  /* rows of where[] */
+	struct {
+		int step;
+		const char *op, *name;
+	} where[ART_ERR_DEPTH];
+	art_err_arg arg[ART_ERR_ARGS];
 } art_error;
+
+/*
+ * The message of *e into buf ("step K (OP 'NAME'): what", as the tests
+ * and tools print it), NUL-terminated and cut at size; the characters
+ * written.  A host-side helper (runtime/format.c): a firmware that does
+ * not call it links no formatter and no message table.
+ */
+int art_error_message(const art_error *e, char *buf, size_t size);
 
 /*
  * Checks the tables against the two buffers (every tensor inside its
  * buffer, views and in-place outputs where their target is, every planned
  * subgraph inside its step's workspace) and runs the steps in order.  0 on
- * success; otherwise -1 with err naming the step (the model graph's; the
- * message names those of the subgraphs it was running).  The arena must
+ * success; otherwise -1 with err's record naming the step (err->step:
+ * the model graph's; where[]: those of the subgraphs it was running too)
+ * and what is wrong (its code and details).  The arena must
  * be aligned to the plan's alignment; its previous content does not matter
  * except for the graph inputs, which the caller has written at their
  * offsets.

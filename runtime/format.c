@@ -1,12 +1,17 @@
 /*
- * format.c — the runtime's own message formatter, so that the runtime
- * never calls the C library's printf family.
+ * format.c — the host-side helper that turns the runtime's error record
+ * (art_error: a code, the steps, a few details) into its message, with
+ * the runtime's own formatter.
  *
- * Why: on a microcontroller newlib's snprintf/vsnprintf pull in its
- * reentrant heap (_malloc_r, hence _sbrk) and most of stdio; a runtime
- * that promises never to allocate must not link them (issue 29).  The
- * error messages only need the conversions below, with no flags, widths
- * or precisions:
+ * Why here and not in the core: the runtime core only records a code
+ * and its details, so a firmware links neither this formatter (nor the
+ * soft-float double code %g needs on a Cortex-M4F) nor the message
+ * table, unless it calls art_error_message (issue 29: no heap and no
+ * stdio in the runtime core).  The formatter is the runtime's own and
+ * not snprintf because on a microcontroller newlib's printf family pulls
+ * in its heap (_malloc_r, hence _sbrk) and most of stdio, and a host
+ * tool on a target may still want a message.  The templates only need
+ * the conversions below, with no flags, widths or precisions:
  *
  *   %s  %d  %u  %ld  %lu  %lld  %llu  %zu   as printf prints them
  *   %g  six significant digits, as printf's %g for the values the
@@ -128,50 +133,82 @@ static void put_g(Out *o, double v)
 	}
 }
 
-int rt_vformat(char *buf, size_t size, const char *fmt, va_list ap)
+/* One template filled from args[0..nargs): each conversion takes the
+ * next argument as the member of art_err_arg its letter names. */
+static void put_template(Out *o, const char *fmt, const art_err_arg *args,
+			 int nargs)
 {
-	Out o = {buf, buf + (size ? size - 1 : 0)};
+	int k = 0;
+	static const art_err_arg none = {0};
 
 	for (const char *f = fmt; *f; f++) {
-		int longs = 0, z = 0;
 		const char *start = f;
+		const art_err_arg *a = k < nargs ? &args[k] : &none;
 		if (*f != '%') {
-			put(&o, *f);
+			put(o, *f);
 			continue;
 		}
 		f++;
+		while (*f == 'l' || *f == 'z')
+			f++;
+		switch (*f) {
+		case 's':
+			puts_(o, a->s);
+			break;
+		case 'd':
+			put_i(o, a->i);
+			break;
+		case 'u':
+			put_u(o, a->u);
+			break;
+		case 'g':
+			put_g(o, a->g);
+			break;
+		case '%':
+			put(o, '%');
+			continue;
+		default: /* not ours: copied, and nothing consumed */
+			for (; start <= f && *start; start++)
+				put(o, *start);
+			if (!*f)
+				f--;
+			continue;
+		}
+		k++;
+	}
+}
+
+int rt_vformat(char *buf, size_t size, const char *fmt, va_list ap)
+{
+	Out o = {buf, buf + (size ? size - 1 : 0)};
+	art_err_arg args[16] = {{0}};
+	int n = 0;
+
+	/* The arguments read as the conversions say, then the template. */
+	for (const char *f = fmt; *f && n < 16; f++) {
+		int longs = 0, z = 0;
+		if (*f != '%' || !*++f)
+			continue;
 		for (; *f == 'l'; f++)
 			longs++;
 		if (*f == 'z')
 			z = 1, f++;
-		switch (*f) {
-		case 's':
-			puts_(&o, va_arg(ap, const char *));
+		if (*f == 's')
+			args[n++].s = va_arg(ap, const char *);
+		else if (*f == 'd')
+			args[n++].i = longs > 1 ? va_arg(ap, long long) :
+				longs ? va_arg(ap, long) : va_arg(ap, int);
+		else if (*f == 'u')
+			args[n++].u = z ? va_arg(ap, size_t) :
+				longs > 1 ? va_arg(ap, unsigned long long) :
+				longs ? va_arg(ap, unsigned long) :
+				va_arg(ap, unsigned);
+		else if (*f == 'g')
+			args[n++].g = va_arg(ap, double);
+		else if (!*f)
 			break;
-		case 'd':
-			put_i(&o, longs > 1 ? va_arg(ap, long long) :
-				  longs ? va_arg(ap, long) : va_arg(ap, int));
-			break;
-		case 'u':
-			put_u(&o, z ? va_arg(ap, size_t) :
-				  longs > 1 ? va_arg(ap, unsigned long long) :
-				  longs ? va_arg(ap, unsigned long) :
-					  va_arg(ap, unsigned));
-			break;
-		case 'g':
-			put_g(&o, va_arg(ap, double));
-			break;
-		case '%':
-			put(&o, '%');
-			break;
-		default: /* not ours: copied, and nothing consumed */
-			for (; start <= f && *start; start++)
-				put(&o, *start);
-			if (!*f)
-				f--;
-			break;
-		}
 	}
+	put_template(&o, fmt, args, n);
 	if (size)
 		*o.p = '\0';
 	return (int)(o.p - buf);
@@ -185,4 +222,36 @@ int rt_format(char *buf, size_t size, const char *fmt, ...)
 	n = rt_vformat(buf, size, fmt, ap);
 	va_end(ap);
 	return n;
+}
+
+/* The message table: runtime/errors.def's templates by code. */
+static const char *const templates[] = {
+	"no error",
+#define ART_E(name, template) template,
+#include "errors.def"
+#undef ART_E
+};
+
+int art_error_message(const art_error *e, char *buf, size_t size)
+{
+	Out o = {buf, buf + (size ? size - 1 : 0)};
+
+	for (int k = 0; k < e->depth && k < ART_ERR_DEPTH; k++) {
+		puts_(&o, "step ");
+		put_i(&o, e->where[k].step);
+		puts_(&o, " (");
+		puts_(&o, e->where[k].op);
+		puts_(&o, " '");
+		puts_(&o, e->where[k].name ? e->where[k].name : "");
+		puts_(&o, "'): ");
+	}
+	if (e->code >= 0 && e->code < ART_E_COUNT) {
+		put_template(&o, templates[e->code], e->arg, ART_ERR_ARGS);
+	} else {
+		puts_(&o, "error code ");
+		put_i(&o, e->code);
+	}
+	if (size)
+		*o.p = '\0';
+	return (int)(o.p - buf);
 }

@@ -90,9 +90,9 @@ static int check_step(Ctx *c, InPlace ip)
 				k++;
 			if (j != 0 || k == c->s->ninputs || ip == IP_NO ||
 			    (ip == IP_YES && k != 0) || over.bytes != to.bytes)
-				return ctx_fail(c, "'%s' is planned in place over "
-					    "'%s', which this kernel cannot "
-					    "do", to.name, over.name);
+				return ctx_fail(c,
+				    ART_E_PLANNED_PLACE_OVER_THIS,
+				    ART_S(to.name), ART_S(over.name));
 		}
 		for (int i = 0; i < c->s->ninputs; i++) {
 			int x = ctx_in(c, i);
@@ -102,8 +102,8 @@ static int check_step(Ctx *c, InPlace ip)
 			tx = ctx_tensor(c, x);
 			if (!overlap(&to, &tx) || ctx_root(c, x) == ctx_root(c, o))
 				continue;
-			return ctx_fail(c, "output '%s' overlaps input '%s' in the "
-				    "arena", to.name, tx.name);
+			return ctx_fail(c, ART_E_OUTPUT_OVERLAPS_INPUT_ARENA,
+			    ART_S(to.name), ART_S(tx.name));
 		}
 	}
 	return 0;
@@ -118,9 +118,9 @@ static int check_noop(Ctx *c)
 			for (int i = 0; i < c->s->ninputs; i++)
 				if (ctx_in(c, i) >= 0 &&
 				    ctx_tensor(c, ctx_in(c, i)).alias_of != o)
-					return ctx_fail(c, "noop step whose "
-						    "output '%s' is not in "
-						    "place", ctx_tensor(c, o).name);
+					return ctx_fail(c,
+					    ART_E_NOOP_STEP_WHOSE_OUTPUT,
+					    ART_S(ctx_tensor(c, o).name));
 		}
 	}
 	return 0;
@@ -149,37 +149,38 @@ static int check_graph(Ctx *c, int gid, size_t arena_bytes,
 	for (int i = 0; i < c->g->ntensors; i++) {
 		art_tensor t = ctx_tensor(c, i);
 		if (t.rank > ART_MAX_RANK)
-			return ctx_fail(c, "tensor '%s' has rank %d, above %d",
-				    t.name, t.rank, ART_MAX_RANK);
+			return ctx_fail(c, ART_E_TENSOR_RANK_ABOVE,
+				    ART_S(t.name), ART_I(t.rank),
+				        ART_I(ART_MAX_RANK));
 		if (t.rank >= 0 && shape_bytes(&t) > t.bytes)
-			return ctx_fail(c, "tensor '%s' has %lu bytes, its shape "
-					"needs %llu", t.name,
-					(unsigned long)t.bytes,
-					(unsigned long long)shape_bytes(&t));
+			return ctx_fail(c, ART_E_TENSOR_BYTES_SHAPE_NEEDS,
+			    ART_S(t.name),
+					ART_U((unsigned long)t.bytes),
+					ART_U((unsigned long long)shape_bytes(&t)));
 		if (in_arena(&t) &&
 		    (uint64_t)t.offset + t.bytes > arena_bytes)
-			return ctx_fail(c, "tensor '%s' [%lu, +%lu) is past the "
-				    "arena of %zu bytes", t.name,
-				    (unsigned long)t.offset,
-				    (unsigned long)t.bytes, arena_bytes);
+			return ctx_fail(c, ART_E_TENSOR_PAST_ARENA_BYTES,
+			    ART_S(t.name),
+				    ART_U((unsigned long)t.offset),
+				    ART_U((unsigned long)t.bytes),
+				        ART_U(arena_bytes));
 		if (!in_arena(&t) && t.weights_offset != ART_NOT_IN_ARENA &&
 		    (uint64_t)t.weights_offset + t.bytes > weights_bytes)
-			return ctx_fail(c, "tensor '%s' is past the weights blob "
-				    "of %zu bytes", t.name, weights_bytes);
+			return ctx_fail(c, ART_E_TENSOR_PAST_WEIGHTS_BLOB,
+			    ART_S(t.name), ART_U(weights_bytes));
 		if (t.alias_of >= 0 && (t.alias_of >= c->g->ntensors ||
 		    ctx_tensor(c, t.alias_of).offset + t.alias_offset != t.offset))
-			return ctx_fail(c, "view '%s' is not at its offset inside "
-				    "the tensor it aliases", t.name);
+			return ctx_fail(c, ART_E_VIEW_OFFSET_INSIDE_TENSOR,
+			    ART_S(t.name));
 		if (t.io >= 0 && (in_arena(&t) || t.io >= m->nio || !c->io ||
 				   !c->io[t.io]))
-			return ctx_fail(c, "'%s' lives in a buffer of the "
-					"caller's (io %d of %d), which "
-					"art_run_io did not get", t.name,
-					(int)t.io, m->nio);
+			return ctx_fail(c, ART_E_LIVES_BUFFER_CALLER_S,
+			    ART_S(t.name),
+					ART_I((int)t.io), ART_I(m->nio));
 		if (t.inplace_of >= 0 && (t.inplace_of >= c->g->ntensors ||
 		    ctx_tensor(c, t.inplace_of).offset != t.offset))
-			return ctx_fail(c, "in-place '%s' is not at the offset of "
-				    "the tensor it overwrites", t.name);
+			return ctx_fail(c, ART_E_PLACE_OFFSET_TENSOR_OVERWRITES,
+			    ART_S(t.name));
 	}
 	for (c->si = 0; c->si < c->g->nsteps; c->si++) {
 		const art_step s = (m->step(c->g->steps, c->si, &c->step),
@@ -190,38 +191,38 @@ static int check_graph(Ctx *c, int gid, size_t arena_bytes,
 				 ctx_out(c, j - s.ninputs);
 			art_tensor t;
 			if (id < -1 || id >= c->g->ntensors)
-				return ctx_fail(c, "tensor index %d out of range",
-					    id);
+				return ctx_fail(c, ART_E_TENSOR_INDEX_OUT_RANGE,
+					    ART_I(id));
 			if (id < 0)
 				continue;
 			t = ctx_tensor(c, id);
 			if (!in_arena(&t) && t.io < 0 &&
 			    t.weights_offset == ART_NOT_IN_ARENA &&
 			    t.bytes > 0 && t.rank >= 0)
-				return ctx_fail(c, "'%s' is neither in the arena "
-					    "nor in the weights blob (compile "
-					    "with --weights)", t.name);
+				return ctx_fail(c,
+				    ART_E_NEITHER_ARENA_NOR_WEIGHTS,
+				    ART_S(t.name));
 			if (!in_arena(&t) && t.io < 0 && j >= s.ninputs &&
 			    t.rank >= 0)
-				return ctx_fail(c, "output '%s' is not in the "
-					    "arena", t.name);
+				return ctx_fail(c, ART_E_OUTPUT_ARENA,
+				    ART_S(t.name));
 		}
 		if (!s.noop && find_op(s.domain, s.op) < 0)
-			return ctx_fail(c, "op %s%s%s has no kernel in this "
-					"build of the runtime",
-					default_domain(s.domain) ? "" :
-					s.domain,
-					default_domain(s.domain) ? "" : ".",
-					s.op);
+			return ctx_fail(c, ART_E_OP_NO_KERNEL_THIS,
+					ART_S(default_domain(s.domain) ? "" :
+					s.domain),
+					ART_S(default_domain(s.domain) ? "" : "."),
+					ART_S(s.op));
 		for (int k = 0; k < s.nsubgraphs; k++) {
 			art_subgraph sg;
 			int id = s.subgraphs[k];
 			if (id < 0 || id >= m->nsubgraphs || !m->subgraph)
-				return ctx_fail(c, "subgraph %d out of range", id);
+				return ctx_fail(c, ART_E_SUBGRAPH_OUT_RANGE,
+				    ART_I(id));
 			m->subgraph(m->subgraphs, id, &sg);
 			if (sg.parent != gid || sg.step != c->si)
-				return ctx_fail(c, "subgraph %d is not this "
-						"step's", id);
+				return ctx_fail(c, ART_E_SUBGRAPH_THIS_STEP_S,
+				    ART_I(id));
 		}
 	}
 	c->s = NULL;
@@ -241,32 +242,31 @@ static int check_subgraphs(Ctx *c, size_t arena_bytes, size_t weights_bytes)
 		art_step s;
 		Ctx sub = *c;
 		if (!m->subgraph)
-			return ctx_fail(c, "the model has subgraphs and no "
-					"decoder for them");
+			return ctx_fail(c, ART_E_MODEL_SUBGRAPHS_NO_DECODER);
 		m->subgraph(m->subgraphs, k, &sg);
 		if (!sg.planned)
 			continue;
 		if (sg.parent >= k || sg.parent < -1)
-			return ctx_fail(c, "subgraph %d has parent %d", k,
-					sg.parent);
+			return ctx_fail(c, ART_E_SUBGRAPH_PARENT, ART_I(k),
+					ART_I(sg.parent));
 		if (sg.parent >= 0)
 			m->subgraph(m->subgraphs, sg.parent, &up);
 		else
 			up.g = m->g;
 		if (sg.parent >= 0 && !up.planned)
-			return ctx_fail(c, "subgraph %d is planned inside one "
-					"that is not", k);
+			return ctx_fail(c, ART_E_SUBGRAPH_PLANNED_INSIDE_ONE,
+			    ART_I(k));
 		if (sg.step < 0 || sg.step >= up.g.nsteps)
-			return ctx_fail(c, "subgraph %d: its step %d is out of "
-					"range", k, sg.step);
+			return ctx_fail(c, ART_E_SUBGRAPH_STEP_OUT_RANGE,
+			    ART_I(k), ART_I(sg.step));
 		m->step(up.g.steps, sg.step, &s);
 		if (sg.arena_bytes && (s.scratch_offset == ART_NOT_IN_ARENA ||
 		    sg.arena_bytes > s.scratch_bytes ||
 		    (uint64_t)s.scratch_offset + s.scratch_bytes > arena_bytes))
-			return ctx_fail(c, "subgraph %d needs %lu bytes, its "
-					"step's workspace has %lu", k,
-					(unsigned long)sg.arena_bytes,
-					(unsigned long)s.scratch_bytes);
+			return ctx_fail(c, ART_E_SUBGRAPH_NEEDS_BYTES_STEP,
+			    ART_I(k),
+					ART_U((unsigned long)sg.arena_bytes),
+					ART_U((unsigned long)s.scratch_bytes));
 		sub.g = &sg.g;
 		for (int i = 0; i < sg.g.ntensors; i++) {
 			art_tensor t = ctx_tensor(&sub, i);
@@ -275,9 +275,9 @@ static int check_subgraphs(Ctx *c, size_t arena_bytes, size_t weights_bytes)
 			     t.offset < s.scratch_offset ||
 			     t.offset + (uint64_t)t.bytes >
 			     (uint64_t)s.scratch_offset + s.scratch_bytes))
-				return ctx_fail(c, "subgraph %d's tensor '%s' is "
-						"outside its step's workspace",
-						k, t.name);
+				return ctx_fail(c,
+				    ART_E_SUBGRAPH_S_TENSOR_OUTSIDE,
+						ART_I(k), ART_S(t.name));
 		}
 		if (check_graph(&sub, k, arena_bytes, weights_bytes))
 			return -1;
@@ -319,14 +319,17 @@ int art_run_io(const art_model *m, void *arena, size_t arena_bytes,
 {
 	Ctx c = {m, &m->g, arena, weights, io, err, -1, NULL, {0}, NULL};
 
+	err->code = ART_E_NONE;
 	err->step = -1;
-	err->msg[0] = 0;
+	err->depth = 0;
 	if (arena_bytes < m->arena_size)
-		return ctx_fail(&c, "arena of %zu bytes, the plan needs %llu",
-			    arena_bytes, (unsigned long long)m->arena_size);
+		return ctx_fail(&c, ART_E_ARENA_BYTES_PLAN_NEEDS,
+			    ART_U(arena_bytes),
+			        ART_U((unsigned long long)m->arena_size));
 	if (weights_bytes < m->weights_size)
-		return ctx_fail(&c, "weights blob of %zu bytes, the plan needs %llu",
-			    weights_bytes, (unsigned long long)m->weights_size);
+		return ctx_fail(&c, ART_E_WEIGHTS_BLOB_BYTES_PLAN,
+			    ART_U(weights_bytes),
+			        ART_U((unsigned long long)m->weights_size));
 	/* Every table checked and every kernel there before the first step
 	 * runs. */
 	if (check_graph(&c, -1, arena_bytes, weights_bytes) ||

@@ -12,34 +12,33 @@
 
 #include "ops.h"
 
-/* "step K (OP 'NAME'): " for the step running and those whose subgraphs
- * it is in, outermost first; the characters written. */
-static int step_prefix(const Ctx *c, char *buf, size_t size)
+/* The step running and those whose subgraphs it is in, outermost
+ * first, into e->where; the rows written. */
+static int where(const Ctx *c, art_error *e)
 {
-	int n = 0, k;
-	if (c->up && (n = step_prefix(c->up, buf, size)) < 0)
+	int n = c->up ? where(c->up, e) : 0;
+	if (!c->s || n == ART_ERR_DEPTH)
 		return n;
-	if (!c->s || (size_t)n >= size)
-		return n;
-	k = rt_format(buf + n, size - (size_t)n, "step %d (%s '%s'): ", c->si,
-		      c->s->op, c->s->name ? c->s->name : "");
-	return k < 0 ? k : n + k;
+	e->where[n].step = c->si;
+	e->where[n].op = c->s->op;
+	e->where[n].name = c->s->name;
+	return n + 1;
 }
 
-int ctx_fail(Ctx *c, const char *fmt, ...)
+int ctx_fail_(Ctx *c, int nargs, int code, ...)
 {
 	va_list ap;
 	const Ctx *top = c;
-	int n;
+	art_error *e = c->err;
 
 	while (top->up)
 		top = top->up;
-	c->err->step = top->s ? top->si : -1;
-	n = step_prefix(c, c->err->msg, sizeof c->err->msg);
-	if (n < 0 || n >= (int)sizeof c->err->msg)
-		n = 0;
-	va_start(ap, fmt);
-	rt_vformat(c->err->msg + n, sizeof c->err->msg - (size_t)n, fmt, ap);
+	e->code = code;
+	e->step = top->s ? top->si : -1;
+	e->depth = where(c, e);
+	va_start(ap, code);
+	for (int i = 0; i < nargs; i++)
+		e->arg[i] = va_arg(ap, art_err_arg);
 	va_end(ap);
 	return -1;
 }
@@ -139,8 +138,8 @@ int ctx_attr_ints(Ctx *c, const char *name, int64_t *v, int max, int *n)
 	if (!ctx_attr(c, name, &a))
 		return 0;
 	if (a.type != ART_ATTR_INTS || a.count > max)
-		return ctx_fail(c, "attribute %s wants at most %d ints", name,
-				max);
+		return ctx_fail(c, ART_E_ATTRIBUTE_WANTS_MOST_INTS, ART_S(name),
+				ART_I(max));
 	memcpy(v, a.ints, (size_t)a.count * sizeof *v);
 	*n = a.count;
 	return 0;
@@ -152,8 +151,8 @@ static int typed(Ctx *c, int id, rt_arr *a)
 {
 	art_tensor t = ctx_tensor(c, id);
 	if (!art_dtype_size(t.dtype))
-		return ctx_fail(c, "'%s' has element type %d, which the "
-				"kernels do not handle", t.name, t.dtype);
+		return ctx_fail(c, ART_E_ELEMENT_TYPE_KERNELS_DO, ART_S(t.name),
+		    ART_I(t.dtype));
 	a->p = ctx_ptr(c, id);
 	a->dt = t.dtype;
 	a->s.rank = t.rank;
@@ -169,7 +168,8 @@ int ctx_arg(Ctx *c, int j, int required, rt_arr *a)
 	a->dt = 0;
 	a->s.rank = 0;
 	if (id < 0)
-		return required ? ctx_fail(c, "input %d is missing", j) : 0;
+		return required ? ctx_fail(c, ART_E_INPUT_MISSING,
+		    ART_I(j)) : 0;
 	return typed(c, id, a);
 }
 
@@ -177,7 +177,7 @@ int ctx_res(Ctx *c, int j, rt_arr *a)
 {
 	int id = ctx_out(c, j);
 	if (id < 0)
-		return ctx_fail(c, "output %d is missing", j);
+		return ctx_fail(c, ART_E_OUTPUT_MISSING, ART_I(j));
 	return typed(c, id, a);
 }
 
@@ -188,9 +188,8 @@ int ctx_fin(Ctx *c, int j, int required, const float **p, rt_shape *s)
 	if (ctx_arg(c, j, required, &a))
 		return -1;
 	if (a.p && a.dt != ART_DT_FLOAT)
-		return ctx_fail(c, "input '%s' is not float32, the only type "
-				"this kernel computes",
-				ctx_tensor(c, ctx_in(c, j)).name);
+		return ctx_fail(c, ART_E_INPUT_FLOAT32_ONLY_TYPE,
+				ART_S(ctx_tensor(c, ctx_in(c, j)).name));
 	*p = a.p;
 	if (s)
 		*s = a.s;
@@ -203,8 +202,8 @@ int ctx_fout(Ctx *c, int j, float **p, rt_shape *s)
 	if (ctx_res(c, j, &a))
 		return -1;
 	if (a.dt != ART_DT_FLOAT)
-		return ctx_fail(c, "output '%s' is not float32",
-				ctx_tensor(c, ctx_out(c, j)).name);
+		return ctx_fail(c, ART_E_OUTPUT_FLOAT32,
+				ART_S(ctx_tensor(c, ctx_out(c, j)).name));
 	*p = a.p;
 	*s = a.s;
 	return 0;
@@ -221,11 +220,11 @@ int ctx_ints(Ctx *c, int j, int64_t *v, int max, int *n)
 	if (!a.p)
 		return 0;
 	if (rt_is_float(a.dt))
-		return ctx_fail(c, "input %d is not an integer tensor", j);
+		return ctx_fail(c, ART_E_INPUT_INTEGER_TENSOR, ART_I(j));
 	cnt = rt_numel(&a.s);
 	if (cnt > max)
-		return ctx_fail(c, "input %d has %lld values, more than %d", j,
-				(long long)cnt, max);
+		return ctx_fail(c, ART_E_INPUT_VALUES_MORE, ART_I(j),
+				ART_I((long long)cnt), ART_I(max));
 	for (int64_t i = 0; i < cnt; i++)
 		v[i] = rt_get_i(a.dt, a.p, i);
 	*n = (int)cnt;
@@ -244,8 +243,8 @@ int ctx_scalar(Ctx *c, int j, double dflt, double *v)
 int ctx_axis(Ctx *c, int64_t axis, int rank, int *out)
 {
 	if (axis < -rank || axis >= rank || (rank == 0 && axis != 0))
-		return ctx_fail(c, "axis %lld is out of range for rank %d",
-				(long long)axis, rank);
+		return ctx_fail(c, ART_E_AXIS_OUT_RANGE_RANK,
+				ART_I((long long)axis), ART_I(rank));
 	*out = (int)(axis < 0 ? axis + rank : axis);
 	return 0;
 }
@@ -260,8 +259,8 @@ int ctx_float_only(Ctx *c)
 			continue;
 		t = ctx_tensor(c, id);
 		if (t.rank >= 0 && t.dtype != ART_DT_FLOAT)
-			return ctx_fail(c, "'%s' is not float32, the only type "
-					"this kernel computes", t.name);
+			return ctx_fail(c, ART_E_FLOAT32_ONLY_TYPE_THIS,
+			    ART_S(t.name));
 	}
 	return 0;
 }
@@ -271,13 +270,13 @@ int ctx_indices(Ctx *c, const rt_arr *idx, int64_t period,
 {
 	int64_t n = rt_numel(&idx->s);
 	if (idx->dt != ART_DT_INT64 && idx->dt != ART_DT_INT32)
-		return ctx_fail(c, "indices must be int32 or int64");
+		return ctx_fail(c, ART_E_INDICES_INT32_INT64);
 	for (int64_t i = 0; i < n; i++) {
 		int64_t v = rt_get_i(idx->dt, idx->p, i), d = dims[i % period];
 		if (v < -d || v >= d)
-			return ctx_fail(c, "index %lld is out of range for an "
-					"axis of %lld", (long long)v,
-					(long long)d);
+			return ctx_fail(c, ART_E_INDEX_OUT_RANGE_AXIS,
+			    ART_I((long long)v),
+					ART_I((long long)d));
 	}
 	return 0;
 }

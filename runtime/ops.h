@@ -31,8 +31,26 @@ typedef struct Ctx {
 
 typedef int (*OpFn)(Ctx *c);
 
-int ctx_fail(Ctx *c, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+/* The error codes: one per template of runtime/errors.def. */
+enum {
+	ART_E_NONE,
+#define ART_E(name, template) ART_E_##name,
+#include "errors.def"
+#undef ART_E
+	ART_E_COUNT
+};
+
+/* ctx_fail(c, ART_E_X, ART_S(name), ART_I(n), ...): records code X and
+ * its details (at most ART_ERR_ARGS, in the template's order) in c->err
+ * with the steps running; -1. */
+#define ART_S(x) ((art_err_arg){.s = (x)})
+#define ART_I(x) ((art_err_arg){.i = (long long)(x)})
+#define ART_U(x) ((art_err_arg){.u = (unsigned long long)(x)})
+#define ART_G(x) ((art_err_arg){.g = (double)(x)})
+#define ART_NARGS_(code, a, b, c, d, n, ...) n
+#define ctx_fail(c, ...) \
+	ctx_fail_(c, ART_NARGS_(__VA_ARGS__, 4, 3, 2, 1, 0, ~), __VA_ARGS__)
+int ctx_fail_(Ctx *c, int nargs, int code, ...);
 
 /* format.c: snprintf's conversions %s %d %u %l.. %ll.. %zu %g, without
  * the C library (whose printf family allocates on newlib). */

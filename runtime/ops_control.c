@@ -26,8 +26,8 @@ int op_if(Ctx *c)
 	if (ctx_arg(c, 0, 1, &cond))
 		return -1;
 	if (rt_numel(&cond.s) != 1)
-		return ctx_fail(c, "the condition has %lld values, not one",
-				(long long)rt_numel(&cond.s));
+		return ctx_fail(c, ART_E_CONDITION_VALUES_ONE,
+				ART_I((long long)rt_numel(&cond.s)));
 	want = rt_get_f(cond.dt, cond.p, 0) != 0 ? "then_branch" :
 	       "else_branch";
 	for (int k = 0; k < c->s->nsubgraphs && !found; k++) {
@@ -35,14 +35,13 @@ int op_if(Ctx *c)
 		found = !strcmp(sg.attribute, want);
 	}
 	if (!found)
-		return ctx_fail(c, "the plan has no %s", want);
+		return ctx_fail(c, ART_E_PLAN_NO, ART_S(want));
 	if (!sg.planned)
-		return ctx_fail(c, "the condition takes the %s, which the plan "
-				"left out (the header's comment says why)",
-				want);
+		return ctx_fail(c, ART_E_CONDITION_TAKES_PLAN_LEFT,
+				ART_S(want));
 	if (sg.g.noutputs != c->s->noutputs)
-		return ctx_fail(c, "the %s has %d outputs, the node %d", want,
-				sg.g.noutputs, c->s->noutputs);
+		return ctx_fail(c, ART_E_OUTPUTS_NODE, ART_S(want),
+				ART_I(sg.g.noutputs), ART_I(c->s->noutputs));
 	sub = *c;
 	sub.g = &sg.g;
 	sub.s = NULL;
@@ -57,10 +56,10 @@ int op_if(Ctx *c)
 			continue;
 		tb = ctx_tensor(&sub, b);
 		if (tb.bytes != to.bytes)
-			return ctx_fail(c, "the %s's output %d has %lu bytes, "
-					"the node's %lu", want, j,
-					(unsigned long)tb.bytes,
-					(unsigned long)to.bytes);
+			return ctx_fail(c, ART_E_S_OUTPUT_BYTES_NODE,
+			    ART_S(want), ART_I(j),
+					ART_U((unsigned long)tb.bytes),
+					ART_U((unsigned long)to.bytes));
 		dst = ctx_ptr(c, o);
 		src = ctx_ptr(&sub, b);
 		if (dst != src)

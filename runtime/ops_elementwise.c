@@ -75,7 +75,8 @@ int op_unary(Ctx *c)
 	if (unary_ops[i].fn == RT_GELU) {
 		const char *ap = ctx_attr_str(c, "approximate", "none");
 		if (strcmp(ap, "none") && strcmp(ap, "tanh"))
-			return ctx_fail(c, "unknown approximate '%s'", ap);
+			return ctx_fail(c, ART_E_UNKNOWN_APPROXIMATE,
+			    ART_S(ap));
 		a = !strcmp(ap, "tanh");
 	}
 	/* Clip from opset 11 takes min and max as inputs. */
@@ -85,7 +86,7 @@ int op_unary(Ctx *c)
 	if (ctx_arg(c, 0, 1, &x) || ctx_res(c, 0, &y))
 		return -1;
 	if (!rt_is_float(x.dt) && !rt_unary_int(unary_ops[i].fn))
-		return ctx_fail(c, "not defined on integer type %d", x.dt);
+		return ctx_fail(c, ART_E_DEFINED_INTEGER_TYPE, ART_I(x.dt));
 	rt_unary_apply(unary_ops[i].fn, a, b, &x, &y);
 	return 0;
 }
@@ -125,14 +126,13 @@ int op_binary(Ctx *c)
 	if (fn == RT_SHIFT_LEFT) {
 		const char *d = ctx_attr_str(c, "direction", "");
 		if (strcmp(d, "LEFT") && strcmp(d, "RIGHT"))
-			return ctx_fail(c, "direction must be LEFT or RIGHT");
+			return ctx_fail(c, ART_E_DIRECTION_LEFT_RIGHT);
 		fn = !strcmp(d, "LEFT") ? RT_SHIFT_LEFT : RT_SHIFT_RIGHT;
 	}
 	if (ctx_attr(c, "broadcast", &(art_attr){0}))
-		return ctx_fail(c, "the opset < 7 broadcast attribute is not "
-				"supported");
+		return ctx_fail(c, ART_E_OPSET_7_BROADCAST_ATTRIBUTE);
 	if (n < 1 || n > 64 || ctx_res(c, 0, &y))
-		return ctx_fail(c, "wants 1 to 64 operands and an output");
+		return ctx_fail(c, ART_E_WANTS_1_64_OPERANDS);
 	for (int j = 0; n > 2 && j < n; j++)
 		if (ctx_in(c, j) >= 0 &&
 		    ctx_in(c, j) == ctx_tensor(c, ctx_out(c, 0)).inplace_of)
@@ -166,7 +166,7 @@ int op_where(Ctx *c)
 	    ctx_arg(c, 2, 1, &y) || ctx_res(c, 0, &out))
 		return -1;
 	if (x.dt != out.dt || y.dt != out.dt)
-		return ctx_fail(c, "X, Y and the output differ in type");
+		return ctx_fail(c, ART_E_X_Y_OUTPUT_DIFFER);
 	rt_where(&cond, &x, &y, &out);
 	return 0;
 }

@@ -17,7 +17,7 @@ static int same_type_io(Ctx *c, rt_arr *x, rt_arr *y)
 	if (ctx_arg(c, 0, 1, x) || ctx_res(c, 0, y))
 		return -1;
 	if (x->dt != y->dt)
-		return ctx_fail(c, "input and output differ in type");
+		return ctx_fail(c, ART_E_INPUT_OUTPUT_DIFFER_TYPE);
 	return 0;
 }
 
@@ -33,23 +33,22 @@ int op_copy(Ctx *c)
 	double ratio = 0, training = 0;
 
 	if (x < 0 || y < 0)
-		return ctx_fail(c, "input or output missing");
+		return ctx_fail(c, ART_E_INPUT_OUTPUT_MISSING);
 	if (ctx_tensor(c, x).bytes != ctx_tensor(c, y).bytes)
-		return ctx_fail(c, "output size differs from the input's");
+		return ctx_fail(c, ART_E_OUTPUT_SIZE_DIFFERS_FROM);
 	/* Dropout in training mode drops values at random: not here. */
 	if (!strcmp(c->s->op, "Dropout") &&
 	    (ctx_scalar(c, 1, ctx_attr_num(c, "ratio", 0.5), &ratio) ||
 	     ctx_scalar(c, 2, 0, &training)))
 		return -1;
 	if (training != 0 && ratio != 0)
-		return ctx_fail(c, "Dropout in training mode is random");
+		return ctx_fail(c, ART_E_DROPOUT_TRAINING_MODE_RANDOM);
 	xp = ctx_ptr(c, x), yp = ctx_ptr(c, y);
 	if (xp != yp) {
 		if (c->s->noop || ctx_root(c, x) == ctx_root(c, y))
-			return ctx_fail(c, "'%s' is planned as a view of '%s' "
-					"but does not start at its bytes",
-					ctx_tensor(c, y).name,
-					ctx_tensor(c, x).name);
+			return ctx_fail(c, ART_E_PLANNED_VIEW_BUT_DOES,
+					ART_S(ctx_tensor(c, y).name),
+					ART_S(ctx_tensor(c, x).name));
 		memcpy(yp, xp, ctx_tensor(c, y).bytes);
 	}
 	/* Dropout that keeps everything: a mask of trues. */
@@ -87,19 +86,19 @@ int op_concat(Ctx *c)
 			return -1;
 		if (x.dt != y.dt || x.s.rank != y.s.rank ||
 		    at + x.s.d[axis] > y.s.d[axis])
-			return ctx_fail(c, "input %d does not fit the output",
-					j);
+			return ctx_fail(c, ART_E_INPUT_DOES_FIT_OUTPUT,
+					ART_I(j));
 		/* An elided concat: the producer already wrote the slice. */
 		if (ctx_tensor(c, ctx_in(c, j)).alias_of == ctx_out(c, 0)) {
 			if (outer != 1 || (char *)x.p != (char *)y.p +
 			    (size_t)(at * inner) * es)
-				return ctx_fail(c, "input '%s' is planned into "
-						"the output but not at its "
-						"slice",
-						ctx_tensor(c, ctx_in(c, j)).name);
+				return ctx_fail(c,
+				    ART_E_INPUT_PLANNED_INTO_OUTPUT,
+						ART_S(ctx_tensor(c, ctx_in(c,
+						    j)).name));
 		} else if (c->s->noop) {
-			return ctx_fail(c, "noop step, yet input '%s' is not in "
-					"place", ctx_tensor(c, ctx_in(c, j)).name);
+			return ctx_fail(c, ART_E_NOOP_STEP_YET_INPUT,
+			    ART_S(ctx_tensor(c, ctx_in(c, j)).name));
 		} else {
 			rt_copy_slab(x.p, x.s.d[axis], 0, y.p, y.s.d[axis], at,
 				     x.s.d[axis], outer, inner, es);
@@ -125,11 +124,12 @@ int op_split(Ctx *c)
 	    ctx_attr_ints(c, "split", sizes, 64, &got))
 		return -1;
 	if (n > 64)
-		return ctx_fail(c, "more than 64 outputs");
+		return ctx_fail(c, ART_E_MORE_64_OUTPUTS);
 	if (got < 0 && ctx_ints(c, 1, sizes, 64, &got))
 		return -1;
 	if (got >= 0 && got != n)
-		return ctx_fail(c, "%d split sizes for %d outputs", got, n);
+		return ctx_fail(c, ART_E_SPLIT_SIZES_OUTPUTS, ART_I(got),
+		    ART_I(n));
 	for (int k = 0; got < 0 && k < n; k++) {
 		int64_t chunk = (x.s.d[axis] + n - 1) / n;
 		sizes[k] = x.s.d[axis] - k * chunk < chunk ?
@@ -137,13 +137,13 @@ int op_split(Ctx *c)
 	}
 	for (int k = 0; k < n; k++) {
 		if (sizes[k] < 0 || sizes[k] > x.s.d[axis] - at)
-			return ctx_fail(c, "split sizes do not add up to %lld",
-					(long long)x.s.d[axis]);
+			return ctx_fail(c, ART_E_SPLIT_SIZES_DO_ADD,
+					ART_I((long long)x.s.d[axis]));
 		at += sizes[k];
 	}
 	if (at != x.s.d[axis])
-		return ctx_fail(c, "split sizes do not add up to %lld",
-				(long long)x.s.d[axis]);
+		return ctx_fail(c, ART_E_SPLIT_SIZES_DO_ADD,
+				ART_I((long long)x.s.d[axis]));
 	at = 0;
 	around(&x.s, axis, &outer, &inner);
 	for (int k = 0; k < n; at += sizes[k++]) {
@@ -155,8 +155,8 @@ int op_split(Ctx *c)
 			return -1;
 		if (y.dt != x.dt || y.s.rank != x.s.rank ||
 		    y.s.d[axis] != sizes[k])
-			return ctx_fail(c, "output %d is not a %lld-long part",
-					k, (long long)sizes[k]);
+			return ctx_fail(c, ART_E_OUTPUT_LONG_PART,
+					ART_I(k), ART_I((long long)sizes[k]));
 		rt_copy_slab(x.p, x.s.d[axis], at, y.p, sizes[k], 0, sizes[k],
 			     outer, inner, art_dtype_size(x.dt));
 	}
@@ -174,13 +174,13 @@ int op_transpose(Ctx *c)
 	    ctx_attr_ints(c, "perm", perm, ART_MAX_RANK, &n))
 		return -1;
 	if (n >= 0 && n != x.s.rank)
-		return ctx_fail(c, "perm has %d values for rank %d", n,
-				x.s.rank);
+		return ctx_fail(c, ART_E_PERM_VALUES_RANK, ART_I(n),
+				ART_I(x.s.rank));
 	for (int i = 0; n < 0 && i < x.s.rank; i++)
 		perm[i] = x.s.rank - 1 - i;
 	for (int i = 0; i < x.s.rank; i++) {
 		if (perm[i] < 0 || perm[i] >= x.s.rank || seen >> perm[i] & 1)
-			return ctx_fail(c, "bad perm");
+			return ctx_fail(c, ART_E_BAD_PERM);
 		seen |= 1u << perm[i];
 	}
 	rt_transpose(&x, perm, &y);
@@ -204,7 +204,7 @@ int op_depth_space(Ctx *c)
 	if (same_type_io(c, &x, &y))
 		return -1;
 	if (x.s.rank != 4 || bs < 1)
-		return ctx_fail(c, "wants a 4-D input and a blocksize");
+		return ctx_fail(c, ART_E_WANTS_4_D_INPUT);
 	b = x.s.d[0], ch = x.s.d[1], h = x.s.d[2], w = x.s.d[3];
 	x6 = x;
 	x6.s.rank = 6;
@@ -226,7 +226,7 @@ int op_depth_space(Ctx *c)
 		y6.s.d[i] = x6.s.d[perm[i]];
 	if (rt_numel(&x6.s) != rt_numel(&x.s) ||
 	    rt_numel(&y6.s) != rt_numel(&y.s))
-		return ctx_fail(c, "blocksize does not divide the shape");
+		return ctx_fail(c, ART_E_BLOCKSIZE_DOES_DIVIDE_SHAPE);
 	rt_transpose(&x6, perm, &y6);
 	return 0;
 }
@@ -263,7 +263,7 @@ int op_slice(Ctx *c)
 	}
 	if (ns < 0 || ne != ns || (na >= 0 && na != ns) ||
 	    (nsp >= 0 && nsp != ns))
-		return ctx_fail(c, "starts, ends, axes and steps disagree");
+		return ctx_fail(c, ART_E_STARTS_ENDS_AXES_STEPS);
 	for (int i = 0; i < x.s.rank; i++)
 		start[i] = 0, step[i] = 1;
 	for (int k = 0; k < ns; k++) {
@@ -272,7 +272,7 @@ int op_slice(Ctx *c)
 		if (ctx_axis(c, na >= 0 ? ax[k] : k, x.s.rank, &a))
 			return -1;
 		if (s == 0)
-			return ctx_fail(c, "step 0");
+			return ctx_fail(c, ART_E_STEP_0);
 		d = x.s.d[a];
 		b += b < 0 ? d : 0;
 		e += e < 0 ? d : 0;
@@ -280,9 +280,9 @@ int op_slice(Ctx *c)
 		e = s > 0 ? clamp(e, 0, d) : clamp(e, -1, d - 1);
 		cnt = s > 0 ? (e - b + s - 1) / s : (b - e - s - 1) / -s;
 		if ((cnt < 0 ? 0 : cnt) != y.s.d[a])
-			return ctx_fail(c, "axis %d keeps %lld values, the plan "
-					"says %lld", a, (long long)cnt,
-					(long long)y.s.d[a]);
+			return ctx_fail(c, ART_E_AXIS_KEEPS_VALUES_PLAN,
+			    ART_I(a), ART_I((long long)cnt),
+					ART_I((long long)y.s.d[a]));
 		start[a] = b, step[a] = s;
 	}
 	rt_slice(&x, start, step, &y);
@@ -305,7 +305,7 @@ int op_pad(Ctx *c)
 		if (!strcmp(m, modes[i]))
 			mode = i;
 	if (mode < 0)
-		return ctx_fail(c, "pad mode '%s' is not supported", m);
+		return ctx_fail(c, ART_E_PAD_MODE_SUPPORTED, ART_S(m));
 	if (same_type_io(c, &x, &y))
 		return -1;
 	/* Opset 11 moved pads and value from attributes to inputs, 18
@@ -318,8 +318,8 @@ int op_pad(Ctx *c)
 		      ctx_ints(c, 3, axes, ART_MAX_RANK, &na)))
 		return -1;
 	if (n != 2 * (na >= 0 ? na : x.s.rank))
-		return ctx_fail(c, "%d pads for %d axes", n,
-				na >= 0 ? na : x.s.rank);
+		return ctx_fail(c, ART_E_PADS_AXES, ART_I(n),
+				ART_I(na >= 0 ? na : x.s.rank));
 	memset(pads, 0, sizeof pads);
 	for (int k = 0; k < n / 2; k++) {
 		int a = k;
@@ -331,7 +331,7 @@ int op_pad(Ctx *c)
 	for (int i = 0; i < x.s.rank; i++)
 		if (x.s.d[i] + pads[i] + pads[x.s.rank + i] != y.s.d[i] ||
 		    (mode != RT_PAD_CONSTANT && x.s.d[i] == 0 && y.s.d[i]))
-			return ctx_fail(c, "pads do not give the plan's shape");
+			return ctx_fail(c, ART_E_PADS_DO_GIVE_PLAN);
 	rt_set_f(y.dt, &vbuf, 0, value);
 	rt_pad((rt_pad_mode)mode, pads, &vbuf, &x, &y);
 	return 0;
@@ -341,13 +341,13 @@ int op_pad(Ctx *c)
 static int broadcasts(Ctx *c, const rt_shape *xs, const rt_shape *ys)
 {
 	if (xs->rank > ys->rank)
-		return ctx_fail(c, "input rank above the output's");
+		return ctx_fail(c, ART_E_INPUT_RANK_ABOVE_OUTPUT);
 	for (int i = 0; i < xs->rank; i++) {
 		int64_t d = xs->d[i], o = ys->d[ys->rank - xs->rank + i];
 		if (d != 1 && d != o)
-			return ctx_fail(c, "input dim %d (%lld) does not "
-					"broadcast to %lld", i, (long long)d,
-					(long long)o);
+			return ctx_fail(c, ART_E_INPUT_DIM_DOES_BROADCAST,
+			    ART_I(i), ART_I((long long)d),
+					ART_I((long long)o));
 	}
 	return 0;
 }
@@ -369,11 +369,10 @@ int op_tile(Ctx *c)
 	if (same_type_io(c, &x, &y) || ctx_ints(c, 1, rep, ART_MAX_RANK, &n))
 		return -1;
 	if (n != x.s.rank || y.s.rank != x.s.rank)
-		return ctx_fail(c, "wants one repeat per axis");
+		return ctx_fail(c, ART_E_WANTS_ONE_REPEAT_PER);
 	for (int i = 0; i < n; i++)
 		if (x.s.d[i] * rep[i] != y.s.d[i])
-			return ctx_fail(c, "repeats do not give the plan's "
-					"shape");
+			return ctx_fail(c, ART_E_REPEATS_DO_GIVE_PLAN);
 	rt_tile(&x, &y);
 	return 0;
 }
@@ -385,7 +384,7 @@ int op_trilu(Ctx *c)
 	if (same_type_io(c, &x, &y) || ctx_scalar(c, 1, 0, &k))
 		return -1;
 	if (x.s.rank < 2)
-		return ctx_fail(c, "wants rank 2 or more");
+		return ctx_fail(c, ART_E_WANTS_RANK_2_MORE);
 	rt_trilu(&x, (int64_t)k, (int)ctx_attr_int(c, "upper", 1), &y);
 	return 0;
 }
@@ -401,8 +400,7 @@ int op_gather(Ctx *c)
 		return -1;
 	if (elements && (idx.s.rank != x.s.rank ||
 			 rt_numel(&idx.s) != rt_numel(&y.s)))
-		return ctx_fail(c, "indices must have the data's rank and the "
-				"output's shape");
+		return ctx_fail(c, ART_E_INDICES_HAVE_DATA_S);
 	if (ctx_indices(c, &idx, 1, &x.s.d[axis]))
 		return -1;
 	if (elements)

@@ -24,24 +24,24 @@ int op_loss(Ctx *c)
 		if (!strcmp(r, reds[i]))
 			red = i;
 	if (red < 0)
-		return ctx_fail(c, "unknown reduction '%s'", r);
+		return ctx_fail(c, ART_E_UNKNOWN_REDUCTION, ART_S(r));
 	if (ctx_fin(c, 0, 1, &x, &xs) || ctx_arg(c, 1, 1, &t) ||
 	    ctx_fin(c, 2, 0, &w, &ws) || ctx_fout(c, 0, &y, &ys))
 		return -1;
 	if (xs.rank < 2 || rt_is_float(t.dt))
-		return ctx_fail(c, "wants [N, C, ...] inputs and integer "
-				"targets");
+		return ctx_fail(c, ART_E_WANTS_N_C_INPUTS);
 	N = xs.d[0], C = xs.d[1];
 	for (int i = 2; i < xs.rank; i++)
 		D *= xs.d[i];
 	if (rt_numel(&t.s) != N * D || (w && rt_numel(&ws) != C) ||
 	    rt_numel(&ys) != (red == RT_LOSS_NONE ? N * D : 1))
-		return ctx_fail(c, "targets, weights or output misshapen");
+		return ctx_fail(c, ART_E_TARGETS_WEIGHTS_OUTPUT_MISSHAPEN);
 	for (int64_t i = 0; i < N * D; i++) {
 		int64_t v = rt_get_i(t.dt, t.p, i);
 		if ((v < 0 || v >= C) && !(ig && v == ignore))
-			return ctx_fail(c, "target %lld is not a class of %lld",
-					(long long)v, (long long)C);
+			return ctx_fail(c, ART_E_TARGET_CLASS,
+					ART_I((long long)v),
+					    ART_I((long long)C));
 	}
 	/* SoftmaxCrossEntropyLoss's second output: the log-probabilities */
 	if (sce && ctx_out(c, 1) >= 0 && ctx_tensor(c, ctx_out(c, 1)).rank >= 0) {
@@ -50,7 +50,7 @@ int op_loss(Ctx *c)
 		if (ctx_fout(c, 1, &lp, &ls))
 			return -1;
 		if (rt_numel(&ls) != rt_numel(&xs))
-			return ctx_fail(c, "log_prob misshapen");
+			return ctx_fail(c, ART_E_LOG_PROB_MISSHAPEN);
 		rt_softmax(RT_LOGSOFTMAX, x, N, C, D, lp);
 	}
 	rt_nll_loss(x, N, C, D, &t, w, ig ? &ignore : NULL,

@@ -16,7 +16,8 @@ static int exact_ints(Ctx *c, const char *name, int64_t *v, int n, int *got)
 	if (ctx_attr_ints(c, name, v, n, &k))
 		return -1;
 	if (k >= 0 && k != n)
-		return ctx_fail(c, "attribute %s wants %d ints", name, n);
+		return ctx_fail(c, ART_E_ATTRIBUTE_WANTS_INTS, ART_S(name),
+		    ART_I(n));
 	*got = k >= 0;
 	return 0;
 }
@@ -31,8 +32,7 @@ int ctx_conv_geometry(Ctx *c, const rt_shape *xs, const rt_shape *ys,
 	const char *ap = ctx_attr_str(c, "auto_pad", "NOTSET");
 
 	if (nsp < 1 || nsp > 2)
-		return ctx_fail(c, "only 1-D and 2-D spatial shapes are "
-				"supported, not rank %d", xs->rank);
+		return ctx_fail(c, ART_E_ONLY_1_D_2, ART_I(xs->rank));
 	if (exact_ints(c, "strides", strides, nsp, &got) ||
 	    exact_ints(c, "dilations", dil, nsp, &got) ||
 	    exact_ints(c, "pads", pads, 2 * nsp, &got) ||
@@ -80,7 +80,7 @@ int ctx_conv_geometry(Ctx *c, const rt_shape *xs, const rt_shape *ys,
 		pads_end[0] = pads[2], pads_end[1] = pads[3];
 	if (p->group < 1 || p->kh < 1 || p->kw < 1 || p->sh < 1 ||
 	    p->sw < 1 || p->dh < 1 || p->dw < 1)
-		return ctx_fail(c, "bad kernel, stride, dilation or group");
+		return ctx_fail(c, ART_E_BAD_KERNEL_STRIDE_DILATION);
 	return 0;
 }
 
@@ -104,13 +104,14 @@ static int preact(Ctx *c, int channels, rt_preact *pre)
 
 	if (!ops || ops->type != ART_ATTR_INTS || ops->count < 1 ||
 	    ops->count > RT_PREACT_MAX)
-		return ctx_fail(c, "needs a prologue of 1 to %d ops",
-				RT_PREACT_MAX);
+		return ctx_fail(c, ART_E_NEEDS_PROLOGUE_1_OPS,
+				ART_I(RT_PREACT_MAX));
 	pre->n = ops->count;
 	for (int k = 0; k < pre->n; k++) {
 		int code = (int)ops->ints[k];
 		if (code < RT_PRE_BATCHNORM || code > RT_PRE_RELU)
-			return ctx_fail(c, "unknown prologue op %d", code);
+			return ctx_fail(c, ART_E_UNKNOWN_PROLOGUE_OP,
+			    ART_I(code));
 		pre->code[k] = code;
 		pre->scalar[k] = 1;
 		for (int j = 0; j < nparams[code]; j++) {
@@ -120,17 +121,18 @@ static int preact(Ctx *c, int channels, rt_preact *pre)
 				return -1;
 			n = rt_numel(&s);
 			if (n != 1 && n != channels)
-				return ctx_fail(c, "prologue parameter %d has "
-						"%lld values for %d channels",
-						next - 1, (long long)n,
-						channels);
+				return ctx_fail(c,
+				    ART_E_PROLOGUE_PARAMETER_VALUES_CHANNELS,
+						ART_I(next - 1),
+						    ART_I((long long)n),
+						ART_I(channels));
 			pre->scalar[k] &= n == 1;
 		}
 		if (code == RT_PRE_BATCHNORM) {
 			if (!eps || eps->type != ART_ATTR_FLOATS ||
 			    neps >= eps->count)
-				return ctx_fail(c, "needs one prologue_epsilon "
-						"per BatchNormalization");
+				return ctx_fail(c,
+				    ART_E_NEEDS_ONE_PROLOGUE_EPSILON);
 			pre->eps[k] = eps->floats[neps++];
 		}
 	}
@@ -151,14 +153,14 @@ int op_conv(Ctx *c)
 	    ctx_fin(c, 2, 0, &b, NULL) || ctx_fout(c, 0, &y, &ys))
 		return -1;
 	if (xs.rank != ws.rank)
-		return ctx_fail(c, "weight rank differs from input rank");
+		return ctx_fail(c, ART_E_WEIGHT_RANK_DIFFERS_FROM);
 	k[0] = xs.rank == 4 ? ws.d[2] : 1;
 	k[1] = ws.d[ws.rank - 1];
 	if (ctx_conv_geometry(c, &xs, &ys, k, transposed, &p, NULL))
 		return -1;
 	ctx_as_2d(&xs), ctx_as_2d(&ys);
 	if (xs.d[1] % p.group || ys.d[1] % p.group)
-		return ctx_fail(c, "channels are not a multiple of group");
+		return ctx_fail(c, ART_E_CHANNELS_MULTIPLE_GROUP);
 	/*
 	 * A column (width 1, kernel width 1: Magika's sequence conv) has
 	 * the bytes of a row, and the kernel's tiles run along rows.
@@ -203,27 +205,26 @@ int op_pool(Ctx *c)
 		return -1;
 	if (x.dt != ART_DT_FLOAT && !(max && (x.dt == ART_DT_UINT8 ||
 					      x.dt == ART_DT_INT8)))
-		return ctx_fail(c, "input is of type %d: pools compute float32"
-				"%s", x.dt, max ? ", uint8 and int8" : "");
+		return ctx_fail(c, ART_E_INPUT_TYPE_POOLS_COMPUTE, ART_I(x.dt),
+		    ART_S(max ? ", uint8 and int8" : ""));
 	if (y.dt != x.dt)
-		return ctx_fail(c, "the output's type differs from the input's");
+		return ctx_fail(c, ART_E_OUTPUT_S_TYPE_DIFFERS);
 	xs = x.s, ys = y.s;
 	if (idx.p && (idx.dt != ART_DT_INT64 ||
 		      rt_numel(&idx.s) != rt_numel(&ys)))
-		return ctx_fail(c, "Indices must be int64 of the output's "
-				"shape");
+		return ctx_fail(c, ART_E_INDICES_INT64_OUTPUT_S);
 	if (xs.rank < 3 || xs.rank > 4)
-		return ctx_fail(c, "only 1-D and 2-D pooling is supported");
+		return ctx_fail(c, ART_E_ONLY_1_D_2_2);
 	if (exact_ints(c, "kernel_shape", k + (xs.rank == 3), xs.rank - 2,
 		       &got))
 		return -1;
 	if (!got)
-		return ctx_fail(c, "needs kernel_shape");
+		return ctx_fail(c, ART_E_NEEDS_KERNEL_SHAPE);
 	if (ctx_conv_geometry(c, &xs, &ys, k, 0, &p, pads_end))
 		return -1;
 	ctx_as_2d(&xs), ctx_as_2d(&ys);
 	if (!max && (p.dh != 1 || p.dw != 1))
-		return ctx_fail(c, "dilated average pooling is not supported");
+		return ctx_fail(c, ART_E_DILATED_AVERAGE_POOLING_SUPPORTED);
 	p.group = 1;
 	rt_pool2d(kind, &p, pads_end, x.dt, x.p, &xs, y.p, &ys, idx.p,
 		  order == 1);
@@ -239,7 +240,7 @@ int op_global_pool(Ctx *c)
 	if (ctx_fin(c, 0, 1, &x, &xs) || ctx_fout(c, 0, &y, &ys))
 		return -1;
 	if (xs.rank < 2)
-		return ctx_fail(c, "wants rank 2 or more");
+		return ctx_fail(c, ART_E_WANTS_RANK_2_MORE);
 	rt_global_pool(!strcmp(c->s->op, "GlobalMaxPool"), x, &xs, y);
 	return 0;
 }
@@ -253,7 +254,7 @@ int op_lrn(Ctx *c)
 	if (ctx_fin(c, 0, 1, &x, &xs) || ctx_fout(c, 0, &y, &ys))
 		return -1;
 	if (size < 1 || xs.rank < 2)
-		return ctx_fail(c, "LRN needs size >= 1 and channels");
+		return ctx_fail(c, ART_E_LRN_NEEDS_SIZE_1);
 	rt_lrn(size, (float)ctx_attr_num(c, "alpha", 1e-4),
 	       (float)ctx_attr_num(c, "beta", 0.75),
 	       (float)ctx_attr_num(c, "bias", 1.0), x, &xs, y);
@@ -269,7 +270,7 @@ static int per_channel(Ctx *c, int j, const rt_shape *xs, const float **p)
 	if (ctx_fin(c, j, 1, p, &s))
 		return -1;
 	if (xs->rank < 2 || rt_numel(&s) != xs->d[1])
-		return ctx_fail(c, "input %d wants one value per channel", j);
+		return ctx_fail(c, ART_E_INPUT_WANTS_ONE_VALUE, ART_I(j));
 	return 0;
 }
 
@@ -286,8 +287,7 @@ int op_batchnorm(Ctx *c)
 	    optional_out(c, 3, &saved_mean) || optional_out(c, 4, &saved_var))
 		return -1;
 	if (saved_mean || saved_var)
-		return ctx_fail(c, "the saved mean and variance outputs (opset "
-				"< 14) are not supported");
+		return ctx_fail(c, ART_E_SAVED_MEAN_VARIANCE_OUTPUTS);
 	/* Training: training_mode from opset 14, the running statistics
 	 * as outputs before. */
 	if (ctx_attr_int(c, "training_mode", 0) || rm || rv)
@@ -330,12 +330,12 @@ static int trailing(Ctx *c, int j, const rt_shape *xs, int from,
 	while (lead < s.rank && s.d[lead] == 1)
 		lead++;
 	if (s.rank - lead > xs->rank - from)
-		return ctx_fail(c, "input %d does not broadcast to the "
-				"normalised dims", j);
+		return ctx_fail(c, ART_E_INPUT_DOES_BROADCAST_NORMALISED,
+		    ART_I(j));
 	for (int i = lead; i < s.rank; i++) {
 		if (s.d[i] != xs->d[xs->rank - s.rank + i])
-			return ctx_fail(c, "input %d does not broadcast to the "
-					"normalised dims", j);
+			return ctx_fail(c,
+			    ART_E_INPUT_DOES_BROADCAST_NORMALISED, ART_I(j));
 		*n *= s.d[i];
 	}
 	return 0;
@@ -366,7 +366,7 @@ int op_layernorm(Ctx *c)
 	    optional_out(c, 1, &mean) || optional_out(c, 2, &inv))
 		return -1;
 	if (!sc)
-		return ctx_fail(c, "Scale is missing");
+		return ctx_fail(c, ART_E_SCALE_MISSING);
 	for (int i = 0; i < xs.rank; i++)
 		*(i < axis ? &rows : &n) *= xs.d[i];
 	rt_layernorm(x, rows, n, sc, nsc, bi, nbi,
@@ -433,7 +433,7 @@ int op_gemm(Ctx *c)
 	    ctx_fin(c, 2, 0, &cc, &cs) || ctx_fout(c, 0, &y, &ys))
 		return -1;
 	if (as.rank != 2 || bs.rank != 2 || ys.rank != 2 || (cc && cs.rank > 2))
-		return ctx_fail(c, "Gemm wants 2-D operands");
+		return ctx_fail(c, ART_E_GEMM_WANTS_2_D);
 	rt_gemm(a, b, cc, &cs, y, ys.d[0], ys.d[1], ta ? as.d[0] : as.d[1],
 		ta, tb, (float)ctx_attr_num(c, "alpha", 1.0),
 		(float)ctx_attr_num(c, "beta", 1.0));
@@ -449,7 +449,7 @@ int op_matmul(Ctx *c)
 	    ctx_fout(c, 0, &y, &ys))
 		return -1;
 	if (as.rank < 1 || bs.rank < 1)
-		return ctx_fail(c, "MatMul of a scalar");
+		return ctx_fail(c, ART_E_MATMUL_SCALAR);
 	rt_matmul(a, &as, b, &bs, y, &ys);
 	return 0;
 }

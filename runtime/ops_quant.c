@@ -27,16 +27,16 @@ static int qparam(Ctx *c, int js, int jz, const rt_arr *x, rt_qparam *q)
 	if (ctx_arg(c, js, 1, &s) || ctx_arg(c, jz, 0, &z))
 		return -1;
 	if (s.dt != ART_DT_FLOAT)
-		return ctx_fail(c, "scales must be float32");
+		return ctx_fail(c, ART_E_SCALES_FLOAT32);
 	if (ctx_attr_int(c, "block_size", 0))
-		return ctx_fail(c, "blocked quantization is not supported");
+		return ctx_fail(c, ART_E_BLOCKED_QUANTIZATION_SUPPORTED);
 	q->scale = s.p;
 	q->n = rt_numel(&s.s);
 	q->zp = z.p;
 	q->zdt = z.dt;
 	q->inner = 1;
 	if (z.p && rt_numel(&z.s) != q->n)
-		return ctx_fail(c, "zero points and scales differ in number");
+		return ctx_fail(c, ART_E_ZERO_POINTS_SCALES_DIFFER);
 	if (q->n == 1)
 		return 0;
 	if (ctx_axis(c, ctx_attr_int(c, "axis", 1), x->s.rank, &axis))
@@ -44,8 +44,8 @@ static int qparam(Ctx *c, int js, int jz, const rt_arr *x, rt_qparam *q)
 	for (int i = axis + 1; i < x->s.rank; i++)
 		q->inner *= x->s.d[i];
 	if (s.s.rank != 1 || q->n != x->s.d[axis])
-		return ctx_fail(c, "%lld scales: neither one nor one per index "
-				"of axis %d", (long long)q->n, axis);
+		return ctx_fail(c, ART_E_SCALES_NEITHER_ONE_NOR,
+		    ART_I((long long)q->n), ART_I(axis));
 	return 0;
 }
 
@@ -58,8 +58,7 @@ int op_quantize(Ctx *c)
 		return -1;
 	if ((x.dt != ART_DT_FLOAT && x.dt != ART_DT_INT32) ||
 	    (!is_8bit(y.dt) && y.dt != ART_DT_INT16 && y.dt != ART_DT_UINT16))
-		return ctx_fail(c, "quantizes float32 or int32 to 8 or 16 "
-				"bits only");
+		return ctx_fail(c, ART_E_QUANTIZES_FLOAT32_INT32_8);
 	rt_quantize(&x, &q, &y);
 	return 0;
 }
@@ -75,7 +74,7 @@ int op_dequantize(Ctx *c)
 		return -1;
 	if (!is_8bit(x.dt) && x.dt != ART_DT_INT32 && x.dt != ART_DT_INT16 &&
 	    x.dt != ART_DT_UINT16)
-		return ctx_fail(c, "dequantizes 8, 16 or 32-bit integers only");
+		return ctx_fail(c, ART_E_DEQUANTIZES_8_16_32);
 	rt_dequantize(&x, &q, y);
 	return 0;
 }
@@ -90,8 +89,7 @@ int op_dynamic_quantize(Ctx *c)
 		return -1;
 	if (y.dt != ART_DT_UINT8 || z.dt != ART_DT_UINT8 ||
 	    s.dt != ART_DT_FLOAT || rt_numel(&s.s) != 1 || rt_numel(&z.s) != 1)
-		return ctx_fail(c, "wants uint8 y, a float scale and a uint8 "
-				"zero point");
+		return ctx_fail(c, ART_E_WANTS_UINT8_Y_FLOAT);
 	rt_dynamic_quantize(x, rt_numel(&xs), y.p, s.p, z.p);
 	return 0;
 }
@@ -104,14 +102,14 @@ static int qin(Ctx *c, int j, int jz, int64_t count, rt_qin *q, rt_shape *s)
 	if (ctx_arg(c, j, 1, &a) || ctx_arg(c, jz, 0, &z))
 		return -1;
 	if (!is_8bit(a.dt) || (z.p && z.dt != a.dt))
-		return ctx_fail(c, "input %d and its zero point must be int8 or "
-				"uint8", j);
+		return ctx_fail(c, ART_E_INPUT_ZERO_POINT_INT8, ART_I(j));
 	q->p = a.p, q->dt = a.dt;
 	q->zp = z.p, q->zdt = z.dt;
 	q->nzp = z.p ? rt_numel(&z.s) : 1;
 	if (q->nzp != 1 && q->nzp != count)
-		return ctx_fail(c, "input %d has %lld zero points, not 1 or %lld",
-				jz, (long long)q->nzp, (long long)count);
+		return ctx_fail(c, ART_E_INPUT_ZERO_POINTS_1,
+				ART_I(jz), ART_I((long long)q->nzp),
+				    ART_I((long long)count));
 	*s = a.s;
 	return 0;
 }
@@ -124,8 +122,8 @@ static int scales(Ctx *c, int j, int64_t count, const float **p, int64_t *n)
 		return -1;
 	*n = rt_numel(&s);
 	if (*n != 1 && *n != count)
-		return ctx_fail(c, "input %d has %lld scales, not 1 or %lld", j,
-				(long long)*n, (long long)count);
+		return ctx_fail(c, ART_E_INPUT_SCALES_1, ART_I(j),
+				ART_I((long long)*n), ART_I((long long)count));
 	return 0;
 }
 
@@ -138,8 +136,7 @@ static int out_quant(Ctx *c, int j, const rt_arr *y, rt_requant *rq)
 	if (scales(c, j, 1, &sy, &n) || ctx_arg(c, j + 1, 0, &z))
 		return -1;
 	if (!is_8bit(y->dt) || (z.p && (z.dt != y->dt || rt_numel(&z.s) != 1)))
-		return ctx_fail(c, "wants an int8 or uint8 output with one zero "
-				"point");
+		return ctx_fail(c, ART_E_WANTS_INT8_UINT8_OUTPUT);
 	rq->sy = sy[0];
 	rq->zy = z.p ? rt_get_int(z.dt, z.p, 0) : 0;
 	return 0;
@@ -163,12 +160,12 @@ int op_conv_int(Ctx *c)
 	if (ctx_res(c, 0, &y))
 		return -1;
 	if (y.s.rank < 3)
-		return ctx_fail(c, "wants N, C and spatial dims");
+		return ctx_fail(c, ART_E_WANTS_N_C_SPATIAL);
 	if (qin(c, 0, 2, 1, &x, &xs) ||
 	    qin(c, ql ? 3 : 1, ql ? 5 : 3, y.s.d[1], &w, &ws))
 		return -1;
 	if (xs.rank != ws.rank || ws.rank != y.s.rank)
-		return ctx_fail(c, "weight rank differs from input rank");
+		return ctx_fail(c, ART_E_WEIGHT_RANK_DIFFERS_FROM);
 	k[0] = xs.rank == 4 ? ws.d[2] : 1;
 	k[1] = ws.d[ws.rank - 1];
 	if (ctx_conv_geometry(c, &xs, &y.s, k, 0, &p, NULL))
@@ -176,10 +173,10 @@ int op_conv_int(Ctx *c)
 	ctx_as_2d(&xs), ctx_as_2d(&y.s);
 	if (xs.d[1] % p.group || y.s.d[1] % p.group ||
 	    ws.d[1] * p.group != xs.d[1])
-		return ctx_fail(c, "channels are not a multiple of group");
+		return ctx_fail(c, ART_E_CHANNELS_MULTIPLE_GROUP);
 	if (!ql) {
 		if (y.dt != ART_DT_INT32)
-			return ctx_fail(c, "ConvInteger gives int32");
+			return ctx_fail(c, ART_E_CONVINTEGER_GIVES_INT32);
 		rt_conv2d_int(&p, &x, &xs, &w, NULL, NULL, &y);
 		return 0;
 	}
@@ -188,7 +185,7 @@ int op_conv_int(Ctx *c)
 	    ctx_arg(c, 8, 0, &b))
 		return -1;
 	if (b.p && (b.dt != ART_DT_INT32 || rt_numel(&b.s) != y.s.d[1]))
-		return ctx_fail(c, "the bias wants one int32 per channel");
+		return ctx_fail(c, ART_E_BIAS_WANTS_ONE_INT32);
 	rt_conv2d_int(&p, &x, &xs, &w, b.p, &rq, &y);
 	return 0;
 }
@@ -211,7 +208,7 @@ int op_matmul_int(Ctx *c)
 	    ctx_arg(c, ql ? 3 : 1, 1, &b0))
 		return -1;
 	if (a0.s.rank < 1 || b0.s.rank < 1)
-		return ctx_fail(c, "MatMul of a scalar");
+		return ctx_fail(c, ART_E_MATMUL_SCALAR);
 	m = a0.s.rank >= 2 ? a0.s.d[a0.s.rank - 2] : 1;
 	n = b0.s.rank >= 2 ? b0.s.d[b0.s.rank - 1] : 1;
 	if (qin(c, 0, 2, m, &a, &as) ||
@@ -219,7 +216,7 @@ int op_matmul_int(Ctx *c)
 		return -1;
 	if (!ql) {
 		if (y.dt != ART_DT_INT32)
-			return ctx_fail(c, "MatMulInteger gives int32");
+			return ctx_fail(c, ART_E_MATMULINTEGER_GIVES_INT32);
 		rt_matmul_int(&a, &as, &b, &bs, NULL, &y);
 		return 0;
 	}

@@ -50,9 +50,9 @@ int op_reduce(Ctx *c)
 	for (int k = 0; k < x.s.rank; k++)
 		kept *= mask >> k & 1 ? 1 : x.s.d[k];
 	if (kept != rt_numel(&y.s))
-		return ctx_fail(c, "the output has %lld values, the reduction "
-				"gives %lld", (long long)rt_numel(&y.s),
-				(long long)kept);
+		return ctx_fail(c, ART_E_OUTPUT_VALUES_REDUCTION_GIVES,
+		    ART_I((long long)rt_numel(&y.s)),
+				ART_I((long long)kept));
 	rt_reduce_apply(reduce_ops[i].fn, &x, mask, &y);
 	return 0;
 }
@@ -65,7 +65,7 @@ int op_argreduce(Ctx *c)
 	    ctx_axis(c, ctx_attr_int(c, "axis", 0), x.s.rank, &axis))
 		return -1;
 	if (y.dt != ART_DT_INT64 || x.s.d[axis] == 0)
-		return ctx_fail(c, "wants an int64 output and a non-empty axis");
+		return ctx_fail(c, ART_E_WANTS_INT64_OUTPUT_NON);
 	rt_argreduce(!strcmp(c->s->op, "ArgMax"),
 		     (int)ctx_attr_int(c, "select_last_index", 0), &x, axis, &y);
 	return 0;
@@ -80,7 +80,7 @@ int op_cumsum(Ctx *c)
 	    ctx_ints(c, 1, &a, 1, &n))
 		return -1;
 	if (n != 1)
-		return ctx_fail(c, "wants one axis");
+		return ctx_fail(c, ART_E_WANTS_ONE_AXIS);
 	if (ctx_axis(c, a, x.s.rank, &axis))
 		return -1;
 	rt_cumsum(&x, axis, (int)ctx_attr_int(c, "exclusive", 0),

@@ -35,8 +35,8 @@ static int per_axis(Ctx *c, int j, const int *axes, int nax, double *v,
 	if (!*given)
 		return 0;
 	if (n != nax && n != 2 * nax)
-		return ctx_fail(c, "input %d has %lld values for %d axes", j,
-				(long long)n, nax);
+		return ctx_fail(c, ART_E_INPUT_VALUES_AXES, ART_I(j),
+				ART_I((long long)n), ART_I(nax));
 	for (int k = 0; k < nax; k++) {
 		v[axes[k]] = rt_get_f(a.dt, a.p, k);
 		if (w && n == 2 * nax)
@@ -82,18 +82,18 @@ int op_resize(Ctx *c)
 	policy = lookup(ctx_attr_str(c, "keep_aspect_ratio_policy", "stretch"),
 			policies, 3);
 	if (mode < 0 || coord < 0 || nearest < 0 || policy < 0)
-		return ctx_fail(c, "unknown mode, coordinate transformation, "
-				"nearest mode or aspect ratio policy");
+		return ctx_fail(c,
+		    ART_E_UNKNOWN_MODE_COORDINATE_TRANSFORMATION);
 	r.mode = (rt_resize_mode)mode;
 	r.coord = (rt_coord)coord;
 	r.nearest = (rt_nearest)nearest;
 	if (ctx_attr_int(c, "antialias", 0))
-		return ctx_fail(c, "antialiasing is not supported");
+		return ctx_fail(c, ART_E_ANTIALIASING_SUPPORTED);
 	r.cubic_a = ctx_attr_num(c, "cubic_coeff_a", -0.75);
 	r.exclude_outside = (int)ctx_attr_int(c, "exclude_outside", 0);
 	r.extrapolation = (float)ctx_attr_num(c, "extrapolation_value", 0);
 	if (xs.rank != ys.rank)
-		return ctx_fail(c, "input and output ranks differ");
+		return ctx_fail(c, ART_E_INPUT_OUTPUT_RANKS_DIFFER);
 	for (int i = 0; i < xs.rank; i++) {
 		r.scale[i] = 1;
 		r.roi[i] = 0, r.roi[ART_MAX_RANK + i] = 1;
@@ -109,7 +109,8 @@ int op_resize(Ctx *c)
 	if (old && ctx_attr(c, "scales", &sa)) {
 		const art_attr *a = &sa;
 		if (a->type != ART_ATTR_FLOATS || a->count != xs.rank)
-			return ctx_fail(c, "scales wants %d floats", xs.rank);
+			return ctx_fail(c, ART_E_SCALES_WANTS_FLOATS,
+			    ART_I(xs.rank));
 		for (int i = 0; i < xs.rank; i++)
 			r.scale[i] = a->floats[i];
 		gscale = 1;
@@ -135,7 +136,8 @@ int op_resize(Ctx *c)
 	}
 	for (int i = 0; i < xs.rank; i++)
 		if (!(r.scale[i] > 0))
-			return ctx_fail(c, "scale %g on axis %d", r.scale[i], i);
+			return ctx_fail(c, ART_E_SCALE_AXIS, ART_G(r.scale[i]),
+			    ART_I(i));
 	rt_resize_apply(&r, x, &xs, y, &ys);
 	return 0;
 }

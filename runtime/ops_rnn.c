@@ -47,7 +47,8 @@ static int activations(Ctx *c, rt_rnn *p, int n)
 
 	if (a && (a->type != ART_ATTR_STRINGS ||
 		  (a->count != n && a->count != n * p->dirs)))
-		return ctx_fail(c, "wants %d activations per direction", n);
+		return ctx_fail(c, ART_E_WANTS_ACTIVATIONS_PER_DIRECTION,
+		    ART_I(n));
 	for (int d = 0; d < p->dirs; d++)
 	for (int k = 0; k < n; k++) {
 		const char *name = a ? a->strings[(d * n + k) % a->count] :
@@ -57,7 +58,8 @@ static int activations(Ctx *c, rt_rnn *p, int n)
 		       strcmp(acts[i].name, name))
 			i++;
 		if (i == sizeof acts / sizeof acts[0])
-			return ctx_fail(c, "unknown activation '%s'", name);
+			return ctx_fail(c, ART_E_UNKNOWN_ACTIVATION,
+			    ART_S(name));
 		p->act[d][k] = acts[i].fn;
 		p->alpha[d][k] = acts[i].alpha;
 		p->beta[d][k] = acts[i].beta;
@@ -81,9 +83,9 @@ static int maybe_out(Ctx *c, int j, const rt_shape *want, float **p)
 	if (ctx_fout(c, j, p, &s))
 		return -1;
 	if (rt_numel(&s) != rt_numel(want))
-		return ctx_fail(c, "output %d has %lld values, not %lld", j,
-				(long long)rt_numel(&s),
-				(long long)rt_numel(want));
+		return ctx_fail(c, ART_E_OUTPUT_VALUES, ART_I(j),
+				ART_I((long long)rt_numel(&s)),
+				ART_I((long long)rt_numel(want)));
 	return 0;
 }
 
@@ -94,8 +96,9 @@ static int maybe_in(Ctx *c, int j, int64_t n, const float **p)
 	if (ctx_fin(c, j, 0, p, &s))
 		return -1;
 	if (*p && rt_numel(&s) != n)
-		return ctx_fail(c, "input %d has %lld values, not %lld", j,
-				(long long)rt_numel(&s), (long long)n);
+		return ctx_fail(c, ART_E_INPUT_VALUES, ART_I(j),
+				ART_I((long long)rt_numel(&s)),
+				    ART_I((long long)n));
 	return 0;
 }
 
@@ -119,18 +122,18 @@ int op_rnn(Ctx *c)
 	p.clip = (float)ctx_attr_num(c, "clip", 0);
 	p.linear_before_reset = (int)ctx_attr_int(c, "linear_before_reset", 0);
 	if (strcmp(dir, "forward") && strcmp(dir, "reverse") && p.dirs == 1)
-		return ctx_fail(c, "unknown direction '%s'", dir);
+		return ctx_fail(c, ART_E_UNKNOWN_DIRECTION, ART_S(dir));
 	if (ctx_attr_int(c, "input_forget", 0))
-		return ctx_fail(c, "input_forget is not supported");
+		return ctx_fail(c, ART_E_INPUT_FORGET_SUPPORTED);
 	if (p.hidden < 1)
-		return ctx_fail(c, "hidden_size %lld", (long long)p.hidden);
+		return ctx_fail(c, ART_E_HIDDEN_SIZE,
+		    ART_I((long long)p.hidden));
 	G = ngates[p.kind] * p.hidden;
 	work = ctx_scratch(c, (size_t)(ngates[p.kind] + 2) * (size_t)p.hidden *
 			      sizeof(float));
 	if (!work && p.hidden > RT_RNN_STACK_HIDDEN)
-		return ctx_fail(c, "hidden_size %lld needs the plan's workspace "
-				"(--scratch kernels): the stack buffer holds "
-				"%d", (long long)p.hidden, RT_RNN_STACK_HIDDEN);
+		return ctx_fail(c, ART_E_HIDDEN_SIZE_NEEDS_PLAN,
+		    ART_I((long long)p.hidden), ART_I(RT_RNN_STACK_HIDDEN));
 	if (!work)
 		work = stack;
 	if (ctx_fin(c, 0, 1, &p.x, &xs) || ctx_fin(c, 1, 1, &p.w, &ws) ||
@@ -138,14 +141,14 @@ int op_rnn(Ctx *c)
 		return -1;
 	if (xs.rank != 3 || ws.rank != 3 || ws.d[0] != p.dirs ||
 	    ws.d[1] != G || ws.d[2] != xs.d[2])
-		return ctx_fail(c, "X, W and hidden_size disagree");
+		return ctx_fail(c, ART_E_X_W_HIDDEN_SIZE);
 	p.seq = xs.d[p.layout ? 1 : 0];
 	p.batch = xs.d[p.layout ? 0 : 1];
 	p.input = xs.d[2];
 	if (maybe_in(c, 2, p.dirs * G * p.hidden, &p.r))
 		return -1;
 	if (!p.r)
-		return ctx_fail(c, "R is missing");
+		return ctx_fail(c, ART_E_R_MISSING);
 	if (maybe_in(c, 3, p.dirs * 2 * G, &p.b) || ctx_arg(c, 4, 0, &lens) ||
 	    maybe_in(c, 5, p.dirs * p.batch * p.hidden, &p.h0))
 		return -1;
@@ -154,8 +157,7 @@ int op_rnn(Ctx *c)
 	     maybe_in(c, 7, p.dirs * 3 * p.hidden, &p.p)))
 		return -1;
 	if (lens.p && (rt_is_float(lens.dt) || rt_numel(&lens.s) != p.batch))
-		return ctx_fail(c, "sequence_lens wants one integer per batch "
-				"element");
+		return ctx_fail(c, ART_E_SEQUENCE_LENS_WANTS_ONE);
 	p.seq_lens = lens.p;
 	p.seq_lens_dt = lens.dt;
 	ys.rank = 4;

@@ -20,7 +20,7 @@ static int reduction(Ctx *c, int *red)
 			*red = reds[i].op;
 			return 0;
 		}
-	return ctx_fail(c, "unknown reduction '%s'", r);
+	return ctx_fail(c, ART_E_UNKNOWN_REDUCTION, ART_S(r));
 }
 
 /* Updates of ScatterND: indices [..., k], updates [..., data dims k on]. */
@@ -34,7 +34,7 @@ static int nd_shapes(Ctx *c, const rt_arr *x, const rt_arr *idx,
 	for (int i = (int)*k; i < x->s.rank; i++)
 		want *= x->s.d[i];
 	if (*k < 1 || *k > x->s.rank || rt_numel(&upd->s) != want)
-		return ctx_fail(c, "indices and updates misshapen");
+		return ctx_fail(c, ART_E_INDICES_UPDATES_MISSHAPEN);
 	return 0;
 }
 
@@ -49,13 +49,13 @@ int op_scatter(Ctx *c)
 	    ctx_arg(c, 2, 1, &upd) || ctx_res(c, 0, &y) || reduction(c, &red))
 		return -1;
 	if (x.dt != y.dt || upd.dt != y.dt || rt_numel(&x.s) != rt_numel(&y.s))
-		return ctx_fail(c, "data, updates and output differ");
+		return ctx_fail(c, ART_E_DATA_UPDATES_OUTPUT_DIFFER);
 	if (nd ? nd_shapes(c, &x, &idx, &upd, &k) :
 	    ctx_axis(c, ctx_attr_int(c, "axis", 0), x.s.rank, &axis))
 		return -1;
 	if (!nd && (idx.s.rank != x.s.rank ||
 		    rt_numel(&idx.s) != rt_numel(&upd.s)))
-		return ctx_fail(c, "indices and updates misshapen");
+		return ctx_fail(c, ART_E_INDICES_UPDATES_MISSHAPEN);
 	if (ctx_indices(c, &idx, k, nd ? x.s.d : &x.s.d[axis]))
 		return -1;
 	memcpy(y.p, x.p, ctx_tensor(c, ctx_out(c, 0)).bytes);
@@ -76,17 +76,18 @@ int op_gather_nd(Ctx *c)
 	k = idx.s.rank ? idx.s.d[idx.s.rank - 1] : 0;
 	if (b < 0 || b >= idx.s.rank || b >= x.s.rank || k < 1 ||
 	    k > x.s.rank - b || x.dt != y.dt)
-		return ctx_fail(c, "batch_dims, indices and data disagree");
+		return ctx_fail(c, ART_E_BATCH_DIMS_INDICES_DATA);
 	for (int i = 0; i < idx.s.rank - 1; i++)
 		want *= idx.s.d[i];
 	for (int i = (int)(b + k); i < x.s.rank; i++)
 		want *= x.s.d[i];
 	for (int i = 0; i < b; i++)
 		if (idx.s.d[i] != x.s.d[i])
-			return ctx_fail(c, "batch dims differ");
+			return ctx_fail(c, ART_E_BATCH_DIMS_DIFFER);
 	if (want != rt_numel(&y.s))
-		return ctx_fail(c, "the output has %lld values, not %lld",
-				(long long)rt_numel(&y.s), (long long)want);
+		return ctx_fail(c, ART_E_OUTPUT_VALUES_2,
+				ART_I((long long)rt_numel(&y.s)),
+				    ART_I((long long)want));
 	if (ctx_indices(c, &idx, k, x.s.d + b))
 		return -1;
 	rt_gather_nd(&x, &idx, (int)b, &y);
@@ -105,14 +106,13 @@ int op_reverse_sequence(Ctx *c)
 	if (x.s.rank < 2 || t + b != 1 || (t != 0 && t != 1) ||
 	    x.dt != y.dt || rt_is_float(lens.dt) ||
 	    rt_numel(&lens.s) != x.s.d[b])
-		return ctx_fail(c, "wants time and batch axes 0 and 1 and one "
-				"length per batch element");
+		return ctx_fail(c, ART_E_WANTS_TIME_BATCH_AXES);
 	for (int64_t i = 0; i < x.s.d[b]; i++) {
 		int64_t n = rt_get_i(lens.dt, lens.p, i);
 		if (n < 0 || n > x.s.d[t])
-			return ctx_fail(c, "sequence length %lld is not in [0, "
-					"%lld]", (long long)n,
-					(long long)x.s.d[t]);
+			return ctx_fail(c, ART_E_SEQUENCE_LENGTH_0,
+			    ART_I((long long)n),
+					ART_I((long long)x.s.d[t]));
 	}
 	rt_reverse_sequence(&x, t, &lens, &y);
 	return 0;

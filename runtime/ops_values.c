@@ -29,9 +29,8 @@ int op_constant(Ctx *c)
 	n = rt_numel(&y.s);
 	if (!a || a->count != n || a->type == ART_ATTR_STRING ||
 	    a->type == ART_ATTR_STRINGS)
-		return ctx_fail(c, "the header holds no value of %lld numbers "
-				"for it (large values are folded into the "
-				"weights)", (long long)n);
+		return ctx_fail(c, ART_E_HEADER_HOLDS_NO_VALUE,
+		    ART_I((long long)n));
 	/* Integer attributes and integer TENSOR values come in ints. */
 	for (int64_t i = 0; i < n; i++) {
 		if (a->type == ART_ATTR_INT || a->type == ART_ATTR_INTS ||
@@ -53,7 +52,7 @@ int op_shape(Ctx *c)
 		return -1;
 	if (!strcmp(c->s->op, "Size")) {
 		if (rt_numel(&y.s) != 1)
-			return ctx_fail(c, "Size gives one value");
+			return ctx_fail(c, ART_E_SIZE_GIVES_ONE_VALUE);
 		rt_set_i(y.dt, y.p, 0, rt_numel(&x.s));
 		return 0;
 	}
@@ -65,9 +64,9 @@ int op_shape(Ctx *c)
 	start = start < 0 ? 0 : start > r ? r : start;
 	end = end < start ? start : end > r ? r : end;
 	if (rt_numel(&y.s) != end - start)
-		return ctx_fail(c, "the plan's output has %lld values, the "
-				"shape slice %lld", (long long)rt_numel(&y.s),
-				(long long)(end - start));
+		return ctx_fail(c, ART_E_PLAN_S_OUTPUT_VALUES,
+		    ART_I((long long)rt_numel(&y.s)),
+				ART_I((long long)(end - start)));
 	for (int64_t i = start; i < end; i++)
 		rt_set_i(y.dt, y.p, i - start, x.s.d[i]);
 	return 0;
@@ -83,14 +82,14 @@ int op_range(Ctx *c)
 		return -1;
 	if (rt_numel(&start.s) != 1 || rt_numel(&limit.s) != 1 ||
 	    rt_numel(&delta.s) != 1)
-		return ctx_fail(c, "start, limit and delta must be scalars");
+		return ctx_fail(c, ART_E_START_LIMIT_DELTA_SCALARS);
 	s = rt_get_f(start.dt, start.p, 0);
 	l = rt_get_f(limit.dt, limit.p, 0);
 	d = rt_get_f(delta.dt, delta.p, 0);
 	n = d != 0 ? ceil((l - s) / d) : -1;
 	if (d == 0 || (n > 0 ? n : 0) != (double)rt_numel(&y.s))
-		return ctx_fail(c, "the range has %g values, the plan's output "
-				"%lld", n > 0 ? n : 0, (long long)rt_numel(&y.s));
+		return ctx_fail(c, ART_E_RANGE_VALUES_PLAN_S,
+		    ART_G(n > 0 ? n : 0), ART_I((long long)rt_numel(&y.s)));
 	rt_range(&start, &delta, &y);
 	return 0;
 }
@@ -102,7 +101,7 @@ int op_eyelike(Ctx *c)
 	if (ctx_res(c, 0, &y))
 		return -1;
 	if (y.s.rank != 2)
-		return ctx_fail(c, "EyeLike makes 2-D tensors");
+		return ctx_fail(c, ART_E_EYELIKE_MAKES_2_D);
 	rt_eye(ctx_attr_int(c, "k", 0), &y);
 	return 0;
 }

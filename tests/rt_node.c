@@ -105,7 +105,9 @@ static void run(int k, const char *wpath, const Io *in, int nin,
 		free(v);
 	}
 	if (art_run(m, arena, alen, w, wlen, &err)) {
-		printf("error %d %s\n", k, err.msg);
+		char msg[256];
+		art_error_message(&err, msg, sizeof msg);
+		printf("error %d %s\n", k, msg);
 		goto done;
 	}
 	for (int j = 0; j < nout; j++) {

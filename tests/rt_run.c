@@ -245,7 +245,9 @@ int main(int argc, char **argv)
 		}
 		if (art_run(L(_rt_model)(), L(_arena), U(_ARENA_SIZE), weights,
 			    wlen, &rerr)) {
-			fprintf(stderr, "rt_run: %s\n", rerr.msg);
+			char msg[256];
+			art_error_message(&rerr, msg, sizeof msg);
+			fprintf(stderr, "rt_run: %s\n", msg);
 			return 2;
 		}
 	}

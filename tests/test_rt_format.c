@@ -1,7 +1,10 @@
 /*
  * test_rt_format.c — the runtime's own formatter (runtime/format.c)
  * prints what the C library's snprintf prints for every conversion the
- * runtime's messages use, and cuts at the buffer's end as snprintf does.
+ * runtime's messages use, and cuts at the buffer's end as snprintf does;
+ * art_error_message turns an error record (a code, the steps, the
+ * details) into the message the runtime printed when it formatted its
+ * errors itself.
  */
 #include <limits.h>
 #include <setjmp.h>
@@ -56,12 +59,37 @@ static void cut_at_the_end(void **state)
 	assert_string_equal(buf, "");
 }
 
+/* The record ctx_fail leaves for a tensor of rank 9 in a subgraph's
+ * step: the steps outermost first, a step without a name as ''. */
+static void error_record(void **state)
+{
+	art_error e = {.code = ART_E_TENSOR_RANK_ABOVE, .step = 3, .depth = 2,
+		       .where = {{3, "If", "if0"}, {1, "Conv", NULL}},
+		       .arg = {ART_S("x"), ART_I(9), ART_I(ART_MAX_RANK)}};
+	char buf[256];
+	int n = art_error_message(&e, buf, sizeof buf);
+
+	assert_string_equal(buf, "step 3 (If 'if0'): step 1 (Conv ''): "
+			    "tensor 'x' has rank 9, above 8");
+	assert_int_equal(n, (int)strlen(buf));
+	e.depth = 0;
+	e.code = ART_E_ARENA_BYTES_PLAN_NEEDS;
+	e.arg[0] = ART_U((size_t)100);
+	e.arg[1] = ART_U(4096ull);
+	art_error_message(&e, buf, sizeof buf);
+	assert_string_equal(buf, "arena of 100 bytes, the plan needs 4096");
+	e.code = ART_E_COUNT;
+	art_error_message(&e, buf, 12);
+	assert_string_equal(buf, "error code ");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(integers),
 		cmocka_unit_test(doubles),
 		cmocka_unit_test(cut_at_the_end),
+		cmocka_unit_test(error_record),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
