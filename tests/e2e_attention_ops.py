@@ -32,21 +32,10 @@ import subprocess
 import sys
 import tempfile
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(ROOT, "tests"))
-sys.path.insert(0, os.path.join(ROOT, "testdata"))
-try:
-    import numpy as np
-    import onnx
-    import gen_gpt
-    from onnx import helper, numpy_helper, TensorProto
-except ImportError as e:
-    print("skipped: onnx is not importable for %s (%s)" % (sys.executable,
-                                                           e))
-    sys.exit(0)
-from tally import Tally
+from tally import ARENAC, Tally, need
 
-ARENAC = os.environ.get("ARENAC") or os.path.join(ROOT, "build", "arenac")
+np, onnx, gen_gpt = need("numpy", "onnx", "gen_gpt")
+from onnx import helper, numpy_helper, TensorProto  # noqa: E402
 T = Tally("e2e_attention_ops")
 B, S, H, HEADS = 2, 16, 64, 4
 

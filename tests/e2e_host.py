@@ -48,25 +48,11 @@ import subprocess
 import sys
 import tempfile
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from tally import Tally  # noqa: E402
+from tally import ARENAC, ROOT, SHARED, Tally, need
 
 T = Tally('e2e_host')
 check = T.check
-
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-ARENAC = os.environ.get("ARENAC") or os.path.join(ROOT, "build", "arenac")
-SHARED = os.environ.get("ARENAC_SHARED") or os.path.join(ROOT, "..",
-                                                          "shared")
-sys.path.insert(0, os.path.join(ROOT, "testdata"))
-try:
-    import onnx
-    import gen_gpt
-except ImportError as e:
-    print("skipped: onnx is not importable for %s (%s)" % (sys.executable,
-                                                           e))
-    sys.exit(0)
-
+onnx, gen_gpt = need("onnx", "gen_gpt")
 
 # deepspeed/runtime/zero/stage_1_and_2.py, as it is.
 def estimate_zero2_model_states_mem_needs(total_params,

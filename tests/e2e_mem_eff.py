@@ -35,20 +35,9 @@ import subprocess
 import sys
 import tempfile
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(ROOT, "tests"))
-sys.path.insert(0, os.path.join(ROOT, "testdata"))
-try:
-    import onnx
-    import gen_gpt
-    import gen_llama
-except ImportError as e:
-    print("skipped: onnx is not importable for %s (%s)" % (sys.executable,
-                                                           e))
-    sys.exit(0)
-from tally import Tally
+from tally import ARENAC, Tally, need
 
-ARENAC = os.environ.get("ARENAC") or os.path.join(ROOT, "build", "arenac")
+onnx, gen_gpt, gen_llama = need("onnx", "gen_gpt", "gen_llama")
 T = Tally("e2e_mem_eff")
 
 
