@@ -31,7 +31,7 @@
 
 ARENAC_RT_BIND(LO, UP)
 
-static void put_dec(unsigned long long v)
+static void put_dec(uint32_t v)
 {
 	char d[24], *p = d + sizeof d;
 	*--p = '\0';

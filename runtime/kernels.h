@@ -24,6 +24,19 @@ typedef struct rt_shape {
 
 int64_t rt_numel(const rt_shape *s);
 
+/* a / b and a % b of element indices and extents (a >= 0, b > 0) in
+ * ptrdiff_t: every index of an object in memory fits it, as pointer
+ * differences must; 32 bits on a Cortex-M, whose 64-bit division is
+ * ~700 bytes of libgcc code, int64_t's width on a 64-bit host. */
+static inline int64_t rt_div(int64_t a, int64_t b)
+{
+	return (ptrdiff_t)a / (ptrdiff_t)b;
+}
+static inline int64_t rt_mod(int64_t a, int64_t b)
+{
+	return (ptrdiff_t)a % (ptrdiff_t)b;
+}
+
 /* A tensor of any element type: its first element, ONNX dtype, shape. */
 typedef struct rt_arr {
 	void *p;
@@ -39,6 +52,10 @@ double rt_get_f(int dt, const void *p, int64_t i);
 int64_t rt_get_i(int dt, const void *p, int64_t i);
 void rt_set_f(int dt, void *p, int64_t i, double v);
 void rt_set_i(int dt, void *p, int64_t i, int64_t v);
+/* (float)v, rounded once, in 32-bit integer and float arithmetic: a
+ * Cortex-M's FPU converts no 64-bit integer, and libgcc's conversion is
+ * ~700 bytes of soft-float code. */
+float rt_i64_to_f32(int64_t v);
 /* The same for integer and bool types only (0 read, nothing written for
  * others): the integer kernels' accessors, which leave the float
  * conversions (float16's among them) out of an int8 firmware. */
@@ -208,8 +225,14 @@ typedef struct rt_qin {
  * How integer sums become outputs.  NULL: the int32 sum itself
  * (ConvInteger, MatMulInteger).  Otherwise y = saturate(round_half_even(
  * sum * sa * sb / sy) + zy) in y's type (QLinear*), sa one value or one
- * per row of a, sb one value or one per output channel / column.
+ * per row of a, sb one value or one per output channel / column, the
+ * scale's product float32 and the rest exact as the spec's double
+ * (integer arithmetic: kernels_matmul.c), for sums below RT_REQUANT_SUM.
  */
+#define RT_REQUANT_SUM ((int64_t)1 << 39)
+/* Products per requantised sum, so that it stays below RT_REQUANT_SUM
+ * (each below 2^16, the int32 bias below 2^31). */
+#define RT_REQUANT_TERMS ((int64_t)1 << 22)
 typedef struct rt_requant {
 	const float *sa, *sb;
 	int64_t na, nb;

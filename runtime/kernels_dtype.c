@@ -156,6 +156,24 @@ double rt_get_f(int dt, const void *p, int64_t i)
 	}
 }
 
+float rt_i64_to_f32(int64_t v)
+{
+	uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+	float f, scale = 1.0f;
+
+	if (u < (uint64_t)1 << 31)
+		return (float)(int32_t)v;
+	/* Halved to 31 bits, every bit shifted out kept in the lowest
+	 * (sticky): below float's 24, it only breaks ties, so the one
+	 * rounding of the conversion is the exact value's. */
+	while (u >> 31) {
+		u = u >> 1 | (u & 1);
+		scale *= 2.0f;
+	}
+	f = (float)(int32_t)u * scale;
+	return v < 0 ? -f : f;
+}
+
 int64_t rt_get_i(int dt, const void *p, int64_t i)
 {
 	return rt_is_float(dt) ? f2i(rt_get_f(dt, p, i)) : rt_get_int(dt, p, i);

@@ -6,7 +6,6 @@
  * broadcast.  One function maps an output batch to its a and b matrices,
  * so the float and the integer product share the broadcasting.
  */
-#include <math.h>
 #include <string.h>
 
 #include "kernels.h"
@@ -75,7 +74,7 @@ static void batch_of(const Mm *g, const rt_shape *as, const rt_shape *bs,
 {
 	int64_t idx[ART_MAX_RANK];
 	for (int i = g->br - 1; i >= 0; i--)
-		idx[i] = t % ys->d[i], t /= ys->d[i];
+		idx[i] = rt_mod(t, ys->d[i]), t = rt_div(t, ys->d[i]);
 	*oa = *ob = 0;
 	for (int i = 0; i < g->br; i++) {
 		int ia = i - (g->br - (as->rank - 2));
@@ -105,26 +104,80 @@ static int64_t zero_point(const rt_qin *q, int64_t i)
 	return q->zp ? rt_get_int(q->zdt, q->zp, q->nzp == 1 ? 0 : i) : 0;
 }
 
+/* Past every 8-bit output's range (zero point included): cut here. */
+#define RQ_BIG ((uint64_t)1 << 20)
+
+/* u / 2^k rounded half to even (k > 0). */
+static uint64_t shift_even(uint64_t u, int k)
+{
+	uint64_t q, rem, half;
+	if (k >= 64)
+		return 0;           /* u < 2^63: below one half */
+	q = u >> k;
+	rem = u - (q << k);
+	half = (uint64_t)1 << (k - 1);
+	return q + (rem > half || (rem == half && (q & 1)));
+}
+
+/*
+ * nearbyint(s * f) as the spec's reference computes it (an integer sum
+ * times a float32 scale: numpy's product in double, rounded half to
+ * even), in integers, cut to +-RQ_BIG: f is m * 2^e exactly (m below
+ * 2^24), so s * m is exact in 64 bits for |s| < 2^39 (the adapters
+ * refuse longer sums: ops_quant.c); rounded to 53 significant bits it
+ * is the double product, and a rounding shift by -e its nearest integer.
+ * The same integer as the double arithmetic for every s and f, without
+ * the ~3 KB of soft-float double a Cortex-M4F's FPU leaves to libgcc.
+ * TFLite Micro (MultiplyByQuantizedMultiplier, kernels/internal/common.h)
+ * and CMSIS-NN (arm_nn_requantize) instead round a Q31 multiplier of the
+ * double scale twice, half away from zero, which differs in ties.
+ */
+static int64_t mul_round(int64_t s, float f)
+{
+	uint32_t bits;
+	uint64_t m, u;
+	int e, d = 0, neg;
+
+	memcpy(&bits, &f, sizeof bits);
+	e = (int)(bits >> 23 & 0xff);
+	m = bits & 0x7fffff;
+	neg = (int)(bits >> 31) != (s < 0);
+	if (e == 0xff)              /* NaN or NaN = inf * 0: the low end */
+		return m || !s || neg ? -(int64_t)RQ_BIG : (int64_t)RQ_BIG;
+	if (e)
+		m |= 0x800000;
+	else
+		e = 1;              /* subnormal */
+	e -= 150;                   /* f = +-m * 2^e */
+	u = (uint64_t)(s < 0 ? -s : s) * m;
+	while (u >> (53 + d))
+		d++;
+	if (d)
+		u = shift_even(u, d) << d;
+	if (e >= 0)
+		u = e > 20 || u >> (20 - e) ? RQ_BIG : u << e;
+	else
+		u = shift_even(u, -e);
+	if (u > RQ_BIG)
+		u = RQ_BIG;
+	return neg ? -(int64_t)u : (int64_t)u;
+}
+
 void rt_requant_store(const rt_requant *rq, int64_t s, int64_t r,
 		      int64_t ch, rt_arr *y, int64_t i)
 {
-	float scale;
-	double v;
-	int64_t lo, hi;
+	int64_t v, lo, hi;
 
 	if (!rq) {
 		rt_set_int(y->dt, y->p, i, (int32_t)(uint32_t)s);
 		return;
 	}
-	/* The multiplier in float32, the product in double, as the spec's
-	 * reference implementation computes them. */
-	scale = rq->sa[rq->na == 1 ? 0 : r] * rq->sb[rq->nb == 1 ? 0 : ch] /
-		rq->sy;
-	v = nearbyint((double)s * (double)scale) + (double)rq->zy;
+	/* The multiplier in float32, as the spec's reference computes it. */
+	v = mul_round(s, rq->sa[rq->na == 1 ? 0 : r] *
+		      rq->sb[rq->nb == 1 ? 0 : ch] / rq->sy) + rq->zy;
 	lo = y->dt == ART_DT_INT8 ? -128 : 0;
 	hi = y->dt == ART_DT_INT8 ? 127 : 255;
-	rt_set_int(y->dt, y->p, i, !(v >= (double)lo) ? lo :
-		 v > (double)hi ? hi : (int64_t)v);
+	rt_set_int(y->dt, y->p, i, v < lo ? lo : v > hi ? hi : v);
 }
 
 void rt_matmul_int(const rt_qin *a, const rt_shape *as, const rt_qin *b,

@@ -63,8 +63,7 @@ static float avg_window(rt_pool_kind k, const rt_conv *p,
 	for (int64_t ih = h0; ih < h1; ih++)
 		for (int64_t iw = w0; iw < w1; iw++)
 			sum += xc[ih * W + iw];
-	/* count through double (exact): see rt_dequantize. */
-	return count > 0 ? sum / (float)(double)count : 0.0f;
+	return count > 0 ? sum / rt_i64_to_f32(count) : 0.0f;
 }
 
 void rt_pool2d(rt_pool_kind k, const rt_conv *p, const int64_t *pads_end,
@@ -96,16 +95,20 @@ void rt_pool2d(rt_pool_kind k, const rt_conv *p, const int64_t *pads_end,
 			 * columns first. */
 			if (indices)
 				indices[o] = c * H * W + (at < 0 ? 0 :
-					col_major ? at % W * H + at / W : at);
+					col_major ? rt_mod(at, W) * H +
+					rt_div(at, W) : at);
 		}
 	}
 }
 
 /* Each channel's plane is contiguous: its values in order, as
  * kernels_reduce.c's odometer would visit them over the trailing axes.
- * The mean accumulates in double as rt_reduce_apply's RT_R_MEAN does,
- * so that both give the same bits; the maximum is exact in float, NaN
- * winning as there. */
+ * The mean is a compensated float sum (Neumaier's: the rounding error
+ * of every addition carried beside it), within an ulp or two of the
+ * exact sum as rt_reduce_apply's RT_R_MEAN in double, without double
+ * arithmetic (soft-float code on a Cortex-M4F); onnxruntime and TFLite
+ * Micro sum in plain float.  The maximum is exact in float, NaN winning
+ * as there. */
 void rt_global_pool(int is_max, const float *x, const rt_shape *xs, float *y)
 {
 	int64_t nc = xs->d[0] * xs->d[1], hw = 1;
@@ -118,10 +121,14 @@ void rt_global_pool(int is_max, const float *x, const rt_shape *xs, float *y)
 				m = x[k] > m || x[k] != x[k] ? x[k] : m;
 			y[o] = m;
 		} else {
-			double acc = 0;
-			for (int64_t k = 0; k < hw; k++)
-				acc += x[k];
-			y[o] = (float)(acc / (double)hw);
+			float s = 0.0f, err = 0.0f;
+			for (int64_t k = 0; k < hw; k++) {
+				float t = s + x[k];
+				err += fabsf(s) >= fabsf(x[k]) ?
+				       (s - t) + x[k] : (x[k] - t) + s;
+				s = t;
+			}
+			y[o] = (s + err) / rt_i64_to_f32(hw);
 		}
 	}
 }

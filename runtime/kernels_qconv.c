@@ -38,7 +38,7 @@ void rt_conv2d_int(const rt_conv *p, const rt_qin *x, const rt_shape *xs,
 {
 	int64_t N = xs->d[0], C = xs->d[1], H = xs->d[2], W = xs->d[3];
 	int64_t M = y->s.d[1], OH = y->s.d[2], OW = y->s.d[3];
-	int64_t cg = C / p->group, mg = M / p->group, i = 0;
+	int64_t cg = rt_div(C, p->group), mg = rt_div(M, p->group), i = 0;
 	int32_t zx = x->zp ? (int32_t)rt_get_int(x->zdt, x->zp, 0) : 0;
 	int xu = x->dt == ART_DT_UINT8, wu = w->dt == ART_DT_UINT8;
 
@@ -46,7 +46,7 @@ void rt_conv2d_int(const rt_conv *p, const rt_qin *x, const rt_shape *xs,
 	for (int64_t m = 0; m < M; m++) {
 		int32_t zw = w->zp ? (int32_t)rt_get_int(w->zdt, w->zp,
 						w->nzp == 1 ? 0 : m) : 0;
-		int64_t c0 = m / mg * cg;
+		int64_t c0 = rt_div(m, mg) * cg;
 		for (int64_t oh = 0; oh < OH; oh++) {
 			int64_t ih0 = oh * p->sh - p->ph, khlo, khhi;
 			inside(ih0, p->dh, p->kh, H, &khlo, &khhi);

@@ -140,6 +140,7 @@ int op_cumsum(Ctx *c);
 
 /* ops_layout.c */
 int op_copy(Ctx *c);
+int op_dropout(Ctx *c);
 int op_concat(Ctx *c);
 int op_split(Ctx *c);
 int op_transpose(Ctx *c);

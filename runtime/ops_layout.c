@@ -28,21 +28,13 @@ static int same_type_io(Ctx *c, rt_arr *x, rt_arr *y)
  */
 int op_copy(Ctx *c)
 {
-	int x = ctx_in(c, 0), y = ctx_out(c, 0), mask = ctx_out(c, 1);
+	int x = ctx_in(c, 0), y = ctx_out(c, 0);
 	void *xp, *yp;
-	double ratio = 0, training = 0;
 
 	if (x < 0 || y < 0)
 		return ctx_fail(c, ART_E_INPUT_OUTPUT_MISSING);
 	if (ctx_tensor(c, x).bytes != ctx_tensor(c, y).bytes)
 		return ctx_fail(c, ART_E_OUTPUT_SIZE_DIFFERS_FROM);
-	/* Dropout in training mode drops values at random: not here. */
-	if (!strcmp(c->s->op, "Dropout") &&
-	    (ctx_scalar(c, 1, ctx_attr_num(c, "ratio", 0.5), &ratio) ||
-	     ctx_scalar(c, 2, 0, &training)))
-		return -1;
-	if (training != 0 && ratio != 0)
-		return ctx_fail(c, ART_E_DROPOUT_TRAINING_MODE_RANDOM);
 	xp = ctx_ptr(c, x), yp = ctx_ptr(c, y);
 	if (xp != yp) {
 		if (c->s->noop || ctx_root(c, x) == ctx_root(c, y))
@@ -51,7 +43,24 @@ int op_copy(Ctx *c)
 					ART_S(ctx_tensor(c, x).name));
 		memcpy(yp, xp, ctx_tensor(c, y).bytes);
 	}
-	/* Dropout that keeps everything: a mask of trues. */
+	return 0;
+}
+
+/* Dropout in inference mode: a copy, and a mask of trues.  In training
+ * mode it drops values at random: not here.  Its own adapter, so that
+ * the views' (a firmware's Flatten) reads no double. */
+int op_dropout(Ctx *c)
+{
+	int mask = ctx_out(c, 1);
+	double ratio = 0, training = 0;
+
+	if (ctx_scalar(c, 1, ctx_attr_num(c, "ratio", 0.5), &ratio) ||
+	    ctx_scalar(c, 2, 0, &training))
+		return -1;
+	if (training != 0 && ratio != 0)
+		return ctx_fail(c, ART_E_DROPOUT_TRAINING_MODE_RANDOM);
+	if (op_copy(c))
+		return -1;
 	if (mask >= 0 && ctx_tensor(c, mask).rank >= 0)
 		memset(ctx_ptr(c, mask), 1, ctx_tensor(c, mask).bytes);
 	return 0;

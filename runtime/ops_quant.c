@@ -127,14 +127,20 @@ static int scales(Ctx *c, int j, int64_t count, const float **p, int64_t *n)
 	return 0;
 }
 
-/* QLinear*'s output scale and zero point (inputs j, j + 1): one each. */
-static int out_quant(Ctx *c, int j, const rt_arr *y, rt_requant *rq)
+/* QLinear*'s output scale and zero point (inputs j, j + 1): one each;
+ * its sums of terms products each. */
+static int out_quant(Ctx *c, int j, const rt_arr *y, int64_t terms,
+		     rt_requant *rq)
 {
 	const float *sy;
 	int64_t n;
 	rt_arr z;
 	if (scales(c, j, 1, &sy, &n) || ctx_arg(c, j + 1, 0, &z))
 		return -1;
+	if (terms > RT_REQUANT_TERMS)
+		return ctx_fail(c, ART_E_REQUANT_SUMS_TOO_LONG,
+				ART_I((long long)terms),
+				ART_I((long long)RT_REQUANT_TERMS));
 	if (!is_8bit(y->dt) || (z.p && (z.dt != y->dt || rt_numel(&z.s) != 1)))
 		return ctx_fail(c, ART_E_WANTS_INT8_UINT8_OUTPUT);
 	rq->sy = sy[0];
@@ -171,7 +177,10 @@ int op_conv_int(Ctx *c)
 	if (ctx_conv_geometry(c, &xs, &y.s, k, 0, &p, NULL))
 		return -1;
 	ctx_as_2d(&xs), ctx_as_2d(&y.s);
-	if (xs.d[1] % p.group || y.s.d[1] % p.group ||
+	/* group (an attribute, >= 1) divides the channels (extents) only
+	 * when it is at most them. */
+	if (p.group > xs.d[1] || p.group > y.s.d[1] ||
+	    rt_mod(xs.d[1], p.group) || rt_mod(y.s.d[1], p.group) ||
 	    ws.d[1] * p.group != xs.d[1])
 		return ctx_fail(c, ART_E_CHANNELS_MULTIPLE_GROUP);
 	if (!ql) {
@@ -181,7 +190,8 @@ int op_conv_int(Ctx *c)
 		return 0;
 	}
 	if (scales(c, 1, 1, &rq.sa, &rq.na) ||
-	    scales(c, 4, y.s.d[1], &rq.sb, &rq.nb) || out_quant(c, 6, &y, &rq) ||
+	    scales(c, 4, y.s.d[1], &rq.sb, &rq.nb) ||
+	    out_quant(c, 6, &y, ws.d[1] * k[0] * k[1], &rq) ||
 	    ctx_arg(c, 8, 0, &b))
 		return -1;
 	if (b.p && (b.dt != ART_DT_INT32 || rt_numel(&b.s) != y.s.d[1]))
@@ -221,7 +231,7 @@ int op_matmul_int(Ctx *c)
 		return 0;
 	}
 	if (scales(c, 1, m, &rq.sa, &rq.na) || scales(c, 4, n, &rq.sb, &rq.nb) ||
-	    out_quant(c, 6, &y, &rq))
+	    out_quant(c, 6, &y, as.d[as.rank - 1], &rq))
 		return -1;
 	rt_matmul_int(&a, &as, &b, &bs, &rq, &y);
 	return 0;

@@ -28,6 +28,7 @@ typedef struct art_op {
  * a comparison with their addresses, which would link them into every
  * firmware. */
 #define ART_PLACES_ITSELF_op_copy 1
+#define ART_PLACES_ITSELF_op_dropout 1
 #define ART_PLACES_ITSELF_op_concat 1
 
 extern const art_op art_ops[];
@@ -145,7 +146,7 @@ extern const int art_nops;
 	X(Squeeze, "", "Squeeze", op_copy, IP_YES) \
 	X(Unsqueeze, "", "Unsqueeze", op_copy, IP_YES) \
 	X(Identity, "", "Identity", op_copy, IP_YES) \
-	X(Dropout, "", "Dropout", op_copy, IP_YES) \
+	X(Dropout, "", "Dropout", op_dropout, IP_YES) \
 	X(Concat, "", "Concat", op_concat, IP_NO) \
 	X(Split, "", "Split", op_split, IP_NO) \
 	X(Transpose, "", "Transpose", op_transpose, IP_NO) \
