@@ -7,11 +7,14 @@
  * A kernel library calls CMSIS-NN's arm_convolve_s8 or
  * arm_fully_connected_s8 with cmsis_nn_per_channel_quant_params
  * {requant_multiplier, requant_shift} straight from the step, as TFLite
- * Micro's Prepare fills OpData.per_channel_output_multiplier and _shift.
+ * Micro's Prepare fills OpData.per_channel_output_multiplier and _shift;
+ * a QLinearMul step has one pair, a QLinearAdd step three (its inputs',
+ * its output's: arm_elementwise_add_s8's, with $_REQUANT_ADD_LEFT_SHIFT).
  * Only a plan with such a step has the columns ($_HAS_REQUANT), so that a
  * float model's header stays as it was; $_STEP_REQUANT_COUNT(s) reads
  * either layout.
  */
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "header_parts.h"
@@ -42,13 +45,20 @@ void hdr_write_requant_macros(const Hdr *h)
 	}
 	hdr_tmpl(h, "#define $_HAS_REQUANT 1\n"
 		 "#define $_STEP_REQUANT_COUNT(s) ((s)->nrequant)\n");
+	hdr_tmpl(h, "/* QLinearAdd's requant: input A's, input B's, the output's "
+		 "pair, its\n   inputs shifted left by this first (TFLite "
+		 "Micro's add_common.cc) */\n");
+	fprintf(h->f, "#define %s_REQUANT_ADD_LEFT_SHIFT %d\n", h->up,
+		AR_REQUANT_ADD_SHIFT);
 }
 
 void hdr_write_requant_fields(const Hdr *h)
 {
 	if (h->requant)
 		hdr_tmpl(h, "\tconst int32_t *requant_multiplier; /* int8 step: "
-			 "per output channel (or one),\n"
+			 "per output channel (or one;\n"
+			 "\t                             QLinearAdd: three, "
+			 "$_REQUANT_ADD_LEFT_SHIFT),\n"
 			 "\t                             Q31, TFLite's "
 			 "QuantizeMultiplier of in * w / out scale */\n"
 			 "\tconst int32_t *requant_shift; /* > 0: left shift */\n"

@@ -236,11 +236,17 @@ int ar_attr_defaults(const ArGraph *g, const ArNode *n, ArAttr **out);
  * input's (x), the weight's (w, one per output channel or per tensor)
  * and the output's (y); codegen/header_quant.c computes from them the
  * multiplier and shift TFLite Micro and CMSIS-NN use.  All 0: none.
+ * add: an addition's (x and w the two inputs'), three pairs as TFLite
+ * Micro's CalculateOpDataAdd gives them (requant.c).
  */
 typedef struct ArRequant {
 	int x, w, y;
+	bool add;
 } ArRequant;
 
+/* TFLite Micro's left shift of an 8-bit addition's inputs
+ * (add_common.cc: 20, 15 for int16). */
+#define AR_REQUANT_ADD_SHIFT 20
 /* requant.c: TFLite Micro's QuantizeMultiplier, a Q31 multiplier and a
  * power-of-two shift (> 0: left) with m ~ mult * 2^(shift - 31). */
 void ar_quantize_multiplier(double m, int32_t *mult, int *shift);

@@ -10,7 +10,12 @@
  * double from the float scales (tensorflow/lite/kernels/kernel_util.cc),
  * one per channel when the weight's scale is per channel; CMSIS-NN's
  * kernels (arm_convolve_s8, arm_fully_connected_s8: cmsis_nn_per_channel_
- * quant_params) take the same pair, shift > 0 meaning a left shift.  The
+ * quant_params) take the same pair, shift > 0 meaning a left shift.
+ * QLinearMul's is the same product (TFLM mul_common.cc,
+ * CalculateOpDataMul).  QLinearAdd's are three, as TFLM's add_common.cc
+ * CalculateOpDataAdd computes them for arm_elementwise_add_s8: each
+ * input's scale over twice the larger one, and that over 2^20 (its
+ * left_shift, AR_REQUANT_ADD_SHIFT) times the output's scale.  The
  * scales are read from the op table's .requant inputs (table.c), which
  * must be constants: a scale computed at run time (DynamicQuantizeLinear's)
  * has no multiplier to precompute.
@@ -58,6 +63,31 @@ void ar_quantize_multiplier(double m, int32_t *mult, int *shift)
 	*mult = (int32_t)fixed;
 }
 
+/* An addition's three pairs: input a's, input b's, the output's. */
+static int add_requant(double sa, const ArTensor *ws, double sy,
+		       int32_t **mult, int32_t **shift)
+{
+	double sb, twice, real[3];
+
+	if (ar_numel(ws) != 1)
+		return 0;
+	/* Each scale a float widened to double, as TFLM does. */
+	sa = (double)(float)sa, sy = (double)(float)sy;
+	sb = (double)(float)ar_get_float(ws, 0);
+	twice = 2 * (sa > sb ? sa : sb);
+	real[0] = sa / twice;
+	real[1] = sb / twice;
+	real[2] = twice / ((double)(1 << AR_REQUANT_ADD_SHIFT) * sy);
+	*mult = ar_xmalloc(3 * sizeof **mult);
+	*shift = ar_xmalloc(3 * sizeof **shift);
+	for (int k = 0; k < 3; k++) {
+		int s;
+		ar_quantize_multiplier(real[k], &(*mult)[k], &s);
+		(*shift)[k] = s;
+	}
+	return 3;
+}
+
 int ar_requant(const ArGraph *g, const ArNode *n, int32_t **mult,
 	       int32_t **shift)
 {
@@ -73,6 +103,9 @@ int ar_requant(const ArGraph *g, const ArNode *n, int32_t **mult,
 	ys = constant(g, n, d->requant.y);
 	if (!xs || !ws || !ys || ar_numel(xs) != 1 || ar_numel(ys) != 1)
 		return 0;
+	if (d->requant.add)
+		return add_requant(ar_get_float(xs, 0), ws, ar_get_float(ys, 0),
+				   mult, shift);
 	nc = ar_numel(ws);
 	if (nc > INT32_MAX)
 		return 0;

@@ -150,6 +150,8 @@ static int64_t mul_round(int64_t s, float f)
 		e = 1;              /* subnormal */
 	e -= 150;                   /* f = +-m * 2^e */
 	u = (uint64_t)(s < 0 ? -s : s) * m;
+	if (!u)
+		return 0;
 	while (u >> (53 + d))
 		d++;
 	if (d)
