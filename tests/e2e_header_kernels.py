@@ -12,10 +12,12 @@ prints what it reads, checked against outside truth:
 - positional I/O macros (PREFIX_INPUT_0_DTYPE, _RANK, _SHAPE, _BYTES,
   _SCALE, _ZERO_POINT) against the ONNX model's inputs and outputs and
   the quantisation its Q/DQ nodes state;
-- requantisation: each QLinearConv and QLinearMatMul's multipliers and
-  shifts against a Python reimplementation of TFLite Micro's
-  QuantizeMultiplier (tensorflow/lite/kernels/internal/quantization_util.cc)
-  on the float scales of the model; ConvInteger's dynamic scales have
+- requantisation: each QLinearConv, QLinearMatMul and (com.microsoft)
+  QLinearMul's multipliers and shifts against a Python reimplementation
+  of TFLite Micro's QuantizeMultiplier
+  (tensorflow/lite/kernels/internal/quantization_util.cc) on the float
+  scales of the model, QLinearAdd's three pairs against its add_common.cc
+  CalculateOpDataAdd (PREFIX_REQUANT_ADD_LEFT_SHIFT 20); ConvInteger's dynamic scales have
   none (YOLOv8n int8);
 - --strip-names: no names in the tables but the graph inputs' and
   outputs', the flash it saves by arm-none-eabi-size on the tables of a
@@ -143,6 +145,7 @@ int main(void)
             printf("named %d\n", hc_tensors[i].kind);
 #ifdef HC_HAS_REQUANT
     printf("has_requant\n");
+    printf("add_left_shift %d\n", HC_REQUANT_ADD_LEFT_SHIFT);
 #endif
 #ifdef HC_ARENA_SIZE
     printf("arena_size %lu\n", (unsigned long)HC_ARENA_SIZE);
@@ -330,10 +333,19 @@ def check_requant(label, lines, m, expect_any):
     for f in steps:
         s, op, name = int(f[1]), f[2], f[4]
         want = []
-        if op in ("QLinearConv", "QLinearMatMul"):
+        if op in ("QLinearConv", "QLinearMatMul", "QLinearMul",
+                  "QLinearAdd"):
             n = nodes[name]
             xs, ws, ys = (initializer(m, n.input[j]) for j in (1, 4, 6))
-            if xs is not None and ws is not None and ys is not None:
+            if xs is None or ws is None or ys is None:
+                pass
+            elif op == "QLinearAdd":
+                # TFLite Micro's add_common.cc CalculateOpDataAdd.
+                sa, sb, sy = (float(np.float32(v)) for v in (xs, ws, ys))
+                twice = 2 * max(sa, sb)
+                want = [quantize_multiplier(v) for v in
+                        (sa / twice, sb / twice, twice / (2**20 * sy))]
+            else:
                 for w in np.atleast_1d(ws).astype(np.float32):
                     eff = float(np.float32(xs)) * float(w) / \
                         float(np.float32(ys))
@@ -344,7 +356,8 @@ def check_requant(label, lines, m, expect_any):
     T.check("%s: %d multipliers and shifts equal QuantizeMultiplier's"
             % (label, n_ch), not bad and (n_ch > 0) == expect_any, bad[:2])
     T.check("%s: PREFIX_HAS_REQUANT %s" % (label, expect_any),
-            ("has_requant" in lines) == expect_any)
+            ("has_requant" in lines) == expect_any and
+            ("add_left_shift 20" in lines) == expect_any)
 
 
 def check_io(label, lines, m, rep, quant):
@@ -396,6 +409,31 @@ r = check_model("qio", qio, [])
 if r:
     check_requant("qio", r[0], r[2], True)
     check_io("qio", r[0], r[2], r[1], {"x": (0.0123, 128), "o": (0.01, -3)})
+
+# com.microsoft's QLinearAdd (three pairs) and QLinearMul (one), as
+# onnxruntime's quantizer writes them.
+qam = os.path.join(tmp, "qaddmul.onnx")
+g = helper.make_graph(
+    [n("QLinearAdd", ["x", "xs", "xz", "b", "bs", "bz", "ys", "yz"], ["y"],
+       name="add", domain="com.microsoft"),
+     n("QLinearMul", ["y", "ys", "yz", "c", "cs", "cz", "os", "oz"], ["o"],
+       name="mul", domain="com.microsoft")], "qaddmul",
+    [helper.make_tensor_value_info("x", TensorProto.UINT8, [1, 4, 5, 5])],
+    [helper.make_tensor_value_info("o", TensorProto.UINT8, [1, 4, 5, 5])],
+    [numpy_helper.from_array(np.array(v, dt), nm) for nm, v, dt in [
+        ("xs", 0.0123, np.float32), ("xz", 128, np.uint8),
+        ("b", np.arange(100).reshape(1, 4, 5, 5) % 251, np.uint8),
+        ("bs", 0.0371, np.float32), ("bz", 3, np.uint8),
+        ("ys", 0.0457, np.float32), ("yz", 7, np.uint8),
+        ("c", np.arange(100).reshape(1, 4, 5, 5) % 13, np.uint8),
+        ("cs", 0.0029, np.float32), ("cz", 5, np.uint8),
+        ("os", 0.01, np.float32), ("oz", 9, np.uint8)]])
+save(helper.make_model(g, opset_imports=[
+    helper.make_opsetid("", 13), helper.make_opsetid("com.microsoft", 1)]),
+    qam)
+r = check_model("qlinear add, mul", qam, [])
+if r:
+    check_requant("qlinear add, mul", r[0], r[2], True)
 
 models = os.path.join(SHARED, "models")
 if os.path.isdir(models):
