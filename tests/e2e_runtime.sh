@@ -33,6 +33,8 @@
 #   corrupted plan          one offset of the det header moved onto a live
 #                           tensor, one of Silero legacy's If branch out
 #                           of its step's workspace: the runs must fail
+#   refused variant         a QLinearMatMul of 2^22 + 1-product sums (past
+#                           the exact integer requantisation): an error
 #
 # ARENAC_SANITIZE=1 (make sanitize) skips the light models, the slow part.
 # Ends with "N passed, N failed".
@@ -415,5 +417,39 @@ PY
 	fi
 fi
 
+echo "refused variant (must fail, never run)"
+# A QLinearMatMul whose sums have 2^22 + 1 products, more than the
+# integer requantisation takes exactly (kernels.h RT_REQUANT_TERMS): an
+# error code before its kernel runs.
+if ! "$PYTHON" -c 'import onnx' 2>/dev/null; then
+	echo "  skipped: no python3-onnx for the long-sum model"
+elif "$PYTHON" - "$tmp/longsum.onnx" "$tmp/longsum_a.pb" <<'PY' &&
+import sys
+import numpy as np
+from onnx import TensorProto, helper, numpy_helper, save
+k = (1 << 22) + 1
+n = helper.make_node
+g = helper.make_graph(
+    [n("QLinearMatMul", ["a", "s", "z", "b", "s", "z", "s", "z"], ["y"])],
+    "longsum", [helper.make_tensor_value_info("a", TensorProto.UINT8, [1, k])],
+    [helper.make_tensor_value_info("y", TensorProto.UINT8, [1, 1])],
+    [numpy_helper.from_array(np.ones((k, 1), np.uint8), "b"),
+     numpy_helper.from_array(np.array(0.5, np.float32), "s"),
+     numpy_helper.from_array(np.array(0, np.uint8), "z")])
+save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]),
+     sys.argv[1])
+with open(sys.argv[2], "wb") as f:
+    f.write(numpy_helper.from_array(np.ones((1, k), np.uint8),
+                                    "a").SerializeToString())
+PY
+   build longsum ls "$tmp/longsum.onnx"; then
+	"$tmp/rt_ls" --input "$tmp/longsum_a.pb" "$tmp/ls.bin" >"$tmp/out" 2>&1
+	rc=$?
+	if [ $rc = 2 ] && grep -q "4194305 products, above the 4194304" "$tmp/out"; then
+		ok "QLinearMatMul of 4,194,305-product sums refused: $(tail -n 1 "$tmp/out")"
+	else
+		bad "QLinearMatMul of 4,194,305-product sums: exit $rc, $(tail -n 2 "$tmp/out")"
+	fi
+fi
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
