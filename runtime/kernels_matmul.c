@@ -1,5 +1,6 @@
 /*
- * kernels_matmul.c — Gemm, and MatMul on float32 and on int8 / uint8.
+ * kernels_matmul.c — Gemm, and MatMul on float32 and on int8 / uint8;
+ * the integer kernels' requantisation (rt_requant_store), in integers.
  *
  * MatMul follows numpy: a 1-D a is a row, a 1-D b a column (their axis
  * disappears from the output), and the batch dims before the last two
@@ -128,9 +129,15 @@ static uint64_t shift_even(uint64_t u, int k)
  * is the double product, and a rounding shift by -e its nearest integer.
  * The same integer as the double arithmetic for every s and f, without
  * the ~3 KB of soft-float double a Cortex-M4F's FPU leaves to libgcc.
- * TFLite Micro (MultiplyByQuantizedMultiplier, kernels/internal/common.h)
- * and CMSIS-NN (arm_nn_requantize) instead round a Q31 multiplier of the
- * double scale twice, half away from zero, which differs in ties.
+ * TFLite Micro (tensorflow/lite/kernels/internal/common.h,
+ * MultiplyByQuantizedMultiplier) and CMSIS-NN (Include/
+ * arm_nnsupportfunctions.h, arm_nn_requantize) instead round a Q31
+ * multiplier of the double scale, then the product, half away from zero
+ * or up, which differs near halves (measured on the firmware's input to
+ * testdata/quant_cnn_int8.onnx: 1 of its 4,096 second-convolution
+ * outputs; the node suite's QLinear tests agree), so the header carries
+ * their pairs for
+ * such libraries (codegen/header_requant.c) and this kernel the spec's.
  */
 static int64_t mul_round(int64_t s, float f)
 {
