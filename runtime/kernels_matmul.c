@@ -136,8 +136,8 @@ static uint64_t shift_even(uint64_t u, int k)
  * or up, which differs near halves (measured on the firmware's input to
  * testdata/quant_cnn_int8.onnx: 1 of its 4,096 second-convolution
  * outputs; the node suite's QLinear tests agree), so the header carries
- * their pairs for
- * such libraries (codegen/header_requant.c) and this kernel the spec's.
+ * their pairs for such libraries (codegen/header_requant.c) and this
+ * kernel the spec's.
  */
 static int64_t mul_round(int64_t s, float f)
 {
