@@ -177,11 +177,6 @@ static int check_graph(Ctx *c, int gid, size_t weights_bytes)
 	const art_model *m = c->m;
 	for (int i = 0; i < c->g->ntensors; i++) {
 		art_tensor t = ctx_tensor(c, i);
-		if (in_arena(&t) && (t.region < 0 ||
-				     t.region >= num_regions(m)))
-			return ctx_fail(c, ART_E_TENSOR_REGION_OUT_RANGE,
-			    ART_S(t.name), ART_I(t.region),
-			    ART_I(num_regions(m)));
 		if (t.rank > ART_MAX_RANK)
 			return ctx_fail(c, ART_E_TENSOR_RANK_ABOVE,
 				    ART_S(t.name), ART_I(t.rank),
@@ -196,7 +191,7 @@ static int check_graph(Ctx *c, int gid, size_t weights_bytes)
 			    ART_S(t.name),
 				    ART_U((unsigned long)t.offset),
 				    ART_U((unsigned long)t.bytes),
-				        ART_U(c->arenas[t.region].bytes));
+				    ART_I(t.region));
 		if (!in_arena(&t) && t.weights_offset != ART_NOT_IN_ARENA &&
 		    (uint64_t)t.weights_offset + t.bytes > weights_bytes)
 			return ctx_fail(c, ART_E_TENSOR_PAST_WEIGHTS_BLOB,
@@ -383,18 +378,16 @@ static int check_arenas(Ctx *c, int n, const void *weights,
 	if (n != num_regions(m))
 		return ctx_fail(c, ART_E_ARENAS_PLAN_MEMORIES, ART_I(n),
 				ART_I(num_regions(m)));
-	if (!m->nregions && c->arenas[0].bytes < m->arena_size)
-		return ctx_fail(c, ART_E_ARENA_BYTES_PLAN_NEEDS,
-			    ART_U(c->arenas[0].bytes),
-			        ART_U((unsigned long long)m->arena_size));
-	for (int r = 0; r < m->nregions; r++) {
+	for (int r = 0; r < n; r++) {
 		const art_arena *a = &c->arenas[r];
-		art_region reg;
-		m->region(m->regions, r, &reg);
-		if (!a->base || a->bytes < reg.bytes)
-			return ctx_fail(c, ART_E_REGION_ARENA_BYTES_NEEDS,
-			    ART_I(r), ART_S(reg.name),
-			    ART_U(a->base ? a->bytes : 0),
+		/* A plan of one arena has no region table; its arena is
+		 * below 4 GiB (the header's offsets are 32-bit). */
+		art_region reg = {"", (uint32_t)m->arena_size, 0};
+		if (m->nregions)
+			m->region(m->regions, r, &reg);
+		if (a->bytes < reg.bytes)
+			return ctx_fail(c, ART_E_ARENA_BYTES_PLAN_NEEDS,
+			    ART_I(r), ART_U(a->bytes),
 			    ART_U((unsigned long)reg.bytes));
 		for (int q = 0; q < r; q++)
 			if (spans_meet(a->base, a->bytes, c->arenas[q].base,
@@ -404,8 +397,7 @@ static int check_arenas(Ctx *c, int n, const void *weights,
 		if (spans_meet(weights, weights_bytes, a->base, a->bytes) &&
 		    (weights != a->base || weights_bytes > reg.weights_bytes))
 			return ctx_fail(c, ART_E_WEIGHTS_OVERLAP_ARENA,
-			    ART_I(r), ART_S(reg.name),
-			    ART_U((unsigned long)reg.weights_bytes));
+			    ART_I(r), ART_U((unsigned long)reg.weights_bytes));
 	}
 	return 0;
 }

@@ -47,19 +47,27 @@ check() {
 	fi
 }
 
-# prog NAME MODEL "ARENAC OPTIONS" "INPUTS": plans MODEL and builds
-# firmware/main.c for this machine in $tmp/NAME, runs it into out.log.
+# prog NAME MODEL "ARENAC OPTIONS" "INPUTS" [WEIGHTS_DIR]: plans MODEL and
+# builds firmware/main.c for this machine in $tmp/NAME, runs it into
+# out.log.  With WEIGHTS_DIR its weights file must be that plan's, whose
+# object it links (a shared CNN's is tens of MB of C: compiled once).
 prog() {
 	d=$tmp/$1
 	mkdir -p "$d"
 	# shellcheck disable=SC2086
 	"$ARENAC" -q $3 --prefix net -o "$d/net.h" --json "$d/net.json" \
-		--weights "$d/weights.c" "$2" 2>"$d/err" &&
+		--weights "$d/weights.c" "$2" 2>"$d/err" || return 1
+	if [ -n "${5:-}" ]; then
+		cmp "$5/weights.c" "$d/weights.c" >>"$d/err" 2>&1 &&
+		ln -s "$5/weights.o" "$d/weights.o"
+	else
+		$CC -std=c11 -c "$d/weights.c" -o "$d/weights.o" 2>>"$d/err"
+	fi &&
 	"$BUILD/host_io" carray $4 >"$d/inputs.c" 2>>"$d/err" &&
 	$CC -std=c11 -O1 -Wall -Wextra -Werror -Wno-unused-parameter \
 		-Iruntime -Ifirmware -I"$d" -DARENAC_HEADER='"net.h"' -DLO=net \
 		-DUP=NET -DNET_DEFINE_TABLES -DNET_DEFINE_ARENA -o "$d/run" \
-		firmware/main.c firmware/host.c "$d/inputs.c" "$d/weights.c" \
+		firmware/main.c firmware/host.c "$d/inputs.c" "$d/weights.o" \
 		"$RT_LIB" -lm 2>>"$d/err" &&
 	"$d/run" >"$d/out.log" 2>>"$d/err"
 }
@@ -71,7 +79,7 @@ same() {
 		check "$1: single-arena run: $(head -c 400 "$tmp/$1.one/err")" 1
 		return
 	fi
-	if ! prog "$1" "$2" "$3 $4" "$5"; then
+	if ! prog "$1" "$2" "$3 $4" "$5" "$tmp/$1.one"; then
 		check "$1 ($4): $(head -c 400 "$tmp/$1/err") $(tail -n 2 "$tmp/$1/out.log")" 1
 		return
 	fi
@@ -80,8 +88,8 @@ import json, sys
 r = json.load(open(sys.argv[1]))
 print(" ".join("%s %d" % (x["name"], x["used_bytes"] - x["weights_bytes"])
                for x in r["regions"]))
-# The memories the tensors and the steps' workspaces (an If's branches)
-# are in.
+# The memories of the tensors and of the steps workspaces (where the
+# branches of an If run).
 used = {t["region"] for t in r["tensors"]
         if t["offset"] is not None and t["bytes"]}
 used |= {s["scratch_region"] for s in r["steps"] if s.get("scratch_bytes")}

@@ -74,7 +74,6 @@ int main(void)
 	art_arena ok[2] = {{aligned(0), s0}, {aligned(1), s1}};
 	art_arena swapped[2] = {{aligned(1), s1}, {aligned(0), s0}};
 	art_arena short1[2] = {{aligned(0), s0}, {aligned(1), s1 - 1}};
-	art_arena null0[2] = {{NULL, s0}, {aligned(1), s1}};
 	art_arena same[2] = {{aligned(0), s0}, {aligned(0) + s0 / 2, s1}};
 	art_error err;
 	int rc;
@@ -91,11 +90,9 @@ int main(void)
 	expect("three arenas for two memories", ok, 3, w, wb,
 	       ART_E_ARENAS_PLAN_MEMORIES);
 	expect("the arenas swapped", swapped, 2, w, wb,
-	       ART_E_REGION_ARENA_BYTES_NEEDS);
+	       ART_E_ARENA_BYTES_PLAN_NEEDS);
 	expect("an arena a byte short", short1, 2, w, wb,
-	       ART_E_REGION_ARENA_BYTES_NEEDS);
-	expect("no arena for a memory", null0, 2, w, wb,
-	       ART_E_REGION_ARENA_BYTES_NEEDS);
+	       ART_E_ARENA_BYTES_PLAN_NEEDS);
 	expect("two memories in one arena", same, 2, w, wb,
 	       ART_E_ARENAS_OVERLAP);
 	expect("the weights inside an arena that reserves none", ok, 2,
