@@ -265,7 +265,9 @@ void art_plain_model(art_model *m, const art_tensor *tensors, int ntensors,
  * Nothing is copied: the model points at the header's const tables and
  * carries the functions that decode their rows, so the tables stay in
  * flash and the binding costs no RAM.  Use once per model, in the file
- * that defines the tables (PREFIX_DEFINE_TABLES before the include).
+ * that defines the tables (PREFIX_DEFINE_TABLES before the include).  A
+ * header of several memories (arenac --memory, PREFIX_HAS_REGIONS) binds
+ * the same, with its region table; art_run_arenas runs it.
  */
 #define ART_COPY_TENSOR(d, s) do { \
 	(d)->name = (s)->name; (d)->dtype = (s)->dtype; \

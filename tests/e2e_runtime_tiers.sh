@@ -19,8 +19,8 @@
 # --io separate, one memory, training, subgraphs) compiles with
 # ARENAC_RT_BIND and defines its sizes and section hooks; arenas that do
 # not match a plan of two memories stop the run with an error code before
-# any step (tests/rt_arenas.c); a memory too small for the weights
-# reserved in it is exit 3.  Ends with "N passed, N failed".
+# any step (tests/rt_arenas.c); the README's example runs; a memory too
+# small for the weights reserved in it is exit 3.  Ends with "N passed, N failed".
 BUILD=${BUILD:-build}
 ARENAC=${ARENAC:-$BUILD/arenac}
 PYTHON=${PYTHON:-/usr/bin/python3}
@@ -185,6 +185,26 @@ if "$ARENAC" -q --dim N=1 --memory sram:16K --memory dram:1M --prefix net \
 else
 	check "rt_arenas builds" 1
 fi
+
+# The README's bind of several memories ("Memory tiers"), as a program.
+d=$tmp/readme
+mkdir -p "$d"
+{
+	printf '%s\n' '#include <string.h>' '#include "arenac_rt.h"' \
+		'#define LENET_DEFINE_TABLES' '#define LENET_DEFINE_ARENA' \
+		'#include "lenet_arena.h"' 'ARENAC_RT_BIND(lenet, LENET)' \
+		'int main(void) {' 'art_error err;' 'int rc;'
+	sed -n '/^### Memory tiers/,/^### /p' README.md |
+		sed -n '/^    art_arena arenas/,/&err);$/p'
+	printf '%s\n' 'return rc;' '}'
+} >"$d/readme.c"
+"$ARENAC" -q --dim N=1 --memory sram:1700K --memory dram:1M --weights-in sram \
+	--prefix lenet -o "$d/lenet_arena.h" --weights "$d/w.c" $L &&
+	grep -q art_run_arenas "$d/readme.c" &&
+	$CC -std=c99 -Wall -Wextra -Werror -pedantic -Iruntime -I"$d" \
+		-o "$d/readme" "$d/readme.c" "$d/w.c" "$RT_LIB" -lm &&
+	"$d/readme"
+check "the README's bind of two memories builds (C99) and runs" $?
 
 # The weights reserved in a memory too small for them: exit 3.
 "$ARENAC" -q --dim N=1 --memory sram:20K --memory dram:1M --weights-in sram \
