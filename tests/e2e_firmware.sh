@@ -7,7 +7,7 @@
 #
 #   lenet            testdata's LeNet, numpy's logits; again planned in
 #                    two memories, its arenas in the board's block RAM
-#                    and PSRAM
+#                    and PSRAM, also with its weights copied to PSRAM
 #   quant_cnn_int8   an int8 CNN (QLinearConv, uint8 MaxPool,
 #                    QLinearMatMul; 1.8 KB of weights) against the same
 #                    program built for this machine (its logits are
@@ -106,15 +106,19 @@ fw lenet testdata/lenet.onnx "--dim N=1" "" testdata/lenet_output_0.pb
 # 0x01000000, the other in the 16 MiB of PSRAM at 0x21000000, each arena
 # placed by its section hook (firmware/mps2_an386.ld), neither in the
 # RAM of the stack.
-fw "lenet (two memories)" testdata/lenet.onnx \
-	"--dim N=1 --memory blockram:16K --memory psram:16M" "" \
-	testdata/lenet_output_0.pb
-at=$(arm-none-eabi-nm "$BUILD/firmware/lenet/lenet.elf" 2>/dev/null | awk '
-	$3 == "net_arena_blockram" && $1 >= "01000000" && $1 < "01004000" ||
-	$3 == "net_arena_psram" && $1 >= "21000000" && $1 < "22000000" {
-		printf "%s at 0x%s ", $3, $1 }')
-[ "$(echo "$at" | wc -w)" = 6 ]
-check "lenet's two arenas in block RAM and PSRAM: $at" $?
+# Again with the weights copied from flash to the start of the PSRAM
+# arena (--weights-in) and read there.
+for w in "" " --weights-in psram"; do
+	fw "lenet (two memories$w)" testdata/lenet.onnx \
+		"--dim N=1 --memory blockram:16K --memory psram:16M$w" "" \
+		testdata/lenet_output_0.pb
+	at=$(arm-none-eabi-nm "$BUILD/firmware/lenet/lenet.elf" 2>/dev/null | awk '
+		$3 == "net_arena_blockram" && $1 >= "01000000" && $1 < "01004000" ||
+		$3 == "net_arena_psram" && $1 >= "21000000" && $1 < "22000000" {
+			printf "%s at 0x%s ", $3, $1 }')
+	[ "$(echo "$at" | wc -w)" = 6 ]
+	check "lenet's two arenas in block RAM and PSRAM$w: $at" $?
+done
 fw quant_cnn_int8 testdata/quant_cnn_int8.onnx "--dim-default 1" "" host
 # Its flash (text + data, arm-none-eabi-size) less its weights' bytes:
 # what the runtime, the kernels it runs, the tables and newlib take.
