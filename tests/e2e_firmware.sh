@@ -18,7 +18,8 @@
 #                    are inlined), an LSTM whose workspace is the plan's,
 #                    onnxruntime's speech probability and new state; and
 #                    with the sample rate a run-time input, the If kernel
-#                    running the branch in its planned workspace
+#                    running the branch in its planned workspace (also
+#                    in two memories: the workspace in PSRAM)
 #
 # the int8 CNN's flash less its weights is under a bound, and every
 # firmware is checked with arm-none-eabi-nm: no malloc, free,
@@ -148,6 +149,11 @@ if [ -f "$vad.onnx" ]; then
 		"${vad}_output_0.pb ${vad}_output_1.pb"
 	fw "silero_vad_v5 (run-time If)" "$vad.onnx" \
 		"--input-shape input=1x512 --input-shape state=2x1x128" \
+		"${vad}_input_0.pb ${vad}_input_1.pb ${vad}_input_2.pb" \
+		"${vad}_output_0.pb ${vad}_output_1.pb"
+	# In two memories: the If's branches run in its workspace in PSRAM.
+	fw "silero_vad_v5 (run-time If, two memories)" "$vad.onnx" \
+		"--input-shape input=1x512 --input-shape state=2x1x128 --memory blockram:4K --memory psram:16M" \
 		"${vad}_input_0.pb ${vad}_input_1.pb ${vad}_input_2.pb" \
 		"${vad}_output_0.pb ${vad}_output_1.pb"
 else
