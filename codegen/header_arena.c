@@ -118,11 +118,13 @@ void hdr_write_arena(const Hdr *h)
 		 "#ifdef $_DEFINE_ARENA\n"
 		 "/* Each arena's section hook: an attribute placing it, such as "
 		 "a GNU\n * __attribute__((section(...))) naming a section of "
-		 "your linker script. */\n");
+		 "your linker script;\n * $_ARENA_SECTION, the hook of every "
+		 "layout, places those not given\n * their own. */\n"
+		 "#ifndef $_ARENA_SECTION\n#define $_ARENA_SECTION\n#endif\n");
 	for (int r = 0; r < h->nreg; r++)
 		fprintf(h->f, "#ifndef %1$s_ARENA_%2$s_SECTION\n"
-			"#define %1$s_ARENA_%2$s_SECTION\n#endif\n", h->up,
-			h->rup[r]);
+			"#define %1$s_ARENA_%2$s_SECTION %1$s_ARENA_SECTION\n"
+			"#endif\n", h->up, h->rup[r]);
 	for (int i = 0; i < 4; i++) {
 		hdr_tmpl(h, defs[i][0]);
 		for (int r = 0; r < h->nreg; r++)

@@ -104,10 +104,12 @@ static void write_use(const Hdr *h)
 			"region, uint8_t @_arena_%s[$_ARENA_%s_SIZE] and so on, "
 			"each aligned to $_ARENA_ALIGN, and @_arenas[], their "
 			"bases indexed by region.  Each array takes its "
-			"memory's section hook, empty unless defined before "
-			"the include, e.g. with\n    -D$_ARENA_%s_SECTION="
-			"'__attribute__((section(\".%s\")))'\n", h->rlo[0],
-			h->rup[0], h->rup[0], h->rlo[0]);
+			"memory's section hook, $_ARENA_SECTION (empty) unless "
+			"defined before the include, e.g. with\n    "
+			"-D$_ARENA_%s_SECTION="
+			"'__attribute__((section(\".%s\")))'\nThe reference "
+			"runtime runs it with art_run_arenas, an arena per "
+			"region.\n", h->rlo[0], h->rup[0], h->rup[0], h->rlo[0]);
 	else
 		n += (size_t)snprintf(buf + n, sizeof buf - n, "uint8_t "
 			"@_arena[$_ARENA_SIZE], aligned to $_ARENA_ALIGN, "

@@ -70,12 +70,18 @@ void hdr_write_intro_regions(const Hdr *h)
 }
 
 /* Per region its index and arena size; the weights' region and the
- * bytes reserved at its start for them. */
+ * bytes reserved at its start for them.  $_HAS_REGIONS and a step's
+ * workspace region whichever layout its type has tell ARENAC_RT_BIND
+ * to bind the regions. */
 void hdr_write_region_macros(const Hdr *h)
 {
 	int wr = hdr_weights_region(h);
 
-	fprintf(h->f, "#define %s_NUM_REGIONS %d\n", h->up, h->nreg);
+	hdr_tmpl(h, h->work ? "#define $_STEP_SCRATCH_REGION(s) "
+		 "((s)->scratch_region)\n" :
+		 "#define $_STEP_SCRATCH_REGION(s) 0\n");
+	fprintf(h->f, "#define %s_HAS_REGIONS 1\n#define %s_NUM_REGIONS %d\n",
+		h->up, h->up, h->nreg);
 	for (int r = 0; r < h->nreg; r++)
 		fprintf(h->f, "#define %1$s_REGION_%2$s %3$d\n"
 			"#define %1$s_ARENA_%2$s_SIZE %4$lldu\n", h->up,

@@ -12,7 +12,9 @@
  *
  * or "error: MESSAGE" and a failing exit.  Built with -DARENAC_HEADER=
  * '"m.h"' -DLO=m -DUP=M; no printf, no heap: the board (board.h) only
- * writes strings.
+ * writes strings.  A plan of several memories (arenac --memory) runs
+ * with the header's arena per memory (art_run_arenas), its weights
+ * copied from flash to the start of their memory with --weights-in.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -57,10 +59,52 @@ static void put_hex(const uint8_t *b, uint32_t n)
 	}
 }
 
+#if U(_NUM_REGIONS) > 0
+static uint8_t *slot(int t)
+{
+	return L(_arenas)[L(_tensors)[t].region] + L(_tensors)[t].offset;
+}
+
+static unsigned long arena_bytes(void)
+{
+	unsigned long n = 0;
+	for (int r = 0; r < U(_NUM_REGIONS); r++)
+		n += L(_regions)[r].size;
+	return n;
+}
+
+static int run(art_error *err)
+{
+	art_arena a[U(_NUM_REGIONS)];
+	const uint8_t *w = L(_weights);
+	for (int r = 0; r < U(_NUM_REGIONS); r++) {
+		a[r].base = L(_arenas)[r];
+		a[r].bytes = L(_regions)[r].size;
+	}
+#if U(_WEIGHTS_RESERVED) > 0
+	memcpy(L(_arenas)[U(_WEIGHTS_REGION)], w, U(_WEIGHTS_SIZE));
+	w = L(_arenas)[U(_WEIGHTS_REGION)];
+#endif
+	return art_run_arenas(L(_rt_model)(), a, U(_NUM_REGIONS), w,
+			      U(_WEIGHTS_SIZE), NULL, err);
+}
+#else
 static uint8_t *slot(int t)
 {
 	return L(_arena) + L(_tensors)[t].offset;
 }
+
+static unsigned long arena_bytes(void)
+{
+	return U(_ARENA_SIZE);
+}
+
+static int run(art_error *err)
+{
+	return art_run(L(_rt_model)(), L(_arena), U(_ARENA_SIZE), L(_weights),
+		       U(_WEIGHTS_SIZE), err);
+}
+#endif
 
 /* Each graph input from fw_inputs by name, or, when there are none,
  * element e of n of every float input set to e/n (the convention of the
@@ -103,8 +147,7 @@ int main(void)
 
 	if (fill_inputs())
 		return 1;
-	if (art_run(L(_rt_model)(), L(_arena), U(_ARENA_SIZE), L(_weights),
-		    U(_WEIGHTS_SIZE), &err)) {
+	if (run(&err)) {
 		/* The code and the step; host tools turn the record into the
 		 * message (art_error_message), the firmware links no
 		 * formatter. */
@@ -127,7 +170,7 @@ int main(void)
 		put_hex(slot(t), L(_tensors)[t].bytes);
 	}
 	board_write("done arena ");
-	put_dec(U(_ARENA_SIZE));
+	put_dec(arena_bytes());
 	board_write(" steps ");
 	put_dec(U(_NUM_STEPS));
 	board_write("\n");

@@ -56,6 +56,7 @@ typedef struct art_tensor {
 	int32_t inplace_of;
 	uint32_t weights_offset;    /* in the weights blob, or ART_NOT_IN_ARENA */
 	int32_t io;                 /* --io separate: the caller's io[io], or -1 */
+	int region;                 /* the arena offset is in (--memory), or 0 */
 } art_tensor;
 
 typedef struct art_attr {
@@ -85,6 +86,7 @@ typedef struct art_step {
 	uint32_t scratch_offset, scratch_bytes;
 	const int32_t *subgraphs;   /* the ids of the subgraphs it runs */
 	int nsubgraphs;
+	int scratch_region;         /* the arena scratch_offset is in, or 0 */
 } art_step;
 
 /* A graph's tables: the model's, or a planned subgraph's (offsets
@@ -109,6 +111,21 @@ typedef struct art_subgraph {
 	art_graph g;
 } art_subgraph;
 
+/* A memory of a plan of arenac --memory, as the header's region table
+ * gives it: its arena's bytes, the first weights_bytes of which hold the
+ * weights blob (--weights-in), 0 elsewhere. */
+typedef struct art_region {
+	const char *name;
+	uint32_t bytes, weights_bytes;
+} art_region;
+
+/* One arena the caller provides: its start and its bytes. */
+typedef struct art_arena {
+	void *base;
+	size_t bytes;
+} art_arena;
+#define ART_ARENA(array) {(array), sizeof (array)}
+
 /*
  * A model: the generated header's own tables, used where they are (const,
  * in flash on a microcontroller), and the functions that decode one row
@@ -125,6 +142,12 @@ typedef struct art_model {
 	void (*step)(const void *table, int i, art_step *out);
 	void (*attr)(const void *table, int i, art_attr *out);
 	void (*subgraph)(const void *table, int i, art_subgraph *out);
+	/* A plan of several memories (arenac --memory): one arena each,
+	 * region r's described by region(regions, r, ...); 0 and NULL for
+	 * a plan of one arena (arena_size). */
+	int nregions;
+	const void *regions;
+	void (*region)(const void *table, int r, art_region *out);
 } art_model;
 
 /*
@@ -184,6 +207,22 @@ int art_run_io(const art_model *m, void *arena, size_t arena_bytes,
 	       const void *weights, size_t weights_bytes, void *const *io,
 	       art_error *err);
 
+/*
+ * The same for a plan of several memories (arenac --memory NAME:SIZE
+ * ...): arenas[r] is the caller's arena of region r (the header's
+ * PREFIX_REGION_NAME; its arrays PREFIX_arena_name), n of them, one per
+ * region, each at least the region's bytes; a tensor's address is its
+ * region's base plus its offset.  With --weights-in the weights blob may
+ * be the first PREFIX_WEIGHTS_RESERVED bytes of its region's arena
+ * (weights = that arena's base); a blob that overlaps an arena anywhere
+ * else is an error.  Arenas that do not match the plan (their number,
+ * one too small, two overlapping) fail before any step runs.  art_run
+ * and art_run_io are this with one arena, and refuse a plan of several.
+ */
+int art_run_arenas(const art_model *m, const art_arena *arenas, int n,
+		   const void *weights, size_t weights_bytes, void *const *io,
+		   art_error *err);
+
 /* The model graph's tensor i and step i, decoded. */
 art_tensor art_model_tensor(const art_model *m, int i);
 art_step art_model_step(const art_model *m, int i);
@@ -226,7 +265,9 @@ void art_plain_model(art_model *m, const art_tensor *tensors, int ntensors,
  * Nothing is copied: the model points at the header's const tables and
  * carries the functions that decode their rows, so the tables stay in
  * flash and the binding costs no RAM.  Use once per model, in the file
- * that defines the tables (PREFIX_DEFINE_TABLES before the include).
+ * that defines the tables (PREFIX_DEFINE_TABLES before the include).  A
+ * header of several memories (arenac --memory, PREFIX_HAS_REGIONS) binds
+ * the same, with its region table; art_run_arenas runs it.
  */
 #define ART_COPY_TENSOR(d, s) do { \
 	(d)->name = (s)->name; (d)->dtype = (s)->dtype; \
@@ -252,9 +293,7 @@ void art_plain_model(art_model *m, const art_tensor *tensors, int ntensors,
 	((d)->subgraphs = (s)->subgraphs, (d)->nsubgraphs = (s)->nsubgraphs)
 
 /* The subgraph table's decoder, when the header has one. */
-#define ART_BIND_SUBS_0(lo, UP) \
-static const art_model lo##_rt_model_ = {ART_BIND_GRAPH(lo, UP), 0, 0, \
-	lo##_rt_tensor, lo##_rt_step, lo##_rt_attr, 0};
+#define ART_BIND_SUBS_0(lo, UP)
 #define ART_BIND_SUBS_1(lo, UP) \
 static void lo##_rt_subgraph(const void *table, int i, art_subgraph *d) \
 { \
@@ -266,15 +305,34 @@ static void lo##_rt_subgraph(const void *table, int i, art_subgraph *d) \
 	d->g.steps = s->steps; d->g.nsteps = s->nsteps; \
 	d->g.inputs = s->inputs; d->g.ninputs = s->ninputs; \
 	d->g.outputs = s->outputs; d->g.noutputs = s->noutputs; \
-} \
-static const art_model lo##_rt_model_ = {ART_BIND_GRAPH(lo, UP), \
-	lo##_subgraphs, UP##_NUM_SUBGRAPHS, lo##_rt_tensor, lo##_rt_step, \
-	lo##_rt_attr, lo##_rt_subgraph};
+}
+#define ART_SUBS_0(lo, UP) 0, 0
+#define ART_SUBS_1(lo, UP) lo##_subgraphs, UP##_NUM_SUBGRAPHS
+#define ART_SUB_FN_0(lo) 0
+#define ART_SUB_FN_1(lo) lo##_rt_subgraph
 
-#define ART_BIND_GRAPH(lo, UP) \
-	{lo##_tensors, UP##_NUM_TENSORS, lo##_steps, UP##_NUM_STEPS, \
-	 lo##_inputs, lo##_outputs, UP##_NUM_INPUTS, UP##_NUM_OUTPUTS}, \
-	UP##_ARENA_SIZE, UP##_WEIGHTS_SIZE, UP##_NUM_INPUTS + UP##_NUM_OUTPUTS
+/* A header of several memories (PREFIX_HAS_REGIONS): a region column in
+ * its tensors and steps, the region table and its decoder; no one
+ * PREFIX_ARENA_SIZE when there is more than one. */
+#define ART_TENSOR_REGION_0(d, s) ((d)->region = 0)
+#define ART_TENSOR_REGION_1(d, s) ((d)->region = (s)->region)
+#define ART_STEP_REGION_0(UP, d, s) ((d)->scratch_region = 0)
+#define ART_STEP_REGION_1(UP, d, s) \
+	((d)->scratch_region = UP##_STEP_SCRATCH_REGION(s))
+#define ART_BIND_REGS_0(lo, UP)
+#define ART_BIND_REGS_1(lo, UP) \
+static void lo##_rt_region(const void *table, int r, art_region *d) \
+{ \
+	const lo##_region *s = (const lo##_region *)table + r; \
+	d->name = s->name; d->bytes = s->size; \
+	d->weights_bytes = s->weights_bytes; \
+}
+#define ART_ARENA_SIZE_0(UP) UP##_ARENA_SIZE
+#define ART_ARENA_SIZE_1(UP) 0
+#define ART_REGS_0(lo, UP) 0, 0, 0
+#define ART_REGS_1(lo, UP) UP##_NUM_REGIONS, lo##_regions, lo##_rt_region
+
+#define ART_HAS(UP, what) ART_IS_SET(UP##_HAS_##what)
 
 #define ARENAC_RT_BIND(lo, UP) ART_BIND_(lo, UP)
 #define ART_BIND_(lo, UP) \
@@ -282,6 +340,7 @@ static void lo##_rt_tensor(const void *table, int i, art_tensor *d) \
 { \
 	const lo##_tensor *s = (const lo##_tensor *)table + i; \
 	ART_COPY_TENSOR(d, s); \
+	ART_CAT(ART_TENSOR_REGION_, ART_HAS(UP, REGIONS))(d, s); \
 } \
 static void lo##_rt_attr(const void *table, int i, art_attr *d) \
 { \
@@ -298,9 +357,20 @@ static void lo##_rt_step(const void *table, int i, art_step *d) \
 	d->opset = s->opset; \
 	d->scratch_offset = UP##_STEP_SCRATCH_OFFSET(s); \
 	d->scratch_bytes = UP##_STEP_SCRATCH_BYTES(s); \
-	ART_CAT(ART_STEP_SUBS_, ART_IS_SET(UP##_HAS_SCRATCH))(d, s); \
+	ART_CAT(ART_STEP_SUBS_, ART_HAS(UP, SCRATCH))(d, s); \
+	ART_CAT(ART_STEP_REGION_, ART_HAS(UP, REGIONS))(UP, d, s); \
 } \
-ART_CAT(ART_BIND_SUBS_, ART_IS_SET(UP##_HAS_SUBGRAPHS))(lo, UP) \
+ART_CAT(ART_BIND_SUBS_, ART_HAS(UP, SUBGRAPHS))(lo, UP) \
+ART_CAT(ART_BIND_REGS_, ART_HAS(UP, REGIONS))(lo, UP) \
+static const art_model lo##_rt_model_ = { \
+	{lo##_tensors, UP##_NUM_TENSORS, lo##_steps, UP##_NUM_STEPS, \
+	 lo##_inputs, lo##_outputs, UP##_NUM_INPUTS, UP##_NUM_OUTPUTS}, \
+	ART_CAT(ART_ARENA_SIZE_, ART_HAS(UP, REGIONS))(UP), \
+	UP##_WEIGHTS_SIZE, UP##_NUM_INPUTS + UP##_NUM_OUTPUTS, \
+	ART_CAT(ART_SUBS_, ART_HAS(UP, SUBGRAPHS))(lo, UP), \
+	lo##_rt_tensor, lo##_rt_step, lo##_rt_attr, \
+	ART_CAT(ART_SUB_FN_, ART_HAS(UP, SUBGRAPHS))(lo), \
+	ART_CAT(ART_REGS_, ART_HAS(UP, REGIONS))(lo, UP)}; \
 static const art_model *lo##_rt_model(void) \
 { \
 	return &lo##_rt_model_; \

@@ -15,6 +15,10 @@
  * of the same types: it is checked with the model before anything runs,
  * inside the workspace of the step that runs it, and its steps run here
  * when that step's kernel (ops_control.c) asks.
+ *
+ * A plan of several memories (arenac --memory) has one arena per region:
+ * every offset, a tensor's or a workspace's, is checked against its own
+ * region's arena, and two tensors overlap only within one region.
  */
 #include <string.h>
 
@@ -66,7 +70,8 @@ static int in_arena(const art_tensor *t)
 
 static int overlap(const art_tensor *a, const art_tensor *b)
 {
-	return in_arena(a) && in_arena(b) && a->bytes && b->bytes &&
+	return in_arena(a) && in_arena(b) && a->region == b->region &&
+	       a->bytes && b->bytes &&
 	       a->offset < b->offset + b->bytes &&
 	       b->offset < a->offset + a->bytes;
 }
@@ -136,14 +141,38 @@ static uint64_t shape_bytes(const art_tensor *t)
 	return n;
 }
 
+/* The regions of m's plan: one arena each (one for a plan without). */
+static int num_regions(const art_model *m)
+{
+	return m->nregions > 0 ? m->nregions : 1;
+}
+
+/* Whether [offset, +bytes) lies inside the arena of region r. */
+static int in_region(const Ctx *c, int r, uint32_t offset, uint64_t bytes)
+{
+	return r >= 0 && r < num_regions(c->m) &&
+	       offset + bytes <= c->arenas[r].bytes;
+}
+
+/* Tensor id, which an alias or an in-place output names, at offset in
+ * region r. */
+static int at(const Ctx *c, int id, uint64_t offset, int r)
+{
+	art_tensor t;
+	if (id >= c->g->ntensors)
+		return 0;
+	t = ctx_tensor(c, id);
+	return t.offset == offset && t.region == r;
+}
+
 /*
  * Every tensor of c's graph inside its buffer and as large as its shape
  * says (kernels index by shape), every alias where its target is; every
- * step's operands in range and somewhere, its kernel there, and the
- * subgraphs it runs its own (gid: the graph's id, -1 the model's).
+ * step's operands in range and somewhere, its workspace inside its
+ * arena, its kernel there, and the subgraphs it runs its own (gid: the
+ * graph's id, -1 the model's).
  */
-static int check_graph(Ctx *c, int gid, size_t arena_bytes,
-		       size_t weights_bytes)
+static int check_graph(Ctx *c, int gid, size_t weights_bytes)
 {
 	const art_model *m = c->m;
 	for (int i = 0; i < c->g->ntensors; i++) {
@@ -157,19 +186,19 @@ static int check_graph(Ctx *c, int gid, size_t arena_bytes,
 			    ART_S(t.name),
 					ART_U((unsigned long)t.bytes),
 					ART_U((unsigned long long)shape_bytes(&t)));
-		if (in_arena(&t) &&
-		    (uint64_t)t.offset + t.bytes > arena_bytes)
+		if (in_arena(&t) && !in_region(c, t.region, t.offset, t.bytes))
 			return ctx_fail(c, ART_E_TENSOR_PAST_ARENA_BYTES,
 			    ART_S(t.name),
 				    ART_U((unsigned long)t.offset),
 				    ART_U((unsigned long)t.bytes),
-				        ART_U(arena_bytes));
+				    ART_I(t.region));
 		if (!in_arena(&t) && t.weights_offset != ART_NOT_IN_ARENA &&
 		    (uint64_t)t.weights_offset + t.bytes > weights_bytes)
 			return ctx_fail(c, ART_E_TENSOR_PAST_WEIGHTS_BLOB,
 			    ART_S(t.name), ART_U(weights_bytes));
-		if (t.alias_of >= 0 && (t.alias_of >= c->g->ntensors ||
-		    ctx_tensor(c, t.alias_of).offset + t.alias_offset != t.offset))
+		if (t.alias_of >= 0 &&
+		    !at(c, t.alias_of, (uint64_t)t.offset - t.alias_offset,
+			t.region))
 			return ctx_fail(c, ART_E_VIEW_OFFSET_INSIDE_TENSOR,
 			    ART_S(t.name));
 		if (t.io >= 0 && (in_arena(&t) || t.io >= m->nio || !c->io ||
@@ -177,8 +206,7 @@ static int check_graph(Ctx *c, int gid, size_t arena_bytes,
 			return ctx_fail(c, ART_E_LIVES_BUFFER_CALLER_S,
 			    ART_S(t.name),
 					ART_I((int)t.io), ART_I(m->nio));
-		if (t.inplace_of >= 0 && (t.inplace_of >= c->g->ntensors ||
-		    ctx_tensor(c, t.inplace_of).offset != t.offset))
+		if (t.inplace_of >= 0 && !at(c, t.inplace_of, t.offset, t.region))
 			return ctx_fail(c, ART_E_PLACE_OFFSET_TENSOR_OVERWRITES,
 			    ART_S(t.name));
 	}
@@ -207,6 +235,13 @@ static int check_graph(Ctx *c, int gid, size_t arena_bytes,
 				return ctx_fail(c, ART_E_OUTPUT_ARENA,
 				    ART_S(t.name));
 		}
+		if (s.scratch_offset != ART_NOT_IN_ARENA &&
+		    !in_region(c, s.scratch_region, s.scratch_offset,
+			       s.scratch_bytes))
+			return ctx_fail(c, ART_E_STEP_WORKSPACE_PAST_ARENA,
+			    ART_U((unsigned long)s.scratch_offset),
+			    ART_U((unsigned long)s.scratch_bytes),
+			    ART_I(s.scratch_region));
 		if (!s.noop && find_op(s.domain, s.op) < 0)
 			return ctx_fail(c, ART_E_OP_NO_KERNEL_THIS,
 					ART_S(default_domain(s.domain) ? "" :
@@ -234,7 +269,7 @@ static int check_graph(Ctx *c, int gid, size_t arena_bytes,
  * it, so the nesting is a tree), its own tensors inside that step's
  * workspace, then its tables as the model's.
  */
-static int check_subgraphs(Ctx *c, size_t arena_bytes, size_t weights_bytes)
+static int check_subgraphs(Ctx *c, size_t weights_bytes)
 {
 	const art_model *m = c->m;
 	for (int k = 0; k < m->nsubgraphs; k++) {
@@ -262,7 +297,8 @@ static int check_subgraphs(Ctx *c, size_t arena_bytes, size_t weights_bytes)
 		m->step(up.g.steps, sg.step, &s);
 		if (sg.arena_bytes && (s.scratch_offset == ART_NOT_IN_ARENA ||
 		    sg.arena_bytes > s.scratch_bytes ||
-		    (uint64_t)s.scratch_offset + s.scratch_bytes > arena_bytes))
+		    !in_region(c, s.scratch_region, s.scratch_offset,
+			       s.scratch_bytes)))
 			return ctx_fail(c, ART_E_SUBGRAPH_NEEDS_BYTES_STEP,
 			    ART_I(k),
 					ART_U((unsigned long)sg.arena_bytes),
@@ -272,6 +308,7 @@ static int check_subgraphs(Ctx *c, size_t arena_bytes, size_t weights_bytes)
 			art_tensor t = ctx_tensor(&sub, i);
 			if (t.first >= 0 && in_arena(&t) && t.bytes &&
 			    (s.scratch_offset == ART_NOT_IN_ARENA ||
+			     t.region != s.scratch_region ||
 			     t.offset < s.scratch_offset ||
 			     t.offset + (uint64_t)t.bytes >
 			     (uint64_t)s.scratch_offset + s.scratch_bytes))
@@ -279,7 +316,7 @@ static int check_subgraphs(Ctx *c, size_t arena_bytes, size_t weights_bytes)
 				    ART_E_SUBGRAPH_S_TENSOR_OUTSIDE,
 						ART_I(k), ART_S(t.name));
 		}
-		if (check_graph(&sub, k, arena_bytes, weights_bytes))
+		if (check_graph(&sub, k, weights_bytes))
 			return -1;
 	}
 	return 0;
@@ -317,23 +354,73 @@ int art_run_io(const art_model *m, void *arena, size_t arena_bytes,
 	       const void *weights, size_t weights_bytes, void *const *io,
 	       art_error *err)
 {
-	Ctx c = {m, &m->g, arena, weights, io, err, -1, NULL, {0}, NULL};
+	art_arena one = {arena, arena_bytes};
+	return art_run_arenas(m, &one, 1, weights, weights_bytes, io, err);
+}
+
+/* Whether [a, +na) and [b, +nb) share a byte (addresses compared as
+ * integers: the buffers are distinct objects). */
+static int spans_meet(const void *a, size_t na, const void *b, size_t nb)
+{
+	uintptr_t x = (uintptr_t)a, y = (uintptr_t)b;
+	return na && nb && x < y + nb && y < x + na;
+}
+
+/*
+ * The caller's arenas against the plan's memories: one per region, each
+ * large enough, no two sharing a byte, and the weights blob inside none
+ * but where --weights-in reserved it (the start of its region's arena).
+ */
+static int check_arenas(Ctx *c, int n, const void *weights,
+			size_t weights_bytes)
+{
+	const art_model *m = c->m;
+	if (n != num_regions(m))
+		return ctx_fail(c, ART_E_ARENAS_PLAN_MEMORIES, ART_I(n),
+				ART_I(num_regions(m)));
+	for (int r = 0; r < n; r++) {
+		const art_arena *a = &c->arenas[r];
+		/* A plan of one arena has no region table; its arena is
+		 * below 4 GiB (the header's offsets are 32-bit). */
+		art_region reg = {"", (uint32_t)m->arena_size, 0};
+		if (m->nregions)
+			m->region(m->regions, r, &reg);
+		if (a->bytes < reg.bytes)
+			return ctx_fail(c, ART_E_ARENA_BYTES_PLAN_NEEDS,
+			    ART_I(r), ART_U(a->bytes),
+			    ART_U((unsigned long)reg.bytes));
+		for (int q = 0; q < r; q++)
+			if (spans_meet(a->base, a->bytes, c->arenas[q].base,
+				       c->arenas[q].bytes))
+				return ctx_fail(c, ART_E_ARENAS_OVERLAP,
+						ART_I(q), ART_I(r));
+		if (spans_meet(weights, weights_bytes, a->base, a->bytes) &&
+		    (weights != a->base || weights_bytes > reg.weights_bytes))
+			return ctx_fail(c, ART_E_WEIGHTS_OVERLAP_ARENA,
+			    ART_I(r), ART_U((unsigned long)reg.weights_bytes));
+	}
+	return 0;
+}
+
+int art_run_arenas(const art_model *m, const art_arena *arenas, int n,
+		   const void *weights, size_t weights_bytes, void *const *io,
+		   art_error *err)
+{
+	Ctx c = {m, &m->g, arenas, weights, io, err, -1, NULL, {0}, NULL};
 
 	err->code = ART_E_NONE;
 	err->step = -1;
 	err->depth = 0;
-	if (arena_bytes < m->arena_size)
-		return ctx_fail(&c, ART_E_ARENA_BYTES_PLAN_NEEDS,
-			    ART_U(arena_bytes),
-			        ART_U((unsigned long long)m->arena_size));
+	if (check_arenas(&c, n, weights, weights_bytes))
+		return -1;
 	if (weights_bytes < m->weights_size)
 		return ctx_fail(&c, ART_E_WEIGHTS_BLOB_BYTES_PLAN,
 			    ART_U(weights_bytes),
 			        ART_U((unsigned long long)m->weights_size));
 	/* Every table checked and every kernel there before the first step
 	 * runs. */
-	if (check_graph(&c, -1, arena_bytes, weights_bytes) ||
-	    check_subgraphs(&c, arena_bytes, weights_bytes))
+	if (check_graph(&c, -1, weights_bytes) ||
+	    check_subgraphs(&c, weights_bytes))
 		return -1;
 	return rt_run_steps(&c);
 }

@@ -53,17 +53,18 @@ art_tensor ctx_tensor(const Ctx *c, int id)
 void *ctx_scratch(const Ctx *c, size_t bytes)
 {
 	const art_step *s = c->s;
-	if (s->scratch_offset == ART_NOT_IN_ARENA || s->scratch_bytes < bytes ||
-	    (uint64_t)s->scratch_offset + bytes > c->m->arena_size)
+	if (s->scratch_offset == ART_NOT_IN_ARENA || s->scratch_bytes < bytes)
 		return NULL;
-	return c->arena + s->scratch_offset;
+	/* interp.c checked the workspace inside its region's arena. */
+	return (uint8_t *)c->arenas[s->scratch_region].base +
+	       s->scratch_offset;
 }
 
 void *ctx_ptr(const Ctx *c, int id)
 {
 	art_tensor t = ctx_tensor(c, id);
 	if (t.offset != ART_NOT_IN_ARENA)
-		return c->arena + t.offset;
+		return (uint8_t *)c->arenas[t.region].base + t.offset;
 	if (t.io >= 0)
 		return c->io[t.io];
 	return (void *)(c->weights + t.weights_offset);

@@ -19,7 +19,7 @@ typedef struct Ctx {
 	const art_model *m;
 	const art_graph *g;         /* the graph whose steps run: the model's
 				       or a subgraph's */
-	uint8_t *arena;
+	const art_arena *arenas;    /* one per region (art_run_arenas) */
 	const uint8_t *weights;
 	void *const *io;            /* the caller's buffers, or NULL */
 	art_error *err;
@@ -60,8 +60,8 @@ int rt_format(char *buf, size_t size, const char *fmt, ...)
 
 /* Tensor id of the graph running, decoded. */
 art_tensor ctx_tensor(const Ctx *c, int id);
-/* The step's workspace in the arena when the plan gave it at least bytes
- * (art_step.scratch_*), else NULL. */
+/* The step's workspace in its region's arena when the plan gave it at
+ * least bytes (art_step.scratch_*), else NULL. */
 void *ctx_scratch(const Ctx *c, size_t bytes);
 void *ctx_ptr(const Ctx *c, int id);
 int ctx_in(const Ctx *c, int j);        /* input j's tensor, -1 if none */

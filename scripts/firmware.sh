@@ -55,9 +55,17 @@ cc_target() {
 	# shellcheck disable=SC2086
 	${CROSS}gcc $CPU_FLAGS $CFLAGS -Iruntime -Ifirmware -I"$out" "$@"
 }
+# A plan of several memories (--memory NAME:SIZE ...): each arena in
+# section .arena.NAME, which firmware/mps2_an386.ld puts in the board's
+# memory of that name (blockram, psram; any other in RAM).
+set --
+for r in $(sed -n 's/^#define NET_REGION_\([A-Z0-9_]*\) [0-9]*$/\1/p' \
+	"$out/net.h"); do
+	set -- "$@" "-DNET_ARENA_${r}_SECTION=__attribute__((section(\".arena.$(echo "$r" | tr A-Z a-z)\")))"
+done
 cc_target -DARENAC_HEADER='"net.h"' -DLO=net -DUP=NET \
 	-DNET_DEFINE_TABLES -DNET_DEFINE_ARENA \
-	'-DNET_ARENA_SECTION=__attribute__((section(".arena")))' \
+	'-DNET_ARENA_SECTION=__attribute__((section(".arena")))' "$@" \
 	-c firmware/main.c \
 	-o "$out/main.o"
 # The op table cut to the model's ops (runtime/optable.c): the kernels of

@@ -5,7 +5,9 @@
 # mps2-an386 (Cortex-M4F) with semihosting (scripts/firmware.sh), and
 # their outputs compared with the reference:
 #
-#   lenet            testdata's LeNet, numpy's logits
+#   lenet            testdata's LeNet, numpy's logits; again planned in
+#                    two memories, its arenas in the board's block RAM
+#                    and PSRAM, also with its weights copied to PSRAM
 #   quant_cnn_int8   an int8 CNN (QLinearConv, uint8 MaxPool,
 #                    QLinearMatMul; 1.8 KB of weights) against the same
 #                    program built for this machine (its logits are
@@ -16,7 +18,8 @@
 #                    are inlined), an LSTM whose workspace is the plan's,
 #                    onnxruntime's speech probability and new state; and
 #                    with the sample rate a run-time input, the If kernel
-#                    running the branch in its planned workspace
+#                    running the branch in its planned workspace (also
+#                    in two memories: the workspace in PSRAM)
 #
 # the int8 CNN's flash less its weights is under 20,000 bytes, with no
 # soft-float double or 64-bit division linked; and every
@@ -83,21 +86,41 @@ fw() {
 	# copies nothing): the only symbols in RAM (0x20000000 up) are the
 	# arena, the linker script's marks and newlib's reentrancy data.
 	inram=$(arm-none-eabi-nm "$elf" 2>/dev/null | awk '$1 >= "20000000" &&
-		$3 !~ /^(net_arena|fw_[a-z_]*|_impure_ptr|impure_data|__fdlib_version)$/ {
+		$3 !~ /^(net_arena(_[a-z0-9_]+)?|fw_[a-z_]*|_impure_ptr|impure_data|__fdlib_version)$/ {
 		print $3 }' | tr '\n' ' ')
 	tab=$(arm-none-eabi-nm "$elf" 2>/dev/null | awk '$3 == "net_tensors" {print $1}')
 	[ -n "$tab" ] && [ "$tab" \< 20000000 ] && [ -z "$inram" ]
 	check "$1's tables in flash at 0x$tab, nothing else in RAM${inram:+: $inram}" $?
-	# The arena where the header's section hook put it, whole.
-	want=$(sed -n 's/^#define NET_ARENA_SIZE \([0-9]*\)u$/\1/p' \
-		"$BUILD/firmware/$name/net.h")
+	# The arena where the header's section hook put it, whole (a plan
+	# of several memories: each memory's, in .arena.NAME).
+	want=$(awk '/^#define NET_ARENA_[A-Z0-9_]*SIZE [0-9]*u$/ {
+		n[$2 == "NET_ARENA_SIZE"] += $3 } /^#define NET_NUM_REGIONS/ {
+		r = 1 } END { print r ? n[0] : n[1] }' "$BUILD/firmware/$name/net.h")
 	got=$(arm-none-eabi-size -A "$elf" 2>/dev/null |
-		awk '$1 == ".arena" {print $2}')
-	[ -n "$want" ] && [ "$got" = "$want" ]
+		awk '$1 ~ /^\.arena/ {n += $2} END {print n}')
+	[ -n "$want" ] && [ "$got" -ge "$want" ] && [ "$got" -lt $((want + 16)) ]
 	check "$1's arena in .arena through NET_ARENA_SECTION ($got of $want bytes)" $?
 }
 
 fw lenet testdata/lenet.onnx "--dim N=1" "" testdata/lenet_output_0.pb
+# Two memories of the board (QEMU's mps2-an386 map, hw/arm/mps2.c
+# mps2_common_init): the fast one in the 16 KiB of block RAM at
+# 0x01000000, the other in the 16 MiB of PSRAM at 0x21000000, each arena
+# placed by its section hook (firmware/mps2_an386.ld), neither in the
+# RAM of the stack.
+# Again with the weights copied from flash to the start of the PSRAM
+# arena (--weights-in) and read there.
+for w in "" " --weights-in psram"; do
+	fw "lenet (two memories$w)" testdata/lenet.onnx \
+		"--dim N=1 --memory blockram:16K --memory psram:16M$w" "" \
+		testdata/lenet_output_0.pb
+	at=$(arm-none-eabi-nm "$BUILD/firmware/lenet/lenet.elf" 2>/dev/null | awk '
+		$3 == "net_arena_blockram" && $1 >= "01000000" && $1 < "01004000" ||
+		$3 == "net_arena_psram" && $1 >= "21000000" && $1 < "22000000" {
+			printf "%s at 0x%s ", $3, $1 }')
+	[ "$(echo "$at" | wc -w)" = 6 ]
+	check "lenet's two arenas in block RAM and PSRAM$w: $at" $?
+done
 fw quant_cnn_int8 testdata/quant_cnn_int8.onnx "--dim-default 1" "" host
 # Its flash (text + data, arm-none-eabi-size) less its weights' bytes:
 # what the runtime, the kernels it runs, the tables and newlib take.
@@ -134,6 +157,11 @@ if [ -f "$vad.onnx" ]; then
 		"${vad}_output_0.pb ${vad}_output_1.pb"
 	fw "silero_vad_v5 (run-time If)" "$vad.onnx" \
 		"--input-shape input=1x512 --input-shape state=2x1x128" \
+		"${vad}_input_0.pb ${vad}_input_1.pb ${vad}_input_2.pb" \
+		"${vad}_output_0.pb ${vad}_output_1.pb"
+	# In two memories: the If's branches run in its workspace in PSRAM.
+	fw "silero_vad_v5 (run-time If, two memories)" "$vad.onnx" \
+		"--input-shape input=1x512 --input-shape state=2x1x128 --memory blockram:4K --memory psram:16M" \
 		"${vad}_input_0.pb ${vad}_input_1.pb ${vad}_input_2.pb" \
 		"${vad}_output_0.pb ${vad}_output_1.pb"
 else

@@ -414,8 +414,16 @@ static void test_tiered_macros(void **state)
 	assert_non_null(strstr(h, "#define M_OUTPUT_y_PTR(bases) ((void *)"
 			       "((uint8_t *)(bases)[M_OUTPUT_y_REGION] + "
 			       "M_OUTPUT_y_OFFSET))\n"));
+	/* Each memory's hook, PREFIX_ARENA_SECTION (every layout's) unless
+	 * given; ARENAC_RT_BIND binds the regions by PREFIX_HAS_REGIONS. */
+	assert_non_null(strstr(h, "#ifndef M_ARENA_SECTION\n"
+			       "#define M_ARENA_SECTION\n#endif\n"
+			       "#ifndef M_ARENA_FAST_MEM_SECTION\n"));
 	assert_non_null(strstr(h, "#ifndef M_ARENA_FAST_MEM_2_SECTION\n"
-			       "#define M_ARENA_FAST_MEM_2_SECTION\n#endif\n"));
+			       "#define M_ARENA_FAST_MEM_2_SECTION "
+			       "M_ARENA_SECTION\n#endif\n"));
+	assert_non_null(strstr(h, "#define M_HAS_REGIONS 1\n"));
+	assert_non_null(strstr(h, "#define M_STEP_SCRATCH_REGION(s) "));
 	assert_non_null(strstr(h, "_Alignas(M_ARENA_ALIGN) uint8_t "
 			       "m_arena_fast_mem_2[768] "
 			       "M_ARENA_FAST_MEM_2_SECTION;\n"));

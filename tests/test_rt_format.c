@@ -74,10 +74,11 @@ static void error_record(void **state)
 	assert_int_equal(n, (int)strlen(buf));
 	e.depth = 0;
 	e.code = ART_E_ARENA_BYTES_PLAN_NEEDS;
-	e.arg[0] = ART_U((size_t)100);
-	e.arg[1] = ART_U(4096ull);
+	e.arg[0] = ART_I(0);
+	e.arg[1] = ART_U((size_t)100);
+	e.arg[2] = ART_U(4096ul);
 	art_error_message(&e, buf, sizeof buf);
-	assert_string_equal(buf, "arena of 100 bytes, the plan needs 4096");
+	assert_string_equal(buf, "arena 0 of 100 bytes, the plan needs 4096");
 	e.code = ART_E_COUNT;
 	art_error_message(&e, buf, 12);
 	assert_string_equal(buf, "error code ");
