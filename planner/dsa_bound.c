@@ -174,12 +174,11 @@ void ar_dsa_prove(const ArBuf *b, int n, int64_t floor, int64_t target,
 			if (target > 0 && out->bound >= target)
 				break;
 			ar_budget_share(&level, 1, nw - k, &share);
-			if (!ar_budget_spend(&share, n))
-				continue;
-			m = cut(&p, win[k].a, win[k].e);
-			out->windows++;
-			while (refuted(&p, m, out->bound, &share,
-				       &out->stopped)) {
+			m = ar_budget_spend(&share, n) ? cut(&p, win[k].a,
+							    win[k].e) : 0;
+			out->windows += m > 0;
+			while (m && refuted(&p, m, out->bound, &share,
+					    &out->stopped)) {
 				out->bound += g;
 				out->t0 = p.t[win[k].a];
 				out->t1 = p.t[win[k].e];

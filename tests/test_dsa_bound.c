@@ -1,0 +1,193 @@
+/*
+ * test_dsa_bound.c — the window bound of `arenac solve --prove`
+ * (dsa_bound.c) against an independent brute force: on an instance whose
+ * optimum is provably above its load it proves the optimum, on hundreds
+ * of small random ones it is never above the optimum and, with the work
+ * to search every window, equal to it; the same answer twice, a floor
+ * and a target respected, a spent budget said.
+ */
+#include "testutil.h"
+
+#include "dsa_bound.h"
+#include "dsa_impl.h"
+
+#define B(lo, hi, size) { lo, hi, size, 0 }
+#define MAXN 14
+
+/*
+ * Is there a placement within h?  Buffers go in ascending (offset, index)
+ * order, each on top of the highest placed buffer it meets in time: every
+ * placement pushed down until each buffer rests on 0 or another is
+ * rebuilt so.  Shares nothing with exact.c (no sections, no dominance).
+ */
+static bool fits(const ArBuf *b, int n, int64_t h, int64_t *off, int k,
+		 int64_t last_o, int last_i)
+{
+	if (k == n)
+		return true;
+	for (int x = 0; x < n; x++) {
+		int64_t o = 0;
+		if (off[x] >= 0)
+			continue;
+		for (int y = 0; y < n; y++)
+			if (off[y] >= 0 && b[x].lo < b[y].hi && b[y].lo < b[x].hi &&
+			    off[y] + b[y].size > o)
+				o = off[y] + b[y].size;
+		if (o + b[x].size > h || o < last_o || (o == last_o && x < last_i))
+			continue;
+		off[x] = o;
+		if (fits(b, n, h, off, k + 1, o, x))
+			return true;
+		off[x] = -1;
+	}
+	return false;
+}
+
+static int64_t optimum(const ArBuf *b, int n)
+{
+	int64_t off[MAXN];
+	for (int64_t h = ar_dsa_lower_bound(b, n, NULL); ; h++) {
+		for (int i = 0; i < n; i++)
+			off[i] = -1;
+		if (fits(b, n, h, off, 0, 0, -1))
+			return h;
+	}
+}
+
+static int64_t prove(const ArBuf *b, int n, int64_t floor, int64_t target,
+		     int64_t units, ArDsaBound *pb)
+{
+	ArBudget w;
+	ar_budget_init(&w, units, NULL);
+	ar_dsa_prove(b, n, floor, target, &w, pb);
+	return pb->bound;
+}
+
+/*
+ * Load 8 at every time, optimum 9.  By hand, 8 does not fit: every time
+ * is then tiled whole.  Flipping all offsets keeps a placement valid, so
+ * say the 3 of [0, 4) is at [0, 3).  At time 1 the 2s of [1, 2) and
+ * [1, 3) and the 1 of [1, 5) tile [3, 8); at time 3 the 1s of [3, 4) and
+ * [3, 7) take the cells of the 2 of [1, 3).  At time 4 the 2s of [4, 5)
+ * and [4, 7) must tile [0, 3) and the cell of the 1 of [3, 4): that cell
+ * is 3, so the 1 of [3, 7) is at 4.  At time 5 the 3 of [5, 6) gets the
+ * two cells of the 2 of [4, 5), inside [0, 4), and the cell of the 1 of
+ * [1, 5), at 5 or above: not three in a row.  The brute force confirms.
+ */
+static const ArBuf gadget[] = {
+	B(0, 1, 5), B(1, 2, 2), B(1, 3, 2), B(0, 4, 3), B(3, 4, 1),
+	B(1, 5, 1), B(4, 5, 2), B(5, 6, 3), B(2, 7, 2), B(3, 7, 1),
+	B(4, 7, 2), B(6, 7, 3),
+};
+#define NGADGET ((int)(sizeof gadget / sizeof *gadget))
+
+static void test_gadget(void **state)
+{
+	ArDsaBound pb, again;
+	(void)state;
+	assert_int_equal(ar_dsa_lower_bound(gadget, NGADGET, NULL), 8);
+	assert_int_equal(optimum(gadget, NGADGET), 9);
+	assert_int_equal(prove(gadget, NGADGET, 0, 0, AR_SOLVE_WORK, &pb), 9);
+	assert_true(pb.t0 < pb.t1);
+	assert_int_equal(pb.nbuf > 0 && pb.nbuf <= NGADGET, 1);
+	assert_false(pb.stopped);
+	prove(gadget, NGADGET, 0, 0, AR_SOLVE_WORK, &again);
+	assert_memory_equal(&pb, &again, sizeof pb);
+	/* A floor already at the optimum: nothing to refute below it. */
+	assert_int_equal(prove(gadget, NGADGET, 9, 0, AR_SOLVE_WORK, &pb), 9);
+	assert_true(pb.t0 == pb.t1);
+	/* At the target (a height found) it stops searching. */
+	assert_int_equal(prove(gadget, NGADGET, 0, 8, AR_SOLVE_WORK, &pb), 8);
+	assert_int_equal(pb.windows, 0);
+	/* No work: the load, and said so. */
+	assert_int_equal(prove(gadget, NGADGET, 0, 0, 1, &pb), 8);
+	assert_true(pb.stopped);
+}
+
+/* The gadget scaled by 1024: the bound moves on the sizes' gcd. */
+static void test_granule(void **state)
+{
+	ArBuf b[NGADGET];
+	ArDsaBound pb;
+	(void)state;
+	for (int i = 0; i < NGADGET; i++)
+		b[i] = (ArBuf)B(gadget[i].lo * 10, gadget[i].hi * 10,
+				gadget[i].size * 1024);
+	assert_int_equal(prove(b, NGADGET, 0, 0, AR_SOLVE_WORK, &pb),
+			 9 * 1024);
+	/* A floor between granules rounds up to the next. */
+	assert_int_equal(prove(b, NGADGET, 9 * 1024 - 5, 0, AR_SOLVE_WORK,
+			       &pb), 9 * 1024);
+}
+
+static uint32_t rng = 2024;
+
+static int rnd(int n)
+{
+	rng = rng * 1103515245u + 12345u;
+	return (int)((rng >> 16) % (unsigned)n);
+}
+
+/*
+ * Lifetimes that keep the load at h at every time: at each time some
+ * live buffers end and new ones of random sizes take their bytes, the
+ * shape where the optimum is most often above the load.
+ */
+static int flat(ArBuf *b, int h, int times)
+{
+	int64_t start[MAXN], size[MAXN];
+	int n = 0, live = 0, free = h;
+	for (int t = 0; t < times; t++) {
+		for (int k = 0; k < live; ) {
+			if (t > 0 && rnd(2) && n < MAXN) {
+				b[n++] = (ArBuf)B(start[k], t, size[k]);
+				free += (int)size[k];
+				start[k] = start[live - 1];
+				size[k] = size[--live];
+			} else {
+				k++;
+			}
+		}
+		while (free > 0 && live + n < MAXN) {
+			int s = 1 + rnd(free < h / 2 + 1 ? free : h / 2 + 1);
+			start[live] = t, size[live++] = s;
+			free -= s;
+		}
+	}
+	for (int k = 0; k < live; k++)
+		b[n++] = (ArBuf)B(start[k], times, size[k]);
+	return n;
+}
+
+static void test_random_vs_brute(void **state)
+{
+	int above = 0;
+	(void)state;
+	for (int iter = 0; iter < 400; iter++) {
+		ArBuf b[MAXN];
+		ArDsaBound pb;
+		int n = flat(b, 4 + rnd(7), 3 + rnd(6));
+		int64_t opt = optimum(b, n), lb = ar_dsa_lower_bound(b, n, NULL);
+		int64_t bound = prove(b, n, 0, 0, AR_DSA_WORK, &pb);
+		assert_true(bound >= lb);
+		assert_true(bound <= opt);
+		/* Enough work for every window, the whole one last. */
+		assert_false(pb.stopped);
+		assert_int_equal(bound, opt);
+		above += opt > lb;
+		/* The height found as the target: never past it. */
+		assert_true(prove(b, n, 0, opt, AR_DSA_WORK, &pb) <= opt);
+	}
+	/* The cases that matter are among them. */
+	assert_true(above >= 1);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_gadget),
+		cmocka_unit_test(test_granule),
+		cmocka_unit_test(test_random_vs_brute),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
