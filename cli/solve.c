@@ -49,8 +49,9 @@ static const char usage_text[] =
 "  --time-limit SECONDS  safety net: stop the search after SECONDS and\n"
 "                        say so (off)\n"
 "  --prove               then raise the lower bound by exact searches of\n"
-"                        time windows (as much work again); print it and\n"
-"                        the method ('bound:') and whether the gap closed\n"
+"                        time windows and of the most loaded times (as\n"
+"                        much work again); print it and its method\n"
+"                        ('bound:') and whether the gap closed ('gap:')\n"
 "  -h, --help            this text\n";
 
 typedef struct {
@@ -318,7 +319,7 @@ static const char *opt_value(int argc, char **argv, int *i, const char *name)
 }
 
 /*
- * --prove: the window searches (dsa_bound.c), with as much work as the
+ * --prove: the sub-instance searches (dsa_bound.c), with as much work as the
  * solve had, from the bound it proved up to its height; res's bound and
  * optimality take the result, method says where the bound comes from.
  */
@@ -331,16 +332,18 @@ static void prove_bound(const Rows *r, int64_t effort, ArWatch *watch,
 	ar_budget_init(&work, ar_effort_units((int)effort, AR_SOLVE_WORK),
 		       watch);
 	ar_dsa_prove(r->b, r->n, res->bound, res->height, &work, &pb);
-	if (pb.t0 < pb.t1)
+	if (pb.nspan && pb.t0 < pb.t1)
 		snprintf(method, len, "window [%" PRId64 ", %" PRId64 ") of %d "
-			 "buffers refuted below it; %d windows searched%s",
-			 pb.t0, pb.t1, pb.nbuf, pb.windows,
-			 pb.stopped ? ", work ran out" : "");
+			 "buffers refuted below it", pb.t0, pb.t1, pb.nbuf);
+	else if (pb.nspan)
+		snprintf(method, len, "the %d most loaded spans' %d buffers "
+			 "refuted below it", pb.nspan, pb.nbuf);
 	else
-		snprintf(method, len, "%s; %d windows searched, none refuted "
-			 "it%s", res->bound > res->lower_bound ? "exact search"
-			 : "peak-live", pb.windows,
-			 pb.stopped ? ", work ran out" : "");
+		snprintf(method, len, "%s, none of the sub-instances refuted "
+			 "it", res->bound > res->lower_bound ? "exact search"
+			 : "peak-live");
+	snprintf(method + strlen(method), len - strlen(method), "; %d "
+		 "searched%s", pb.searched, pb.stopped ? ", work ran out" : "");
 	res->bound = pb.bound;
 	res->optimal = res->height <= res->bound;
 	res->timed_out |= watch->fired;

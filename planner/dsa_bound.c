@@ -1,28 +1,30 @@
 /*
  * dsa_bound.c — a lower bound on the optimum height above the load, from
- * exhaustive searches of time windows (`arenac solve --prove`).
+ * exhaustive searches of sub-instances (`arenac solve --prove`).
  *
- * The argument: cut every lifetime to a window [t0, t1) of the times and
- * drop the buffers not live in it.  Two cut lifetimes that meet met
- * before the cut, so any placement of the whole instance, restricted to
- * what is left, is a placement of the window of the same height or less:
- * the window's optimum is at most the whole's.  The exact search
- * (exact.c) is complete, so when it exhausts a window at height H, no
+ * The argument: keep only some of the spans between consecutive distinct
+ * times, and of each buffer only what is live in them; two buffers then
+ * conflict when they share a kept span.  Each lifetime keeps a run of the
+ * kept spans, so renumbering them 0, 1, ... gives an instance of the same
+ * kind, with fewer conflicts: any placement of the whole is one of it,
+ * and its optimum is at most the whole's.  The exact search (exact.c) is
+ * complete, so when it exhausts such a sub-instance at height H, no
  * placement of the whole fits H either.  Every placement pushed down
- * until each buffer rests on 0 or on another is no higher, and its
- * height is a sum of sizes, so the optimum is a multiple of the sizes'
- * gcd g: it is at least H + g.  The window is then probed at H + g, and
- * so on while it stays refuted.
+ * until each buffer rests on 0 or on another is no higher, and its height
+ * is a sum of sizes, so the optimum is a multiple of the sizes' gcd g: it
+ * is at least H + g.  The sub-instance is then probed at H + g, and so on
+ * while it stays refuted.
  *
- * What a window can prove is everything an argument local to it can: a
- * cumulative or dual-feasible-function bound over its sections, an LP
- * over them, the contiguity of the buffers crossing them.  The naive LP
- * over sections (a fraction of each buffer anywhere in each section) is
- * the load itself.  The windows are the spans between distinct times, 2,
- * 4, 8, ... wide, slid by half their width, the whole instance last;
- * within a width, the most loaded first.  Each width gets an equal share
- * of the work left, each window of it a share of that; most windows fit
- * the bound at once by a greedy order and cost next to nothing.
+ * Two families of kept spans: time windows (runs of 2, 4, 8, ... spans,
+ * slid by half their width, the most loaded first), where every argument
+ * local to a stretch of time lives (a cumulative or dual-feasible-function
+ * bound over its sections, an LP over them, the contiguity of the buffers
+ * crossing them); and the 2, 4, 8, ... most loaded spans wherever they
+ * are, which keep the long buffers that tie distant peaks together.  (The
+ * naive LP over sections, a fraction of each buffer anywhere in each, is
+ * the load itself.)  Each family member gets an equal share of the work
+ * left to its size, each window of a size a share of that; most fit the
+ * bound at once by a greedy order and cost next to nothing.
  */
 #include "dsa_bound.h"
 
@@ -56,21 +58,19 @@ typedef struct {
 	int n;
 	int *slo, *shi;         /* spans of each buffer */
 	int64_t *t;             /* span s is [t[s], t[s + 1]) */
+	int *kept;              /* kept[s]: spans kept before span s */
 	ArBuf *w;               /* the window's buffers */
 	int64_t *best;          /* their offsets in the lowest greedy order */
 } Prover;
 
-/* The buffers live in spans [a, e), their lifetimes cut to them. */
-static int cut(Prover *p, int a, int e)
+/* The buffers live in a kept span, over the kept spans' numbers. */
+static int cut(Prover *p)
 {
 	int m = 0;
 	for (int i = 0; i < p->n; i++) {
-		const ArBuf *x = &p->b[i];
-		if (p->slo[i] >= e || p->shi[i] <= a)
-			continue;
-		p->w[m++] = (ArBuf){ x->lo > p->t[a] ? x->lo : p->t[a],
-				     x->hi < p->t[e] ? x->hi : p->t[e],
-				     x->size, 0 };
+		int a = p->kept[p->slo[i]], e = p->kept[p->shi[i]];
+		if (a < e)
+			p->w[m++] = (ArBuf){ a, e, p->b[i].size, 0 };
 	}
 	return m;
 }
@@ -120,13 +120,50 @@ static int times(const ArBuf *b, int n, int64_t *t)
 	return m;
 }
 
+/*
+ * Probes the kept spans (p->kept) at the bound, raising it by g while
+ * refuted; a sub-instance that raises it is recorded as having kept
+ * nspan spans, a window's from t0 to t1 (t0 == t1: not a window).
+ */
+static void probe(Prover *p, int64_t g, int64_t target, ArBudget *work,
+		  ArDsaBound *out, int nspan, int64_t t0, int64_t t1)
+{
+	int m = ar_budget_spend(work, p->n) ? cut(p) : 0;
+
+	out->searched += m > 0;
+	while (m && refuted(p, m, out->bound, work, &out->stopped)) {
+		out->bound += g;
+		out->nspan = nspan, out->t0 = t0, out->t1 = t1, out->nbuf = m;
+		if (target > 0 && out->bound >= target)
+			break;
+	}
+}
+
+/* The windows of w spans, slid by w / 2, most loaded first. */
+static int windows(Window *win, const int64_t *load, int ns, int w)
+{
+	int nw = 0;
+	for (int a = 0; ; a += w / 2) {
+		int e = a + w < ns ? a + w : ns;
+		win[nw] = (Window){ a, e, 0 };
+		for (int s = a; s < e; s++)
+			if (load[s] > win[nw].peak)
+				win[nw].peak = load[s];
+		nw++;
+		if (e == ns)
+			break;
+	}
+	qsort(win, (size_t)nw, sizeof *win, window_cmp);
+	return nw;
+}
+
 void ar_dsa_prove(const ArBuf *b, int n, int64_t floor, int64_t target,
 		  ArBudget *work, ArDsaBound *out)
 {
-	Prover p = { b, n, NULL, NULL, NULL, NULL, NULL };
+	Prover p = { b, n, NULL, NULL, NULL, NULL, NULL, NULL };
 	int64_t g = 0, *load;
-	Window *win;
-	int ns, levels = 0;
+	Window *win, *by_load;
+	int ns, levels = 0, lv = 0;
 
 	memset(out, 0, sizeof *out);
 	for (int i = 0; i < n; i++)
@@ -142,58 +179,53 @@ void ar_dsa_prove(const ArBuf *b, int n, int64_t floor, int64_t target,
 	times(b, n, p.t);
 	p.w = ar_xmalloc((size_t)n * sizeof *p.w);
 	p.best = ar_xmalloc((size_t)n * sizeof *p.best);
+	p.kept = ar_xmalloc(((size_t)ns + 1) * sizeof *p.kept);
 	load = ar_xcalloc((size_t)ns + 1, sizeof *load);
 	win = ar_xmalloc(2 * (size_t)ns * sizeof *win + 1);
+	by_load = ar_xmalloc((size_t)ns * sizeof *by_load + 1);
 	for (int i = 0; i < n; i++) {
 		load[p.slo[i]] += b[i].size;
 		load[p.shi[i]] -= b[i].size;
 	}
-	for (int s = 1; s < ns; s++)
-		load[s] += load[s - 1];
-	/* One section alone always packs at its load: widths from 2. */
+	for (int s = 0; s < ns; s++) {
+		load[s] += s ? load[s - 1] : 0;
+		by_load[s] = (Window){ s, s + 1, load[s] };
+	}
+	qsort(by_load, (size_t)ns, sizeof *by_load, window_cmp);
+	/* One span alone always packs at its load: from 2 spans on, and the
+	 * last window is the whole instance. */
 	for (int w = 2; w / 2 < ns; w *= 2)
-		levels++;
-	for (int lv = 0, w = 2; lv < levels; lv++, w *= 2) {
-		ArBudget level;
-		int nw = 0;
-		for (int a = 0; ; a += w / 2) {
-			int e = a + w < ns ? a + w : ns;
-			win[nw] = (Window){ a, e, 0 };
-			for (int s = a; s < e; s++)
-				if (load[s] > win[nw].peak)
-					win[nw].peak = load[s];
-			nw++;
-			if (e == ns)
-				break;
-		}
-		qsort(win, (size_t)nw, sizeof *win, window_cmp);
-		ar_budget_share(work, 1, levels - lv, &level);
-		for (int k = 0; k < nw && ar_budget_left(&level); k++) {
-			ArBudget share;
-			int m;
-			if (target > 0 && out->bound >= target)
-				break;
+		levels += 1 + (w < ns);
+	for (int w = 2; w / 2 < ns && !(target > 0 && out->bound >= target);
+	     w *= 2) {
+		ArBudget level, share;
+		int nw = windows(win, load, ns, w);
+		ar_budget_share(work, 1, levels - lv++, &level);
+		for (int k = 0; k < nw && ar_budget_left(&level) &&
+				!(target > 0 && out->bound >= target); k++) {
+			int a = win[k].a, e = win[k].e;
+			for (int s = 0; s <= ns; s++)
+				p.kept[s] = s < a ? 0 : s < e ? s - a : e - a;
 			ar_budget_share(&level, 1, nw - k, &share);
-			m = ar_budget_spend(&share, n) ? cut(&p, win[k].a,
-							    win[k].e) : 0;
-			out->windows += m > 0;
-			while (m && refuted(&p, m, out->bound, &share,
-					    &out->stopped)) {
-				out->bound += g;
-				out->t0 = p.t[win[k].a];
-				out->t1 = p.t[win[k].e];
-				out->nbuf = m;
-				if (target > 0 && out->bound >= target)
-					break;
-			}
+			probe(&p, g, target, &share, out, e - a, p.t[a], p.t[e]);
 			ar_budget_settle(&level, &share);
 		}
 		ar_budget_settle(work, &level);
+		if (w < ns && !(target > 0 && out->bound >= target)) {
+			memset(p.kept, 0, ((size_t)ns + 1) * sizeof *p.kept);
+			for (int k = 0; k < w; k++)
+				p.kept[by_load[k].a + 1] = 1;
+			for (int s = 0; s < ns; s++)
+				p.kept[s + 1] += p.kept[s];
+			ar_budget_share(work, 1, levels - lv++, &level);
+			probe(&p, g, target, &level, out, w, 0, 0);
+			ar_budget_settle(work, &level);
+		}
 		if (!ar_budget_left(work)) {
 			out->stopped = true;
 			break;
 		}
 	}
 	free(p.slo), free(p.shi), free(p.t), free(p.w), free(p.best);
-	free(load), free(win);
+	free(p.kept), free(load), free(win), free(by_load);
 }

@@ -9,17 +9,19 @@
 
 typedef struct ArDsaBound {
 	int64_t bound;          /* no placement of the instance is lower */
-	int64_t t0, t1;         /* the time window whose search raised it;
-				   t0 == t1 when none did */
-	int nbuf;               /* buffers live in that window */
-	int windows;            /* windows searched */
-	bool stopped;           /* the work ran out before the last window */
+	int nspan;              /* spans kept by the sub-instance whose
+				   search raised it; 0: none did */
+	int64_t t0, t1;         /* its times, when those spans are a window;
+				   t0 == t1 when they are the most loaded */
+	int nbuf;               /* buffers live in them */
+	int searched;           /* sub-instances searched */
+	bool stopped;           /* the work ran out before the last one */
 } ArDsaBound;
 
 /*
  * A bound on b's optimum of at least the load and floor (a bound already
  * proven, such as ArDsaResult.bound), raised by exhaustive searches of
- * time windows (dsa_bound.c); it stops once it reaches target (a height
+ * sub-instances (dsa_bound.c); it stops once it reaches target (a height
  * found; 0: none).  b is not changed.  Spends work.
  */
 void ar_dsa_prove(const ArBuf *b, int n, int64_t floor, int64_t target,

@@ -108,7 +108,7 @@ if prove 0 --algo greedy-size &&
    grep -q '^gap: 1 bytes (11.11%)$' "$tmp/err" &&
    prove 3 --algo greedy-size --capacity 8 &&
    grep -q "proved infeasible" "$tmp/err" &&
-   prove 0 && grep -q '^bound: 9 (exact search; ' "$tmp/err" &&
+   prove 0 && grep -q '^bound: 9 (exact search, ' "$tmp/err" &&
    grep -q '^gap: closed$' "$tmp/err"; then
 	echo "ok   --prove gadget: bound 9 over load 8"
 else
