@@ -47,12 +47,6 @@ static int window_cmp(const void *pa, const void *pb)
 	return x->a - y->a;
 }
 
-static int time_cmp(const void *pa, const void *pb)
-{
-	int64_t a = *(const int64_t *)pa, b = *(const int64_t *)pb;
-	return (a > b) - (a < b);
-}
-
 typedef struct {
 	const ArBuf *b;
 	int n;
@@ -105,19 +99,6 @@ static bool refuted(Prover *p, int m, int64_t cap, ArBudget *work,
 		     work, &r);
 	*stopped |= r.stopped;
 	return r.infeasible;
-}
-
-/* The distinct times of b, sorted; returns how many. */
-static int times(const ArBuf *b, int n, int64_t *t)
-{
-	int m = 0;
-	for (int i = 0; i < n; i++)
-		t[2 * i] = b[i].lo, t[2 * i + 1] = b[i].hi;
-	qsort(t, 2 * (size_t)n, sizeof *t, time_cmp);
-	for (int i = 0; i < 2 * n; i++)
-		if (!m || t[m - 1] != t[i])
-			t[m++] = t[i];
-	return m;
 }
 
 /*
@@ -175,8 +156,10 @@ void ar_dsa_prove(const ArBuf *b, int n, int64_t floor, int64_t target,
 		return;
 	out->bound = (out->bound + g - 1) / g * g;
 	ns = ar_dsa_spans(b, n, &p.slo, &p.shi);
-	p.t = ar_xmalloc(2 * (size_t)n * sizeof *p.t);
-	times(b, n, p.t);
+	/* Every distinct time starts or ends some buffer. */
+	p.t = ar_xmalloc(((size_t)ns + 1) * sizeof *p.t);
+	for (int i = 0; i < n; i++)
+		p.t[p.slo[i]] = b[i].lo, p.t[p.shi[i]] = b[i].hi;
 	p.w = ar_xmalloc((size_t)n * sizeof *p.w);
 	p.best = ar_xmalloc((size_t)n * sizeof *p.best);
 	p.kept = ar_xmalloc(((size_t)ns + 1) * sizeof *p.kept);
