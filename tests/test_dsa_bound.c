@@ -3,8 +3,9 @@
  * (dsa_bound.c) against an independent brute force: on an instance whose
  * optimum is provably above its load it proves the optimum, on hundreds
  * of small random ones it is never above the optimum and, with the work
- * to search every window, equal to it; the same answer twice, a floor
- * and a target respected, a spent budget said.
+ * to search every window, equal to it; the most loaded spans refuting
+ * where no window short of the whole does; the same answer twice, a
+ * floor and a target respected, a spent budget said.
  */
 #include "testutil.h"
 
@@ -120,6 +121,34 @@ static void test_granule(void **state)
 			       &pb), 9 * 1024);
 }
 
+/*
+ * The gadget with time 4 stretched over 200 steps, where only the 1 of
+ * [1, 5), the 2 of [2, 7) and the 1 of [3, 7) live, and a 1 for each
+ * step (load 5): the same optimum, 9, since 8 is refuted on the gadget's
+ * times and at 9 the 1s fit the 5 cells left.  A window must now span
+ * 207 steps to refute 8, but the 8 most loaded spans (the gadget's 7 and
+ * one of the stretch) do.
+ */
+static void test_most_loaded(void **state)
+{
+	enum { K = 200, N = NGADGET + K };
+	ArBuf b[N];
+	ArDsaBound pb;
+	(void)state;
+	for (int i = 0; i < NGADGET; i++) {
+		b[i] = gadget[i];
+		b[i].lo += b[i].lo >= 4 ? K : 0;
+		b[i].hi += b[i].hi > 4 ? K : 0;
+	}
+	for (int k = 0; k < K; k++)
+		b[NGADGET + k] = (ArBuf)B(4 + k, 5 + k, 1);
+	assert_int_equal(ar_dsa_lower_bound(b, N, NULL), 8);
+	assert_int_equal(prove(b, N, 0, 0, AR_SOLVE_WORK, &pb), 9);
+	assert_int_equal(pb.nspan, 8);
+	assert_true(pb.t0 == pb.t1);
+	assert_int_equal(pb.nbuf, NGADGET + 1);
+}
+
 static uint32_t rng = 2024;
 
 static int rnd(int n)
@@ -187,6 +216,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_gadget),
 		cmocka_unit_test(test_granule),
+		cmocka_unit_test(test_most_loaded),
 		cmocka_unit_test(test_random_vs_brute),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
