@@ -77,10 +77,13 @@ static int cut(Prover *p)
 static bool refuted(Prover *p, int m, int64_t cap, ArBudget *work,
 		    bool *stopped)
 {
-	int64_t best = INT64_MAX;
+	int64_t best = INT64_MAX, cost = (int64_t)m * AR_GREEDY_COUNT;
 	ArDsaResult r;
 
-	if (!ar_budget_spend(work, (int64_t)m * AR_GREEDY_COUNT))
+	/* Each greedy order sorts and places by O(log n) tree walks. */
+	for (int k = m; k > 1; k /= 2)
+		cost += (int64_t)m * AR_GREEDY_COUNT;
+	if (!ar_budget_spend(work, cost))
 		return false;
 	for (int g = 0; g < AR_GREEDY_COUNT; g++) {
 		int64_t h = ar_dsa_greedy(p->w, m, (ArGreedyOrder)g);
@@ -109,7 +112,7 @@ static bool refuted(Prover *p, int m, int64_t cap, ArBudget *work,
 static void probe(Prover *p, int64_t g, int64_t target, ArBudget *work,
 		  ArDsaBound *out, int nspan, int64_t t0, int64_t t1)
 {
-	int m = ar_budget_spend(work, p->n) ? cut(p) : 0;
+	int m = cut(p);
 
 	out->searched += m > 0;
 	while (m && refuted(p, m, out->bound, work, &out->stopped)) {
@@ -187,21 +190,29 @@ void ar_dsa_prove(const ArBuf *b, int n, int64_t floor, int64_t target,
 		for (int k = 0; k < nw && ar_budget_left(&level) &&
 				!(target > 0 && out->bound >= target); k++) {
 			int a = win[k].a, e = win[k].e;
-			for (int s = 0; s <= ns; s++)
-				p.kept[s] = s < a ? 0 : s < e ? s - a : e - a;
 			ar_budget_share(&level, 1, nw - k, &share);
-			probe(&p, g, target, &share, out, e - a, p.t[a], p.t[e]);
+			/* What marking the spans and cutting cost. */
+			if (ar_budget_spend(&share, n + ns)) {
+				for (int s = 0; s <= ns; s++)
+					p.kept[s] = s < a ? 0 : s < e ? s - a
+								       : e - a;
+				probe(&p, g, target, &share, out, e - a,
+				      p.t[a], p.t[e]);
+			}
 			ar_budget_settle(&level, &share);
 		}
 		ar_budget_settle(work, &level);
 		if (w < ns && !(target > 0 && out->bound >= target)) {
-			memset(p.kept, 0, ((size_t)ns + 1) * sizeof *p.kept);
-			for (int k = 0; k < w; k++)
-				p.kept[by_load[k].a + 1] = 1;
-			for (int s = 0; s < ns; s++)
-				p.kept[s + 1] += p.kept[s];
 			ar_budget_share(work, 1, levels - lv++, &level);
-			probe(&p, g, target, &level, out, w, 0, 0);
+			if (ar_budget_spend(&level, n + ns)) {
+				memset(p.kept, 0, ((size_t)ns + 1) *
+				       sizeof *p.kept);
+				for (int k = 0; k < w; k++)
+					p.kept[by_load[k].a + 1] = 1;
+				for (int s = 0; s < ns; s++)
+					p.kept[s + 1] += p.kept[s];
+				probe(&p, g, target, &level, out, w, 0, 0);
+			}
 			ar_budget_settle(work, &level);
 		}
 		if (!ar_budget_left(work)) {
