@@ -53,7 +53,7 @@ typedef struct {
 	int *slo, *shi;         /* spans of each buffer */
 	int64_t *t;             /* span s is [t[s], t[s + 1]) */
 	int *kept;              /* kept[s]: spans kept before span s */
-	ArBuf *w;               /* the window's buffers */
+	ArBuf *w;               /* the sub-instance's buffers */
 	int64_t *best;          /* their offsets in the lowest greedy order */
 } Prover;
 
@@ -70,9 +70,9 @@ static int cut(Prover *p)
 }
 
 /*
- * Whether the exact search proves that no placement of the window's m
- * buffers fits cap.  A greedy order that fits settles it first; the
- * exact search starts from the lowest one.
+ * Whether the exact search proves that no placement of the m buffers of
+ * the sub-instance fits cap.  A greedy order that fits settles it first;
+ * the exact search starts from the lowest one.
  */
 static bool refuted(Prover *p, int m, int64_t cap, ArBudget *work,
 		    bool *stopped)
