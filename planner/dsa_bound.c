@@ -124,11 +124,11 @@ static void probe(Prover *p, int64_t g, int64_t target, ArBudget *work,
 }
 
 /* The windows of w spans, slid by w / 2, most loaded first. */
-static int windows(Window *win, const int64_t *load, int ns, int w)
+static int windows(Window *win, const int64_t *load, int ns, int64_t w)
 {
 	int nw = 0;
-	for (int a = 0; ; a += w / 2) {
-		int e = a + w < ns ? a + w : ns;
+	for (int a = 0; ; a += (int)(w / 2)) {
+		int e = a + w < ns ? (int)(a + w) : ns;
 		win[nw] = (Window){ a, e, 0 };
 		for (int s = a; s < e; s++)
 			if (load[s] > win[nw].peak)
@@ -180,10 +180,10 @@ void ar_dsa_prove(const ArBuf *b, int n, int64_t floor, int64_t target,
 	qsort(by_load, (size_t)ns, sizeof *by_load, window_cmp);
 	/* One span alone always packs at its load: from 2 spans on, and the
 	 * last window is the whole instance. */
-	for (int w = 2; w / 2 < ns; w *= 2)
+	for (int64_t w = 2; w / 2 < ns; w *= 2)
 		levels += 1 + (w < ns);
-	for (int w = 2; w / 2 < ns && !(target > 0 && out->bound >= target);
-	     w *= 2) {
+	for (int64_t w = 2; w / 2 < ns && !(target > 0 &&
+					    out->bound >= target); w *= 2) {
 		ArBudget level, share;
 		int nw = windows(win, load, ns, w);
 		ar_budget_share(work, 1, levels - lv++, &level);
@@ -211,7 +211,8 @@ void ar_dsa_prove(const ArBuf *b, int n, int64_t floor, int64_t target,
 					p.kept[by_load[k].a + 1] = 1;
 				for (int s = 0; s < ns; s++)
 					p.kept[s + 1] += p.kept[s];
-				probe(&p, g, target, &level, out, w, 0, 0);
+				probe(&p, g, target, &level, out, (int)w, 0,
+				      0);
 			}
 			ar_budget_settle(work, &level);
 		}

@@ -15,7 +15,8 @@ typedef struct ArDsaBound {
 				   t0 == t1 when they are the most loaded */
 	int nbuf;               /* buffers live in them */
 	int searched;           /* sub-instances searched */
-	bool stopped;           /* the work ran out before the last one */
+	bool stopped;           /* the work ran out on some of them: more
+				   might raise it */
 } ArDsaBound;
 
 /*
