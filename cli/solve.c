@@ -19,6 +19,7 @@
 #include <time.h>
 
 #include "dsa.h"
+#include "dsa_bound.h"
 #include "emit.h"
 #include "graph.h"
 #include "numfmt.h"
@@ -29,6 +30,7 @@
 static const char usage_text[] =
 "usage: arenac solve INPUT.csv [--capacity N] [-o OUTPUT.csv]\n"
 "                    [--algo NAME] [--effort 1-9] [--time-limit SECONDS]\n"
+"                    [--prove]\n"
 "\n"
 "Places buffers given as CSV rows 'id,lower,upper,size' (live over the\n"
 "half-open [lower, upper)) so that buffers live at the same time never\n"
@@ -46,6 +48,10 @@ static const char usage_text[] =
 "                        every machine\n"
 "  --time-limit SECONDS  safety net: stop the search after SECONDS and\n"
 "                        say so (off)\n"
+"  --prove               then raise the lower bound by exact searches of\n"
+"                        time windows and of the most loaded times (as\n"
+"                        much work again); print it and its method\n"
+"                        ('bound:') and whether the gap closed ('gap:')\n"
 "  -h, --help            this text\n";
 
 typedef struct {
@@ -312,6 +318,37 @@ static const char *opt_value(int argc, char **argv, int *i, const char *name)
 	return argv[++*i];
 }
 
+/*
+ * --prove: the sub-instance searches (dsa_bound.c), with as much work as the
+ * solve had, from the bound it proved up to its height; res's bound and
+ * optimality take the result, method says where the bound comes from.
+ */
+static void prove_bound(const Rows *r, int64_t effort, ArWatch *watch,
+			ArDsaResult *res, char *method, size_t len)
+{
+	ArDsaBound pb;
+	ArBudget work;
+
+	ar_budget_init(&work, ar_effort_units((int)effort, AR_SOLVE_WORK),
+		       watch);
+	ar_dsa_prove(r->b, r->n, res->bound, res->height, &work, &pb);
+	if (pb.nspan && pb.t0 < pb.t1)
+		snprintf(method, len, "window [%" PRId64 ", %" PRId64 ") of %d "
+			 "buffers refuted below it", pb.t0, pb.t1, pb.nbuf);
+	else if (pb.nspan)
+		snprintf(method, len, "the %d most loaded spans' %d buffers "
+			 "refuted below it", pb.nspan, pb.nbuf);
+	else
+		snprintf(method, len, "%s, none of the sub-instances refuted "
+			 "it", res->bound > res->lower_bound ? "exact search"
+			 : "peak-live");
+	snprintf(method + strlen(method), len - strlen(method), "; %d "
+		 "searched%s", pb.searched, pb.stopped ? ", work ran out" : "");
+	res->bound = pb.bound;
+	res->optimal = res->height <= res->bound;
+	res->timed_out |= watch->fired;
+}
+
 int arenac_solve_main(int argc, char **argv)
 {
 	const char *in = NULL, *out = NULL, *algo = "auto", *v;
@@ -322,13 +359,16 @@ int arenac_solve_main(int argc, char **argv)
 	ArWatch watch;
 	ArBudget work;
 	int rc = AR_OK, other = -1, bad;
-	char n1[AR_NUMFMT_LEN], n2[AR_NUMFMT_LEN];
+	bool prove = false;
+	char n1[AR_NUMFMT_LEN], n2[AR_NUMFMT_LEN], method[128];
 
 	for (int i = 1; i < argc; i++) {
 		char *end;
 		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
 			fputs(usage_text, stdout);
 			return AR_OK;
+		} else if (!strcmp(argv[i], "--prove")) {
+			prove = true;
 		} else if ((v = opt_value(argc, argv, &i, "--capacity"))) {
 			if (!parse_i64(v, &capacity) || capacity <= 0)
 				return usage("--capacity wants a positive "
@@ -369,18 +409,27 @@ int arenac_solve_main(int argc, char **argv)
 	ar_budget_init(&work, ar_effort_units((int)effort, AR_SOLVE_WORK),
 		       &watch);
 	ar_dsa_solve(r.b, r.n, algo, capacity, &work, &res);
+	if (prove)
+		prove_bound(&r, effort, &watch, &res, method, sizeof method);
+	if (capacity > 0 && res.bound > capacity)
+		res.infeasible = true;
 	if (res.timed_out)
 		fprintf(stderr, "arenac: note: %s: --time-limit %g stopped the "
 			"search: another run may differ\n", in, limit);
-	/* The gap: how far the height may still be above the optimum. */
 	fprintf(stderr, "height: %" PRId64 "\nlower bound: %" PRId64
-		"\nproven bound: %" PRId64 "\ngap: %" PRId64 " (%.2f%%)\n"
-		"algorithm: %s\noptimal: %s\nnodes: %" PRId64
-		"\ntime: %.3f s\n", res.height, res.lower_bound, res.bound,
-		res.height - res.bound,
-		res.bound ? 100.0 * (double)(res.height - res.bound) /
-			    (double)res.bound : 0.0,
-		res.algorithm ? res.algorithm : "none",
+		"\nproven bound: %" PRId64 "\n", res.height, res.lower_bound,
+		res.bound);
+	if (prove)
+		fprintf(stderr, "bound: %" PRId64 " (%s)\n", res.bound, method);
+	/* The gap: how far the height may still be above the optimum. */
+	if (res.height <= res.bound)
+		fputs("gap: closed\n", stderr);
+	else
+		fprintf(stderr, "gap: %" PRId64 " bytes (%.2f%%)\n",
+			res.height - res.bound, 100.0 *
+			(double)(res.height - res.bound) / (double)res.bound);
+	fprintf(stderr, "algorithm: %s\noptimal: %s\nnodes: %" PRId64
+		"\ntime: %.3f s\n", res.algorithm ? res.algorithm : "none",
 		res.optimal ? "yes" : "no", res.nodes, now() - t0);
 	if (capacity > 0 && res.infeasible) {
 		rc = fail(in, AR_EXIT_BUDGET, "no placement fits capacity %s: "
