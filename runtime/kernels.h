@@ -185,11 +185,20 @@ typedef struct rt_conv {
 	int64_t ph, pw;             /* leading pads (trailing ones follow
 				     * from the output shape) */
 	const rt_preact *pre;       /* maps each input value, or NULL */
+	/* x and y are [N,H,W,C] in memory (--layout nhwc); the shapes the
+	 * kernels take still list [N,C,H,W].  Integer convolution and the
+	 * windowed pools honour it; rt_conv2d_nhwc is the float one. */
+	int channels_last;
 } rt_conv;
 
 /* x [N,C,H,W], w [M,C/group,kh,kw], b [M] or NULL, y [N,M,OH,OW]. */
 void rt_conv2d(const rt_conv *p, const float *x, const rt_shape *xs,
 	       const float *w, const float *b, float *y, const rt_shape *ys);
+/* x [N,H,W,C], w [M,C/group,kh,kw], b [M] or NULL, y [N,OH,OW,M], the
+ * shapes given as [N,C,H,W] and [N,M,OH,OW] (kernels_nhwc.c). */
+void rt_conv2d_nhwc(const rt_conv *p, const float *x, const rt_shape *xs,
+		    const float *w, const float *b, float *y,
+		    const rt_shape *ys);
 /* x [N,C,H,W], w [C,M/group,kh,kw], b [M] or NULL, y [N,M,OH,OW]. */
 void rt_convtranspose2d(const rt_conv *p, const float *x, const rt_shape *xs,
 			const float *w, const float *b, float *y,
@@ -240,6 +249,13 @@ void rt_pool2d(rt_pool_kind k, const rt_conv *p, const int64_t *pads_end,
 /* GlobalMaxPool (is_max) or GlobalAveragePool of float32 x [N, C, ...]
  * into y [N, C, 1, ...]. */
 void rt_global_pool(int is_max, const float *x, const rt_shape *xs, float *y);
+/* The same and rt_batchnorm for x [N,H,W,C], xs its shape as stored
+ * (kernels_nhwc.c). */
+void rt_global_pool_nhwc(int is_max, const float *x, const rt_shape *xs,
+			 float *y);
+void rt_batchnorm_nhwc(const float *x, const rt_shape *xs, const float *scale,
+		       const float *bias, const float *mean, const float *var,
+		       float eps, float *y);
 void rt_lrn(int64_t size, float alpha, float beta, float bias,
 	    const float *x, const rt_shape *xs, float *y);
 

@@ -23,9 +23,11 @@ static float elem(int dt, const void *x, int64_t i)
 }
 
 /* Where in the plane (row-major) the maximum of one max-pool window is
- * (dilations honoured), or -1 when the window holds no input. */
+ * (dilations honoured), or -1 when the window holds no input; the
+ * plane's pixels ps elements apart (the channels, channels-last). */
 static int64_t max_window(const rt_conv *p, int dt, const void *xc,
-			  int64_t H, int64_t W, int64_t oh, int64_t ow)
+			  int64_t ps, int64_t H, int64_t W, int64_t oh,
+			  int64_t ow)
 {
 	float v = -INFINITY;
 	int64_t at = -1;
@@ -36,8 +38,8 @@ static int64_t max_window(const rt_conv *p, int dt, const void *xc,
 		for (int64_t j = 0; j < p->kw; j++) {
 			int64_t iw = ow * p->sw - p->pw + j * p->dw;
 			if (iw >= 0 && iw < W &&
-			    (at < 0 || elem(dt, xc, ih * W + iw) > v)) {
-				v = elem(dt, xc, ih * W + iw);
+			    (at < 0 || elem(dt, xc, (ih * W + iw) * ps) > v)) {
+				v = elem(dt, xc, (ih * W + iw) * ps);
 				at = ih * W + iw;
 			}
 		}
@@ -47,8 +49,8 @@ static int64_t max_window(const rt_conv *p, int dt, const void *xc,
 
 /* One output value of an average pool, as onnxruntime counts it. */
 static float avg_window(rt_pool_kind k, const rt_conv *p,
-			const int64_t *pads_end, const float *xc, int64_t H,
-			int64_t W, int64_t oh, int64_t ow)
+			const int64_t *pads_end, const float *xc, int64_t ps,
+			int64_t H, int64_t W, int64_t oh, int64_t ow)
 {
 	int64_t h0 = oh * p->sh - p->ph, w0 = ow * p->sw - p->pw;
 	int64_t h1 = min64(h0 + p->kh, H + pads_end[0]);
@@ -62,7 +64,7 @@ static float avg_window(rt_pool_kind k, const rt_conv *p,
 		count = (h1 - h0) * (w1 - w0);
 	for (int64_t ih = h0; ih < h1; ih++)
 		for (int64_t iw = w0; iw < w1; iw++)
-			sum += xc[ih * W + iw];
+			sum += xc[(ih * W + iw) * ps];
 	/* count through double (exact): see rt_dequantize. */
 	return count > 0 ? sum / (float)(double)count : 0.0f;
 }
@@ -71,27 +73,35 @@ void rt_pool2d(rt_pool_kind k, const rt_conv *p, const int64_t *pads_end,
 	       int dt, const void *x, const rt_shape *xs, void *y,
 	       const rt_shape *ys, int64_t *indices, int col_major)
 {
-	int64_t NC = xs->d[0] * xs->d[1], H = xs->d[2], W = xs->d[3];
+	int64_t C = xs->d[1], NC = xs->d[0] * C, H = xs->d[2], W = xs->d[3];
 	int64_t OH = ys->d[2], OW = ys->d[3];
 	size_t esz = art_dtype_size(dt);
+	/* Channels-last: plane c of image n starts at element n H W C + c,
+	 * its pixels C apart (no indices: --layout nhwc leaves a MaxPool
+	 * whose indices are read channels-first). */
+	int64_t ps = p->channels_last ? C : 1;
 
 	for (int64_t c = 0; c < NC; c++) {
-		const uint8_t *xc = (const uint8_t *)x + (size_t)(c * H * W) * esz;
+		int64_t x0 = p->channels_last ? c / C * H * W * C + c % C :
+				 c * H * W;
+		int64_t y0 = p->channels_last ? c / C * OH * OW * C + c % C :
+				 c * OH * OW;
+		const uint8_t *xc = (const uint8_t *)x + (size_t)x0 * esz;
 		for (int64_t oh = 0; oh < OH; oh++)
 		for (int64_t ow = 0; ow < OW; ow++) {
-			int64_t o = c * OH * OW + oh * OW + ow, at;
+			int64_t o = y0 + (oh * OW + ow) * ps, at;
 			if (k != RT_POOL_MAX) {
 				((float *)y)[o] = avg_window(k, p, pads_end,
-					(const float *)(const void *)xc, H, W,
-					oh, ow);
+					(const float *)(const void *)xc, ps,
+					H, W, oh, ow);
 				continue;
 			}
-			at = max_window(p, dt, xc, H, W, oh, ow);
+			at = max_window(p, dt, xc, ps, H, W, oh, ow);
 			if (at < 0) /* only padding: float's -inf */
 				((float *)y)[o] = -INFINITY;
 			else
 				memcpy((uint8_t *)y + (size_t)o * esz,
-				       xc + (size_t)at * esz, esz);
+				       xc + (size_t)(at * ps) * esz, esz);
 			/* Indices count in the flattened input, rows or
 			 * columns first. */
 			if (indices)

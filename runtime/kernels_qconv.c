@@ -38,9 +38,16 @@ void rt_conv2d_int(const rt_conv *p, const rt_qin *x, const rt_shape *xs,
 {
 	int64_t N = xs->d[0], C = xs->d[1], H = xs->d[2], W = xs->d[3];
 	int64_t M = y->s.d[1], OH = y->s.d[2], OW = y->s.d[3];
-	int64_t cg = C / p->group, mg = M / p->group, i = 0;
+	int64_t cg = C / p->group, mg = M / p->group;
+	/* Element strides of batch, channel, row and column: [N,C,H,W] or,
+	 * channels-last, [N,H,W,C] in memory. */
+	int cl = p->channels_last;
+	int64_t xn = C * H * W, xc = cl ? 1 : H * W, xh = cl ? W * C : W;
+	int64_t xw = cl ? C : 1, yc = cl ? 1 : OH * OW, yh = cl ? OW * M : OW;
+	int64_t yw = cl ? M : 1;
 	int32_t zx = x->zp ? (int32_t)rt_get_int(x->zdt, x->zp, 0) : 0;
 	int xu = x->dt == ART_DT_UINT8, wu = w->dt == ART_DT_UINT8;
+	int64_t dw = p->dw * xw;
 
 	for (int64_t n = 0; n < N; n++)
 	for (int64_t m = 0; m < M; m++) {
@@ -50,22 +57,25 @@ void rt_conv2d_int(const rt_conv *p, const rt_qin *x, const rt_shape *xs,
 		for (int64_t oh = 0; oh < OH; oh++) {
 			int64_t ih0 = oh * p->sh - p->ph, khlo, khhi;
 			inside(ih0, p->dh, p->kh, H, &khlo, &khhi);
-			for (int64_t ow = 0; ow < OW; ow++, i++) {
+			for (int64_t ow = 0; ow < OW; ow++) {
 				int64_t iw0 = ow * p->sw - p->pw, kwlo, kwhi;
 				int64_t s = bias ? bias[m] : 0;
 				inside(iw0, p->dw, p->kw, W, &kwlo, &kwhi);
 				for (int64_t c = 0; c < cg; c++)
 				for (int64_t kh = khlo; kh < khhi; kh++) {
-					int64_t xr = ((n * C + c0 + c) * H + ih0 +
-						      kh * p->dh) * W + iw0;
+					int64_t xr = n * xn + (c0 + c) * xc +
+						     (ih0 + kh * p->dh) * xh +
+						     iw0 * xw;
 					int64_t wr = ((m * cg + c) * p->kh + kh) *
 						     p->kw;
 					for (int64_t kw = kwlo; kw < kwhi; kw++)
-						s += (q8(x->p, xu, xr + kw * p->dw) -
+						s += (q8(x->p, xu, xr + kw * dw) -
 						      zx) *
 						     (q8(w->p, wu, wr + kw) - zw);
 				}
-				rt_requant_store(rq, s, 0, m, y, i);
+				rt_requant_store(rq, s, 0, m, y,
+						 n * M * OH * OW + m * yc +
+						 oh * yh + ow * yw);
 			}
 		}
 	}

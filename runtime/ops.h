@@ -105,6 +105,12 @@ int ctx_conv_geometry(Ctx *c, const rt_shape *xs, const rt_shape *ys,
 		      const int64_t *kernel, int transposed, rt_conv *p,
 		      int64_t *pads_end);
 void ctx_as_2d(rt_shape *s);
+/* The domain of the channels-last variants --layout nhwc writes (ops
+ * whose input 0 and output 0 are [N,H,W,C]); frontend/layout.c. */
+#define ART_NHWC_DOMAIN "com.ms.internal.nhwc"
+/* 1 when the step is one: 4-D a and b (either may be NULL) made
+ * [N,C,H,W], the order the geometry and kernels read shapes in. */
+int ctx_nhwc(const Ctx *c, rt_shape *a, rt_shape *b);
 int op_conv(Ctx *c);
 int op_pool(Ctx *c);
 int op_global_pool(Ctx *c);

@@ -76,12 +76,27 @@ int ctx_conv_geometry(Ctx *c, const rt_shape *xs, const rt_shape *ys,
 	p->dh = dil[0], p->dw = dil[1];
 	p->ph = pads[0], p->pw = pads[1];
 	p->pre = NULL;
+	p->channels_last = 0;
 	if (pads_end)
 		pads_end[0] = pads[2], pads_end[1] = pads[3];
 	if (p->group < 1 || p->kh < 1 || p->kw < 1 || p->sh < 1 ||
 	    p->sw < 1 || p->dh < 1 || p->dw < 1)
 		return ctx_fail(c, ART_E_BAD_KERNEL_STRIDE_DILATION);
 	return 0;
+}
+
+int ctx_nhwc(const Ctx *c, rt_shape *a, rt_shape *b)
+{
+	rt_shape *s[2] = {a, b};
+	if (strcmp(c->s->domain, ART_NHWC_DOMAIN))
+		return 0;
+	for (int k = 0; k < 2; k++)
+		if (s[k] && s[k]->rank == 4) {
+			int64_t ch = s[k]->d[3];
+			s[k]->d[3] = s[k]->d[2], s[k]->d[2] = s[k]->d[1];
+			s[k]->d[1] = ch;
+		}
+	return 1;
 }
 
 void ctx_as_2d(rt_shape *s)
@@ -147,11 +162,12 @@ int op_conv(Ctx *c)
 	rt_conv p;
 	rt_preact pre;
 	int64_t k[2];
-	int transposed = !strcmp(c->s->op, "ConvTranspose");
+	int transposed = !strcmp(c->s->op, "ConvTranspose"), cl;
 
 	if (ctx_fin(c, 0, 1, &x, &xs) || ctx_fin(c, 1, 1, &w, &ws) ||
 	    ctx_fin(c, 2, 0, &b, NULL) || ctx_fout(c, 0, &y, &ys))
 		return -1;
+	cl = ctx_nhwc(c, &xs, &ys);
 	if (xs.rank != ws.rank)
 		return ctx_fail(c, ART_E_WEIGHT_RANK_DIFFERS_FROM);
 	k[0] = xs.rank == 4 ? ws.d[2] : 1;
@@ -165,8 +181,8 @@ int op_conv(Ctx *c)
 	 * A column (width 1, kernel width 1: Magika's sequence conv) has
 	 * the bytes of a row, and the kernel's tiles run along rows.
 	 */
-	if (!transposed && xs.d[3] == 1 && ys.d[3] == 1 && p.kw == 1 &&
-	    p.pw == 0) {
+	if (!transposed && !cl && xs.d[3] == 1 && ys.d[3] == 1 &&
+	    p.kw == 1 && p.pw == 0) {
 		xs.d[3] = xs.d[2], xs.d[2] = 1;
 		ys.d[3] = ys.d[2], ys.d[2] = 1;
 		p.kw = p.kh, p.sw = p.sh, p.dw = p.dh, p.pw = p.ph;
@@ -179,6 +195,8 @@ int op_conv(Ctx *c)
 	}
 	if (transposed)
 		rt_convtranspose2d(&p, x, &xs, w, b, y, &ys);
+	else if (cl)
+		rt_conv2d_nhwc(&p, x, &xs, w, b, y, &ys);
 	else
 		rt_conv2d(&p, x, &xs, w, b, y, &ys);
 	return 0;
@@ -210,6 +228,7 @@ int op_pool(Ctx *c)
 	if (y.dt != x.dt)
 		return ctx_fail(c, ART_E_OUTPUT_S_TYPE_DIFFERS);
 	xs = x.s, ys = y.s;
+	ctx_nhwc(c, &xs, &ys);
 	if (idx.p && (idx.dt != ART_DT_INT64 ||
 		      rt_numel(&idx.s) != rt_numel(&ys)))
 		return ctx_fail(c, ART_E_INDICES_INT64_OUTPUT_S);
@@ -226,6 +245,7 @@ int op_pool(Ctx *c)
 	if (!max && (p.dh != 1 || p.dw != 1))
 		return ctx_fail(c, ART_E_DILATED_AVERAGE_POOLING_SUPPORTED);
 	p.group = 1;
+	p.channels_last = !strcmp(c->s->domain, ART_NHWC_DOMAIN);
 	rt_pool2d(kind, &p, pads_end, x.dt, x.p, &xs, y.p, &ys, idx.p,
 		  order == 1);
 	return 0;
@@ -241,7 +261,11 @@ int op_global_pool(Ctx *c)
 		return -1;
 	if (xs.rank < 2)
 		return ctx_fail(c, ART_E_WANTS_RANK_2_MORE);
-	rt_global_pool(!strcmp(c->s->op, "GlobalMaxPool"), x, &xs, y);
+	if (!strcmp(c->s->domain, ART_NHWC_DOMAIN))
+		rt_global_pool_nhwc(!strcmp(c->s->op, "GlobalMaxPool"), x,
+				    &xs, y);
+	else
+		rt_global_pool(!strcmp(c->s->op, "GlobalMaxPool"), x, &xs, y);
 	return 0;
 }
 
@@ -280,9 +304,14 @@ int op_batchnorm(Ctx *c)
 	float *y, *rm, *rv, *saved_mean, *saved_var;
 	rt_shape xs, ys;
 	float eps = (float)ctx_attr_num(c, "epsilon", 1e-5);
-	if (ctx_fin(c, 0, 1, &x, &xs) || per_channel(c, 1, &xs, &sc) ||
-	    per_channel(c, 2, &xs, &bi) || per_channel(c, 3, &xs, &mean) ||
-	    per_channel(c, 4, &xs, &var) || ctx_fout(c, 0, &y, &ys) ||
+	rt_shape cs;    /* xs channels-first: per_channel's count */
+	if (ctx_fin(c, 0, 1, &x, &xs))
+		return -1;
+	cs = xs;
+	ctx_nhwc(c, &cs, NULL);
+	if (per_channel(c, 1, &cs, &sc) ||
+	    per_channel(c, 2, &cs, &bi) || per_channel(c, 3, &cs, &mean) ||
+	    per_channel(c, 4, &cs, &var) || ctx_fout(c, 0, &y, &ys) ||
 	    optional_out(c, 1, &rm) || optional_out(c, 2, &rv) ||
 	    optional_out(c, 3, &saved_mean) || optional_out(c, 4, &saved_var))
 		return -1;
@@ -294,6 +323,8 @@ int op_batchnorm(Ctx *c)
 		rt_batchnorm_train(x, &xs, sc, bi, mean, var, eps,
 				   (float)ctx_attr_num(c, "momentum", 0.9), y,
 				   rm, rv);
+	else if (ctx_nhwc(c, NULL, NULL))
+		rt_batchnorm_nhwc(x, &xs, sc, bi, mean, var, eps, y);
 	else
 		rt_batchnorm(x, &xs, sc, bi, mean, var, eps, y);
 	return 0;

@@ -149,7 +149,7 @@ static int out_quant(Ctx *c, int j, const rt_arr *y, rt_requant *rq)
  */
 int op_conv_int(Ctx *c)
 {
-	int ql = !strcmp(c->s->op, "QLinearConv");
+	int ql = !strcmp(c->s->op, "QLinearConv"), cl;
 	rt_qin x, w;
 	rt_shape xs, ws;
 	rt_arr y, b;
@@ -161,6 +161,7 @@ int op_conv_int(Ctx *c)
 		return -1;
 	if (y.s.rank < 3)
 		return ctx_fail(c, ART_E_WANTS_N_C_SPATIAL);
+	cl = ctx_nhwc(c, &y.s, NULL);
 	if (qin(c, 0, 2, 1, &x, &xs) ||
 	    qin(c, ql ? 3 : 1, ql ? 5 : 3, y.s.d[1], &w, &ws))
 		return -1;
@@ -168,8 +169,10 @@ int op_conv_int(Ctx *c)
 		return ctx_fail(c, ART_E_WEIGHT_RANK_DIFFERS_FROM);
 	k[0] = xs.rank == 4 ? ws.d[2] : 1;
 	k[1] = ws.d[ws.rank - 1];
+	ctx_nhwc(c, &xs, NULL);
 	if (ctx_conv_geometry(c, &xs, &y.s, k, 0, &p, NULL))
 		return -1;
+	p.channels_last = cl;
 	ctx_as_2d(&xs), ctx_as_2d(&y.s);
 	if (xs.d[1] % p.group || y.s.d[1] % p.group ||
 	    ws.d[1] * p.group != xs.d[1])
