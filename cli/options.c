@@ -861,10 +861,14 @@ static int check_combinations(const Cli *c)
 	if (c->train && c->weights)
 		return cli_usage_error("--weights is not available with "
 				       "--train");
-	if (c->nhwc && (c->train || c->fuse))
-		return cli_usage_error("--layout nhwc is for inference plans "
-				       "without --fuse preact (whose kernel "
-				       "is channels-first)");
+	if (c->nhwc && c->train)
+		return cli_usage_error("--layout nhwc is for inference plans: "
+				       "a training step's kernels and "
+				       "gradients read the model's layout");
+	if (c->nhwc && c->fuse)
+		return cli_usage_error("--layout nhwc: --fuse preact's "
+				       "convolution has no channels-last "
+				       "kernel");
 	if (c->train && c->fuse)
 		return cli_usage_error("--fuse is for inference plans: a "
 				       "training step keeps the prologue's "
