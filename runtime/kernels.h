@@ -185,10 +185,6 @@ typedef struct rt_conv {
 	int64_t ph, pw;             /* leading pads (trailing ones follow
 				     * from the output shape) */
 	const rt_preact *pre;       /* maps each input value, or NULL */
-	/* x and y are [N,H,W,C] in memory (--layout nhwc); the shapes the
-	 * kernels take still list [N,C,H,W].  Integer convolution and the
-	 * windowed pools honour it; rt_conv2d_nhwc is the float one. */
-	int channels_last;
 } rt_conv;
 
 /* x [N,C,H,W], w [M,C/group,kh,kw], b [M] or NULL, y [N,M,OH,OW]. */
@@ -233,6 +229,11 @@ void rt_requant_store(const rt_requant *rq, int64_t s, int64_t r,
 void rt_conv2d_int(const rt_conv *p, const rt_qin *x, const rt_shape *xs,
 		   const rt_qin *w, const int32_t *bias, const rt_requant *rq,
 		   rt_arr *y);
+/* The same, x and y [N,H,W,C] in memory (--layout nhwc), the shapes
+ * given as [N,C,H,W]. */
+void rt_conv2d_int_nhwc(const rt_conv *p, const rt_qin *x,
+			const rt_shape *xs, const rt_qin *w,
+			const int32_t *bias, const rt_requant *rq, rt_arr *y);
 
 /* ---- pooling (kernels_pool.c) ---- */
 
@@ -246,6 +247,11 @@ typedef enum { RT_POOL_MAX, RT_POOL_AVG, RT_POOL_AVG_PAD } rt_pool_kind;
 void rt_pool2d(rt_pool_kind k, const rt_conv *p, const int64_t *pads_end,
 	       int dt, const void *x, const rt_shape *xs, void *y,
 	       const rt_shape *ys, int64_t *indices, int col_major);
+/* The same, x and y [N,H,W,C] in memory (--layout nhwc), the shapes
+ * given as [N,C,H,W]; no indices. */
+void rt_pool2d_nhwc(rt_pool_kind k, const rt_conv *p, const int64_t *pads_end,
+		    int dt, const void *x, const rt_shape *xs, void *y,
+		    const rt_shape *ys, int64_t *indices, int col_major);
 /* GlobalMaxPool (is_max) or GlobalAveragePool of float32 x [N, C, ...]
  * into y [N, C, 1, ...]. */
 void rt_global_pool(int is_max, const float *x, const rt_shape *xs, float *y);

@@ -2,8 +2,8 @@
  * kernels_nhwc.c — the float kernels of channels-last activations
  * (--layout nhwc: [N,H,W,C], as CMSIS-NN and TFLite Micro store them):
  * convolution, global pooling, batch normalisation.  The windowed pools
- * and the integer convolution take rt_conv.channels_last instead
- * (kernels_pool.c, kernels_qconv.c): their loops only index differently.
+ * and the integer convolution share their loops with the channels-first
+ * kernels (kernels_pool.c, kernels_qconv.c), which only index otherwise.
  *
  * The convolution keeps the ONNX weight layout [M, C/group, kh, kw], as
  * onnxruntime's NHWC domain does: for each output pixel and output

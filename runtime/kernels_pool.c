@@ -25,7 +25,8 @@ static float elem(int dt, const void *x, int64_t i)
 /* Where in the plane (row-major) the maximum of one max-pool window is
  * (dilations honoured), or -1 when the window holds no input; the
  * plane's pixels ps elements apart (the channels, channels-last). */
-static int64_t max_window(const rt_conv *p, int dt, const void *xc,
+static inline __attribute__((always_inline)) int64_t
+max_window(const rt_conv *p, int dt, const void *xc,
 			  int64_t ps, int64_t H, int64_t W, int64_t oh,
 			  int64_t ow)
 {
@@ -48,7 +49,8 @@ static int64_t max_window(const rt_conv *p, int dt, const void *xc,
 }
 
 /* One output value of an average pool, as onnxruntime counts it. */
-static float avg_window(rt_pool_kind k, const rt_conv *p,
+static inline __attribute__((always_inline)) float
+avg_window(rt_pool_kind k, const rt_conv *p,
 			const int64_t *pads_end, const float *xc, int64_t ps,
 			int64_t H, int64_t W, int64_t oh, int64_t ow)
 {
@@ -69,9 +71,15 @@ static float avg_window(rt_pool_kind k, const rt_conv *p,
 	return count > 0 ? sum / (float)(double)count : 0.0f;
 }
 
-void rt_pool2d(rt_pool_kind k, const rt_conv *p, const int64_t *pads_end,
-	       int dt, const void *x, const rt_shape *xs, void *y,
-	       const rt_shape *ys, int64_t *indices, int col_major)
+/*
+ * Both layouts' loop, inlined into each with cl constant (1: [N,H,W,C]
+ * in memory), so that the channels-first kernel compiles as before and
+ * a firmware that runs no channels-last pool links none (--gc-sections).
+ */
+static inline __attribute__((always_inline)) void
+pool2d(rt_pool_kind k, const rt_conv *p, const int64_t *pads_end, int dt,
+       const void *x, const rt_shape *xs, void *y, const rt_shape *ys,
+       int64_t *indices, int col_major, int cl)
 {
 	int64_t C = xs->d[1], NC = xs->d[0] * C, H = xs->d[2], W = xs->d[3];
 	int64_t OH = ys->d[2], OW = ys->d[3];
@@ -79,13 +87,11 @@ void rt_pool2d(rt_pool_kind k, const rt_conv *p, const int64_t *pads_end,
 	/* Channels-last: plane c of image n starts at element n H W C + c,
 	 * its pixels C apart (no indices: --layout nhwc leaves a MaxPool
 	 * whose indices are read channels-first). */
-	int64_t ps = p->channels_last ? C : 1;
+	int64_t ps = cl ? C : 1;
 
 	for (int64_t c = 0; c < NC; c++) {
-		int64_t x0 = p->channels_last ? c / C * H * W * C + c % C :
-				 c * H * W;
-		int64_t y0 = p->channels_last ? c / C * OH * OW * C + c % C :
-				 c * OH * OW;
+		int64_t x0 = cl ? c / C * H * W * C + c % C : c * H * W;
+		int64_t y0 = cl ? c / C * OH * OW * C + c % C : c * OH * OW;
 		const uint8_t *xc = (const uint8_t *)x + (size_t)x0 * esz;
 		for (int64_t oh = 0; oh < OH; oh++)
 		for (int64_t ow = 0; ow < OW; ow++) {
@@ -109,6 +115,20 @@ void rt_pool2d(rt_pool_kind k, const rt_conv *p, const int64_t *pads_end,
 					col_major ? at % W * H + at / W : at);
 		}
 	}
+}
+
+void rt_pool2d(rt_pool_kind k, const rt_conv *p, const int64_t *pads_end,
+	       int dt, const void *x, const rt_shape *xs, void *y,
+	       const rt_shape *ys, int64_t *indices, int col_major)
+{
+	pool2d(k, p, pads_end, dt, x, xs, y, ys, indices, col_major, 0);
+}
+
+void rt_pool2d_nhwc(rt_pool_kind k, const rt_conv *p, const int64_t *pads_end,
+		    int dt, const void *x, const rt_shape *xs, void *y,
+		    const rt_shape *ys, int64_t *indices, int col_major)
+{
+	pool2d(k, p, pads_end, dt, x, xs, y, ys, NULL, 0, 1);
 }
 
 /* Each channel's plane is contiguous: its values in order, as

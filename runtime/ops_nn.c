@@ -76,7 +76,6 @@ int ctx_conv_geometry(Ctx *c, const rt_shape *xs, const rt_shape *ys,
 	p->dh = dil[0], p->dw = dil[1];
 	p->ph = pads[0], p->pw = pads[1];
 	p->pre = NULL;
-	p->channels_last = 0;
 	if (pads_end)
 		pads_end[0] = pads[2], pads_end[1] = pads[3];
 	if (p->group < 1 || p->kh < 1 || p->kw < 1 || p->sh < 1 ||
@@ -85,18 +84,12 @@ int ctx_conv_geometry(Ctx *c, const rt_shape *xs, const rt_shape *ys,
 	return 0;
 }
 
-int ctx_nhwc(const Ctx *c, rt_shape *a, rt_shape *b)
+void ctx_channels_first(rt_shape *s)
 {
-	rt_shape *s[2] = {a, b};
-	if (strcmp(c->s->domain, ART_NHWC_DOMAIN))
-		return 0;
-	for (int k = 0; k < 2; k++)
-		if (s[k] && s[k]->rank == 4) {
-			int64_t ch = s[k]->d[3];
-			s[k]->d[3] = s[k]->d[2], s[k]->d[2] = s[k]->d[1];
-			s[k]->d[1] = ch;
-		}
-	return 1;
+	int64_t ch = s->d[s->rank - 1];
+	for (int i = s->rank - 1; i > 1; i--)
+		s->d[i] = s->d[i - 1];
+	s->d[1] = ch;
 }
 
 void ctx_as_2d(rt_shape *s)
@@ -162,12 +155,11 @@ int op_conv(Ctx *c)
 	rt_conv p;
 	rt_preact pre;
 	int64_t k[2];
-	int transposed = !strcmp(c->s->op, "ConvTranspose"), cl;
+	int transposed = !strcmp(c->s->op, "ConvTranspose");
 
 	if (ctx_fin(c, 0, 1, &x, &xs) || ctx_fin(c, 1, 1, &w, &ws) ||
 	    ctx_fin(c, 2, 0, &b, NULL) || ctx_fout(c, 0, &y, &ys))
 		return -1;
-	cl = ctx_nhwc(c, &xs, &ys);
 	if (xs.rank != ws.rank)
 		return ctx_fail(c, ART_E_WEIGHT_RANK_DIFFERS_FROM);
 	k[0] = xs.rank == 4 ? ws.d[2] : 1;
@@ -181,8 +173,8 @@ int op_conv(Ctx *c)
 	 * A column (width 1, kernel width 1: Magika's sequence conv) has
 	 * the bytes of a row, and the kernel's tiles run along rows.
 	 */
-	if (!transposed && !cl && xs.d[3] == 1 && ys.d[3] == 1 &&
-	    p.kw == 1 && p.pw == 0) {
+	if (!transposed && xs.d[3] == 1 && ys.d[3] == 1 && p.kw == 1 &&
+	    p.pw == 0) {
 		xs.d[3] = xs.d[2], xs.d[2] = 1;
 		ys.d[3] = ys.d[2], ys.d[2] = 1;
 		p.kw = p.kh, p.sw = p.sh, p.dw = p.dh, p.pw = p.ph;
@@ -195,14 +187,44 @@ int op_conv(Ctx *c)
 	}
 	if (transposed)
 		rt_convtranspose2d(&p, x, &xs, w, b, y, &ys);
-	else if (cl)
-		rt_conv2d_nhwc(&p, x, &xs, w, b, y, &ys);
 	else
 		rt_conv2d(&p, x, &xs, w, b, y, &ys);
 	return 0;
 }
 
-int op_pool(Ctx *c)
+/* x [N,H,W,C], y [N,OH,OW,M]; W as the ONNX op's (kernels_nhwc.c). */
+int op_nhwc_conv(Ctx *c)
+{
+	const float *x, *w, *b;
+	float *y;
+	rt_shape xs, ws, ys;
+	rt_conv p;
+	int64_t k[2];
+
+	if (ctx_fin(c, 0, 1, &x, &xs) || ctx_fin(c, 1, 1, &w, &ws) ||
+	    ctx_fin(c, 2, 0, &b, NULL) || ctx_fout(c, 0, &y, &ys))
+		return -1;
+	if (xs.rank != ws.rank || ys.rank != ws.rank || xs.rank < 3)
+		return ctx_fail(c, ART_E_WEIGHT_RANK_DIFFERS_FROM);
+	ctx_channels_first(&xs), ctx_channels_first(&ys);
+	k[0] = xs.rank == 4 ? ws.d[2] : 1;
+	k[1] = ws.d[ws.rank - 1];
+	if (ctx_conv_geometry(c, &xs, &ys, k, 0, &p, NULL))
+		return -1;
+	ctx_as_2d(&xs), ctx_as_2d(&ys);
+	if (xs.d[1] % p.group || ys.d[1] % p.group)
+		return ctx_fail(c, ART_E_CHANNELS_MULTIPLE_GROUP);
+	rt_conv2d_nhwc(&p, x, &xs, w, b, y, &ys);
+	return 0;
+}
+
+typedef void PoolFn(rt_pool_kind k, const rt_conv *p, const int64_t *pads_end,
+		    int dt, const void *x, const rt_shape *xs, void *y,
+		    const rt_shape *ys, int64_t *indices, int col_major);
+
+/* MaxPool and AveragePool in either layout (cl 1: channels-last), the
+ * kernel the caller's, so that each op links only its own. */
+static int pool(Ctx *c, PoolFn *kernel, int cl)
 {
 	rt_arr x, y;
 	rt_shape xs, ys;
@@ -228,7 +250,9 @@ int op_pool(Ctx *c)
 	if (y.dt != x.dt)
 		return ctx_fail(c, ART_E_OUTPUT_S_TYPE_DIFFERS);
 	xs = x.s, ys = y.s;
-	ctx_nhwc(c, &xs, &ys);
+	/* A channels-last MaxPool has no indices (its op table entry). */
+	if (cl && xs.rank >= 3 && ys.rank == xs.rank)
+		ctx_channels_first(&xs), ctx_channels_first(&ys);
 	if (idx.p && (idx.dt != ART_DT_INT64 ||
 		      rt_numel(&idx.s) != rt_numel(&ys)))
 		return ctx_fail(c, ART_E_INDICES_INT64_OUTPUT_S);
@@ -245,10 +269,19 @@ int op_pool(Ctx *c)
 	if (!max && (p.dh != 1 || p.dw != 1))
 		return ctx_fail(c, ART_E_DILATED_AVERAGE_POOLING_SUPPORTED);
 	p.group = 1;
-	p.channels_last = !strcmp(c->s->domain, ART_NHWC_DOMAIN);
-	rt_pool2d(kind, &p, pads_end, x.dt, x.p, &xs, y.p, &ys, idx.p,
-		  order == 1);
+	kernel(kind, &p, pads_end, x.dt, x.p, &xs, y.p, &ys, idx.p,
+	       order == 1);
 	return 0;
+}
+
+int op_pool(Ctx *c)
+{
+	return pool(c, rt_pool2d, 0);
+}
+
+int op_nhwc_pool(Ctx *c)
+{
+	return pool(c, rt_pool2d_nhwc, 1);
 }
 
 /* GlobalAveragePool and GlobalMaxPool: a reduction over axes 2 on. */
@@ -261,11 +294,20 @@ int op_global_pool(Ctx *c)
 		return -1;
 	if (xs.rank < 2)
 		return ctx_fail(c, ART_E_WANTS_RANK_2_MORE);
-	if (!strcmp(c->s->domain, ART_NHWC_DOMAIN))
-		rt_global_pool_nhwc(!strcmp(c->s->op, "GlobalMaxPool"), x,
-				    &xs, y);
-	else
-		rt_global_pool(!strcmp(c->s->op, "GlobalMaxPool"), x, &xs, y);
+	rt_global_pool(!strcmp(c->s->op, "GlobalMaxPool"), x, &xs, y);
+	return 0;
+}
+
+int op_nhwc_global_pool(Ctx *c)
+{
+	const float *x;
+	float *y;
+	rt_shape xs, ys;
+	if (ctx_fin(c, 0, 1, &x, &xs) || ctx_fout(c, 0, &y, &ys))
+		return -1;
+	if (xs.rank < 3)
+		return ctx_fail(c, ART_E_WANTS_RANK_2_MORE);
+	rt_global_pool_nhwc(!strcmp(c->s->op, "GlobalMaxPool"), x, &xs, y);
 	return 0;
 }
 
@@ -304,14 +346,9 @@ int op_batchnorm(Ctx *c)
 	float *y, *rm, *rv, *saved_mean, *saved_var;
 	rt_shape xs, ys;
 	float eps = (float)ctx_attr_num(c, "epsilon", 1e-5);
-	rt_shape cs;    /* xs channels-first: per_channel's count */
-	if (ctx_fin(c, 0, 1, &x, &xs))
-		return -1;
-	cs = xs;
-	ctx_nhwc(c, &cs, NULL);
-	if (per_channel(c, 1, &cs, &sc) ||
-	    per_channel(c, 2, &cs, &bi) || per_channel(c, 3, &cs, &mean) ||
-	    per_channel(c, 4, &cs, &var) || ctx_fout(c, 0, &y, &ys) ||
+	if (ctx_fin(c, 0, 1, &x, &xs) || per_channel(c, 1, &xs, &sc) ||
+	    per_channel(c, 2, &xs, &bi) || per_channel(c, 3, &xs, &mean) ||
+	    per_channel(c, 4, &xs, &var) || ctx_fout(c, 0, &y, &ys) ||
 	    optional_out(c, 1, &rm) || optional_out(c, 2, &rv) ||
 	    optional_out(c, 3, &saved_mean) || optional_out(c, 4, &saved_var))
 		return -1;
@@ -323,10 +360,28 @@ int op_batchnorm(Ctx *c)
 		rt_batchnorm_train(x, &xs, sc, bi, mean, var, eps,
 				   (float)ctx_attr_num(c, "momentum", 0.9), y,
 				   rm, rv);
-	else if (ctx_nhwc(c, NULL, NULL))
-		rt_batchnorm_nhwc(x, &xs, sc, bi, mean, var, eps, y);
 	else
 		rt_batchnorm(x, &xs, sc, bi, mean, var, eps, y);
+	return 0;
+}
+
+/* Inference only: --layout nhwc plans no training step. */
+int op_nhwc_batchnorm(Ctx *c)
+{
+	const float *x, *sc, *bi, *mean, *var;
+	float *y;
+	rt_shape xs, cs, ys;
+	if (ctx_fin(c, 0, 1, &x, &xs) || ctx_fout(c, 0, &y, &ys))
+		return -1;
+	if (xs.rank < 3)
+		return ctx_fail(c, ART_E_WANTS_RANK_2_MORE);
+	cs = xs;        /* per_channel counts axis 1 */
+	ctx_channels_first(&cs);
+	if (per_channel(c, 1, &cs, &sc) || per_channel(c, 2, &cs, &bi) ||
+	    per_channel(c, 3, &cs, &mean) || per_channel(c, 4, &cs, &var))
+		return -1;
+	rt_batchnorm_nhwc(x, &xs, sc, bi, mean, var,
+			  (float)ctx_attr_num(c, "epsilon", 1e-5), y);
 	return 0;
 }
 
