@@ -17,6 +17,8 @@ reference runtime and compared with outside truth:
 - concats: squeezenet's fire modules concatenate channels of 13x13 to
   55x55 maps, contiguous slices in NCHW (all 8 elided) and not in NHWC
   (all 8 copies, the output still right);
+- the int8 CNN planned channels-last runs on the emulated Cortex-M4
+  (make firmware, QEMU mps2-an386) and matches the host run;
 - bad input: --layout foo and --layout nhwc with --train or --fuse preact
   exit 1; a model without 4-D activations plans as without the option,
   with one warning.
@@ -246,6 +248,27 @@ if os.path.exists(sq):
               (rj["arena_bytes"], j["arena_bytes"]))
 else:
     print("skipped: no %s" % sq)
+
+print("quant_cnn_int8 channels-last on the emulated Cortex-M4")
+if os.environ.get("ARENAC_SANITIZE"):
+    print("skipped: firmware under the sanitizers")
+elif not all(shutil.which(x) for x in ("arm-none-eabi-gcc",
+                                       "qemu-system-arm")):
+    print("skipped: no arm-none-eabi-gcc or qemu-system-arm")
+else:
+    # make firmware (scripts/firmware.sh): the plan's header, weights in
+    # flash, newlib-nano, run under QEMU (mps2-an386) and compared with
+    # the same plan run on the host, itself equal to the NCHW plan's.
+    r = subprocess.run(["make", "--no-print-directory", "BUILD=" + BUILD,
+                        "firmware", "MODEL=" + q,
+                        "FLAGS=--dim-default 1 --layout nhwc",
+                        "OUTPUTS=host"], capture_output=True, text=True,
+                       cwd=ROOT)
+    out = r.stdout + r.stderr
+    size = re.search(r"firmware quant_cnn_int8: flash (\d+)", out)
+    t.check("qcnn NHWC firmware runs and matches the host (%s bytes of "
+            "flash)" % (size.group(1) if size else "?"),
+            r.returncode == 0 and "max abs err 0 " in out, out[-600:])
 
 print("bad input")
 lenet = os.path.join(ROOT, "testdata", "lenet.onnx")
