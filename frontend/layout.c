@@ -217,14 +217,35 @@ static int operand_way(const Pass *p, const ArOpDef *d, int t)
 	if (d->layout != AR_LAYOUT_BROADCAST)
 		return 0;
 	if ((x->kind == AR_TK_CONSTANT || x->kind == AR_TK_WEIGHT) &&
-	    x->data && x->rank <= 4 && ar_dtype_size(x->dtype) > 0)
+	    x->rank <= 4 && ar_dtype_size(x->dtype) > 0)
 		return 2;
 	return x->rank == 4 && !x->bounded ? 3 : 0;
 }
 
+/* Constant t's values in its data, computed where the graph knows it
+ * constant by kind alone (a ConstantOfShape fill: inference keeps no
+ * large values); false when they cannot be. */
+static bool const_values(Pass *p, int t)
+{
+	int *made = NULL, nmade = 0;
+	if (p->g->tensors[t].data)
+		return true;
+	if (!ar_const_value(p->g, t, &made, &nmade)) {
+		free(made);
+		return false;
+	}
+	for (int k = 0; k < nmade; k++)
+		if (made[k] != t) {
+			free(p->g->tensors[made[k]].data);
+			p->g->tensors[made[k]].data = NULL;
+		}
+	free(made);
+	return p->g->tensors[t].data != NULL;
+}
+
 /* Whether layout-free node i reads a 4-D twin and all its operands can
  * follow. */
-static bool follows(const Pass *p, int i)
+static bool follows(Pass *p, int i)
 {
 	const ArNode *n = &p->g->nodes[i];
 	const ArOpDef *d = ar_op_of(n);
@@ -246,6 +267,12 @@ static bool follows(const Pass *p, int i)
 			return false;
 		any |= t < p->nt0 && p->twin[t] >= 0 && p->act[t];
 	}
+	for (int j = 0; any && j < n->ninputs; j++)
+		if (n->inputs[j] >= 0 && n->inputs[j] < p->nt0 &&
+		    p->twin[n->inputs[j]] < 0 &&
+		    operand_way(p, d, n->inputs[j]) == 2 &&
+		    !const_values(p, n->inputs[j]))
+			return false;
 	return any;
 }
 
