@@ -14,6 +14,10 @@ reference runtime and compared with outside truth:
   outputs [N,H,W,C] in the JSON and in the header's dims table, the
   graph's inputs and outputs as the model declares them (PREFIX_INPUT_0
   _SHAPE), PREFIX_LAYOUT_NHWC and JSON "layout" only with the option;
+- a generated model (python3-onnx): Add and Mul by per-channel constants
+  of distinct values permuted and kept channels-last, a 4-D graph
+  output, both outputs equal to the NCHW plan's; its channel concat of
+  8x8 maps copied in NHWC, the one of 1x1 maps elided in both layouts;
 - concats: squeezenet's fire modules concatenate channels of 13x13 to
   55x55 maps, contiguous slices in NCHW (all 8 elided) and not in NHWC
   (all 8 copies, the output still right);
@@ -248,6 +252,89 @@ if os.path.exists(sq):
               (rj["arena_bytes"], j["arena_bytes"]))
 else:
     print("skipped: no %s" % sq)
+
+print("mixed: permuted constants, both kinds of concat, a 4-D output")
+
+
+def mixed_model(path):
+    """Conv, Add by a [C,1,1] and Mul by a [1,C,1,1] constant of
+    distinct values, Relu, a channel Concat of 8x8 maps (strided in
+    NHWC) and one of 1x1 maps (contiguous), each slice 64 bytes or more
+    (the plan's alignment), Flatten; a 4-D graph output too.  False without python3-onnx or numpy."""
+    try:
+        import numpy as np
+        from onnx import TensorProto, helper, numpy_helper, save
+    except ImportError:
+        return False
+    rng = np.random.default_rng(29)
+
+    def w(name, *shape):
+        return numpy_helper.from_array(
+            rng.standard_normal(shape).astype(np.float32), name)
+    n = helper.make_node
+    nodes = [n("Conv", ["x", "w1"], ["a"], pads=[1, 1, 1, 1]),
+             n("Add", ["a", "b"], ["ab"]), n("Mul", ["ab", "s"], ["m"]),
+             n("Relu", ["m"], ["r"]), n("Conv", ["r", "w2"], ["c"]),
+             n("Concat", ["r", "c"], ["cat"], axis=1),
+             n("GlobalAveragePool", ["cat"], ["g"]),
+             n("GlobalMaxPool", ["r"], ["g2"]),
+             n("Concat", ["g", "g2"], ["gg"], axis=-3),
+             n("Flatten", ["gg"], ["y"]),
+             n("MaxPool", ["cat"], ["y2"], kernel_shape=[2, 2],
+               strides=[2, 2])]
+    g = helper.make_graph(
+        nodes, "mixed",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT,
+                                       [1, 3, 8, 8])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 20]),
+         helper.make_tensor_value_info("y2", TensorProto.FLOAT,
+                                       [1, 16, 4, 4])],
+        [w("w1", 4, 3, 3, 3), w("b", 4, 1, 1), w("s", 1, 4, 1, 1),
+         w("w2", 12, 4, 1, 1)])
+    save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]),
+         path)
+    return True
+
+
+mixed = os.path.join(tmp, "mixed.onnx")
+if not mixed_model(mixed):
+    print("skipped: python3-onnx or numpy missing")
+else:
+    j, rj = model_case("mixed", mixed, [])
+    if j:
+        import numpy as np
+        for k in (0, 1):
+            outs = []
+            for nm in ("mixedc", "mixed"):
+                base = os.path.join(tmp, nm)
+                r = subprocess.run([base + ".rt", "--fill", "random",
+                                    "--output", str(k), "--dump",
+                                    base + ".out", base + ".bin"],
+                                   capture_output=True, text=True)
+                outs.append(np.fromfile(base + ".out", np.float32)
+                            if not r.returncode else None)
+            a, b = outs
+            t.check("mixed: output %d of the NHWC plan is the NCHW "
+                    "plan's" % k, a is not None and b is not None and
+                    a.shape == b.shape and a.size > 0 and
+                    np.allclose(a, b, rtol=1e-5, atol=1e-6),
+                    "%r / %r" % (a, b))
+        cats = [s for s in j["steps"] if s["op"] == "Concat"]
+        tens = {x["name"]: x for x in j["tensors"]}
+        rcats = [s["noop"] for s in rj["steps"] if s["op"] == "Concat"]
+        t.check("mixed: both channel concats elided in NCHW", rcats ==
+                [True, True], rcats)
+        t.check("mixed: in NHWC the 8x8 channel concat is a copy, the "
+                "1x1 one elided (contiguous channels-last)",
+                [s["noop"] for s in cats] == [False, True],
+                [(s["outputs"], s["noop"]) for s in cats])
+        adds = [s for s in j["steps"] if s["op"] in ("Add", "Mul")]
+        t.check("mixed: Add and Mul by per-channel constants stay "
+                "channels-last, the constants [1,1,1,4]",
+                len(adds) == 2 and all(tens[s["outputs"][0]]["shape"] ==
+                                       [1, 8, 8, 4] for s in adds),
+                [(s["inputs"], tens[s["outputs"][0]]["shape"])
+                 for s in adds])
 
 print("quant_cnn_int8 channels-last on the emulated Cortex-M4")
 if os.environ.get("ARENAC_SANITIZE"):
