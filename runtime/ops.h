@@ -105,7 +105,7 @@ int ctx_conv_geometry(Ctx *c, const rt_shape *xs, const rt_shape *ys,
 		      const int64_t *kernel, int transposed, rt_conv *p,
 		      int64_t *pads_end);
 void ctx_as_2d(rt_shape *s);
-/* A shape of rank 3 or more stored channels-last ([N, spatial..., C],
+/* A shape of rank 3 or 4 stored channels-last ([N, spatial..., C],
  * --layout nhwc) listed [N, C, spatial...], the order the geometry and
  * kernels take shapes in. */
 void ctx_channels_first(rt_shape *s);

@@ -84,11 +84,14 @@ int ctx_conv_geometry(Ctx *c, const rt_shape *xs, const rt_shape *ys,
 	return 0;
 }
 
+/* Ranks 3 and 4 one by one: GCC makes a loop of it memmove, which an
+ * int8 firmware would link for this alone. */
 void ctx_channels_first(rt_shape *s)
 {
 	int64_t ch = s->d[s->rank - 1];
-	for (int i = s->rank - 1; i > 1; i--)
-		s->d[i] = s->d[i - 1];
+	if (s->rank == 4)
+		s->d[3] = s->d[2];
+	s->d[2] = s->d[1];
 	s->d[1] = ch;
 }
 
@@ -223,8 +226,10 @@ typedef void PoolFn(rt_pool_kind k, const rt_conv *p, const int64_t *pads_end,
 		    const rt_shape *ys, int64_t *indices, int col_major);
 
 /* MaxPool and AveragePool in either layout (cl 1: channels-last), the
- * kernel the caller's, so that each op links only its own. */
-static int pool(Ctx *c, PoolFn *kernel, int cl)
+ * kernel the caller's; inlined into each op with cl constant, so that a
+ * firmware running channels-first pools links nothing of the other. */
+static inline __attribute__((always_inline)) int
+pool(Ctx *c, PoolFn *kernel, int cl)
 {
 	rt_arr x, y;
 	rt_shape xs, ys;

@@ -152,8 +152,11 @@ typedef void ConvIntFn(const rt_conv *p, const rt_qin *x, const rt_shape *xs,
 		       const rt_requant *rq, rt_arr *y);
 
 /* In either layout (cl 1: x and y channels-last, --layout nhwc), the
- * kernel the caller's, so that each op links only its own. */
-static int conv_int(Ctx *c, ConvIntFn *kernel, int cl)
+ * kernel the caller's; inlined into each op with cl constant, so that a
+ * firmware running channels-first convolutions links nothing of the
+ * other. */
+static inline __attribute__((always_inline)) int
+conv_int(Ctx *c, ConvIntFn *kernel, int cl)
 {
 	int ql = !strcmp(c->s->op, "QLinearConv");
 	rt_qin x, w;
