@@ -18,8 +18,10 @@
  *   - any other op, and the graph's outputs, read the model's layout: the
  *     first such reader gets the tensor computed from its twin by a
  *     Transpose, or a Reshape (a view, no copy) when the move is of unit
- *     axes only (a [1,1,1,C] pool output, a one-channel image), as the
- *     transpose optimizer's TransposeToReshape does.
+ *     axes only (a [1,1,1,C] pool output, a one-channel image), as
+ *     onnxruntime's TransposeReplacement rule does
+ *     (orttraining/core/optimizer/transpose_replacement.h: the axes
+ *     longer than 1 keep their order).
  *
  * Tensor ids of the model keep their meaning and layout; a model tensor
  * nobody reads in that layout is dropped.  So the graph's inputs and
@@ -29,6 +31,7 @@
  * plan.  The rewritten graph is inferred again: the variants' shape
  * functions check every shape this walk set.
  */
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -190,6 +193,7 @@ static int permuted_constant(Pass *p, int t)
  * none. */
 static int need_last(Pass *p, int t)
 {
+	assert(t >= 0 && t < p->nt0);
 	if (p->twin[t] >= 0)
 		return p->twin[t];
 	add_twin(p, t, true);
@@ -355,7 +359,11 @@ static void rewrite_follower(Pass *p, int i)
 static void reorder(Pass *p)
 {
 	ArGraph *g = p->g;
-	ArNode *nodes = ar_xmalloc((size_t)g->nnodes * sizeof *nodes);
+	ArNode *nodes;
+
+	/* Every node of the model and every one added, once. */
+	assert(p->norder == g->nnodes);
+	nodes = ar_xmalloc((size_t)g->nnodes * sizeof *nodes);
 
 	for (int k = 0; k < p->norder; k++)
 		nodes[k] = g->nodes[p->order[k]];

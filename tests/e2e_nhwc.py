@@ -5,7 +5,7 @@ reference runtime and compared with outside truth:
 
 - lenet (numpy's logits), PaddleOCR's classifier and text detector (real
   weights, onnxruntime's outputs, rtol 1e-3 atol 1e-5; the detector mixes
-  channels-last steps with ConvTranspose, Resize and Concat, which read
+  channels-last steps with ConvTranspose and Resize, which read
   the model's layout) and light_squeezenet (the ONNX suite's output),
   each from an arena of random bytes; the int8 CNN's output equal byte
   for byte to its NCHW plan's (integer sums, the same float pooling
