@@ -372,14 +372,15 @@ a = arenac("--dim-default", "1", "--json", os.path.join(tmp, "m0.json"),
            mlp)
 b = arenac("--dim-default", "1", "--layout", "nhwc", "--json",
            os.path.join(tmp, "m1.json"), mlp)
-if a.returncode == 0:
+same = False
+if a.returncode == 0 and b.returncode == 0:
     ja, jb = (json.load(open(os.path.join(tmp, f)))
               for f in ("m0.json", "m1.json"))
-    t.check("no 4-D activations: exit 0, one warning, the same plan",
-            b.returncode == 0 and "--layout nhwc: no 4-D" in b.stderr and
-            [s["op"] for s in ja["steps"]] == [s["op"] for s in jb["steps"]]
-            and ja["arena_bytes"] == jb["arena_bytes"],
-            "%d %r" % (b.returncode, b.stderr))
+    same = [s["op"] for s in ja["steps"]] == [s["op"] for s in jb["steps"]] \
+        and ja["arena_bytes"] == jb["arena_bytes"]
+t.check("no 4-D activations: exit 0, one warning, the same plan",
+        same and "--layout nhwc: no 4-D" in b.stderr,
+        "%d %r" % (b.returncode, b.stderr))
 
 shutil.rmtree(tmp, ignore_errors=True)
 sys.exit(t.summary())
