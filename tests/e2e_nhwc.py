@@ -22,7 +22,7 @@ reference runtime and compared with outside truth:
   55x55 maps, contiguous slices in NCHW (all 8 elided) and not in NHWC
   (all 8 copies, the output still right);
 - the int8 CNN planned channels-last runs on the emulated Cortex-M4
-  (make firmware, QEMU mps2-an386) and matches the host run;
+  (scripts/firmware.sh, QEMU mps2-an386) and matches the host run;
 - bad input: --layout foo and --layout nhwc with --train or --fuse preact
   exit 1; a model without 4-D activations plans as without the option,
   with one warning.
@@ -340,19 +340,24 @@ print("quant_cnn_int8 channels-last on the emulated Cortex-M4")
 if os.environ.get("ARENAC_SANITIZE"):
     print("skipped: firmware under the sanitizers")
 elif not all(shutil.which(x) for x in ("arm-none-eabi-gcc",
-                                       "qemu-system-arm")):
-    print("skipped: no arm-none-eabi-gcc or qemu-system-arm")
+                                       "qemu-system-arm")) or not \
+        os.path.exists(os.path.join(BUILD, "host_io")) or not \
+        os.path.exists(os.path.join(BUILD, "rt-arm-none-eabi-cortex-m4",
+                                    "libarenac_rt.a")):
+    print("skipped: the Cortex-M4 run (no arm-none-eabi-gcc, "
+          "qemu-system-arm, %s/host_io or the target runtime)" % BUILD)
 else:
-    # make firmware (scripts/firmware.sh): the plan's header, weights in
+    # scripts/firmware.sh, as e2e_firmware: the plan's header, weights in
     # flash, newlib-nano, run under QEMU (mps2-an386) and compared with
     # the same plan run on the host, itself equal to the NCHW plan's.
-    r = subprocess.run(["make", "--no-print-directory", "BUILD=" + BUILD,
-                        "firmware", "MODEL=" + q,
-                        "FLAGS=--dim-default 1 --layout nhwc",
-                        "OUTPUTS=host"], capture_output=True, text=True,
-                       cwd=ROOT)
+    # Its own name keeps its build folder apart from the other suites'.
+    m = os.path.join(tmp, "qcnn_nhwc.onnx")
+    shutil.copy(q, m)
+    r = subprocess.run(["sh", "scripts/firmware.sh", BUILD, m,
+                        "--dim-default 1 --layout nhwc", "", "host"],
+                       capture_output=True, text=True, cwd=ROOT)
     out = r.stdout + r.stderr
-    size = re.search(r"firmware quant_cnn_int8: flash (\d+)", out)
+    size = re.search(r"firmware qcnn_nhwc: flash (\d+)", out)
     t.check("qcnn NHWC firmware runs and matches the host (%s bytes of "
             "flash)" % (size.group(1) if size else "?"),
             r.returncode == 0 and "max abs err 0 " in out, out[-600:])
