@@ -39,6 +39,7 @@
 #include "infer.h"
 #include "layout.h"
 #include "ops.h"
+#include "splice.h"
 
 typedef struct Pass {
 	ArGraph *g;
@@ -189,6 +190,27 @@ static int permuted_constant(Pass *p, int t)
 	return id;
 }
 
+/* A constant list of one value per axis of a 4-D tensor (or two: the
+ * starts, then the ends), its values in channels-last axis order. */
+static int permuted_list(Pass *p, int t)
+{
+	ArGraph *g = p->g;
+	int id = new_tensor(g, t, "_nhwc");
+	const ArTensor *x = &g->tensors[t];
+	ArTensor *y = &g->tensors[id];
+	size_t es = ar_dtype_size(x->dtype);
+
+	ar_copy_tensor(y, x);
+	y->kind = AR_TK_CONSTANT;
+	for (int64_t k = 0; k < x->dims[0]; k++)
+		memcpy((uint8_t *)y->data + (size_t)k * es,
+		       (const uint8_t *)x->data +
+		       (size_t)(k / 4 * 4 + TO_LAST[k % 4]) * es, es);
+	p->twin[t] = id;
+	p->act[t] = false;
+	return id;
+}
+
 /* Model tensor t channels-last: its twin, made by a Transpose if it has
  * none. */
 static int need_last(Pass *p, int t)
@@ -207,8 +229,8 @@ static bool is_scalar(const ArTensor *t)
 }
 
 /* How a layout-free node may compute on twins: 0 it may not; 1 it may,
- * each operand a twin, a scalar, a constant to permute (2) or a 4-D
- * activation to transpose (3). */
+ * each operand a twin, a scalar (or empty), a constant to permute (2), a
+ * 4-D activation to transpose (3) or a per-axis list to permute (4). */
 static int operand_way(const Pass *p, const ArOpDef *d, int t)
 {
 	const ArTensor *x = &p->g->tensors[t];
@@ -216,6 +238,11 @@ static int operand_way(const Pass *p, const ArOpDef *d, int t)
 		return 1;
 	if (d->layout == AR_LAYOUT_AXIS)
 		return 0;
+	if (d->layout == AR_LAYOUT_PER_AXIS)
+		return ar_numel(x) == 0 ? 1 :
+		       (x->kind == AR_TK_CONSTANT || x->kind == AR_TK_WEIGHT) &&
+		       x->rank == 1 && (x->dims[0] == 4 || x->dims[0] == 8) &&
+		       ar_dtype_size(x->dtype) > 0 ? 4 : 0;
 	if (is_scalar(x))
 		return 1;
 	if (d->layout != AR_LAYOUT_BROADCAST)
@@ -255,7 +282,10 @@ static bool follows(Pass *p, int i)
 	const ArOpDef *d = ar_op_of(n);
 	bool any = false;
 
-	if (!d || d->layout == AR_LAYOUT_FIXED || n->nexplicit != n->ninputs)
+	if (!d || d->layout == AR_LAYOUT_FIXED || n->nexplicit != n->ninputs ||
+	    (d->layout == AR_LAYOUT_PER_AXIS &&
+	     (ar_attr(n, "axes") || n->inputs[0] < 0 ||
+	      n->inputs[0] >= p->nt0 || !p->act[n->inputs[0]])))
 		return false;
 	for (int j = 0; j < n->noutputs; j++) {
 		int o = n->outputs[j];
@@ -274,7 +304,8 @@ static bool follows(Pass *p, int i)
 	for (int j = 0; any && j < n->ninputs; j++)
 		if (n->inputs[j] >= 0 && n->inputs[j] < p->nt0 &&
 		    p->twin[n->inputs[j]] < 0 &&
-		    operand_way(p, d, n->inputs[j]) == 2 &&
+		    (operand_way(p, d, n->inputs[j]) == 2 ||
+		     operand_way(p, d, n->inputs[j]) == 4) &&
 		    !const_values(p, n->inputs[j]))
 			return false;
 	return any;
@@ -335,6 +366,10 @@ static void rewrite_follower(Pass *p, int i)
 		case 2:
 			id = p->twin[t] >= 0 ? p->twin[t] :
 			     permuted_constant(p, t);
+			break;
+		case 4:
+			id = p->twin[t] >= 0 ? p->twin[t] :
+			     permuted_list(p, t);
 			break;
 		default:
 			id = need_last(p, t);

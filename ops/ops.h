@@ -265,13 +265,17 @@ bool ar_quant_scalar(const ArGraph *g, const ArTensor *t, double *scale,
  * their other operands are scalars (Relu, Clip, Q/DQ per tensor);
  * BROADCAST ones when the other operands are channels-last too or
  * constants that can be permuted (Add, Mul); AXIS ones (Concat) when
- * every operand is channels-last, their `axis` attribute remapped.
+ * every operand is channels-last, their `axis` attribute remapped;
+ * PER_AXIS ones (Resize) when input 0 is, their other inputs constant
+ * lists of one value (or two: a start and an end) per axis, permuted,
+ * and they have no `axes` attribute.
  */
 typedef enum {
 	AR_LAYOUT_FIXED,
 	AR_LAYOUT_ELEMENTWISE,
 	AR_LAYOUT_BROADCAST,
-	AR_LAYOUT_AXIS
+	AR_LAYOUT_AXIS,
+	AR_LAYOUT_PER_AXIS
 } ArLayout;
 
 /* The channels-last variants of the layout-sensitive ops keep their ONNX

@@ -615,7 +615,7 @@ static const ArOpDef table[] = {
 	 .flops = ar_flops_none, .runtime = true},
 	{ONNX("Resize", 1), IO(1, 4, 1, 1),
 	 .defaults = D_RESIZE, .shape = ar_shape_resize,
-	 .grad = &G_PASS, .runtime = true},
+	 .grad = &G_PASS, .runtime = true, .layout = AR_LAYOUT_PER_AXIS},
 	{ONNX("ReverseSequence", 10), IO(2, 2, 1, 1), .shape = ar_shape_unary,
 	 .flops = ar_flops_none, .runtime = true},
 	{ONNX("RoiAlign", 10), IO(3, 3, 1, 1), .shape = ar_shape_roialign,

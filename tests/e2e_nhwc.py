@@ -4,9 +4,9 @@ channels-last, as CMSIS-NN and TFLite Micro kernels keep them, run in the
 reference runtime and compared with outside truth:
 
 - lenet (numpy's logits), PaddleOCR's classifier and text detector (real
-  weights, onnxruntime's outputs, rtol 1e-3 atol 1e-5; the detector mixes
-  channels-last steps with ConvTranspose and Resize, which read
-  the model's layout) and light_squeezenet (the ONNX suite's output),
+  weights, onnxruntime's outputs, rtol 1e-3 atol 1e-5; the detector's
+  Resize steps channels-last, its scales permuted, its ConvTranspose
+  steps in the model's layout) and light_squeezenet (the ONNX suite's output),
   each from an arena of random bytes; the int8 CNN's output equal byte
   for byte to its NCHW plan's (integer sums, the same float pooling
   order);
@@ -227,6 +227,19 @@ for stem, note in (("ch_ppocr_mobile_v2.0_cls_infer", "classifier"),
         compare(name, path + "_output_0.pb",
                 ["--input", path + "_input_0.pb", "--rtol", "1e-3",
                  "--atol", "1e-5"])
+    if j and name == "det":
+        # Resize follows its input channels-last, its scales permuted:
+        # no Transpose around the FPN's upsampling.
+        tens = {x["name"]: x for x in j["tensors"]}
+        rs = [(tens[s["inputs"][0]]["shape"], tens[s["outputs"][0]]["shape"])
+              for s in j["steps"] if s["op"] == "Resize"]
+        t.check("det: its %d Resize steps channels-last ([N,H,W,C] to "
+                "[N,kH,kW,C])" % len(rs), rs and all(
+                    o[3] == i[3] and o[1] > i[1] and
+                    o[1] * i[2] == o[2] * i[1] for i, o in rs), rs)
+        t.check("det: NHWC arena %d bytes, NCHW %d" % (j["arena_bytes"],
+                                                       rj["arena_bytes"]),
+                j["arena_bytes"] <= rj["arena_bytes"] * 11 // 10)
 
 print("light_squeezenet (fire modules: channel concats)")
 sq = os.path.join(M, "light_squeezenet.onnx")
