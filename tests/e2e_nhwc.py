@@ -6,7 +6,8 @@ reference runtime and compared with outside truth:
 - lenet (numpy's logits), PaddleOCR's classifier and text detector (real
   weights, onnxruntime's outputs, rtol 1e-3 atol 1e-5; the detector's
   Resize steps channels-last, its scales permuted, its ConvTranspose
-  steps in the model's layout) and light_squeezenet (the ONNX suite's output),
+  steps in the model's layout), YOLOX-nano (onnxruntime's output, atol
+  1e-4 as the models' README says) and light_squeezenet (the ONNX suite's output),
   each from an arena of random bytes; the int8 CNN's output equal byte
   for byte to its NCHW plan's (integer sums, the same float pooling
   order);
@@ -240,6 +241,17 @@ for stem, note in (("ch_ppocr_mobile_v2.0_cls_infer", "classifier"),
         t.check("det: NHWC arena %d bytes, NCHW %d" % (j["arena_bytes"],
                                                        rj["arena_bytes"]),
                 j["arena_bytes"] <= rj["arena_bytes"] * 11 // 10)
+
+print("YOLOX-nano (real weights: SiLU, Resize, Slice, Concat)")
+yx = os.path.join(M, "yolox_nano")
+if os.path.exists(yx + ".onnx"):
+    j, rj = model_case("yx", yx + ".onnx", [])
+    if j:
+        compare("yx", yx + "_output_0.pb",
+                ["--input", yx + "_input_0.pb", "--rtol", "1e-3",
+                 "--atol", "1e-4"])
+else:
+    print("skipped: no %s.onnx" % yx)
 
 print("light_squeezenet (fire modules: channel concats)")
 sq = os.path.join(M, "light_squeezenet.onnx")
