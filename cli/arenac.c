@@ -14,6 +14,7 @@
 #include "emit.h"
 #include "fuse.h"
 #include "infer.h"
+#include "layout.h"
 #include "max_fit.h"
 #include "numfmt.h"
 #include "options.h"
@@ -270,6 +271,14 @@ int main(int argc, char **argv)
 				      &err);
 	if (!rc && c.fuse)
 		ar_fuse_preact(g);
+	if (!rc && c.nhwc) {
+		int nrewritten;
+		rc = ar_layout_nhwc(g, &c.load.diag, &nrewritten, &err);
+		if (!rc && !nrewritten)
+			ar_warn(&c.load.diag, "--layout nhwc: no 4-D "
+				"activation feeds an op with a channels-last "
+				"kernel; the plan keeps the model's layout");
+	}
 	if (!rc && c.train) {
 		if ((rc = c.multi || c.fitting ? cli_run_devices(&c, g, &err)
 					       : run_train(&c, g, &err)))

@@ -168,6 +168,12 @@ static const Option options[] = {
 		 "them as it loads (arenac.PreactConv), so their\n"
 		 "outputs are never stored; needs a runtime kernel\n"
 		 "(none)"},
+	{"layout", 0, CHOICE, NULL, TO(nhwc), .choices = "nchw|nhwc",
+	 .flags = ECHO, .section = PLANNING,
+	 .help = "4-D activations as the model has them, or\n"
+		 "channels-last as CMSIS-NN and TFLite Micro\n"
+		 "kernels use them; the graph's inputs and outputs\n"
+		 "keep the model's layout (nchw)"},
 	{"io", 0, CHOICE, NULL, TO(plan.io_separate),
 	 .choices = "arena|separate", .flags = ECHO, .section = PLANNING,
 	 .help = "graph inputs and outputs in the arena, or in\n"
@@ -855,6 +861,14 @@ static int check_combinations(const Cli *c)
 	if (c->train && c->weights)
 		return cli_usage_error("--weights is not available with "
 				       "--train");
+	if (c->nhwc && c->train)
+		return cli_usage_error("--layout nhwc is for inference plans: "
+				       "a training step's kernels and "
+				       "gradients read the model's layout");
+	if (c->nhwc && c->fuse)
+		return cli_usage_error("--layout nhwc: --fuse preact's "
+				       "convolution has no channels-last "
+				       "kernel");
 	if (c->train && c->fuse)
 		return cli_usage_error("--fuse is for inference plans: a "
 				       "training step keeps the prologue's "

@@ -69,6 +69,7 @@ typedef struct Cli {
 	const char *compare;
 	ArPlanReport report;
 	bool train, sweep, fuse;
+	bool nhwc;                  /* --layout nhwc */
 	/* --max-batch, --max-dim NAME, and the value found (0: not
 	 * searched). */
 	bool max_batch;

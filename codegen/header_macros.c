@@ -151,6 +151,13 @@ void hdr_write_macros(const Hdr *h)
 	for (size_t i = h->nreg > 1 ? 1 : 0; i < sizeof m / sizeof m[0]; i++)
 		fprintf(h->f, "#define %s_%s %lld%s\n", h->up, m[i].name,
 			m[i].v, m[i].suffix);
+	/* --layout nhwc (frontend/layout.c): the tables' 4-D activations
+	 * are [N, H, W, C], the graph's inputs and outputs as declared. */
+	if (h->g->nhwc)
+		hdr_tmpl(h, "/* 4-D activations channels-last ([N,H,W,C]: "
+			 "--layout nhwc); inputs and outputs\n"
+			 " * as the model declares them. */\n"
+			 "#define $_LAYOUT_NHWC 1\n");
 	if (h->nreg)
 		hdr_write_region_macros(h);
 	hdr_write_sub_macros(h);

@@ -232,6 +232,10 @@ typedef struct ArGraph {
 	 * has its past input's shape and may take its bytes; 0 otherwise.
 	 */
 	int64_t max_seq;
+	/* --layout nhwc (frontend/layout.c): the 4-D activations the graph
+	 * computes are channels-last; its inputs and outputs keep the
+	 * model's layout. */
+	bool nhwc;
 	/* The names of its tensors (attributes' too), nodes and attributes,
 	 * and its nodes' op and domain strings (frontend/strpool.h). */
 	struct ArStrPool *strs;

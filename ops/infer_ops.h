@@ -198,6 +198,8 @@ int ar_shape_layernorm(InferCtx *c, ArNode *n);
 int ar_shape_loss(InferCtx *c, ArNode *n);
 
 int ar_shape_conv(InferCtx *c, ArNode *n);
+/* The channels-last variants (AR_NHWC_DOMAIN): shape_nhwc.c. */
+int ar_shape_nhwc(InferCtx *c, ArNode *n);
 int ar_shape_convtranspose(InferCtx *c, ArNode *n);
 int ar_shape_pool(InferCtx *c, ArNode *n);
 int ar_shape_globalpool(InferCtx *c, ArNode *n);

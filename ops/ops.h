@@ -260,6 +260,40 @@ int ar_requant(const ArGraph *g, const ArNode *n, int32_t **mult,
 bool ar_quant_scalar(const ArGraph *g, const ArTensor *t, double *scale,
 		     int64_t *zero_point);
 
+/*
+ * How an op of the default domain reads a channels-last 4-D operand
+ * (--layout nhwc, frontend/layout.c), as onnxruntime's transpose
+ * optimizer sorts ops (onnxruntime/core/optimizer/transpose_optimization/
+ * onnx_transpose_optimization.cc, the handler map): FIXED ops read the
+ * axes as the model wrote them, so a channels-last operand is transposed
+ * back first (an op with a channels-last variant, in AR_NHWC_DOMAIN, is
+ * rewritten to it instead); ELEMENTWISE ones whatever the order, when
+ * their other operands are scalars (Relu, Clip, Q/DQ per tensor);
+ * BROADCAST ones when the other operands are channels-last too or
+ * constants that can be permuted (Add, Mul); AXIS ones (Concat) when
+ * every operand is channels-last, their `axis` attribute remapped;
+ * PER_AXIS ones (Resize) when input 0 is, their other inputs constant
+ * lists of one value (or two: a start and an end) per axis, permuted,
+ * and they have no `axes` attribute.
+ */
+typedef enum {
+	AR_LAYOUT_FIXED,
+	AR_LAYOUT_ELEMENTWISE,
+	AR_LAYOUT_BROADCAST,
+	AR_LAYOUT_AXIS,
+	AR_LAYOUT_PER_AXIS
+} ArLayout;
+
+/* The channels-last variants of the layout-sensitive ops keep their ONNX
+ * names in onnxruntime's internal domain (kMSInternalNHWCDomain,
+ * onnxruntime/core/graph/constants.h): input 0 and output 0 are
+ * [N, H, W, C], the other operands (weights [M, C/group, kH, kW]) as the
+ * ONNX op's. */
+#define AR_NHWC_DOMAIN "com.ms.internal.nhwc"
+/* dims (rank >= 3) from [N, C, spatial...] to [N, spatial..., C], or back
+ * (to_last false), in place. */
+void ar_dims_channels_last(int64_t *dims, int rank, bool to_last);
+
 typedef struct ArOpDef {
 	const char *domain;     /* NULL: the default ONNX domain */
 	const char *name;
@@ -291,6 +325,7 @@ typedef struct ArOpDef {
 	ArScratchFn scratch;
 	const ArAttrDefault *defaults;  /* NULL: none (see ArAttrDefault) */
 	ArRequant requant;
+	ArLayout layout;        /* --layout nhwc: see ArLayout */
 } ArOpDef;
 
 /*

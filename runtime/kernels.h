@@ -207,6 +207,11 @@ typedef struct rt_conv {
 /* x [N,C,H,W], w [M,C/group,kh,kw], b [M] or NULL, y [N,M,OH,OW]. */
 void rt_conv2d(const rt_conv *p, const float *x, const rt_shape *xs,
 	       const float *w, const float *b, float *y, const rt_shape *ys);
+/* x [N,H,W,C], w [M,C/group,kh,kw], b [M] or NULL, y [N,OH,OW,M], the
+ * shapes given as [N,C,H,W] and [N,M,OH,OW] (kernels_nhwc.c). */
+void rt_conv2d_nhwc(const rt_conv *p, const float *x, const rt_shape *xs,
+		    const float *w, const float *b, float *y,
+		    const rt_shape *ys);
 /* x [N,C,H,W], w [C,M/group,kh,kw], b [M] or NULL, y [N,M,OH,OW]. */
 void rt_convtranspose2d(const rt_conv *p, const float *x, const rt_shape *xs,
 			const float *w, const float *b, float *y,
@@ -247,6 +252,11 @@ void rt_requant_store(const rt_requant *rq, int64_t s, int64_t r,
 void rt_conv2d_int(const rt_conv *p, const rt_qin *x, const rt_shape *xs,
 		   const rt_qin *w, const int32_t *bias, const rt_requant *rq,
 		   rt_arr *y);
+/* The same, x and y [N,H,W,C] in memory (--layout nhwc), the shapes
+ * given as [N,C,H,W]. */
+void rt_conv2d_int_nhwc(const rt_conv *p, const rt_qin *x,
+			const rt_shape *xs, const rt_qin *w,
+			const int32_t *bias, const rt_requant *rq, rt_arr *y);
 
 /* ---- pooling (kernels_pool.c) ---- */
 
@@ -260,9 +270,21 @@ typedef enum { RT_POOL_MAX, RT_POOL_AVG, RT_POOL_AVG_PAD } rt_pool_kind;
 void rt_pool2d(rt_pool_kind k, const rt_conv *p, const int64_t *pads_end,
 	       int dt, const void *x, const rt_shape *xs, void *y,
 	       const rt_shape *ys, int64_t *indices, int col_major);
+/* The same, x and y [N,H,W,C] in memory (--layout nhwc), the shapes
+ * given as [N,C,H,W]; no indices. */
+void rt_pool2d_nhwc(rt_pool_kind k, const rt_conv *p, const int64_t *pads_end,
+		    int dt, const void *x, const rt_shape *xs, void *y,
+		    const rt_shape *ys, int64_t *indices, int col_major);
 /* GlobalMaxPool (is_max) or GlobalAveragePool of float32 x [N, C, ...]
  * into y [N, C, 1, ...]. */
 void rt_global_pool(int is_max, const float *x, const rt_shape *xs, float *y);
+/* The same and rt_batchnorm for x [N,H,W,C], xs its shape as stored
+ * (kernels_nhwc.c). */
+void rt_global_pool_nhwc(int is_max, const float *x, const rt_shape *xs,
+			 float *y);
+void rt_batchnorm_nhwc(const float *x, const rt_shape *xs, const float *scale,
+		       const float *bias, const float *mean, const float *var,
+		       float eps, float *y);
 void rt_lrn(int64_t size, float alpha, float beta, float bias,
 	    const float *x, const rt_shape *xs, float *y);
 

@@ -22,7 +22,8 @@ static inline int32_t q8(const void *p, int u, int64_t i)
 }
 
 /* The taps [*lo, *hi) of k whose coordinate at + t * d is in [0, n). */
-static void inside(int64_t at, int64_t d, int64_t k, int64_t n, int64_t *lo,
+static inline __attribute__((always_inline)) void
+inside(int64_t at, int64_t d, int64_t k, int64_t n, int64_t *lo,
 		   int64_t *hi)
 {
 	*lo = 0, *hi = k;
@@ -32,15 +33,21 @@ static void inside(int64_t at, int64_t d, int64_t k, int64_t n, int64_t *lo,
 		--*hi;
 }
 
-void rt_conv2d_int(const rt_conv *p, const rt_qin *x, const rt_shape *xs,
-		   const rt_qin *w, const int32_t *bias, const rt_requant *rq,
-		   rt_arr *y)
+/* Both layouts' loop, inlined into each with cl constant (1: [N,H,W,C]
+ * in memory), so that the channels-first kernel compiles as before and
+ * a firmware that runs no channels-last convolution links none. */
+static inline __attribute__((always_inline)) void
+conv2d_int(const rt_conv *p, const rt_qin *x, const rt_shape *xs,
+	   const rt_qin *w, const int32_t *bias, const rt_requant *rq,
+	   rt_arr *y, int cl)
 {
 	int64_t N = xs->d[0], C = xs->d[1], H = xs->d[2], W = xs->d[3];
 	int64_t M = y->s.d[1], OH = y->s.d[2], OW = y->s.d[3];
 	int64_t cg = rt_div(C, p->group), mg = rt_div(M, p->group), i = 0;
 	int32_t zx = x->zp ? (int32_t)rt_get_int(x->zdt, x->zp, 0) : 0;
 	int xu = x->dt == ART_DT_UINT8, wu = w->dt == ART_DT_UINT8;
+	/* Channels-last, neighbouring columns are C elements apart. */
+	int64_t dw = cl ? p->dw * C : p->dw;
 
 	for (int64_t n = 0; n < N; n++)
 	for (int64_t m = 0; m < M; m++) {
@@ -56,17 +63,36 @@ void rt_conv2d_int(const rt_conv *p, const rt_qin *x, const rt_shape *xs,
 				inside(iw0, p->dw, p->kw, W, &kwlo, &kwhi);
 				for (int64_t c = 0; c < cg; c++)
 				for (int64_t kh = khlo; kh < khhi; kh++) {
-					int64_t xr = ((n * C + c0 + c) * H + ih0 +
-						      kh * p->dh) * W + iw0;
+					int64_t ih = ih0 + kh * p->dh;
+					int64_t xr = cl ?
+						((n * H + ih) * W + iw0) * C +
+						c0 + c :
+						((n * C + c0 + c) * H + ih) * W +
+						iw0;
 					int64_t wr = ((m * cg + c) * p->kh + kh) *
 						     p->kw;
 					for (int64_t kw = kwlo; kw < kwhi; kw++)
-						s += (q8(x->p, xu, xr + kw * p->dw) -
+						s += (q8(x->p, xu, xr + kw * dw) -
 						      zx) *
 						     (q8(w->p, wu, wr + kw) - zw);
 				}
-				rt_requant_store(rq, s, 0, m, y, i);
+				rt_requant_store(rq, s, 0, m, y, cl ?
+					((n * OH + oh) * OW + ow) * M + m : i);
 			}
 		}
 	}
+}
+
+void rt_conv2d_int(const rt_conv *p, const rt_qin *x, const rt_shape *xs,
+		   const rt_qin *w, const int32_t *bias, const rt_requant *rq,
+		   rt_arr *y)
+{
+	conv2d_int(p, x, xs, w, bias, rq, y, 0);
+}
+
+void rt_conv2d_int_nhwc(const rt_conv *p, const rt_qin *x,
+			const rt_shape *xs, const rt_qin *w,
+			const int32_t *bias, const rt_requant *rq, rt_arr *y)
+{
+	conv2d_int(p, x, xs, w, bias, rq, y, 1);
 }

@@ -105,10 +105,22 @@ int ctx_conv_geometry(Ctx *c, const rt_shape *xs, const rt_shape *ys,
 		      const int64_t *kernel, int transposed, rt_conv *p,
 		      int64_t *pads_end);
 void ctx_as_2d(rt_shape *s);
+/* A shape of rank 3 or 4 stored channels-last ([N, spatial..., C],
+ * --layout nhwc) listed [N, C, spatial...], the order the geometry and
+ * kernels take shapes in. */
+void ctx_channels_first(rt_shape *s);
+
 int op_conv(Ctx *c);
 int op_pool(Ctx *c);
 int op_global_pool(Ctx *c);
 int op_lrn(Ctx *c);
+/* The channels-last variants (domain ART_NHWC_DOMAIN, --layout nhwc,
+ * frontend/layout.c): input 0 and output 0 [N,H,W,C]. */
+#define ART_NHWC_DOMAIN "com.ms.internal.nhwc"
+int op_nhwc_conv(Ctx *c);
+int op_nhwc_pool(Ctx *c);
+int op_nhwc_global_pool(Ctx *c);
+int op_nhwc_batchnorm(Ctx *c);
 int op_batchnorm(Ctx *c);
 int op_instancenorm(Ctx *c);
 int op_layernorm(Ctx *c);
@@ -169,6 +181,7 @@ int op_quantize(Ctx *c);
 int op_dequantize(Ctx *c);
 int op_dynamic_quantize(Ctx *c);
 int op_conv_int(Ctx *c);
+int op_nhwc_conv_int(Ctx *c);       /* QLinearConv channels-last */
 int op_matmul_int(Ctx *c);
 
 #endif

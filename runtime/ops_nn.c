@@ -84,6 +84,17 @@ int ctx_conv_geometry(Ctx *c, const rt_shape *xs, const rt_shape *ys,
 	return 0;
 }
 
+/* Ranks 3 and 4 one by one: GCC makes a loop of it memmove, which an
+ * int8 firmware would link for this alone. */
+void ctx_channels_first(rt_shape *s)
+{
+	int64_t ch = s->d[s->rank - 1];
+	if (s->rank == 4)
+		s->d[3] = s->d[2];
+	s->d[2] = s->d[1];
+	s->d[1] = ch;
+}
+
 void ctx_as_2d(rt_shape *s)
 {
 	if (s->rank == 3)
@@ -184,7 +195,41 @@ int op_conv(Ctx *c)
 	return 0;
 }
 
-int op_pool(Ctx *c)
+/* x [N,H,W,C], y [N,OH,OW,M]; W as the ONNX op's (kernels_nhwc.c). */
+int op_nhwc_conv(Ctx *c)
+{
+	const float *x, *w, *b;
+	float *y;
+	rt_shape xs, ws, ys;
+	rt_conv p;
+	int64_t k[2];
+
+	if (ctx_fin(c, 0, 1, &x, &xs) || ctx_fin(c, 1, 1, &w, &ws) ||
+	    ctx_fin(c, 2, 0, &b, NULL) || ctx_fout(c, 0, &y, &ys))
+		return -1;
+	if (xs.rank != ws.rank || ys.rank != ws.rank || xs.rank < 3)
+		return ctx_fail(c, ART_E_WEIGHT_RANK_DIFFERS_FROM);
+	ctx_channels_first(&xs), ctx_channels_first(&ys);
+	k[0] = xs.rank == 4 ? ws.d[2] : 1;
+	k[1] = ws.d[ws.rank - 1];
+	if (ctx_conv_geometry(c, &xs, &ys, k, 0, &p, NULL))
+		return -1;
+	ctx_as_2d(&xs), ctx_as_2d(&ys);
+	if (xs.d[1] % p.group || ys.d[1] % p.group)
+		return ctx_fail(c, ART_E_CHANNELS_MULTIPLE_GROUP);
+	rt_conv2d_nhwc(&p, x, &xs, w, b, y, &ys);
+	return 0;
+}
+
+typedef void PoolFn(rt_pool_kind k, const rt_conv *p, const int64_t *pads_end,
+		    int dt, const void *x, const rt_shape *xs, void *y,
+		    const rt_shape *ys, int64_t *indices, int col_major);
+
+/* MaxPool and AveragePool in either layout (cl 1: channels-last), the
+ * kernel the caller's; inlined into each op with cl constant, so that a
+ * firmware running channels-first pools links nothing of the other. */
+static inline __attribute__((always_inline)) int
+pool(Ctx *c, PoolFn *kernel, int cl)
 {
 	rt_arr x, y;
 	rt_shape xs, ys;
@@ -210,6 +255,9 @@ int op_pool(Ctx *c)
 	if (y.dt != x.dt)
 		return ctx_fail(c, ART_E_OUTPUT_S_TYPE_DIFFERS);
 	xs = x.s, ys = y.s;
+	/* A channels-last MaxPool has no indices (its op table entry). */
+	if (cl && xs.rank >= 3 && ys.rank == xs.rank)
+		ctx_channels_first(&xs), ctx_channels_first(&ys);
 	if (idx.p && (idx.dt != ART_DT_INT64 ||
 		      rt_numel(&idx.s) != rt_numel(&ys)))
 		return ctx_fail(c, ART_E_INDICES_INT64_OUTPUT_S);
@@ -226,9 +274,19 @@ int op_pool(Ctx *c)
 	if (!max && (p.dh != 1 || p.dw != 1))
 		return ctx_fail(c, ART_E_DILATED_AVERAGE_POOLING_SUPPORTED);
 	p.group = 1;
-	rt_pool2d(kind, &p, pads_end, x.dt, x.p, &xs, y.p, &ys, idx.p,
-		  order == 1);
+	kernel(kind, &p, pads_end, x.dt, x.p, &xs, y.p, &ys, idx.p,
+	       order == 1);
 	return 0;
+}
+
+int op_pool(Ctx *c)
+{
+	return pool(c, rt_pool2d, 0);
+}
+
+int op_nhwc_pool(Ctx *c)
+{
+	return pool(c, rt_pool2d_nhwc, 1);
 }
 
 /* GlobalAveragePool and GlobalMaxPool: a reduction over axes 2 on. */
@@ -242,6 +300,19 @@ int op_global_pool(Ctx *c)
 	if (xs.rank < 2)
 		return ctx_fail(c, ART_E_WANTS_RANK_2_MORE);
 	rt_global_pool(!strcmp(c->s->op, "GlobalMaxPool"), x, &xs, y);
+	return 0;
+}
+
+int op_nhwc_global_pool(Ctx *c)
+{
+	const float *x;
+	float *y;
+	rt_shape xs, ys;
+	if (ctx_fin(c, 0, 1, &x, &xs) || ctx_fout(c, 0, &y, &ys))
+		return -1;
+	if (xs.rank < 3)
+		return ctx_fail(c, ART_E_WANTS_RANK_2_MORE);
+	rt_global_pool_nhwc(!strcmp(c->s->op, "GlobalMaxPool"), x, &xs, y);
 	return 0;
 }
 
@@ -296,6 +367,26 @@ int op_batchnorm(Ctx *c)
 				   rm, rv);
 	else
 		rt_batchnorm(x, &xs, sc, bi, mean, var, eps, y);
+	return 0;
+}
+
+/* Inference only: --layout nhwc plans no training step. */
+int op_nhwc_batchnorm(Ctx *c)
+{
+	const float *x, *sc, *bi, *mean, *var;
+	float *y;
+	rt_shape xs, cs, ys;
+	if (ctx_fin(c, 0, 1, &x, &xs) || ctx_fout(c, 0, &y, &ys))
+		return -1;
+	if (xs.rank < 3)
+		return ctx_fail(c, ART_E_WANTS_RANK_2_MORE);
+	cs = xs;        /* per_channel counts axis 1 */
+	ctx_channels_first(&cs);
+	if (per_channel(c, 1, &cs, &sc) || per_channel(c, 2, &cs, &bi) ||
+	    per_channel(c, 3, &cs, &mean) || per_channel(c, 4, &cs, &var))
+		return -1;
+	rt_batchnorm_nhwc(x, &xs, sc, bi, mean, var,
+			  (float)ctx_attr_num(c, "epsilon", 1e-5), y);
 	return 0;
 }
 

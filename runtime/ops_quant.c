@@ -153,7 +153,16 @@ static int out_quant(Ctx *c, int j, const rt_arr *y, int64_t terms,
  * x_scale, x_zero_point, w, w_scale, w_zero_point, y_scale, y_zero_point,
  * B): the weights' zero points and scales may be per output channel.
  */
-int op_conv_int(Ctx *c)
+typedef void ConvIntFn(const rt_conv *p, const rt_qin *x, const rt_shape *xs,
+		       const rt_qin *w, const int32_t *bias,
+		       const rt_requant *rq, rt_arr *y);
+
+/* In either layout (cl 1: x and y channels-last, --layout nhwc), the
+ * kernel the caller's; inlined into each op with cl constant, so that a
+ * firmware running channels-first convolutions links nothing of the
+ * other. */
+static inline __attribute__((always_inline)) int
+conv_int(Ctx *c, ConvIntFn *kernel, int cl)
 {
 	int ql = !strcmp(c->s->op, "QLinearConv");
 	rt_qin x, w;
@@ -167,11 +176,15 @@ int op_conv_int(Ctx *c)
 		return -1;
 	if (y.s.rank < 3)
 		return ctx_fail(c, ART_E_WANTS_N_C_SPATIAL);
+	if (cl)
+		ctx_channels_first(&y.s);
 	if (qin(c, 0, 2, 1, &x, &xs) ||
 	    qin(c, ql ? 3 : 1, ql ? 5 : 3, y.s.d[1], &w, &ws))
 		return -1;
 	if (xs.rank != ws.rank || ws.rank != y.s.rank)
 		return ctx_fail(c, ART_E_WEIGHT_RANK_DIFFERS_FROM);
+	if (cl)
+		ctx_channels_first(&xs);
 	k[0] = xs.rank == 4 ? ws.d[2] : 1;
 	k[1] = ws.d[ws.rank - 1];
 	if (ctx_conv_geometry(c, &xs, &y.s, k, 0, &p, NULL))
@@ -186,7 +199,7 @@ int op_conv_int(Ctx *c)
 	if (!ql) {
 		if (y.dt != ART_DT_INT32)
 			return ctx_fail(c, ART_E_CONVINTEGER_GIVES_INT32);
-		rt_conv2d_int(&p, &x, &xs, &w, NULL, NULL, &y);
+		kernel(&p, &x, &xs, &w, NULL, NULL, &y);
 		return 0;
 	}
 	if (scales(c, 1, 1, &rq.sa, &rq.na) ||
@@ -196,8 +209,18 @@ int op_conv_int(Ctx *c)
 		return -1;
 	if (b.p && (b.dt != ART_DT_INT32 || rt_numel(&b.s) != y.s.d[1]))
 		return ctx_fail(c, ART_E_BIAS_WANTS_ONE_INT32);
-	rt_conv2d_int(&p, &x, &xs, &w, b.p, &rq, &y);
+	kernel(&p, &x, &xs, &w, b.p, &rq, &y);
 	return 0;
+}
+
+int op_conv_int(Ctx *c)
+{
+	return conv_int(c, rt_conv2d_int, 0);
+}
+
+int op_nhwc_conv_int(Ctx *c)
+{
+	return conv_int(c, rt_conv2d_int_nhwc, 1);
 }
 
 /*

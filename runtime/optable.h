@@ -179,6 +179,14 @@ extern const int art_nops;
 	X(ConvInteger, "", "ConvInteger", op_conv_int, IP_NO) \
 	X(QLinearConv, "", "QLinearConv", op_conv_int, IP_NO) \
 	X(MatMulInteger, "", "MatMulInteger", op_matmul_int, IP_NO) \
-	X(QLinearMatMul, "", "QLinearMatMul", op_matmul_int, IP_NO)
+	X(QLinearMatMul, "", "QLinearMatMul", op_matmul_int, IP_NO) \
+	/* channels-last variants, --layout nhwc (ops_nn.c, ops_quant.c) */ \
+	X(com_ms_internal_nhwc_Conv, ART_NHWC_DOMAIN, "Conv", op_nhwc_conv, IP_NO) \
+	X(com_ms_internal_nhwc_MaxPool, ART_NHWC_DOMAIN, "MaxPool", op_nhwc_pool, IP_NO) \
+	X(com_ms_internal_nhwc_AveragePool, ART_NHWC_DOMAIN, "AveragePool", op_nhwc_pool, IP_NO) \
+	X(com_ms_internal_nhwc_GlobalAveragePool, ART_NHWC_DOMAIN, "GlobalAveragePool", op_nhwc_global_pool, IP_NO) \
+	X(com_ms_internal_nhwc_GlobalMaxPool, ART_NHWC_DOMAIN, "GlobalMaxPool", op_nhwc_global_pool, IP_NO) \
+	X(com_ms_internal_nhwc_BatchNormalization, ART_NHWC_DOMAIN, "BatchNormalization", op_nhwc_batchnorm, IP_YES) \
+	X(com_ms_internal_nhwc_QLinearConv, ART_NHWC_DOMAIN, "QLinearConv", op_nhwc_conv_int, IP_NO)
 
 #endif

@@ -124,7 +124,7 @@ done
 fw quant_cnn_int8 testdata/quant_cnn_int8.onnx "--dim-default 1" "" host
 # Its flash (text + data, arm-none-eabi-size) less its weights' bytes:
 # what the runtime, the kernels it runs, the tables and newlib take.
-# Issue 29 asks for 20 KB; 19,184 bytes since the requantisation, the
+# Issue 29 asks for 20 KB; 19,632 bytes since the requantisation, the
 # pools and the quantizers compute without double and index division is
 # 32-bit (23,000 before), so the bound is 20,000 bytes.
 q=$BUILD/firmware/quant_cnn_int8
@@ -140,6 +140,12 @@ soft=$(arm-none-eabi-nm "$q/quant_cnn_int8.elf" 2>/dev/null | awk '$3 ~
 	print $3 }' | tr '\n' ' ')
 [ -f "$q/quant_cnn_int8.elf" ] && [ -z "$soft" ]
 check "quant_cnn_int8 links no soft-float double or 64-bit division${soft:+: $soft}" $?
+# The same model planned channels-last (--layout nhwc, the Transposes
+# at its NCHW input and output included) runs on the target as on the
+# host; tests/e2e_nhwc.py shows the host's run equals the NCHW plan's.
+cp testdata/quant_cnn_int8.onnx "$tmp/quant_cnn_int8_nhwc.onnx"
+fw quant_cnn_int8_nhwc "$tmp/quant_cnn_int8_nhwc.onnx" \
+	"--dim-default 1 --layout nhwc" "" host
 cls=$M/ch_ppocr_mobile_v2.0_cls_infer
 mg=$M/magika_standard_v3_3
 if [ -f "$cls.onnx" ]; then

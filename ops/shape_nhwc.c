@@ -1,0 +1,63 @@
+/*
+ * shape_nhwc.c — shapes of the channels-last variants --layout nhwc
+ * makes (AR_NHWC_DOMAIN: Conv, the pools, BatchNormalization,
+ * QLinearConv; frontend/layout.c).
+ *
+ * Such a node is its ONNX op with input 0 and output 0 in [N, H, W, C]
+ * order, as onnxruntime's layout transformer leaves them
+ * (onnxruntime/core/optimizer/layout_transformation/
+ * layout_transformation.cc, TransformLayoutForEP: it wraps input 0 and
+ * output 0 of each layout-sensitive node in Transposes and moves the node
+ * to kMSInternalNHWCDomain, the weights untouched).  So its shape is the
+ * ONNX op's, computed on input 0 seen channels-first and turned
+ * channels-last again: one window computation (shape_conv.c) serves both
+ * layouts, and the two cannot disagree.
+ */
+#include <string.h>
+
+#include "infer_ops.h"
+
+void ar_dims_channels_last(int64_t *dims, int rank, bool to_last)
+{
+	int64_t c;
+	if (rank < 3)
+		return;
+	if (to_last) {
+		c = dims[1];
+		memmove(dims + 1, dims + 2, (size_t)(rank - 2) * sizeof *dims);
+		dims[rank - 1] = c;
+	} else {
+		c = dims[rank - 1];
+		memmove(dims + 2, dims + 1, (size_t)(rank - 2) * sizeof *dims);
+		dims[1] = c;
+	}
+}
+
+int ar_shape_nhwc(InferCtx *c, ArNode *n)
+{
+	const ArOpDef *twin = ar_op_find(NULL, n->op, c->g->opset);
+	int64_t saved[AR_MAX_RANK];
+	ArTensor *x, *y;
+	int rc;
+
+	if (!twin || !twin->shape)
+		return ar_node_fail(c, n, "no ONNX op '%s' at opset %lld to "
+				    "lay out channels-last", n->op,
+				    (long long)c->g->opset);
+	if ((rc = ar_need(c, n, 0, &x)))
+		return rc;
+	if (x->rank < 3)
+		return ar_node_fail(c, n, "input 0 ('%s') has rank %d; "
+				    "expected [N, spatial..., C]", x->name,
+				    x->rank);
+	/* The ONNX op's function reads input 0 as [N, C, spatial...]. */
+	memcpy(saved, x->dims, sizeof saved);
+	ar_dims_channels_last(x->dims, x->rank, false);
+	rc = twin->shape(c, n);
+	memcpy(x->dims, saved, sizeof saved);
+	if (rc)
+		return rc;
+	y = ar_out(c, n, 0);
+	ar_dims_channels_last(y->dims, y->rank, true);
+	return AR_OK;
+}
