@@ -29,6 +29,15 @@ void ar_dsa_exact(ArBuf *b, int n, int64_t seed_height, int64_t lower_bound,
 		  int64_t capacity, ArBudget *work, ArDsaResult *res);
 
 /*
+ * The exact search in capacity mode with b[nfree..n) pinned at their
+ * offsets (each top within cap): 1 when it placed b[0..nfree) within cap
+ * around them, 0 when it proved that impossible, -1 when the work ran out
+ * (b unchanged then).  Adds its nodes to *nodes.
+ */
+int ar_dsa_exact_pinned(ArBuf *b, int n, int nfree, int64_t cap,
+			ArBudget *work, int64_t *nodes);
+
+/*
  * Lowers the height of the valid placement in b by local search over
  * first-fit orders (dsa_improve.c), never below lower_bound, keeping b
  * valid; returns its height.  Spends work.
