@@ -61,6 +61,13 @@ int64_t ar_dsa_repair(ArBuf *b, int n, int64_t target, ArBudget *work);
  * window repair takes its place (dsa.c, dsa_descend.c). */
 #define AR_DSA_REPAIR_MIN 4096
 
+/* At a capacity window repair runs before the exact search from fewer:
+ * its exact search on windows packs random instances of 1,024 and 2,048
+ * buffers at the bound in 0.1-3 s, where the whole instance's exact
+ * search may spend its whole budget (45-55 s) first.  Minimising keeps
+ * AR_DSA_REPAIR_MIN: there the whole search's proofs count. */
+#define AR_DSA_REPAIR_CAP_MIN 1024
+
 /*
  * Probes heights below that of the valid placement in b, down to the
  * proven bound *lo (raised where a probe proves a height infeasible), with
