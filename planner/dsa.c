@@ -133,7 +133,8 @@ static bool done(int64_t h, int64_t lb, int64_t capacity)
  * Large instances, and what the exact search leaves above a capacity,
  * go to window repair (dsa_repair.c), aiming at the capacity or the lower
  * bound; true when it lowered the height.  From AR_DSA_REPAIR_MIN buffers
- * on it runs before the exact search, which rarely ends there.
+ * on (AR_DSA_REPAIR_CAP_MIN at a capacity) it runs before the exact
+ * search, which rarely ends there.
  */
 static bool repair(ArBuf *b, int n, int64_t target, ArBudget *work,
 		   ArDsaResult *res)
@@ -230,7 +231,8 @@ int ar_dsa_solve(ArBuf *b, int n, const char *algo, int64_t capacity,
 	if (only >= 0 || res->infeasible ||
 	    (is_auto && done(res->height, res->lower_bound, capacity)))
 		return 0;
-	if (is_auto && n >= AR_DSA_REPAIR_MIN) {
+	if (is_auto && n >= (capacity ? AR_DSA_REPAIR_CAP_MIN
+				      : AR_DSA_REPAIR_MIN)) {
 		ar_budget_init(&more, work->granted / IMPROVE_DEN, work->watch);
 		if (repair(b, n, capacity ? capacity : res->lower_bound, &more,
 			   res) && done(res->height, res->lower_bound, capacity)) {

@@ -29,6 +29,15 @@ void ar_dsa_exact(ArBuf *b, int n, int64_t seed_height, int64_t lower_bound,
 		  int64_t capacity, ArBudget *work, ArDsaResult *res);
 
 /*
+ * The exact search in capacity mode with b[nfree..n) pinned at their
+ * offsets (each top within cap): 1 when it placed b[0..nfree) within cap
+ * around them, 0 when it proved that impossible, -1 when the work ran out
+ * (b unchanged then).  Adds its nodes to *nodes.
+ */
+int ar_dsa_exact_pinned(ArBuf *b, int n, int nfree, int64_t cap,
+			ArBudget *work, int64_t *nodes);
+
+/*
  * Lowers the height of the valid placement in b by local search over
  * first-fit orders (dsa_improve.c), never below lower_bound, keeping b
  * valid; returns its height.  Spends work.
@@ -51,6 +60,13 @@ int64_t ar_dsa_repair(ArBuf *b, int n, int64_t target, ArBudget *work);
 /* From this many buffers the local search's square cost is too much, and
  * window repair takes its place (dsa.c, dsa_descend.c). */
 #define AR_DSA_REPAIR_MIN 4096
+
+/* At a capacity window repair runs before the exact search from fewer:
+ * its exact search on windows packs random instances of 1,024 and 2,048
+ * buffers at the bound in 0.1-3 s, where the whole instance's exact
+ * search may spend its whole budget (45-55 s) first.  Minimising keeps
+ * AR_DSA_REPAIR_MIN: there the whole search's proofs count. */
+#define AR_DSA_REPAIR_CAP_MIN 1024
 
 /*
  * Probes heights below that of the valid placement in b, down to the

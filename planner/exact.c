@@ -21,6 +21,13 @@
  *     unplaced buffer could reach, since that one would fill the gap;
  *   - once no unplaced buffer spans two adjacent sections, the two sides
  *     are independent and are solved one after the other;
+ *   - pinned buffers (the window repair's neighbours, dsa_repair.c) keep
+ *     their offset: one goes at it when the sequence reaches it, and the
+ *     node dies once one no longer can (its minimum offset passed it, or
+ *     the sequence did).  Still complete: in a solution whose free buffers
+ *     cannot move down, each rests on a buffer placed before it, pinned or
+ *     not, so it is at its minimum offset as above; only the free count
+ *     for dominance, a pinned buffer filling no gap but its own;
  *   - everything changed at a node is trailed and restored exactly on the
  *     way back, so a failed branch leaves no trace; only sol[] keeps the
  *     offsets of the branch that succeeded.
@@ -76,6 +83,8 @@ typedef struct {
 	int *slo, *shi;         /* sections of each buffer: [slo, shi) */
 
 	int64_t cap;
+	const int64_t *pin;     /* a pinned buffer's fixed offset, or -1;
+				   NULL: none pinned */
 	int64_t *off;           /* -1 while unplaced */
 	int64_t *minoff;        /* lowest offset clear of placed overlaps;
 				   INT64_MAX once placed, so that minima
@@ -230,6 +239,13 @@ static int cand_cmp(const void *pa, const void *pb)
 	return a->p - b->p;
 }
 
+/* Where buffer id goes if it is placed next: its minimum offset, or, when
+ * pinned, its own offset. */
+static int64_t cand_off(const Search *s, int id)
+{
+	return s->pin && s->pin[id] >= 0 ? s->pin[id] : s->minoff[id];
+}
+
 static int subsolve(Search *s, const Part *pt);
 
 static int search(Search *s, const Part *pt, const int *pre, Unplaced *u,
@@ -302,18 +318,25 @@ static int search(Search *s, const Part *pt, const int *pre, Unplaced *u,
 		return FOUND;
 	for (int k = 0; k < u->n; k++) {
 		int id = pre[u->p[k]];
-		if (s->minoff[id] + s->size[id] < min_top)
+		if (s->pin && s->pin[id] >= 0) {
+			/* Pinned: no later node can place it any more. */
+			if (s->minoff[id] > s->pin[id] ||
+			    s->pin[id] < last_o ||
+			    (s->pin[id] == last_o && u->p[k] < last_p))
+				return NOTFOUND;
+		} else if (s->minoff[id] + s->size[id] < min_top) {
 			min_top = s->minoff[id] + s->size[id];
+		}
 	}
 	for (int k = 0; k < u->n; k++)
-		nc += s->minoff[pre[u->p[k]]] < min_top;
+		nc += cand_off(s, pre[u->p[k]]) < min_top;
 	s->path_bytes += (size_t)nc * sizeof *cur;
 	cur = ar_xmalloc((size_t)nc * sizeof *cur);
 	nc = 0;
 	for (int k = 0; k < u->n; k++) {
 		int q = u->p[k];
-		if (s->minoff[pre[q]] < min_top)
-			cur[nc++] = (Cand){ s->minoff[pre[q]], q };
+		if (cand_off(s, pre[q]) < min_top)
+			cur[nc++] = (Cand){ cand_off(s, pre[q]), q };
 	}
 	qsort(cur, (size_t)nc, sizeof *cur, cand_cmp);
 	for (int k = 0, nu = u->n; k < nc && st == NOTFOUND; k++) {
@@ -544,8 +567,9 @@ static void destroy(Search *s)
  * gets it.  NOTFOUND is a proof; SPENT and TOOBIG are not.
  */
 static int probe_component(int n, const int64_t *lo, const int64_t *hi,
-			   const int64_t *size, int64_t cap, ArBudget *work,
-			   int64_t *off, int64_t *nodes)
+			   const int64_t *size, const int64_t *pin,
+			   int64_t cap, ArBudget *work, int64_t *off,
+			   int64_t *nodes)
 {
 	static const char *const heur[] = { "WAT", "TAW", "TWA" };
 	Search s;
@@ -556,6 +580,7 @@ static int probe_component(int n, const int64_t *lo, const int64_t *hi,
 		return SPENT;
 	all = ar_xmalloc((size_t)n * sizeof *all);
 	s.cap = cap;
+	s.pin = pin;
 	s.work = work;
 	for (int i = 0; i < n; i++)
 		all[i] = i;
@@ -575,6 +600,29 @@ static int probe_component(int n, const int64_t *lo, const int64_t *hi,
 	destroy(&s);
 	free(all);
 	return st;
+}
+
+int ar_dsa_exact_pinned(ArBuf *b, int n, int nfree, int64_t cap,
+			ArBudget *work, int64_t *nodes)
+{
+	int64_t *lo = ar_xmalloc((size_t)n * sizeof *lo);
+	int64_t *hi = ar_xmalloc((size_t)n * sizeof *hi);
+	int64_t *size = ar_xmalloc((size_t)n * sizeof *size);
+	int64_t *pin = ar_xmalloc((size_t)n * sizeof *pin);
+	int64_t *off = ar_xmalloc((size_t)n * sizeof *off);
+	int st;
+
+	for (int i = 0; i < n; i++) {
+		lo[i] = b[i].lo, hi[i] = b[i].hi, size[i] = b[i].size;
+		pin[i] = i < nfree ? -1 : b[i].offset;
+		assert(i < nfree || b[i].offset + b[i].size <= cap);
+	}
+	st = probe_component(n, lo, hi, size, pin, cap, work, off, nodes);
+	if (st == FOUND)
+		for (int i = 0; i < nfree; i++)
+			b[i].offset = off[i];
+	free(lo), free(hi), free(size), free(pin), free(off);
+	return st == FOUND ? 1 : st == NOTFOUND ? 0 : -1;
 }
 
 typedef struct {
@@ -650,7 +698,8 @@ static int probe(ArBuf *b, const Components *cc, int64_t cap,
 			hi[i] = b[ids[i]].hi;
 			size[i] = b[ids[i]].size;
 		}
-		st = probe_component(k, lo, hi, size, cap, work, off, nodes);
+		st = probe_component(k, lo, hi, size, NULL, cap, work, off,
+				     nodes);
 		if (st == FOUND)
 			for (int i = 0; i < k; i++)
 				b[ids[i]].offset = off[i];

@@ -12,7 +12,7 @@
 # --effort only (EFFORT, default arenac's), never on the machine.
 #
 # Then generated instances (scripts/gen_dsa.py): random ones of SIZES
-# buffers (4k to 64k), seeds 1 and 2, at capacity = their lower bound
+# buffers (4k to 64k), seeds 1 to 3, at capacity = their lower bound
 # (the height column is the best found when that fails), and perfect
 # packings with holes of 500 and 2,000 (seed 1, optimum = the lower
 # bound) minimised.
@@ -89,7 +89,7 @@ for a in greedy-size greedy-breadth greedy-lifetime; do
 done
 row dag-100k auto "$tmp/dag.csv" $EFFORT
 
-for seed in 1 2; do
+for seed in 1 2 3; do
 	for n in $SIZES; do
 		f=$tmp/r$n.$seed.csv
 		$GEN random "$n" "$seed" "$f"
