@@ -53,7 +53,7 @@ RT_OBJS   := $(RT_SRCS:%.c=$(BUILD)/obj/%.o)
 RT_LIB    := $(BUILD)/libarenac_rt.a
 RT_DEPS   := $(RT_LIB) $(BUILD)/obj/tests/pbread.o
 
-.PHONY: all deps demo check test test-build test-runtime runtime firmware examples sanitize \
+.PHONY: all deps demo check test test-build test-runtime target-runtime runtime firmware examples sanitize \
 	fuzz bench install uninstall clean
 
 # Sanitizer and fuzzing builds live in their own folders, so that their
@@ -202,8 +202,17 @@ test:
 	@BUILD=$(BUILD) PYTHON=$(PYTHON) CC="$(CC) $(SANFLAGS)" \
 		JOBS=$(NPROC) sh tests/run.sh
 
-# What the suites run.
-test-build: $(ARENAC) $(TEST_BINS) $(RT_DEPS) $(HOST_IO)
+# What the suites run.  With Arm's compiler (and no sanitizers: the
+# target build is not instrumented) also the Cortex-M4 runtime the
+# firmware suites link, built here so that no suite builds it beside
+# another one reading it; -Werror keeps it warning-free.
+ARM_GCC := $(shell command -v arm-none-eabi-gcc 2>/dev/null)
+test-build: $(ARENAC) $(TEST_BINS) $(RT_DEPS) $(HOST_IO) \
+	$(if $(ARM_GCC),$(if $(SANFLAGS),,target-runtime))
+
+target-runtime:
+	@$(MAKE) --no-print-directory runtime CROSS=arm-none-eabi- \
+		CPU=cortex-m4 XCFLAGS=-Werror
 
 # Just the reference runtime's end-to-end tests.
 test-runtime: $(ARENAC) $(RT_DEPS)
