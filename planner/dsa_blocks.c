@@ -179,8 +179,9 @@ int64_t ar_dsa_blocks(ArBuf *b, int n, int64_t capacity, ArBudget *work)
 	for (int i = 0; i < n; i++)
 		join(&s, b[i].lo, b[i].hi, b[i].size);
 	m = reduce(&s, work);
-	/* A few joins leave the same search to do: not worth a second one. */
-	if (m > n - n / 4 || !ar_budget_left(work))
+	/* A few joins leave the same search to do: not worth a second one
+	 * (and none would call this again on the same buffers). */
+	if (4 * (int64_t)m > 3 * (int64_t)n || !ar_budget_left(work))
 		goto out;
 	sub = ar_xmalloc((size_t)m * sizeof *sub);
 	for (int a = 0; a < m; a++) {
