@@ -38,7 +38,7 @@ static const char usage_text[] =
 "                        without it, the lowest height found\n"
 "  -o FILE               output CSV ('-' or none: stdout)\n"
 "  --algo NAME           auto, greedy-size, greedy-breadth, greedy-lifetime,\n"
-"                        exact (auto: heuristics, then exact search, then\n"
+"                        exact (auto: heuristics, blocks, exact search, then\n"
 "                        local search and probes below its best when not\n"
 "                        proven; window repair first from 4096 buffers)\n"
 "  --effort 1-9          work the searches may do, 4x more per level\n"

@@ -150,8 +150,12 @@ static bool repair(ArBuf *b, int n, int64_t target, ArBudget *work,
  * Before the searches of the buffers, those of the blocks they join into
  * (dsa_blocks.c), with 1 / BLOCKS_DEN of the work: far fewer, and each a
  * rectangle packed without waste; true when that lowered the height.
+ * With a capacity, 1 / BLOCKS_CAP_DEN: the blocks' exact search meets it
+ * in milliseconds or not at all (MiniMalloc's H, whose joins rule its
+ * packing out), and the buffers' own search should not wait for it.
  */
 #define BLOCKS_DEN 4
+#define BLOCKS_CAP_DEN 32
 
 static bool blocks(ArBuf *b, int n, int64_t capacity, ArBudget *work,
 		   ArDsaResult *res)
@@ -159,7 +163,8 @@ static bool blocks(ArBuf *b, int n, int64_t capacity, ArBudget *work,
 	ArBudget share;
 	int64_t h;
 
-	ar_budget_share(work, 1, BLOCKS_DEN, &share);
+	ar_budget_share(work, 1, capacity ? BLOCKS_CAP_DEN : BLOCKS_DEN,
+			&share);
 	h = ar_dsa_blocks(b, n, capacity, &share);
 	ar_budget_settle(work, &share);
 	if (h >= res->height)

@@ -188,7 +188,9 @@ int64_t ar_dsa_blocks(ArBuf *b, int n, int64_t capacity, ArBudget *work)
 		int i = s.alive[a];
 		sub[a] = (ArBuf){ s.lo[i], s.hi[i], s.size[i], 0 };
 	}
-	ar_dsa_solve(sub, m, "auto", capacity, work, &r);
+	/* With a capacity, the exact search alone: auto's repair after it
+	 * would spend half as much again on what is only a first try. */
+	ar_dsa_solve(sub, m, capacity ? "exact" : "auto", capacity, work, &r);
 	if (r.height < h) {
 		/* Offsets down the joins: a parent's id is above its
 		 * children's, so it is known before theirs. */

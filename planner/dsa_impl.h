@@ -64,9 +64,10 @@ int64_t ar_dsa_descend(ArBuf *b, int n, int64_t *lo, ArBudget *work,
 
 /*
  * Solves the blocks the buffers of b join into (same lifetime stacked,
- * same size handed over end to start: dsa_blocks.c) by ar_dsa_solve's
- * auto with the work given, and takes their placement when it is lower
- * than b's; returns b's height.  Does nothing where few buffers join.
+ * same size handed over end to start: dsa_blocks.c) by ar_dsa_solve
+ * with the work given (auto minimising, the exact search with a
+ * capacity), and takes their placement when it is lower than b's;
+ * returns b's height.  Does nothing where few buffers join.
  */
 int64_t ar_dsa_blocks(ArBuf *b, int n, int64_t capacity, ArBudget *work);
 
