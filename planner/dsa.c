@@ -147,26 +147,27 @@ static bool repair(ArBuf *b, int n, int64_t target, ArBudget *work,
 }
 
 /*
- * Before the searches of the buffers, those of the blocks they join into
- * (dsa_blocks.c), with 1 / BLOCKS_DEN of the work: far fewer, and each a
- * rectangle packed without waste; true when that lowered the height.
- * With a capacity, 1 / BLOCKS_CAP_DEN: the blocks' exact search meets it
- * in milliseconds or not at all (MiniMalloc's H, whose joins rule its
- * packing out), and the buffers' own search should not wait for it.
+ * The blocks the buffers join into (dsa_blocks.c): far fewer, each a
+ * rectangle packed without waste, where the exact search finishes what it
+ * cannot on the buffers; true when that lowered the height.  A budget of
+ * its own, units of work: minimising, 1 / BLOCKS_DEN of the search's
+ * once the exact search ends unproven (for auto's local search and
+ * probes on the blocks, twice as much again); with a capacity, a first
+ * try of the blocks' exact search alone with 1 / BLOCKS_CAP_DEN before
+ * the buffers' own: it meets MiniMalloc's A-K in milliseconds, or fails
+ * as soon (H, whose joins rule its packing out).
  */
 #define BLOCKS_DEN 4
 #define BLOCKS_CAP_DEN 32
 
-static bool blocks(ArBuf *b, int n, int64_t capacity, ArBudget *work,
-		   ArDsaResult *res)
+static bool blocks(ArBuf *b, int n, int64_t capacity, int64_t units,
+		   ArWatch *watch, ArDsaResult *res)
 {
-	ArBudget share;
+	ArBudget own;
 	int64_t h;
 
-	ar_budget_share(work, 1, capacity ? BLOCKS_CAP_DEN : BLOCKS_DEN,
-			&share);
-	h = ar_dsa_blocks(b, n, capacity, &share);
-	ar_budget_settle(work, &share);
+	ar_budget_init(&own, units, watch);
+	h = ar_dsa_blocks(b, n, capacity, &own);
 	if (h >= res->height)
 		return false;
 	res->height = h;
@@ -200,7 +201,9 @@ static void exact_then_improve(ArBuf *b, int n, int64_t seed,
 	ar_budget_init(&below, work->granted / DESCEND_DEN, work->watch);
 	ar_dsa_exact(b, n, seed, res->lower_bound, 0, work, res);
 	res->algorithm = res->height == seed ? seed_algo : "exact";
-	if (res->optimal)
+	if (res->optimal ||
+	    (blocks(b, n, 0, work->granted / BLOCKS_DEN, work->watch, res) &&
+	     (res->optimal = res->height == res->bound)))
 		return;
 	h = ar_dsa_improve(b, n, res->bound, &more);
 	if (h < res->height) {
@@ -258,7 +261,9 @@ int ar_dsa_solve(ArBuf *b, int n, const char *algo, int64_t capacity,
 	if (only >= 0 || res->infeasible ||
 	    (is_auto && done(res->height, res->lower_bound, capacity)))
 		return 0;
-	if (is_auto && blocks(b, n, capacity, work, res) &&
+	if (is_auto && capacity > 0 &&
+	    blocks(b, n, capacity, work->granted / BLOCKS_CAP_DEN, work->watch,
+		   res) &&
 	    done(res->height, res->lower_bound, capacity)) {
 		res->optimal = res->height == res->lower_bound;
 		return 0;
