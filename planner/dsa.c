@@ -7,8 +7,9 @@
  * for; only then does it pay for the exact search, seeded with that best
  * height so the search starts from a known solution and never does worse.
  * Minimising, an exact search that ends unproven hands its best to the
+ * search of the blocks the buffers join into (dsa_blocks.c), that to the
  * local search (dsa_improve.c), and that to probes of the heights below
- * it (dsa_descend.c).
+ * it (dsa_descend.c); with a capacity, the blocks are tried first.
  */
 #include "dsa_impl.h"
 

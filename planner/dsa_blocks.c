@@ -16,8 +16,9 @@
  * peak-live bound (986,112, where the search of the pieces stopped 5%
  * higher).  What a block fixes (its members' order, the partner of each
  * join) may rule the best packing out, so the blocks' solution is only a
- * candidate: dsa.c keeps it when it is lower than what it had, and goes on
- * from it with the whole search.
+ * candidate: dsa.c tries it after an exact search of the buffers that
+ * ends unproven (minimising) or before that search (with a capacity),
+ * keeps it when it is lower than what it had, and goes on from it.
  *
  * Joins are made in passes, each one first every stack (all the blocks of
  * one lifetime, by id) and then every hand-over (at each time, the ending
