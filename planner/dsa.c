@@ -168,7 +168,7 @@ static bool blocks(ArBuf *b, int n, int64_t capacity, int64_t units,
 	int64_t h;
 
 	ar_budget_init(&own, units, watch);
-	h = ar_dsa_blocks(b, n, capacity, &own);
+	h = ar_dsa_blocks(b, n, capacity, &own, &res->nodes);
 	if (h >= res->height)
 		return false;
 	res->height = h;

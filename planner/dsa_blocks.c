@@ -159,7 +159,8 @@ static int reduce(Blocks *s, ArBudget *work)
 	return gather(s);
 }
 
-int64_t ar_dsa_blocks(ArBuf *b, int n, int64_t capacity, ArBudget *work)
+int64_t ar_dsa_blocks(ArBuf *b, int n, int64_t capacity, ArBudget *work,
+		      int64_t *nodes)
 {
 	Blocks s = { 0 };
 	int64_t h = ar_dsa_height(b, n), *at;
@@ -192,6 +193,7 @@ int64_t ar_dsa_blocks(ArBuf *b, int n, int64_t capacity, ArBudget *work)
 	/* With a capacity, the exact search alone: auto's repair after it
 	 * would spend half as much again on what is only a first try. */
 	ar_dsa_solve(sub, m, capacity ? "exact" : "auto", capacity, work, &r);
+	*nodes += r.nodes;
 	if (r.height < h) {
 		/* Offsets down the joins: a parent's id is above its
 		 * children's, so it is known before theirs. */

@@ -124,17 +124,17 @@ static void test_blocks_direct(void **state)
 {
 	ArBuf b[512], c[512];
 	int n = holes_instance(b, 120, 6, 480, 7);
-	int64_t g, h;
+	int64_t g, h, nodes = 0;
 	ArBudget w;
 	(void)state;
 	g = ar_dsa_greedy(b, n, AR_GREEDY_SIZE);
 	memcpy(c, b, sizeof b);
 	ar_budget_init(&w, AR_SOLVE_WORK / 4, NULL);
-	h = ar_dsa_blocks(b, n, 0, &w);
+	h = ar_dsa_blocks(b, n, 0, &w, &nodes);
 	assert_true(h <= g);
 	check_valid(b, n, h);
 	ar_budget_init(&w, AR_SOLVE_WORK / 4, NULL);
-	assert_int_equal(ar_dsa_blocks(c, n, 0, &w), h);
+	assert_int_equal(ar_dsa_blocks(c, n, 0, &w, &nodes), h);
 	for (int i = 0; i < n; i++)
 		assert_int_equal(b[i].offset, c[i].offset);
 }
@@ -147,18 +147,21 @@ static void test_blocks_small(void **state)
 		      B(1, 5, 3) };
 	ArBuf apart[] = { B(0, 3, 5), B(1, 4, 6), B(2, 6, 7) };
 	ArBudget w;
+	int64_t nodes = 0;
 	(void)state;
 	for (int i = 0; i < 5; i++)
 		b[i].offset = 0;
 	b[1].offset = 4, b[2].offset = 3, b[3].offset = 3, b[4].offset = 13;
 	check_valid(b, 5, 16);
 	ar_budget_init(&w, AR_SOLVE_WORK, NULL);
-	assert_int_equal(ar_dsa_blocks(b, 5, 0, &w), 13);
+	assert_int_equal(ar_dsa_blocks(b, 5, 0, &w, &nodes), 13);
 	check_valid(b, 5, 13);
 	assert_int_equal(b[2].offset, b[3].offset);
 	apart[0].offset = 0, apart[1].offset = 5, apart[2].offset = 11;
 	ar_budget_init(&w, AR_SOLVE_WORK, NULL);
-	assert_int_equal(ar_dsa_blocks(apart, 3, 0, &w), 18);
+	nodes = 0;
+	assert_int_equal(ar_dsa_blocks(apart, 3, 0, &w, &nodes), 18);
+	assert_int_equal(nodes, 0);
 	assert_int_equal(apart[1].offset, 5);
 	assert_int_equal(apart[2].offset, 11);
 }
