@@ -40,7 +40,7 @@ static const char usage_text[] =
 "                        without it, the lowest height found\n"
 "  -o FILE               output CSV ('-' or none: stdout)\n"
 "  --algo NAME           auto, greedy-size, greedy-breadth, greedy-lifetime,\n"
-"                        exact (auto: heuristics, then exact search, then\n"
+"                        exact (auto: heuristics, blocks, exact search, then\n"
 "                        local search and probes below its best when not\n"
 "                        proven; window repair first from 4096 buffers,\n"
 "                        1024 with --capacity)\n"

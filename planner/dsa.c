@@ -7,8 +7,9 @@
  * for; only then does it pay for the exact search, seeded with that best
  * height so the search starts from a known solution and never does worse.
  * Minimising, an exact search that ends unproven hands its best to the
+ * search of the blocks the buffers join into (dsa_blocks.c), that to the
  * local search (dsa_improve.c), and that to probes of the heights below
- * it (dsa_descend.c).
+ * it (dsa_descend.c); with a capacity, the blocks are tried first.
  */
 #include "dsa_impl.h"
 
@@ -148,6 +149,35 @@ static bool repair(ArBuf *b, int n, int64_t target, ArBudget *work,
 }
 
 /*
+ * The blocks the buffers join into (dsa_blocks.c): far fewer, each a
+ * rectangle packed without waste, where the exact search finishes what it
+ * cannot on the buffers; true when that lowered the height.  A budget of
+ * its own, units of work: minimising, 1 / BLOCKS_DEN of the search's
+ * once the exact search ends unproven (for auto's local search and
+ * probes on the blocks, twice as much again); with a capacity, a first
+ * try of the blocks' exact search alone with 1 / BLOCKS_CAP_DEN before
+ * the buffers' own: it meets MiniMalloc's A-K in milliseconds, or fails
+ * as soon (H, whose joins rule its packing out).
+ */
+#define BLOCKS_DEN 4
+#define BLOCKS_CAP_DEN 32
+
+static bool blocks(ArBuf *b, int n, int64_t capacity, int64_t units,
+		   ArWatch *watch, ArDsaResult *res)
+{
+	ArBudget own;
+	int64_t h;
+
+	ar_budget_init(&own, units, watch);
+	h = ar_dsa_blocks(b, n, capacity, &own, &res->nodes);
+	if (h >= res->height)
+		return false;
+	res->height = h;
+	res->algorithm = "blocks";
+	return true;
+}
+
+/*
  * auto, minimising: when the exact search, with all the work given, ends
  * without a proof, local search goes on from its best with a budget of
  * its own, 1 / IMPROVE_DEN of that work: the branch and bound's next
@@ -173,7 +203,9 @@ static void exact_then_improve(ArBuf *b, int n, int64_t seed,
 	ar_budget_init(&below, work->granted / DESCEND_DEN, work->watch);
 	ar_dsa_exact(b, n, seed, res->lower_bound, 0, work, res);
 	res->algorithm = res->height == seed ? seed_algo : "exact";
-	if (res->optimal)
+	if (res->optimal ||
+	    (blocks(b, n, 0, work->granted / BLOCKS_DEN, work->watch, res) &&
+	     (res->optimal = res->height == res->bound)))
 		return;
 	h = ar_dsa_improve(b, n, res->bound, &more);
 	if (h < res->height) {
@@ -231,6 +263,13 @@ int ar_dsa_solve(ArBuf *b, int n, const char *algo, int64_t capacity,
 	if (only >= 0 || res->infeasible ||
 	    (is_auto && done(res->height, res->lower_bound, capacity)))
 		return 0;
+	if (is_auto && capacity > 0 &&
+	    blocks(b, n, capacity, work->granted / BLOCKS_CAP_DEN, work->watch,
+		   res) &&
+	    done(res->height, res->lower_bound, capacity)) {
+		res->optimal = res->height == res->lower_bound;
+		return 0;
+	}
 	if (is_auto && n >= (capacity ? AR_DSA_REPAIR_CAP_MIN
 				      : AR_DSA_REPAIR_MIN)) {
 		ar_budget_init(&more, work->granted / IMPROVE_DEN, work->watch);

@@ -54,8 +54,11 @@ int64_t ar_dsa_lower_bound(const ArBuf *b, int n, int64_t *at);
  * AR_DSA_WORK, say), and stops when it is spent or its watch fires.
  * "auto", minimising, then spends up to half as much again (a budget of
  * its own, on the same watch) on local search when the exact search ends
- * without a proof, and as much again on probes of the heights below its
- * best; from 4,096 buffers it first spends half as much on window repair.
+ * without a proof (after auto on the blocks the buffers join into, with
+ * a quarter as much, where they join: dsa_blocks.c), and as much again
+ * on probes of the heights below its best; from 4,096 buffers it first
+ * spends half as much on window repair.  With a capacity, the blocks'
+ * exact search gets a first try with a 32nd as much.
  * With a capacity the exact search misses, auto then spends half as much
  * on window repair, or from 4,096 buffers as much on probes of the
  * heights between its best and the capacity, each one repaired.

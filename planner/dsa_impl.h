@@ -78,6 +78,17 @@ int64_t ar_dsa_repair(ArBuf *b, int n, int64_t target, ArBudget *work);
 int64_t ar_dsa_descend(ArBuf *b, int n, int64_t *lo, ArBudget *work,
 		       int64_t *nodes);
 
+/*
+ * Solves the blocks the buffers of b join into (same lifetime stacked,
+ * same size handed over end to start: dsa_blocks.c) by ar_dsa_solve
+ * with the work given (auto minimising, the exact search with a
+ * capacity), and takes their placement when it is lower than b's;
+ * returns b's height; adds the search's nodes to *nodes.  Does nothing
+ * where few buffers join.
+ */
+int64_t ar_dsa_blocks(ArBuf *b, int n, int64_t capacity, ArBudget *work,
+		      int64_t *nodes);
+
 /* The spans between consecutive distinct times of b: buffer i is live
  * over spans [slo[i], shi[i]); returns how many (arrays malloc'd). */
 int ar_dsa_spans(const ArBuf *b, int n, int **slo, int **shi);

@@ -58,8 +58,8 @@ run "$DSA/input.12.csv" 12
 
 # A perfect packing with holes (scripts/gen_dsa.py): 500 buffers whose
 # optimum, 1 MiB, is the lower bound by construction; minimised at effort
-# 3, checked, within 15% of it (12.4% today; the issue asks for 2%), and
-# the same placement twice.
+# 3, checked, within 2% of it, as issue 30 asks (at it, by its blocks:
+# planner/dsa_blocks.c; 12.4% before them), and the same placement twice.
 GEN=$(dirname "$0")/../scripts/gen_dsa.py
 "$PYTHON" "$GEN" holes 500 1 "$tmp/holes.csv"
 for k in 1 2; do
@@ -69,7 +69,7 @@ done
 h=$(sed -n 's/^height: //p' "$tmp/holes.err")
 if ! grep -q "^lower bound: 1048576$" "$tmp/holes.err" ||
    ! check "$tmp/holes.csv" "$tmp/holes.1.csv" "$h" ||
-   [ "$h" -gt $((1048576 * 115 / 100)) ] ||
+   [ "$h" -gt $((1048576 * 102 / 100)) ] ||
    ! cmp -s "$tmp/holes.1.csv" "$tmp/holes.2.csv"; then
 	echo "FAIL holes: height $h"; cat "$tmp/holes.err"; fail=1
 else
