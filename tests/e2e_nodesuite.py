@@ -55,10 +55,11 @@ import sys
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from tally import ARENAC, ROOT, need  # noqa: E402
+
 NODE = os.environ.get("ARENAC_NODE_TESTS",
                       "/usr/share/libonnx-testdata/data/node")
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-ARENAC = os.environ.get("ARENAC") or os.path.join(ROOT, "build", "arenac")
 REFUSALS = os.path.join(ROOT, "tests", "nodesuite_refusals.txt")
 
 # Reason classes, each with the message pattern --update recognises it by.
@@ -341,9 +342,5 @@ def main():
 
 
 if __name__ == "__main__":
-    try:
-        import onnx
-    except ImportError:
-        print("skipped: onnx is not installed for", sys.executable)
-        sys.exit(0)
+    onnx, = need("onnx")
     sys.exit(main())
