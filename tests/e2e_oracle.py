@@ -19,15 +19,11 @@ import os
 import subprocess
 import sys
 
-try:
-    import onnx
-    from onnx import numpy_helper, shape_inference
-except ImportError:
-    print("skipped: onnx is not installed for", sys.executable)
-    sys.exit(0)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from tally import ARENAC, ROOT, need  # noqa: E402
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-ARENAC = os.environ.get("ARENAC") or os.path.join(ROOT, "build", "arenac")
+onnx, = need("onnx")
+from onnx import numpy_helper, shape_inference  # noqa: E402
 
 # Models arenac refuses on purpose, by file name or onnx-small folder.
 REFUSED = {

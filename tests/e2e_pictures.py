@@ -102,11 +102,13 @@ def arena_tensors(report):
 def in_use(report):
     """Bytes in use per step: the union of padded ranges of live tensors."""
     align = report["alignment"]
+    spans = [(t["first_step"], t["last_step"], t["offset"],
+              t["offset"] + -(-t["bytes"] // align) * align)
+             for t in arena_tensors(report)]
     used = []
     for s in range(len(report["steps"])):
-        ranges = sorted((t["offset"], t["offset"] + -(-t["bytes"] // align) * align)
-                        for t in arena_tensors(report)
-                        if t["first_step"] <= s <= t["last_step"])
+        ranges = sorted((a, b) for first, last, a, b in spans
+                        if first <= s <= last)
         total, lo, hi = 0, None, None
         for a, b in ranges:
             if hi is None or a > hi:

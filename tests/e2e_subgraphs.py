@@ -31,17 +31,11 @@ import subprocess
 import sys
 import tempfile
 
-try:
-    import onnx
-    from onnx import helper, numpy_helper, TensorProto
-except ImportError:
-    print("skipped: onnx is not installed for", sys.executable)
-    sys.exit(0)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from tally import ARENAC, ROOT, SHARED, need  # noqa: E402
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-ARENAC = os.environ.get("ARENAC") or os.path.join(ROOT, "build", "arenac")
-SHARED = os.environ.get("ARENAC_SHARED") or os.path.join(ROOT, "..",
-                                                         "shared")
+onnx, = need("onnx")
+from onnx import helper, numpy_helper, TensorProto  # noqa: E402
 TMP = tempfile.mkdtemp(prefix="arenac_sub")
 passed = failed = 0
 
