@@ -140,7 +140,8 @@ if os.environ.get("ARENAC_SANITIZE"):
 
 def plan_one(tmp, name, p):
     """'planned', 'bounded' (a plan with data-dependent shapes planned
-    for their upper bound) or 'refused'."""
+    for their upper bound), 'refused' (exit 2: malformed or unsupported)
+    or 'crashed' (any other exit: under the sanitizers, a finding)."""
     js = os.path.join(tmp, p + ".json")
     r = subprocess.run([ARENAC, "-q", "--prefix", p, "-o",
                         os.path.join(tmp, p + ".h"), "--weights",
@@ -149,21 +150,23 @@ def plan_one(tmp, name, p):
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                        env=PLAN_ENV)
     if r.returncode:
-        return "refused"
+        return "refused" if r.returncode == 2 else "crashed"
     with open(js) as f:
         return "bounded" if '"bounded": true' in f.read() else "planned"
 
 
 def plan_all(tmp, tests):
     """arenac on every test (two at a time): the planned ones as (name,
-    prefix) pairs in the suite's order, and the names of those whose plan
-    has bounded shapes (the runtime runs static shapes only)."""
+    prefix) pairs in the suite's order, the names of those whose plan
+    has bounded shapes (the runtime runs static shapes only), and of those
+    arenac neither planned nor refused."""
     with concurrent.futures.ThreadPoolExecutor(2) as pool:
         got = list(pool.map(lambda k: plan_one(tmp, tests[k], "n%d" % k),
                             range(len(tests))))
     return ([(t, "n%d" % k) for k, t in enumerate(tests)
              if got[k] == "planned"],
-            [t for k, t in enumerate(tests) if got[k] == "bounded"])
+            [t for k, t in enumerate(tests) if got[k] == "bounded"],
+            [t for k, t in enumerate(tests) if got[k] == "crashed"])
 
 
 def build_runner(tmp, planned):
@@ -342,7 +345,7 @@ def one_step(tmp, refused, ops):
 
 def run_suite(tmp):
     tests = sorted(os.listdir(DATA))
-    planned, bounded = plan_all(tmp, tests)
+    planned, bounded, crashed = plan_all(tmp, tests)
     exe = build_runner(tmp, planned)
     if not exe:
         print("e2e_node_runtime: 0 passed, 1 failed")
@@ -406,12 +409,15 @@ def run_suite(tmp):
             why.items(), key=lambda kv: (-kv[1], kv[0])))))
     for f in fails1:
         print("  FAIL (one step) %s" % f)
+    for name in crashed:
+        print("  FAIL arenac %s: neither a plan nor exit 2" % name)
     print("refused by arenac or bounded, single node, op with a kernel: "
           "%d run as "
           "one-step plans, %d matched, %d failed; %d do not fit the "
           "one-step harness" % (matched1 + len(fails1), matched1,
                                 len(fails1), unfit1))
-    failed = counts["mismatch"] + counts["error"] + len(fails1)
+    failed = counts["mismatch"] + counts["error"] + len(fails1) + \
+        len(crashed)
     print("e2e_node_runtime: %d passed, %d failed" % (
         counts["match"] + matched1, failed))
     return 1 if failed else 0
