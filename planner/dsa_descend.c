@@ -15,14 +15,16 @@
  * So heights are probed in rounds from one unit of the sizes' gcd below
  * the best down, one unit apart (or a 64th of the gap to the bound where
  * that is more: sizes of gcd 1), never below the proven bound: round r
- * asks 32 >> r heights with 2^r / 256 of the phase's work each (many
- * cheap probes first, then fewer deeper ones; each round spends an
- * eighth, ROUNDS of them half the phase), and then the height just below
- * the best gets all that is left, again after each success.  That last
- * probe is the deep one capacity mode makes, and it must not be starved:
- * a probe repeats exactly the tree of a cheaper one at the same height,
- * so six cheap rounds left D's next height 36,016 nodes where it needs
- * 37,625 (found with half the phase).  Heights near the best come first:
+ * asks max(32 >> r, 4) heights with 2^r / 256 of the phase's work each
+ * (many cheap probes first, then fewer deeper ones; the first four
+ * rounds spend an eighth each, the fifth a quarter), and then the height
+ * just below the best gets all that is left, again after each success.
+ * That last probe is the deep one capacity mode makes, and it must not
+ * be starved: a probe repeats exactly the tree of a cheaper one at the
+ * same height, so rounds narrowing to one height (2, then 1, of 2^5 and
+ * 2^6 / 256) left D's next height 36,016 nodes where it needs 37,625;
+ * and the fifth round's four heights find D's 1,031,168 (8,142 nodes),
+ * which two would not have reached.  Heights near the best come first:
  * they are the easiest to find.  A probe that succeeds lowers the best
  * (the rest of its round asks only below it); one that proves a height
  * infeasible raises the bound.  All of it counted in work units.
@@ -31,7 +33,8 @@
 
 #include <assert.h>
 
-#define ROUNDS 4
+#define ROUNDS 5
+#define MIN_PROBES 4
 #define FIRST_PROBES 32
 
 /* Probes height c with units of work; true when b got lower. */
@@ -75,7 +78,8 @@ int64_t ar_dsa_descend(ArBuf *b, int n, int64_t *lo, ArBudget *work,
 		g = ar_dsa_gcd(b[i].size, g);
 	*lo = (*lo + g - 1) / g * g;
 	for (int r = 0; r < ROUNDS && best - g >= *lo; r++) {
-		int probes = FIRST_PROBES >> r;
+		int probes = FIRST_PROBES >> r > MIN_PROBES ? FIRST_PROBES >> r
+							    : MIN_PROBES;
 		int64_t units = granted / 256 << r;
 		int64_t top = best - g, last = INT64_MAX;
 		int64_t step = (best - *lo) / (2 * FIRST_PROBES) / g * g;
