@@ -520,11 +520,13 @@ static void test_descend(void **state)
 }
 
 /*
- * The last probe of the descent gets the half of its work the cheap
- * rounds leave (dsa_descend.c): instance 7 of 80 buffers needs a deeper
- * probe at the height just below the best than six cheap rounds left it,
- * so the old schedule stopped at 9,664 (the exact search's height); now
- * 9,600, the height capacity mode finds there with the same work.
+ * The last probe of the descent (dsa_descend.c) gets what the cheap
+ * rounds leave, no longer first spent on a cheaper probe of the same
+ * height, which only repeats the start of its tree: on instance 7 of 80
+ * buffers the old rounds' sixth probe of 9,600 left the last one 574,246
+ * units (320 nodes, not enough), so it stopped at 9,664, the exact
+ * search's height; now 636,742 (402 nodes) find 9,600, the height
+ * capacity mode finds there with the same work.
  */
 static void test_descend_last_probe(void **state)
 {
