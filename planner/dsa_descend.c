@@ -21,13 +21,13 @@
  * just below the best gets all that is left, again after each success.
  * That last probe is the deep one capacity mode makes, and it must not
  * be starved: a probe repeats exactly the tree of a cheaper one at the
- * same height, so rounds narrowing to one height (2, then 1, of 2^5 and
- * 2^6 / 256) left D's next height 36,016 nodes where it needs 37,625;
- * and the fifth round's four heights find D's 1,031,168 (8,142 nodes),
- * which two would not have reached.  Heights near the best come first:
- * they are the easiest to find.  A probe that succeeds lowers the best
- * (the rest of its round asks only below it); one that proves a height
- * infeasible raises the bound.  All of it counted in work units.
+ * same height, so rounds narrowing to one height (2 probes of 2^4 / 256,
+ * then 1 of 2^5 / 256) left D's next height 36,016 nodes of the 37,625
+ * it needs; and the fifth round's four heights find D's 1,031,168 (8,142
+ * nodes), which two would not have reached.  Heights near the best come
+ * first: they are the easiest to find.  A probe that succeeds lowers
+ * the best (the rest of its round asks only below it); one that proves a
+ * height infeasible raises the bound.  All of it counted in work units.
  */
 #include "dsa_impl.h"
 
