@@ -15,19 +15,26 @@
  * So heights are probed in rounds from one unit of the sizes' gcd below
  * the best down, one unit apart (or a 64th of the gap to the bound where
  * that is more: sizes of gcd 1), never below the proven bound: round r
- * asks 32 >> r heights with 2^r / 256 of the phase's work each (many
- * cheap probes first, then fewer deeper ones; each round spends an
- * eighth), and a last round gives what is left to the height just below
- * the best.  Heights near the best come first: they are the easiest to
- * find.  A probe that succeeds lowers the best (the rest of its round
- * asks only below it); one that proves a height infeasible raises the
- * bound.  All of it counted in work units.
+ * asks max(32 >> r, 4) heights with 2^r / 256 of the phase's work each
+ * (many cheap probes first, then fewer deeper ones; the first four
+ * rounds spend an eighth each, the fifth a quarter), and then the height
+ * just below the best gets all that is left, again after each success.
+ * That last probe is the deep one capacity mode makes, and it must not
+ * be starved: a probe repeats exactly the tree of a cheaper one at the
+ * same height, so rounds narrowing to one height (2 probes of 2^4 / 256,
+ * then 1 of 2^5 / 256) left D's next height 36,016 nodes of the 37,625
+ * it needs; and the fifth round's four heights find D's 1,031,168 (8,142
+ * nodes), which two would not have reached.  Heights near the best come
+ * first: they are the easiest to find.  A probe that succeeds lowers
+ * the best (the rest of its round asks only below it); one that proves a
+ * height infeasible raises the bound.  All of it counted in work units.
  */
 #include "dsa_impl.h"
 
 #include <assert.h>
 
-#define ROUNDS 6
+#define ROUNDS 5
+#define MIN_PROBES 4
 #define FIRST_PROBES 32
 
 /* Probes height c with units of work; true when b got lower. */
@@ -50,8 +57,10 @@ static bool probe_at(ArBuf *b, int n, int64_t c, int64_t g, int64_t units,
 	assert(h <= *best);
 	if (h >= *best)
 		return false;
-	/* The local search goes on from the probe's solution. */
-	ar_budget_init(&share, units < work->left ? units : work->left,
+	/* The local search goes on from the probe's solution, with at most
+	 * half what is left: the last probes go on after it. */
+	ar_budget_init(&share, units < work->left / 2 ? units
+						      : work->left / 2,
 		       work->watch);
 	h = n >= AR_DSA_REPAIR_MIN ? ar_dsa_repair(b, n, *lo, &share)
 				   : ar_dsa_improve(b, n, *lo, &share);
@@ -68,9 +77,10 @@ int64_t ar_dsa_descend(ArBuf *b, int n, int64_t *lo, ArBudget *work,
 	for (int i = 0; i < n; i++)
 		g = ar_dsa_gcd(b[i].size, g);
 	*lo = (*lo + g - 1) / g * g;
-	for (int r = 0; r <= ROUNDS && best - g >= *lo; r++) {
-		int probes = r < ROUNDS ? FIRST_PROBES >> r : 1;
-		int64_t units = r < ROUNDS ? granted / 256 << r : work->left;
+	for (int r = 0; r < ROUNDS && best - g >= *lo; r++) {
+		int probes = FIRST_PROBES >> r > MIN_PROBES ? FIRST_PROBES >> r
+							    : MIN_PROBES;
+		int64_t units = granted / 256 << r;
 		int64_t top = best - g, last = INT64_MAX;
 		int64_t step = (best - *lo) / (2 * FIRST_PROBES) / g * g;
 		step = step > g ? step : g;
@@ -82,5 +92,8 @@ int64_t ar_dsa_descend(ArBuf *b, int n, int64_t *lo, ArBudget *work,
 			probe_at(b, n, c, g, units, work, lo, &best, nodes);
 		}
 	}
+	while (best - g >= *lo && ar_budget_left(work) &&
+	       probe_at(b, n, best - g, g, work->left, work, lo, &best, nodes))
+		;
 	return best;
 }

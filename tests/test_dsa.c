@@ -520,6 +520,38 @@ static void test_descend(void **state)
 }
 
 /*
+ * The last probe of the descent (dsa_descend.c) gets what the cheap
+ * rounds leave, no longer first spent on a cheaper probe of the same
+ * height, which only repeats the start of its tree: on instance 7 of 80
+ * buffers the old rounds' sixth probe of 9,600 left the last one 574,246
+ * units (320 nodes, not enough), so it stopped at 9,664, the exact
+ * search's height; now 636,742 (402 nodes) find 9,600, the height
+ * capacity mode finds there with the same work.
+ */
+static void test_descend_last_probe(void **state)
+{
+	enum { N = 80, UNITS = 1000000 };
+	ArBuf b[N];
+	ArDsaResult r, rc;
+	ArBudget w;
+	(void)state;
+	descend_instance(b, N, 7);
+	ar_budget_init(&w, UNITS, NULL);
+	assert_int_equal(ar_dsa_solve(b, N, "auto", 0, &w, &r), 0);
+	check_solution(b, N, &r);
+	print_message("descend, last probe: lower %lld, now %lld (%s)\n",
+		      (long long)r.lower_bound, (long long)r.height,
+		      r.algorithm);
+	assert_int_equal(r.height, 9600);
+	assert_string_equal(r.algorithm, "descend");
+	descend_instance(b, N, 7);
+	ar_budget_init(&w, UNITS, NULL);
+	assert_int_equal(ar_dsa_solve(b, N, "auto", 9600, &w, &rc), 0);
+	check_solution(b, N, &rc);
+	assert_true(rc.height <= 9600);
+}
+
+/*
  * Window repair (dsa_repair.c), the exact search then the pinned local
  * search on each window: 600 buffers over 600 steps from the greedy order
  * that ends highest, so the skyline passes the bound in windows.  The
@@ -693,6 +725,7 @@ int main(void)
 		cmocka_unit_test(test_budget),
 		cmocka_unit_test(test_improve_hard),
 		cmocka_unit_test(test_descend),
+		cmocka_unit_test(test_descend_last_probe),
 		cmocka_unit_test(test_repair),
 		cmocka_unit_test(test_exact_pinned),
 		cmocka_unit_test(test_repair_at_capacity),
