@@ -31,6 +31,7 @@ reference runtime and compared with outside truth:
 import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -39,7 +40,7 @@ import tempfile
 from tally import ARENAC, ROOT, SHARED, Tally
 
 BUILD = os.environ.get("BUILD") or os.path.join(ROOT, "build")
-CC = os.environ.get("CC") or "cc"
+CC = shlex.split(os.environ.get("CC") or "cc")
 RT_LIB = os.path.join(BUILD, "libarenac_rt.a")
 PB_OBJS = [os.path.join(BUILD, "obj", "tests", "pbread.o"),
            os.path.join(BUILD, "obj", "gen", "onnx.pb-c.o")]
@@ -68,7 +69,7 @@ def build(name, model, opts):
         t.check("%s: plans" % name, False, r.stderr.strip()[:400])
         return None
     up = name.upper()
-    cmd = [CC, "-std=c11", "-O1", "-D_POSIX_C_SOURCE=200809L",
+    cmd = CC + ["-std=c11", "-O1", "-D_POSIX_C_SOURCE=200809L",
            "-I" + os.path.join(ROOT, "runtime"),
            "-I" + os.path.join(ROOT, "tests"),
            "-I" + os.path.join(BUILD, "gen"), "-I" + tmp,
