@@ -357,16 +357,16 @@ static int filter_of(const ArGraph *g, int i)
 	return d ? d->filter : 0;
 }
 
-/* Whether filter t can be permuted in place: an initializer of the
- * model's own that every reader reads as the filter of a convolution
+/* Whether filter t can be permuted at compile time: a weight or constant
+ * with values that every reader reads as the filter of a convolution
  * this pass makes channels-last, all in the same layout. */
 static bool filter_foldable(const Pass *p, int t, const int *perm)
 {
 	const ArGraph *g = p->g;
 	const ArTensor *w = &g->tensors[t];
 
-	if (t >= p->nt0 || w->kind != AR_TK_WEIGHT || !w->data ||
-	    w->producer >= 0)
+	if (t >= p->nt0 || (w->kind != AR_TK_WEIGHT &&
+			    w->kind != AR_TK_CONSTANT) || !w->data)
 		return false;
 	for (int k = 0; k < g->ninputs; k++)
 		if (g->inputs[k] == t)
@@ -397,13 +397,15 @@ static int moved_axis(const int *perm, int a)
 /*
  * Node i's filter (input j) in the layout TFLite Micro's and CMSIS-NN's
  * kernels read (ops.h ar_filter_perm), its kernel_shape written first
- * where the node leaves it to W's dims.  A weight only such filters read
- * is permuted in place, once, as onnxruntime's NHWC transformer folds the
- * Transposes it puts on constant weights (onnx_transpose_optimization.cc,
- * TransposeInitializer); any other (shared with a channels-first reader,
- * computed, a graph input or external data) is moved by a Transpose step
- * into the arena, each weight once.  Its per-channel quantisation axis
- * moves with it (inference keeps a record it finds).
+ * where the node leaves it to W's dims.  A weight or constant only such
+ * filters read is permuted once at compile time, as onnxruntime's NHWC
+ * transformer folds the Transposes it puts on constant weights
+ * (onnx_transpose_optimization.cc, TransposeInitializer): an initializer
+ * in place (its name kept), a Constant node's value (paddle2onnx's
+ * weights) into a new constant; any other (shared with a channels-first
+ * reader, computed, a graph input or external data) is moved by a
+ * Transpose step, each once.  Its per-channel quantisation axis moves
+ * with it (inference keeps a record it finds).
  */
 static void filter_to_tflite(Pass *p, int i, int j)
 {
@@ -411,47 +413,51 @@ static void filter_to_tflite(Pass *p, int i, int j)
 	int t = g->nodes[i].inputs[j], id;
 	ArTensor *w, *y;
 	const int *perm;
+	int64_t d[4];
+	bool fold;
 
 	if (t < 0 || g->tensors[t].rank != 4)
 		return;
 	w = &g->tensors[t];
+	/* An initializer another reader permuted in place is TFLite's. */
+	memcpy(d, w->dims, sizeof d);
+	if (t < p->nt0 && p->filter[t] == t)
+		ar_filter_dims_onnx(d, ar_attr_int(&g->nodes[i], "group", 1));
 	if (!ar_attr(&g->nodes[i], "kernel_shape")) {
 		ArAttr *a = ar_node_add_attr(g, &g->nodes[i], "kernel_shape",
 					     AR_ATTR_INTS);
 		a->ints = ar_xmalloc(2 * sizeof *a->ints);
 		a->nints = 2;
-		a->ints[0] = w->dims[2];
-		a->ints[1] = w->dims[3];
+		a->ints[0] = d[2];
+		a->ints[1] = d[3];
 	}
 	if (t < p->nt0 && p->filter[t] >= 0) {
 		g->nodes[i].inputs[j] = p->filter[t];
 		return;
 	}
-	perm = ar_filter_perm(w->dims, ar_attr_int(&g->nodes[i], "group", 1));
-	if (filter_foldable(p, t, perm)) {
-		void *v = ar_xmalloc((size_t)w->bytes);
-		int64_t d[4];
-		memcpy(d, w->dims, sizeof d);
-		permute4(v, w->data, d, perm, ar_dtype_size(w->dtype));
-		free(w->data);
-		w->data = v;
-		for (int k = 0; k < 4; k++)
-			w->dims[k] = d[perm[k]];
-		w->quant.axis = moved_axis(perm, w->quant.axis);
-		p->filter[t] = t;
-		return;
-	}
-	id = new_tensor(g, t, "_tflite");
+	perm = ar_filter_perm(d, ar_attr_int(&g->nodes[i], "group", 1));
+	fold = filter_foldable(p, t, perm);
+	id = fold && w->kind == AR_TK_WEIGHT && w->producer < 0 ? t :
+	     new_tensor(g, t, "_tflite");
 	w = &g->tensors[t];
 	y = &g->tensors[id];
+	if (fold) {
+		void *v = ar_xmalloc((size_t)w->bytes);
+		permute4(v, w->data, d, perm, ar_dtype_size(w->dtype));
+		if (id == t)
+			free(w->data);
+		y->data = v;
+		y->kind = w->kind;
+	}
 	y->dtype = w->dtype;
 	y->rank = 4;
 	for (int k = 0; k < 4; k++)
-		y->dims[k] = w->dims[perm[k]];
+		y->dims[k] = d[perm[k]];
 	y->bytes = w->bytes;
 	y->quant = w->quant;
 	y->quant.axis = moved_axis(perm, w->quant.axis);
-	move(p, t, id, perm);
+	if (!fold)
+		move(p, t, id, perm);
 	if (t < p->nt0)
 		p->filter[t] = id;
 	g->nodes[i].inputs[j] = id;
