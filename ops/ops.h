@@ -296,12 +296,17 @@ void ar_dims_channels_last(int64_t *dims, int rank, bool to_last);
 /*
  * The Transpose perm from an ONNX filter [M, C/group, kH, kW] of a
  * convolution with `group` to the layout TFLite Micro's and CMSIS-NN's
- * kernels read: OHWI [M, kH, kW, C/group] (tflite-micro tensorflow/lite/
- * micro/kernels/conv.cc, the filter's dims 1 and 2 its height and width;
- * CMSIS-NN Include/arm_nnfunctions.h, arm_convolve_s8: "filter_data ...
- * [C_OUT, HK, WK, C_IN]"), or for a depthwise one (group > 1, one input
- * channel per group) [1, kH, kW, M] (depthwise_conv.cc reads the filter's
- * dims 1, 2 and 3; arm_depthwise_conv_s8: "[1, H, W, C_OUT]").
+ * kernels read: OHWI [M, kH, kW, C/group] (tensorflow/lite/kernels/
+ * internal/reference/conv.h, Conv, which tflite-micro's kernels/conv.cc
+ * runs: output depth MatchingDim(filter_shape, 0, output_shape, 3), the
+ * filter's height, width and input depth its dims 1, 2, 3; CMSIS-NN
+ * Include/arm_nnfunctions.h, arm_convolve_s8: filter [C_OUT, H, W, C_IN]),
+ * or for a depthwise one (group > 1, one input channel per group, M a
+ * multiple of it: TFLite's depth_multiplier) [1, kH, kW, M] (reference/
+ * depthwiseconv_float.h, DepthwiseConv, behind depthwise_conv.cc: output
+ * depth MatchingDim(filter_shape, 3, output_shape, 3);
+ * arm_depthwise_conv_s8: "Filter tensor dimensions. Format: [1, H, W,
+ * C_OUT]").
  */
 const int *ar_filter_perm(const int64_t *onnx_dims, int64_t group);
 /* The ONNX dims of a filter in that layout, in place. */
