@@ -73,7 +73,8 @@ static int64_t conv_flops(const ArGraph *g, const ArNode *n, int wi, int bi)
 	int64_t out = numel(y), f, m;
 	if (!w || w->rank < 2 || !y || y->rank < 2)
 		return out;
-	m = y->dims[ar_default_domain(n->domain) ? 1 : y->rank - 1];
+	m = y->dims[n->domain && !strcmp(n->domain, AR_NHWC_DOMAIN) ?
+		    y->rank - 1 : 1];
 	if (m <= 0 || numel(w) % m)
 		return out;
 	f = mul_sat(2, mul_sat(out, numel(w) / m));
