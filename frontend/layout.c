@@ -385,15 +385,6 @@ static bool filter_foldable(const Pass *p, int t, const int *perm)
 	return true;
 }
 
-/* Where axis a (-1: none) of a Transpose's input is in its output. */
-static int moved_axis(const int *perm, int a)
-{
-	for (int k = 0; k < 4 && a >= 0; k++)
-		if (perm[k] == a)
-			return k;
-	return a;
-}
-
 /*
  * Node i's filter (input j) in the layout TFLite Micro's and CMSIS-NN's
  * kernels read (ops.h ar_filter_perm), its kernel_shape written first
@@ -455,7 +446,7 @@ static void filter_to_tflite(Pass *p, int i, int j)
 		y->dims[k] = d[perm[k]];
 	y->bytes = w->bytes;
 	y->quant = w->quant;
-	y->quant.axis = moved_axis(perm, w->quant.axis);
+	y->quant.axis = ar_perm_axis(perm, w->quant.axis);
 	if (!fold)
 		move(p, t, id, perm);
 	if (t < p->nt0)

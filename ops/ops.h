@@ -311,6 +311,8 @@ void ar_dims_channels_last(int64_t *dims, int rank, bool to_last);
 const int *ar_filter_perm(const int64_t *onnx_dims, int64_t group);
 /* The ONNX dims of a filter in that layout, in place. */
 void ar_filter_dims_onnx(int64_t *dims, int64_t group);
+/* Where axis (-1: none) of a 4-D Transpose's input is in its output. */
+int ar_perm_axis(const int *perm, int axis);
 
 typedef struct ArOpDef {
 	const char *domain;     /* NULL: the default ONNX domain */

@@ -41,6 +41,14 @@ const int *ar_filter_perm(const int64_t *onnx_dims, int64_t group)
 	return group > 1 && onnx_dims[1] == 1 ? DEPTHWISE : OHWI;
 }
 
+int ar_perm_axis(const int *perm, int axis)
+{
+	for (int k = 0; k < 4 && axis >= 0; k++)
+		if (perm[k] == axis)
+			return k;
+	return axis;
+}
+
 /* A depthwise filter is [1, kH, kW, M], M a multiple of group > 1; an
  * OHWI one has M >= group rows. */
 void ar_filter_dims_onnx(int64_t *dims, int64_t group)
@@ -60,6 +68,7 @@ int ar_shape_nhwc(InferCtx *c, ArNode *n)
 	const ArOpDef *self = ar_op_of(n);
 	int64_t saved[AR_MAX_RANK], wsaved[AR_MAX_RANK];
 	ArTensor *x, *y, *w = NULL;
+	bool fresh = false;
 	int rc;
 
 	if (!twin || !twin->shape)
@@ -84,11 +93,18 @@ int ar_shape_nhwc(InferCtx *c, ArNode *n)
 	if (w) {
 		memcpy(wsaved, w->dims, sizeof wsaved);
 		ar_filter_dims_onnx(w->dims, ar_attr_int(n, "group", 1));
+		fresh = w->quant.scale < 0 && w->quant.zero_point < 0;
 	}
 	rc = twin->shape(c, n);
 	memcpy(x->dims, saved, sizeof saved);
-	if (w)
+	if (w) {
+		/* A per-output-channel axis this op recorded (frontend/
+		 * layout.c moved an earlier record), where the perm put it. */
+		if (fresh)
+			w->quant.axis = ar_perm_axis(ar_filter_perm(w->dims,
+				ar_attr_int(n, "group", 1)), w->quant.axis);
 		memcpy(w->dims, wsaved, sizeof wsaved);
+	}
 	if (rc)
 		return rc;
 	y = ar_out(c, n, 0);
