@@ -22,17 +22,6 @@ static int exact_ints(Ctx *c, const char *name, int64_t *v, int n, int *got)
 	return 0;
 }
 
-/* group (an attribute, >= 1) divides the channels (extents) only when it
- * is at most them; W has cg input channels per group. */
-int ctx_group_channels(Ctx *c, const rt_conv *p, int64_t cg, int64_t C,
-		       int64_t M)
-{
-	if (p->group > C || p->group > M || rt_mod(C, p->group) ||
-	    rt_mod(M, p->group) || cg * p->group != C)
-		return ctx_fail(c, ART_E_CHANNELS_MULTIPLE_GROUP);
-	return 0;
-}
-
 int ctx_nhwc_filter(Ctx *c, const rt_conv *p, const rt_shape *ws, int64_t C,
 		    int64_t M)
 {

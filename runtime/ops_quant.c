@@ -194,7 +194,7 @@ conv_int(Ctx *c, ConvIntFn *kernel, int cl)
 	if (cl ? ctx_nhwc_filter(c, &p, &ws, xs.d[1], y.s.d[1]) :
 	    ctx_group_channels(c, &p, ws.d[1], xs.d[1], y.s.d[1]))
 		return -1;
-	cg = rt_div(xs.d[1], p.group);
+	cg = cl ? rt_div(xs.d[1], p.group) : ws.d[1];
 	if (!ql) {
 		if (y.dt != ART_DT_INT32)
 			return ctx_fail(c, ART_E_CONVINTEGER_GIVES_INT32);
