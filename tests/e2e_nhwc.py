@@ -456,7 +456,8 @@ print("filters: shared, depthwise with a multiplier, read channels-first")
 def filters_model(path):
     """w read by two Convs (one filter, permuted once), wd depthwise with
     two outputs per channel ([1,kH,kW,8]), ws read by a Conv and by a Mul
-    that reads it as the model has it (a Transpose for the Conv)."""
+    that reads it as the model has it (a Transpose for the Conv), wdq
+    dequantized per channel (a computed filter)."""
     try:
         import numpy as np
         from onnx import TensorProto, helper, numpy_helper, save
@@ -472,7 +473,10 @@ def filters_model(path):
     nodes = [n("Conv", ["x", "w"], ["a"], pads=p1),
              n("Conv", ["a", "w"], ["b"], pads=p1),
              n("Conv", ["b", "wd"], ["y"], pads=p1, group=4),
-             n("Conv", ["a", "ws"], ["y2"], pads=p1),
+             n("DequantizeLinear", ["wq", "wqs"], ["wdq"]),
+             n("Conv", ["a", "ws"], ["y2a"], pads=p1),
+             n("Conv", ["a", "wdq"], ["y2b"], pads=p1),
+             n("Add", ["y2a", "y2b"], ["y2"]),
              n("Mul", ["ws", "ws"], ["sq"]),
              n("ReduceSum", ["sq"], ["y3"], keepdims=0)]
     f = TensorProto.FLOAT
@@ -482,7 +486,11 @@ def filters_model(path):
         [helper.make_tensor_value_info("y", f, [1, 8, 6, 6]),
          helper.make_tensor_value_info("y2", f, [1, 4, 6, 6]),
          helper.make_tensor_value_info("y3", f, [])],
-        [w("w", 4, 4, 3, 3), w("wd", 8, 1, 3, 3), w("ws", 4, 4, 3, 3)])
+        [w("w", 4, 4, 3, 3), w("wd", 8, 1, 3, 3), w("ws", 4, 4, 3, 3),
+         numpy_helper.from_array(rng.integers(-127, 128, (4, 4, 3, 3))
+                                 .astype(np.int8), "wq"),
+         numpy_helper.from_array(np.array([0.01, 0.02, 0.03, 0.04],
+                                          np.float32), "wqs")])
     save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]),
          path)
     return True
@@ -512,7 +520,8 @@ else:
                     np.allclose(a, b, rtol=1e-5, atol=1e-5),
                     "%r / %r" % (a, b))
         tens = {x["name"]: x["shape"] for x in j["tensors"]}
-        convs = [s["inputs"][1] for s in j["steps"] if s["op"] == "Conv"]
+        convs = [s["inputs"][1] for s in j["steps"] if s["op"] == "Conv"
+                 and s["inputs"][1] != "wdq_tflite"]
         t.check("filt: w permuted once in place for its two readers, wd "
                 "[1,3,3,8], ws kept [4,4,3,3] for the Mul and its "
                 "permuted copy [4,3,3,4] for the Conv",
@@ -520,6 +529,12 @@ else:
                 tens["w"] == [4, 3, 3, 4] and tens["wd"] == [1, 3, 3, 8]
                 and tens["ws"] == [4, 4, 3, 3] and
                 tens["ws_tflite"] == [4, 3, 3, 4], (convs, tens))
+        moved = [(s["inputs"][0], s["outputs"][0]) for s in j["steps"]
+                 if s["op"] == "Transpose"]
+        t.check("filt: the dequantized filter is moved by a Transpose "
+                "step to [4,3,3,4] (output 1 above reads it)",
+                ("wdq", "wdq_tflite") in moved and
+                tens["wdq_tflite"] == [4, 3, 3, 4], (moved, tens))
 
 print("bad input")
 lenet = os.path.join(ROOT, "testdata", "lenet.onnx")
