@@ -10,7 +10,9 @@
  *
  *   - an op with a channels-last variant in the op table (AR_NHWC_DOMAIN)
  *     and a 4-D input 0 becomes it: it reads input 0 channels-last and
- *     writes output 0 channels-last, into a new tensor (the "twin");
+ *     writes output 0 channels-last, into a new tensor (the "twin"), and
+ *     a convolution's filter as TFLite Micro and CMSIS-NN read it (OHWI,
+ *     or [1, kH, kW, M] depthwise: filter_to_tflite);
  *   - an op the table calls layout-free (ArOpDef.layout) whose 4-D
  *     operands have twins computes on the twins (a Concat's axis
  *     remapped, a broadcast constant permuted), so no Transpose is needed
