@@ -172,8 +172,8 @@ static const Option options[] = {
 	 .flags = ECHO, .section = PLANNING,
 	 .help = "4-D activations as the model has them, or\n"
 		 "channels-last as CMSIS-NN and TFLite Micro\n"
-		 "kernels use them; the graph's inputs and outputs\n"
-		 "keep the model's layout (nchw)"},
+		 "kernels use them, conv filters OHWI; the graph's\n"
+		 "inputs and outputs keep the model's layout (nchw)"},
 	{"io", 0, CHOICE, NULL, TO(plan.io_separate),
 	 .choices = "arena|separate", .flags = ECHO, .section = PLANNING,
 	 .help = "graph inputs and outputs in the arena, or in\n"

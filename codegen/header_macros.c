@@ -152,12 +152,19 @@ void hdr_write_macros(const Hdr *h)
 		fprintf(h->f, "#define %s_%s %lld%s\n", h->up, m[i].name,
 			m[i].v, m[i].suffix);
 	/* --layout nhwc (frontend/layout.c): the tables' 4-D activations
-	 * are [N, H, W, C], the graph's inputs and outputs as declared. */
+	 * are [N, H, W, C], the graph's inputs and outputs as declared, the
+	 * channels-last convolutions' filters as TFLite Micro's and
+	 * CMSIS-NN's kernels read them (ops.h ar_filter_perm). */
 	if (h->g->nhwc)
 		hdr_tmpl(h, "/* 4-D activations channels-last ([N,H,W,C]: "
 			 "--layout nhwc); inputs and outputs\n"
 			 " * as the model declares them. */\n"
-			 "#define $_LAYOUT_NHWC 1\n");
+			 "#define $_LAYOUT_NHWC 1\n"
+			 "/* Channels-last convolutions' filters OHWI "
+			 "[M,kH,kW,C/group], depthwise ones\n"
+			 " * (group = C > 1) [1,kH,kW,M], as TFLite Micro and "
+			 "CMSIS-NN read them. */\n"
+			 "#define $_WEIGHTS_LAYOUT_OHWI 1\n");
 	if (h->nreg)
 		hdr_write_region_macros(h);
 	hdr_write_sub_macros(h);

@@ -561,8 +561,11 @@ int ar_write_json(FILE *f, const ArGraph *g, const ArPlan *p,
 	ar_json_str(f, ar_model_name(info));
 	fputs(",\n  \"arenac_version\": \"" ARENAC_VERSION "\"", f);
 	fprintf(f, ",\n  \"alignment\": %" PRId64, p->align);
-	if (g->nhwc)    /* --layout nhwc: 4-D activations channels-last */
-		fputs(",\n  \"layout\": \"nhwc\"", f);
+	/* --layout nhwc: 4-D activations channels-last, the channels-last
+	 * convolutions' filters OHWI (depthwise [1, kH, kW, M]) */
+	if (g->nhwc)
+		fputs(",\n  \"layout\": \"nhwc\",\n"
+		      "  \"weights_layout\": \"ohwi\"", f);
 	fprintf(f, ",\n  \"arena_bytes\": %" PRId64, p->arena_bytes);
 	fprintf(f, ",\n  \"lower_bound_bytes\": %" PRId64, p->lower_bound);
 	fprintf(f, ",\n  \"file_order_peak_bytes\": %" PRId64,

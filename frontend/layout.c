@@ -10,7 +10,9 @@
  *
  *   - an op with a channels-last variant in the op table (AR_NHWC_DOMAIN)
  *     and a 4-D input 0 becomes it: it reads input 0 channels-last and
- *     writes output 0 channels-last, into a new tensor (the "twin");
+ *     writes output 0 channels-last, into a new tensor (the "twin"), and
+ *     a convolution's filter as TFLite Micro and CMSIS-NN read it (OHWI,
+ *     or [1, kH, kW, M] depthwise: filter_to_tflite);
  *   - an op the table calls layout-free (ArOpDef.layout) whose 4-D
  *     operands have twins computes on the twins (a Concat's axis
  *     remapped, a broadcast constant permuted), so no Transpose is needed
@@ -45,6 +47,7 @@ typedef struct Pass {
 	ArGraph *g;
 	int nt0;            /* tensors of the model: the maps' size */
 	int *twin;          /* its channels-last copy, or -1 */
+	int *filter;        /* the filter in TFLite's layout made of it, -1 */
 	bool *act;          /* the twin is an activation (not a constant) */
 	bool *stale;        /* its own value not computed (yet) */
 	int *order, norder, caporder;   /* the new node order */
@@ -94,7 +97,8 @@ static void move(Pass *p, int in, int out, const int *perm)
 	char name[512];
 
 	snprintf(name, sizeof name, "%s/%s", g->tensors[out].name,
-		 perm == TO_LAST ? "to_nhwc" : "to_nchw");
+		 perm == TO_LAST ? "to_nhwc" : perm == TO_FIRST ? "to_nchw" :
+		 "to_tflite");
 	/* Reshape takes its shape as an input from opset 5 on. */
 	if (g->opset >= 5 && unit_moves(g->tensors[in].dims, perm)) {
 		int s = new_tensor(g, out, "/shape");
@@ -151,6 +155,27 @@ static int add_twin(Pass *p, int t, bool act)
 	return id;
 }
 
+/* 4-D values src of dims d (elements of es bytes) to dst, axis i of dst
+ * axis perm[i] of src, as Transpose. */
+static void permute4(void *dst, const void *src, const int64_t *d,
+		     const int *perm, size_t es)
+{
+	int64_t od[4], at[4], n = d[0] * d[1] * d[2] * d[3];
+	for (int i = 0; i < 4; i++)
+		od[i] = d[perm[i]];
+	for (int64_t o = 0; o < n; o++) {
+		int64_t r = o, i = 0;
+		for (int k = 3; k >= 0; k--) {
+			at[perm[k]] = r % od[k];
+			r /= od[k];
+		}
+		for (int k = 0; k < 4; k++)
+			i = i * d[k] + at[k];
+		memcpy((uint8_t *)dst + o * (int64_t)es,
+		       (const uint8_t *)src + i * (int64_t)es, es);
+	}
+}
+
 /* A constant of rank at most 4 as numpy broadcasting aligns it with a
  * 4-D operand (leading unit axes), permuted channels-last: Add's bias
  * [C, 1, 1] becomes [1, 1, 1, C]. */
@@ -158,11 +183,9 @@ static int permuted_constant(Pass *p, int t)
 {
 	ArGraph *g = p->g;
 	const ArTensor *x = &g->tensors[t];
-	int64_t d[4] = {1, 1, 1, 1}, n = ar_numel(x);
-	size_t es = ar_dtype_size(x->dtype);
+	int64_t d[4] = {1, 1, 1, 1};
 	int id;
 	ArTensor *y;
-	const uint8_t *src;
 
 	for (int i = 0; i < x->rank; i++)
 		d[4 - x->rank + i] = x->dims[i];
@@ -176,15 +199,7 @@ static int permuted_constant(Pass *p, int t)
 	y->bytes = x->bytes;
 	y->kind = AR_TK_CONSTANT;
 	y->data = ar_xmalloc((size_t)x->bytes);
-	src = x->data;
-	/* Element (a, b, c, e) of [N, C, H, W] to (a, c, e, b). */
-	for (int64_t i = 0; i < n; i++) {
-		int64_t e = i % d[3], c = i / d[3] % d[2], b = i / d[3] / d[2] %
-			d[1], a = i / d[3] / d[2] / d[1];
-		int64_t o = ((a * d[2] + c) * d[3] + e) * d[1] + b;
-		memcpy((uint8_t *)y->data + o * (int64_t)es, src + i *
-		       (int64_t)es, es);
-	}
+	permute4(y->data, x->data, d, TO_LAST, ar_dtype_size(x->dtype));
 	p->twin[t] = id;
 	p->act[t] = false;
 	return id;
@@ -336,13 +351,121 @@ static void output_twin(Pass *p, int i, int j)
 	p->stale[o] = true;
 }
 
+/* The input holding node i's filter once it is a channels-last variant,
+ * or 0. */
+static int filter_of(const ArGraph *g, int i)
+{
+	const ArOpDef *d = ar_op_find(AR_NHWC_DOMAIN, g->nodes[i].op, 1);
+	return d ? d->filter : 0;
+}
+
+/* Whether filter t can be permuted at compile time: a weight or constant
+ * with values that every reader reads as the filter of a convolution
+ * this pass makes channels-last, all in the same layout. */
+static bool filter_foldable(const Pass *p, int t, const int *perm)
+{
+	const ArGraph *g = p->g;
+	const ArTensor *w = &g->tensors[t];
+
+	if (t >= p->nt0 || (w->kind != AR_TK_WEIGHT &&
+			    w->kind != AR_TK_CONSTANT) || !w->data)
+		return false;
+	for (int k = 0; k < g->ninputs; k++)
+		if (g->inputs[k] == t)
+			return false;
+	for (int k = 0; k < g->noutputs; k++)
+		if (g->outputs[k] == t)
+			return false;
+	for (int i = 0; i < g->nnodes; i++)
+		for (int j = 0; j < g->nodes[i].ninputs; j++)
+			if (g->nodes[i].inputs[j] == t &&
+			    (!ar_is_step(g, i) || !has_variant(p, i) ||
+			     j != filter_of(g, i) ||
+			     ar_filter_perm(w->dims, ar_attr_int(
+				&g->nodes[i], "group", 1)) != perm))
+				return false;
+	return true;
+}
+
+/*
+ * Node i's filter (input j) in the layout TFLite Micro's and CMSIS-NN's
+ * kernels read (ops.h ar_filter_perm), its kernel_shape written first
+ * where the node leaves it to W's dims.  A weight or constant only such
+ * filters read is permuted once at compile time, as onnxruntime's NHWC
+ * transformer folds the Transposes it puts on constant weights
+ * (onnx_transpose_optimization.cc, TransposeInitializer): an initializer
+ * in place (its name kept), a Constant node's value (paddle2onnx's
+ * weights) into a new constant; any other (shared with a channels-first
+ * reader, computed, a graph input or external data) is moved by a
+ * Transpose step, each once.  Its per-channel quantisation axis moves
+ * with it (inference keeps a record it finds).
+ */
+static void filter_to_tflite(Pass *p, int i, int j)
+{
+	ArGraph *g = p->g;
+	int t = g->nodes[i].inputs[j], id;
+	ArTensor *w, *y;
+	const int *perm;
+	int64_t d[4];
+	bool fold;
+
+	if (t < 0 || g->tensors[t].rank != 4)
+		return;
+	w = &g->tensors[t];
+	/* An initializer another reader permuted in place is TFLite's. */
+	memcpy(d, w->dims, sizeof d);
+	if (t < p->nt0 && p->filter[t] == t)
+		ar_filter_dims_onnx(d, ar_attr_int(&g->nodes[i], "group", 1));
+	if (!ar_attr(&g->nodes[i], "kernel_shape")) {
+		ArAttr *a = ar_node_add_attr(g, &g->nodes[i], "kernel_shape",
+					     AR_ATTR_INTS);
+		a->ints = ar_xmalloc(2 * sizeof *a->ints);
+		a->nints = 2;
+		a->ints[0] = d[2];
+		a->ints[1] = d[3];
+	}
+	if (t < p->nt0 && p->filter[t] >= 0) {
+		g->nodes[i].inputs[j] = p->filter[t];
+		return;
+	}
+	perm = ar_filter_perm(d, ar_attr_int(&g->nodes[i], "group", 1));
+	fold = filter_foldable(p, t, perm);
+	id = fold && w->kind == AR_TK_WEIGHT && w->producer < 0 ? t :
+	     new_tensor(g, t, "_tflite");
+	w = &g->tensors[t];
+	y = &g->tensors[id];
+	if (fold) {
+		void *v = ar_xmalloc((size_t)w->bytes);
+		permute4(v, w->data, d, perm, ar_dtype_size(w->dtype));
+		if (id == t)
+			free(w->data);
+		y->data = v;
+		y->kind = w->kind;
+	}
+	y->dtype = w->dtype;
+	y->rank = 4;
+	for (int k = 0; k < 4; k++)
+		y->dims[k] = d[perm[k]];
+	y->bytes = w->bytes;
+	y->quant = w->quant;
+	y->quant.axis = ar_perm_axis(perm, w->quant.axis);
+	if (!fold)
+		move(p, t, id, perm);
+	if (t < p->nt0)
+		p->filter[t] = id;
+	g->nodes[i].inputs[j] = id;
+}
+
 static void rewrite_variant(Pass *p, int i)
 {
 	int x = need_last(p, p->g->nodes[i].inputs[0]);
+	int f = filter_of(p->g, i);
 	ArNode *n;
 
 	for (int j = 1; j < p->g->nodes[i].ninputs; j++)
 		need_model(p, p->g->nodes[i].inputs[j]);
+	if (f)
+		filter_to_tflite(p, i, f);
 	n = &p->g->nodes[i];
 	n->inputs[0] = x;
 	ar_node_set_op(p->g, n, n->op, AR_NHWC_DOMAIN);
@@ -432,10 +555,11 @@ int ar_layout_nhwc(ArGraph *g, const ArDiag *diag, int *rewritten,
 	int nn0 = g->nnodes, done = 0;
 
 	p.twin = ar_xmalloc((size_t)p.nt0 * sizeof *p.twin + 1);
+	p.filter = ar_xmalloc((size_t)p.nt0 * sizeof *p.filter + 1);
 	p.act = ar_xcalloc((size_t)p.nt0 + 1, sizeof *p.act);
 	p.stale = ar_xcalloc((size_t)p.nt0 + 1, sizeof *p.stale);
 	for (int t = 0; t < p.nt0; t++)
-		p.twin[t] = -1;
+		p.twin[t] = p.filter[t] = -1;
 	for (int i = 0; i < nn0; i++) {
 		if (ar_is_step(g, i) && has_variant(&p, i)) {
 			rewrite_variant(&p, i);
@@ -453,6 +577,7 @@ int ar_layout_nhwc(ArGraph *g, const ArDiag *diag, int *rewritten,
 	reorder(&p);
 	drop_stale(&p);
 	free(p.twin);
+	free(p.filter);
 	free(p.act);
 	free(p.stale);
 	free(p.order);

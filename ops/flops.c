@@ -63,15 +63,21 @@ int64_t ar_flops_none(const ArGraph *g, const ArNode *n)
 	return 0;
 }
 
-/* Each output element: Cin/group x kernel multiply-adds, plus the bias;
- * weights at input wi, the bias (-1: none) at bi. */
+/* Each output element: Cin/group x kernel multiply-adds (W's elements
+ * per output channel, in whichever layout: a channels-last variant's
+ * filter is TFLite's, ops.h ar_filter_perm), plus the bias; weights at
+ * input wi, the bias (-1: none) at bi. */
 static int64_t conv_flops(const ArGraph *g, const ArNode *n, int wi, int bi)
 {
-	const ArTensor *w = in(g, n, wi);
-	int64_t out = numel(out0(g, n)), f;
-	if (!w || w->rank < 2)
+	const ArTensor *w = in(g, n, wi), *y = out0(g, n);
+	int64_t out = numel(y), f, m;
+	if (!w || w->rank < 2 || !y || y->rank < 2)
 		return out;
-	f = mul_sat(2, mul_sat(out, dims_from(w, 1)));
+	m = y->dims[n->domain && !strcmp(n->domain, AR_NHWC_DOMAIN) ?
+		    y->rank - 1 : 1];
+	if (m <= 0 || numel(w) % m)
+		return out;
+	f = mul_sat(2, mul_sat(out, numel(w) / m));
 	return bi >= 0 && in(g, n, bi) ? add_sat(f, out) : f;
 }
 

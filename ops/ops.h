@@ -287,12 +287,32 @@ typedef enum {
 /* The channels-last variants of the layout-sensitive ops keep their ONNX
  * names in onnxruntime's internal domain (kMSInternalNHWCDomain,
  * onnxruntime/core/graph/constants.h): input 0 and output 0 are
- * [N, H, W, C], the other operands (weights [M, C/group, kH, kW]) as the
- * ONNX op's. */
+ * [N, H, W, C], the other operands as the ONNX op's but the filter
+ * (ArOpDef.filter), which is in TFLite's layout (ar_filter_perm). */
 #define AR_NHWC_DOMAIN "com.ms.internal.nhwc"
 /* dims (rank >= 3) from [N, C, spatial...] to [N, spatial..., C], or back
  * (to_last false), in place. */
 void ar_dims_channels_last(int64_t *dims, int rank, bool to_last);
+/*
+ * The Transpose perm from an ONNX filter [M, C/group, kH, kW] of a
+ * convolution with `group` to the layout TFLite Micro's and CMSIS-NN's
+ * kernels read: OHWI [M, kH, kW, C/group] (tensorflow/lite/kernels/
+ * internal/reference/conv.h, Conv, which tflite-micro's kernels/conv.cc
+ * runs: output depth MatchingDim(filter_shape, 0, output_shape, 3), the
+ * filter's height, width and input depth its dims 1, 2, 3; CMSIS-NN
+ * Include/arm_nnfunctions.h, arm_convolve_s8: filter [C_OUT, H, W, C_IN]),
+ * or for a depthwise one (group > 1, one input channel per group, M a
+ * multiple of it: TFLite's depth_multiplier) [1, kH, kW, M] (reference/
+ * depthwiseconv_float.h, DepthwiseConv, behind depthwise_conv.cc: output
+ * depth MatchingDim(filter_shape, 3, output_shape, 3);
+ * arm_depthwise_conv_s8: "Filter tensor dimensions. Format: [1, H, W,
+ * C_OUT]").
+ */
+const int *ar_filter_perm(const int64_t *onnx_dims, int64_t group);
+/* The ONNX dims of a filter in that layout, in place. */
+void ar_filter_dims_onnx(int64_t *dims, int64_t group);
+/* Where axis (-1: none) of a 4-D Transpose's input is in its output. */
+int ar_perm_axis(const int *perm, int axis);
 
 typedef struct ArOpDef {
 	const char *domain;     /* NULL: the default ONNX domain */
@@ -326,6 +346,9 @@ typedef struct ArOpDef {
 	const ArAttrDefault *defaults;  /* NULL: none (see ArAttrDefault) */
 	ArRequant requant;
 	ArLayout layout;        /* --layout nhwc: see ArLayout */
+	int filter;             /* a channels-last variant's input holding
+				 * its filter, in ar_filter_perm's layout;
+				 * 0: none */
 } ArOpDef;
 
 /*

@@ -913,7 +913,7 @@ static const ArOpDef table[] = {
 	{NHWC("BatchNormalization"), IO(5, 5, 1, 1), .defaults = D_BATCHNORM,
 	 .shape = ar_shape_nhwc, .alias = AR_ALIAS_INPLACE, .inplace = B(0),
 	 .flops = ar_flops_batchnorm, .runtime = true},
-	{NHWC("Conv"), IO(2, 3, 1, 1), .defaults = D_CONV,
+	{NHWC("Conv"), IO(2, 3, 1, 1), .defaults = D_CONV, .filter = 1,
 	 .shape = ar_shape_nhwc, .flops = ar_flops_conv, .runtime = true},
 	{NHWC("GlobalAveragePool"), IO(1, 1, 1, 1), .shape = ar_shape_nhwc,
 	 .flops = ar_flops_globalpool, .runtime = true},
@@ -922,6 +922,7 @@ static const ArOpDef table[] = {
 	{NHWC("MaxPool"), IO(1, 1, 1, 1), .defaults = D_MAXPOOL,
 	 .shape = ar_shape_nhwc, .flops = ar_flops_pool, .runtime = true},
 	{NHWC("QLinearConv"), IO(8, 9, 1, 1), .defaults = D_QLINEARCONV,
+	 .filter = 3,
 	 .requant = {1, 4, 6}, .shape = ar_shape_nhwc,
 	 .flops = ar_flops_qlinearconv, .runtime = true},
 };

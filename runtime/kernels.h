@@ -204,11 +204,26 @@ typedef struct rt_conv {
 	const rt_preact *pre;       /* maps each input value, or NULL */
 } rt_conv;
 
+/*
+ * --layout nhwc's filters are in the layout TFLite Micro's and CMSIS-NN's
+ * kernels read (arenac's ops.h, ar_filter_perm): OHWI [M, kh, kw, C/group]
+ * or, depthwise (group > 1, C/group 1), [1, kh, kw, M].  The index of
+ * output channel m's tap (i, j) of its input channel 0 there; its input
+ * channels follow it contiguously.
+ */
+static inline int64_t rt_filter_at(const rt_conv *p, int64_t M, int64_t cg,
+				   int64_t m, int64_t i, int64_t j)
+{
+	return p->group > 1 && cg == 1 ? (i * p->kw + j) * M + m :
+	       ((m * p->kh + i) * p->kw + j) * cg;
+}
+
 /* x [N,C,H,W], w [M,C/group,kh,kw], b [M] or NULL, y [N,M,OH,OW]. */
 void rt_conv2d(const rt_conv *p, const float *x, const rt_shape *xs,
 	       const float *w, const float *b, float *y, const rt_shape *ys);
-/* x [N,H,W,C], w [M,C/group,kh,kw], b [M] or NULL, y [N,OH,OW,M], the
- * shapes given as [N,C,H,W] and [N,M,OH,OW] (kernels_nhwc.c). */
+/* x [N,H,W,C], w in TFLite's layout (rt_filter_at), b [M] or NULL, y
+ * [N,OH,OW,M], the shapes given as [N,C,H,W] and [N,M,OH,OW]
+ * (kernels_nhwc.c). */
 void rt_conv2d_nhwc(const rt_conv *p, const float *x, const rt_shape *xs,
 		    const float *w, const float *b, float *y,
 		    const rt_shape *ys);
@@ -253,7 +268,7 @@ void rt_conv2d_int(const rt_conv *p, const rt_qin *x, const rt_shape *xs,
 		   const rt_qin *w, const int32_t *bias, const rt_requant *rq,
 		   rt_arr *y);
 /* The same, x and y [N,H,W,C] in memory (--layout nhwc), the shapes
- * given as [N,C,H,W]. */
+ * given as [N,C,H,W], w in TFLite's layout (rt_filter_at). */
 void rt_conv2d_int_nhwc(const rt_conv *p, const rt_qin *x,
 			const rt_shape *xs, const rt_qin *w,
 			const int32_t *bias, const rt_requant *rq, rt_arr *y);

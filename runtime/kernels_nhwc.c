@@ -5,11 +5,11 @@
  * and the integer convolution share their loops with the channels-first
  * kernels (kernels_pool.c, kernels_qconv.c), which only index otherwise.
  *
- * The convolution keeps the ONNX weight layout [M, C/group, kh, kw], as
- * onnxruntime's NHWC domain does: for each output pixel and output
- * channel, a dot product over the taps inside the input, the input's
- * channels contiguous (CMSIS-NN's arm_convolve_s8 walks the same order,
- * with its filter in [M, kh, kw, C] so that both run contiguously).
+ * The convolution reads its filter as CMSIS-NN's and TFLite Micro's
+ * kernels do (kernels.h rt_filter_at: OHWI, or [1, kh, kw, M] depthwise):
+ * for each output pixel and output channel, a dot product over the taps
+ * inside the input, the input's channels and the filter's both
+ * contiguous (arm_convolve_s8's order).
  */
 #include <math.h>
 
@@ -22,7 +22,6 @@ void rt_conv2d_nhwc(const rt_conv *p, const float *x, const rt_shape *xs,
 	int64_t N = xs->d[0], C = xs->d[1], H = xs->d[2], W = xs->d[3];
 	int64_t M = ys->d[1], OH = ys->d[2], OW = ys->d[3];
 	int64_t cg = rt_div(C, p->group), mg = rt_div(M, p->group);
-	int64_t kk = p->kh * p->kw;
 
 	for (int64_t n = 0; n < N; n++)
 	for (int64_t oh = 0; oh < OH; oh++)
@@ -42,11 +41,11 @@ void rt_conv2d_nhwc(const rt_conv *p, const float *x, const rt_shape *xs,
 				xp = x + ((n * H + ih) * W + iw) * C;
 				for (int64_t m = 0; m < M; m++) {
 					const float *xg = xp + rt_div(m, mg) * cg;
-					const float *wp = w + m * cg * kk +
-							  i * p->kw + j;
+					const float *wp = w + rt_filter_at(
+						p, M, cg, m, i, j);
 					float acc = 0.0f;
 					for (int64_t ci = 0; ci < cg; ci++)
-						acc += xg[ci] * wp[ci * kk];
+						acc += xg[ci] * wp[ci];
 					yp[m] += acc;
 				}
 			}

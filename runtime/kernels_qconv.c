@@ -46,8 +46,11 @@ conv2d_int(const rt_conv *p, const rt_qin *x, const rt_shape *xs,
 	int64_t cg = rt_div(C, p->group), mg = rt_div(M, p->group), i = 0;
 	int32_t zx = x->zp ? (int32_t)rt_get_int(x->zdt, x->zp, 0) : 0;
 	int xu = x->dt == ART_DT_UINT8, wu = w->dt == ART_DT_UINT8;
-	/* Channels-last, neighbouring columns are C elements apart. */
+	/* Channels-last, neighbouring columns are C elements apart, and
+	 * the filter's taps in TFLite's layout (rt_filter_at) cg apart, or
+	 * M (depthwise). */
 	int64_t dw = cl ? p->dw * C : p->dw;
+	int64_t wstep = !cl ? 1 : p->group > 1 && cg == 1 ? M : cg;
 
 	for (int64_t n = 0; n < N; n++)
 	for (int64_t m = 0; m < M; m++) {
@@ -69,12 +72,15 @@ conv2d_int(const rt_conv *p, const rt_qin *x, const rt_shape *xs,
 						c0 + c :
 						((n * C + c0 + c) * H + ih) * W +
 						iw0;
-					int64_t wr = ((m * cg + c) * p->kh + kh) *
-						     p->kw;
+					int64_t wr = cl ? rt_filter_at(p, M, cg,
+						m, kh, 0) + c :
+						((m * cg + c) * p->kh + kh) *
+						p->kw;
 					for (int64_t kw = kwlo; kw < kwhi; kw++)
 						s += (q8(x->p, xu, xr + kw * dw) -
 						      zx) *
-						     (q8(w->p, wu, wr + kw) - zw);
+						     (q8(w->p, wu, wr + kw *
+							 wstep) - zw);
 				}
 				rt_requant_store(rq, s, 0, m, y, cl ?
 					((n * OH + oh) * OW + ow) * M + m : i);

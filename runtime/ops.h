@@ -105,6 +105,21 @@ int ctx_conv_geometry(Ctx *c, const rt_shape *xs, const rt_shape *ys,
 		      const int64_t *kernel, int transposed, rt_conv *p,
 		      int64_t *pads_end);
 void ctx_as_2d(rt_shape *s);
+/* group (an attribute, >= 1) divides the channels (extents) only when it
+ * is at most them; W has cg input channels per group.  Inline: the int8
+ * CNN's firmware stays 64 bytes smaller. */
+static inline int ctx_group_channels(Ctx *c, const rt_conv *p, int64_t cg,
+				     int64_t C, int64_t M)
+{
+	if (p->group > C || p->group > M || rt_mod(C, p->group) ||
+	    rt_mod(M, p->group) || cg * p->group != C)
+		return ctx_fail(c, ART_E_CHANNELS_MULTIPLE_GROUP);
+	return 0;
+}
+/* Whether a channels-last variant's filter ws is in TFLite's layout
+ * (kernels.h rt_filter_at) for C input and M output channels. */
+int ctx_nhwc_filter(Ctx *c, const rt_conv *p, const rt_shape *ws, int64_t C,
+		    int64_t M);
 /* A shape of rank 3 or 4 stored channels-last ([N, spatial..., C],
  * --layout nhwc) listed [N, C, spatial...], the order the geometry and
  * kernels take shapes in. */

@@ -22,6 +22,19 @@ static int exact_ints(Ctx *c, const char *name, int64_t *v, int n, int *got)
 	return 0;
 }
 
+int ctx_nhwc_filter(Ctx *c, const rt_conv *p, const rt_shape *ws, int64_t C,
+		    int64_t M)
+{
+	int dw;
+	if (ctx_group_channels(c, p, p->group > 1 && ws->d[0] == 1 ? 1 :
+			       ws->d[3], C, M))
+		return -1;
+	dw = p->group > 1 && rt_div(C, p->group) == 1;
+	if (dw ? ws->d[0] != 1 || ws->d[3] != M : ws->d[0] != M)
+		return ctx_fail(c, ART_E_FILTER_NOT_TFLITE_LAYOUT);
+	return 0;
+}
+
 int ctx_conv_geometry(Ctx *c, const rt_shape *xs, const rt_shape *ys,
 		      const int64_t *kernel, int transposed, rt_conv *p,
 		      int64_t *pads_end)
@@ -195,7 +208,8 @@ int op_conv(Ctx *c)
 	return 0;
 }
 
-/* x [N,H,W,C], y [N,OH,OW,M]; W as the ONNX op's (kernels_nhwc.c). */
+/* x [N,H,W,C], y [N,OH,OW,M]; W in TFLite's layout (kernels.h
+ * rt_filter_at). */
 int op_nhwc_conv(Ctx *c)
 {
 	const float *x, *w, *b;
@@ -207,16 +221,15 @@ int op_nhwc_conv(Ctx *c)
 	if (ctx_fin(c, 0, 1, &x, &xs) || ctx_fin(c, 1, 1, &w, &ws) ||
 	    ctx_fin(c, 2, 0, &b, NULL) || ctx_fout(c, 0, &y, &ys))
 		return -1;
-	if (xs.rank != ws.rank || ys.rank != ws.rank || xs.rank < 3)
+	if (xs.rank != ws.rank || ys.rank != ws.rank || xs.rank != 4)
 		return ctx_fail(c, ART_E_WEIGHT_RANK_DIFFERS_FROM);
 	ctx_channels_first(&xs), ctx_channels_first(&ys);
-	k[0] = xs.rank == 4 ? ws.d[2] : 1;
-	k[1] = ws.d[ws.rank - 1];
+	k[0] = ws.d[1];
+	k[1] = ws.d[2];
 	if (ctx_conv_geometry(c, &xs, &ys, k, 0, &p, NULL))
 		return -1;
-	ctx_as_2d(&xs), ctx_as_2d(&ys);
-	if (xs.d[1] % p.group || ys.d[1] % p.group)
-		return ctx_fail(c, ART_E_CHANNELS_MULTIPLE_GROUP);
+	if (ctx_nhwc_filter(c, &p, &ws, xs.d[1], ys.d[1]))
+		return -1;
 	rt_conv2d_nhwc(&p, x, &xs, w, b, y, &ys);
 	return 0;
 }

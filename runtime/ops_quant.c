@@ -170,7 +170,7 @@ conv_int(Ctx *c, ConvIntFn *kernel, int cl)
 	rt_arr y, b;
 	rt_requant rq;
 	rt_conv p;
-	int64_t k[2];
+	int64_t k[2], cg;
 
 	if (ctx_res(c, 0, &y))
 		return -1;
@@ -185,17 +185,16 @@ conv_int(Ctx *c, ConvIntFn *kernel, int cl)
 		return ctx_fail(c, ART_E_WEIGHT_RANK_DIFFERS_FROM);
 	if (cl)
 		ctx_channels_first(&xs);
-	k[0] = xs.rank == 4 ? ws.d[2] : 1;
-	k[1] = ws.d[ws.rank - 1];
+	/* Channels-last, W is in TFLite's layout (kernels.h rt_filter_at). */
+	k[0] = cl ? ws.d[1] : xs.rank == 4 ? ws.d[2] : 1;
+	k[1] = cl ? ws.d[2] : ws.d[ws.rank - 1];
 	if (ctx_conv_geometry(c, &xs, &y.s, k, 0, &p, NULL))
 		return -1;
 	ctx_as_2d(&xs), ctx_as_2d(&y.s);
-	/* group (an attribute, >= 1) divides the channels (extents) only
-	 * when it is at most them. */
-	if (p.group > xs.d[1] || p.group > y.s.d[1] ||
-	    rt_mod(xs.d[1], p.group) || rt_mod(y.s.d[1], p.group) ||
-	    ws.d[1] * p.group != xs.d[1])
-		return ctx_fail(c, ART_E_CHANNELS_MULTIPLE_GROUP);
+	if (cl ? ctx_nhwc_filter(c, &p, &ws, xs.d[1], y.s.d[1]) :
+	    ctx_group_channels(c, &p, ws.d[1], xs.d[1], y.s.d[1]))
+		return -1;
+	cg = cl ? rt_div(xs.d[1], p.group) : ws.d[1];
 	if (!ql) {
 		if (y.dt != ART_DT_INT32)
 			return ctx_fail(c, ART_E_CONVINTEGER_GIVES_INT32);
@@ -204,7 +203,7 @@ conv_int(Ctx *c, ConvIntFn *kernel, int cl)
 	}
 	if (scales(c, 1, 1, &rq.sa, &rq.na) ||
 	    scales(c, 4, y.s.d[1], &rq.sb, &rq.nb) ||
-	    out_quant(c, 6, &y, ws.d[1] * k[0] * k[1], &rq) ||
+	    out_quant(c, 6, &y, cg * k[0] * k[1], &rq) ||
 	    ctx_arg(c, 8, 0, &b))
 		return -1;
 	if (b.p && (b.dt != ART_DT_INT32 || rt_numel(&b.s) != y.s.d[1]))

@@ -19,6 +19,12 @@ reference runtime and compared with outside truth:
   of distinct values permuted and kept channels-last, a 4-D graph
   output, both outputs equal to the NCHW plan's; its channel concat of
   8x8 maps copied in NHWC, the one of 1x1 maps elided in both layouts;
+- filters: every channels-last convolution's filter in TFLite's layout
+  (OHWI, depthwise [1,kH,kW,M]) in the JSON and header, one filter per
+  model in the weights file equal to the ONNX initializer transposed by
+  numpy; a generated model's filter shared by two convolutions (permuted
+  once), a depthwise one with a multiplier, one also read channels-first
+  (a permuted copy), its outputs equal to the NCHW plan's;
 - concats: squeezenet's fire modules concatenate channels of 13x13 to
   55x55 maps, contiguous slices in NCHW (all 8 elided) and not in NHWC
   (all 8 copies, the output still right);
@@ -110,12 +116,33 @@ def check_plan(name, j, ref_json):
             convs and not any(s["op"] in ("Conv", "QLinearConv") and
                               "domain" not in s for s in j["steps"]))
     hd = header_dims(name)
-    wrong = [(s["outputs"][0], tensors[s["outputs"][0]]["shape"])
-             for s in convs
-             if tensors[s["outputs"][0]]["shape"][3] !=
-             tensors[s["inputs"][wi]]["shape"][0]]
-    t.check("%s: each convolution's output [N,H,W,M] (M its weights' "
-            "dim 0)" % name, not wrong, wrong[:3])
+    # Each filter in TFLite's layout: the NCHW plan's [M,C/g,kH,kW] as
+    # OHWI [M,kH,kW,C/g], or [1,kH,kW,M] when depthwise (C/g 1, C > 1).
+    ref = {x["name"]: x["shape"] for x in ref_json["tensors"]}
+    wrong, filters = [], []
+    for s in convs:
+        w, c = s["inputs"][wi], tensors[s["inputs"][0]]["shape"][3]
+        # An initializer keeps its name; a Constant node's value
+        # (paddle2onnx's weights) is a new constant.
+        o = ref.get(re.sub("_tflite$", "", w))
+        want = None if o is None else \
+            [1, o[2], o[3], o[0]] if o[1] == 1 and c > 1 else \
+            [o[0], o[2], o[3], o[1]]
+        filters.append((w, o, tensors[w]["shape"]))
+        if tensors[w]["shape"] != want or \
+                tensors[s["outputs"][0]]["shape"][3] != o[0]:
+            wrong.append((w, o, tensors[w]["shape"], want))
+    t.check("%s: each filter as TFLite reads it, [M,kH,kW,C/g] (%d) or "
+            "depthwise [1,kH,kW,M] (%d), and folded (the model's "
+            "initializer, no Transpose step)" %
+            (name, sum(f[2][0] != 1 or f[1][0] == 1 for f in filters),
+             sum(f[2][0] == 1 and f[1][0] != 1 for f in filters)),
+            convs and not wrong and
+            not any(s["op"] == "Transpose" and
+                    s["inputs"][0] in ref and
+                    ref_kind(ref_json, s["inputs"][0]) in ("weight",
+                                                           "constant")
+                    for s in j["steps"]), wrong[:3])
     differ = [n for n, x in tensors.items()
               if n in hd and x.get("shape") is not None and
               hd[n] != x["shape"]]
@@ -136,15 +163,77 @@ def check_plan(name, j, ref_json):
             (name, name.upper(), decl),
             shape and [int(v) for v in shape.group(1).split(",")] == decl,
             shape.group(0) if shape else "no macro")
-    t.check("%s: %s_LAYOUT_NHWC 1 and JSON layout nhwc" %
-            (name, name.upper()),
+    t.check("%s: %s_LAYOUT_NHWC 1, %s_WEIGHTS_LAYOUT_OHWI 1 and JSON "
+            "layout nhwc, weights_layout ohwi" %
+            (name, name.upper(), name.upper()),
             "#define %s_LAYOUT_NHWC 1" % name.upper() in h and
-            j.get("layout") == "nhwc")
+            "#define %s_WEIGHTS_LAYOUT_OHWI 1" % name.upper() in h and
+            j.get("layout") == "nhwc" and j.get("weights_layout") == "ohwi")
+    check_filter_bytes(name, filters)
+
+
+def ref_kind(ref_json, n):
+    return [x["kind"] for x in ref_json["tensors"] if x["name"] == n][0]
+
+
+def weights_offsets(name):
+    """Each tensor's weights_offset as the header's table gives it."""
+    h = open(os.path.join(tmp, name + ".h")).read()
+    return {m[0]: int(m[1]) for m in re.findall(
+        r'/\* \d+ \*/ \{"([^"]*)",(?: [^,]+,){11} (\d+)u, \d+u', h)}
+
+
+def check_filter_bytes(name, filters):
+    """The last filter (and the first depthwise one) in the weights file
+    at the header's offset: the ONNX initializer's bytes permuted by
+    numpy as TFLite's layout is."""
+    try:
+        import numpy as np
+        import onnx
+        from onnx import numpy_helper
+    except ImportError:
+        print("skipped: python3-onnx or numpy missing (filter bytes)")
+        return
+    model = onnx.load(MODELS[name])
+    inits = {i.name: numpy_helper.to_array(i)
+             for i in model.graph.initializer}
+    inits.update({n.output[0] + "_tflite": numpy_helper.to_array(a.t)
+                  for n in model.graph.node if n.op_type == "Constant"
+                  for a in n.attribute if a.name == "value"})
+    offs = weights_offsets(name)
+    blob = open(os.path.join(tmp, name + ".bin"), "rb").read()
+    # light_squeezenet's filters are ConstantOfShape fills, no values.
+    filters = [f for f in filters if f[0] in inits]
+    if not filters:
+        print("  %s: no filter values to compare (ConstantOfShape fills)"
+              % name)
+        return
+    picks = filters[-1:] + [f for f in filters if f[2][0] == 1 and
+                            f[1][0] != 1 and f != filters[-1]][:1]
+    for w, onnx_shape, shape in picks:
+        if onnx_shape is None or w not in offs:
+            t.check("%s: filter %s in the model and the header" % (name, w),
+                    False, "initializer %s, offset %s" %
+                    (w in inits, offs.get(w)))
+            continue
+        a = inits[w]
+        a = a.transpose(1, 2, 3, 0) if shape[0] == 1 and a.shape[0] != 1 \
+            else a.transpose(0, 2, 3, 1)
+        want = np.ascontiguousarray(a).tobytes()
+        got = blob[offs[w]:offs[w] + len(want)]
+        t.check("%s: filter %s %s in the weights file is the initializer "
+                "%s transposed by numpy (%d bytes)" %
+                (name, w, shape, list(onnx_shape), len(want)),
+                got == want and list(a.shape) == shape)
+
+
+MODELS = {}
 
 
 def model_case(name, model, opts):
     """name (NHWC) and name + "c" (the model's layout) planned and built;
     their JSON reports, after the plan checks."""
+    MODELS[name] = model
     ref_json = build(name + "c", model, opts)
     j = build(name, model, opts + ["--layout", "nhwc"])
     if not j or not ref_json:
@@ -361,6 +450,92 @@ else:
                                        [1, 8, 8, 4] for s in adds),
                 [(s["inputs"], tens[s["outputs"][0]]["shape"])
                  for s in adds])
+
+print("filters: shared, depthwise with a multiplier, read channels-first")
+
+
+def filters_model(path):
+    """w read by two Convs (one filter, permuted once), wd depthwise with
+    two outputs per channel ([1,kH,kW,8]), ws read by a Conv and by a Mul
+    that reads it as the model has it (a Transpose for the Conv), wdq
+    dequantized per channel (a computed filter)."""
+    try:
+        import numpy as np
+        from onnx import TensorProto, helper, numpy_helper, save
+    except ImportError:
+        return False
+    rng = np.random.default_rng(5)
+
+    def w(name, *shape):
+        return numpy_helper.from_array(
+            rng.standard_normal(shape).astype(np.float32), name)
+    n = helper.make_node
+    p1 = [1, 1, 1, 1]
+    nodes = [n("Conv", ["x", "w"], ["a"], pads=p1),
+             n("Conv", ["a", "w"], ["b"], pads=p1),
+             n("Conv", ["b", "wd"], ["y"], pads=p1, group=4),
+             n("DequantizeLinear", ["wq", "wqs"], ["wdq"]),
+             n("Conv", ["a", "ws"], ["y2a"], pads=p1),
+             n("Conv", ["a", "wdq"], ["y2b"], pads=p1),
+             n("Add", ["y2a", "y2b"], ["y2"]),
+             n("Mul", ["ws", "ws"], ["sq"]),
+             n("ReduceSum", ["sq"], ["y3"], keepdims=0)]
+    f = TensorProto.FLOAT
+    g = helper.make_graph(
+        nodes, "filters",
+        [helper.make_tensor_value_info("x", f, [1, 4, 6, 6])],
+        [helper.make_tensor_value_info("y", f, [1, 8, 6, 6]),
+         helper.make_tensor_value_info("y2", f, [1, 4, 6, 6]),
+         helper.make_tensor_value_info("y3", f, [])],
+        [w("w", 4, 4, 3, 3), w("wd", 8, 1, 3, 3), w("ws", 4, 4, 3, 3),
+         numpy_helper.from_array(rng.integers(-127, 128, (4, 4, 3, 3))
+                                 .astype(np.int8), "wq"),
+         numpy_helper.from_array(np.array([0.01, 0.02, 0.03, 0.04],
+                                          np.float32), "wqs")])
+    save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]),
+         path)
+    return True
+
+
+fm = os.path.join(tmp, "filters.onnx")
+if not filters_model(fm):
+    print("skipped: python3-onnx or numpy missing")
+else:
+    j, rj = model_case("filt", fm, [])
+    if j:
+        import numpy as np
+        for k in (0, 1, 2):
+            outs = []
+            for nm in ("filtc", "filt"):
+                base = os.path.join(tmp, nm)
+                r = subprocess.run([base + ".rt", "--fill", "random",
+                                    "--output", str(k), "--dump",
+                                    base + ".out", base + ".bin"],
+                                   capture_output=True, text=True)
+                outs.append(np.fromfile(base + ".out", np.float32)
+                            if not r.returncode else None)
+            a, b = outs
+            t.check("filt: output %d of the NHWC plan is the NCHW plan's"
+                    % k, a is not None and b is not None and
+                    a.shape == b.shape and a.size > 0 and
+                    np.allclose(a, b, rtol=1e-5, atol=1e-5),
+                    "%r / %r" % (a, b))
+        tens = {x["name"]: x["shape"] for x in j["tensors"]}
+        convs = [s["inputs"][1] for s in j["steps"] if s["op"] == "Conv"
+                 and s["inputs"][1] != "wdq_tflite"]
+        t.check("filt: w permuted once in place for its two readers, wd "
+                "[1,3,3,8], ws kept [4,4,3,3] for the Mul and its "
+                "permuted copy [4,3,3,4] for the Conv",
+                sorted(convs) == ["w", "w", "wd", "ws_tflite"] and
+                tens["w"] == [4, 3, 3, 4] and tens["wd"] == [1, 3, 3, 8]
+                and tens["ws"] == [4, 4, 3, 3] and
+                tens["ws_tflite"] == [4, 3, 3, 4], (convs, tens))
+        moved = [(s["inputs"][0], s["outputs"][0]) for s in j["steps"]
+                 if s["op"] == "Transpose"]
+        t.check("filt: the dequantized filter is moved by a Transpose "
+                "step to [4,3,3,4] (output 1 above reads it)",
+                ("wdq", "wdq_tflite") in moved and
+                tens["wdq_tflite"] == [4, 3, 3, 4], (moved, tens))
 
 print("bad input")
 lenet = os.path.join(ROOT, "testdata", "lenet.onnx")

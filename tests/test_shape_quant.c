@@ -229,6 +229,42 @@ static void test_qlinearconv(void **state)
 	ar_graph_free(g);
 }
 
+/* --layout nhwc's channels-last QLinearConv reads its filter in
+ * TFLite's layout (ops.h ar_filter_perm): OHWI, or [1, kH, kW, M] when
+ * depthwise, its per-channel scales on the M axis. */
+static void test_qlinearconv_nhwc(void **state)
+{
+	ArGraph *g = ar_graph_new("qconv_nhwc");
+	int n;
+	(void)state;
+	g->opset = 13;      /* the ONNX op the variant's shape is */
+	input(g, "x", AR_DT_UINT8, 4, DIMS(1, 8, 8, 4));
+	scalar_f(g, "xs", 0.02f);
+	scalar_u8(g, "xz", 128);
+	weight(g, "w", AR_DT_INT8, 4, DIMS(6, 3, 3, 4), NULL);
+	F32(g, "ws", 6);
+	weight(g, "dw", AR_DT_INT8, 4, DIMS(1, 3, 3, 8), NULL);
+	F32(g, "dws", 8);
+	scalar_f(g, "ys", 0.05f);
+	scalar_u8(g, "yz", 120);
+	n = node_in(g, AR_NHWC_DOMAIN, "QLinearConv", 1,
+		    "x,xs,xz,w,ws,,ys,yz", "y");
+	ATTR_INTS(g, n, "pads", 1, 1, 1, 1);
+	n = node_in(g, AR_NHWC_DOMAIN, "QLinearConv", 1,
+		    "x,xs,xz,dw,dws,,ys,yz", "d");
+	ATTR_INTS(g, n, "pads", 1, 1, 1, 1);
+	attr_i(g, n, "group", 4);
+	ok(g);
+	SHAPE(g, "y", 1, 8, 8, 6);
+	SHAPE(g, "d", 1, 8, 8, 8);
+	quant_is(g, "w", "ws", NULL, 0, 0);
+	quant_is(g, "dw", "dws", NULL, 3, 0);
+	/* 384 outputs x 36 multiply-adds; 512 x 9, depthwise. */
+	assert_int_equal(flops_of(g, "y"), 384 * 36 * 2);
+	assert_int_equal(flops_of(g, "d"), 512 * 9 * 2);
+	ar_graph_free(g);
+}
+
 static void test_qlinearmatmul(void **state)
 {
 	ArGraph *g = ar_graph_new("qmm");
@@ -647,6 +683,7 @@ int main(void)
 		cmocka_unit_test(test_blocked),
 		cmocka_unit_test(test_dynamic_quantize),
 		cmocka_unit_test(test_qlinearconv),
+		cmocka_unit_test(test_qlinearconv_nhwc),
 		cmocka_unit_test(test_qlinearmatmul),
 		cmocka_unit_test(test_ms_qlinear),
 		cmocka_unit_test(test_ms_matmuls),
