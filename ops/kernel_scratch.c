@@ -11,6 +11,9 @@
  *
  *   N C_in H_in W_in      input 0's dims 0..3
  *   C_out H_out W_out     output 0's dims 1..3
+ *                         (a channels-last step of --layout nhwc, in
+ *                         AR_NHWC_DOMAIN: the same names, C at dim 3
+ *                         and H, W at 1, 2)
  *   kH kW                 kernel_shape (given, or W's dims: its default)
  *   group                 group (default 1)
  *   inJ[D] outJ[D]        dim D of input or output J
@@ -20,7 +23,10 @@
  * arm_convolve_get_buffer_sizes_s8.c, without MVE) is
  * 2 * align4(C_in * kH * kW) int16s: `QLinearConv: 4 * ((C_in * kH * kW +
  * 3) / 4 * 4)`.  The table's value replaces the op table's own for that
- * op: the library's kernel runs there, not the reference runtime's.
+ * op: the library's kernel runs there, not the reference runtime's.  A
+ * line for the ONNX op also covers its channels-last variant (CMSIS-NN's
+ * kernels are channels-last ones); a line naming the variant
+ * (com.ms.internal.nhwc.QLinearConv) covers it alone.
  */
 #include <ctype.h>
 #include <stdio.h>
@@ -123,6 +129,9 @@ static bool var(Eval *e, int64_t *v)
 	} dims[] = {{"N", false, 0}, {"C_in", false, 1}, {"H_in", false, 2},
 		    {"W_in", false, 3}, {"C_out", true, 1}, {"H_out", true, 2},
 		    {"W_out", true, 3}};
+	/* [N, C, H, W] index to [N, H, W, C]'s. */
+	static const int last[4] = {0, 3, 1, 2};
+	bool cl = e->n && !strcmp(e->n->domain, AR_NHWC_DOMAIN);
 	char name[32];
 	size_t len = 0;
 
@@ -132,7 +141,8 @@ static bool var(Eval *e, int64_t *v)
 	name[len] = 0;
 	for (size_t i = 0; i < sizeof dims / sizeof dims[0]; i++)
 		if (!strcmp(name, dims[i].name))
-			return dim(e, dims[i].out, 0, dims[i].d, v);
+			return dim(e, dims[i].out, 0,
+				   cl ? last[dims[i].d] : dims[i].d, v);
 	if (!strcmp(name, "kH") || !strcmp(name, "kW"))
 		return attr(e, "kernel_shape", name[1] == 'W', v);
 	if (!strcmp(name, "group")) {
@@ -334,12 +344,14 @@ int ar_kernel_scratch_bytes(const ArKernelScratch *k, const ArGraph *g,
 			    const ArNode *n, int64_t *bytes, ArError *err)
 {
 	const char *d = ar_default_domain(n->domain) ? "" : n->domain;
+	bool cl = !strcmp(n->domain, AR_NHWC_DOMAIN);
 
 	*bytes = -1;
 	for (int i = k->n - 1; i >= 0; i--) {
 		const Entry *x = &k->v[i];
 		Eval e = {x->expr, NULL, g, n, ""};
-		if (strcmp(x->op, n->op) || strcmp(x->domain, d))
+		if (strcmp(x->op, n->op) ||
+		    (strcmp(x->domain, d) && !(cl && !x->domain[0])))
 			continue;
 		if (!evaluate(&e, bytes) || *bytes < 0)
 			return ar_fail(err, AR_EXIT_MODEL, "%s: line %d: %s at "

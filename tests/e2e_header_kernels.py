@@ -479,6 +479,20 @@ if T.check("--kernel-scratch plans", lines is not None, rep):
            l.split()[2] == "QLinearConv"]
     T.check("--kernel-scratch: QLinearConv workspaces %s are CMSIS-NN's %s"
             % (got, want), got == want == hdr and want, hdr)
+    # Planned channels-last, the same line covers the QLinearConv variant
+    # (CMSIS-NN's kernels are channels-last) and C_in, kH, kW are read
+    # from [N, H, W, C] and the OHWI filter: the same workspaces.
+    js = os.path.join(tmp, "ks_nhwc.json")
+    rc, err = run(["--dim-default", "1", "--layout", "nhwc",
+                   "--kernel-scratch", ks, "--json", js, "-o",
+                   os.path.join(tmp, "ks_nhwc.h"), cnn])
+    cl = []
+    if rc == 0:
+        with open(js) as f:
+            cl = [st.get("scratch_bytes") for st in json.load(f)["steps"]
+                  if st["op"] == "QLinearConv"]
+    T.check("--kernel-scratch with --layout nhwc: workspaces %s, as NCHW's"
+            % cl, rc == 0 and cl == want, err)
 for text, code, what in [("Conv 12\n", 1, "no colon"),
                          ("Conv: C_in * nope\n", 1, "unknown name"),
                          ("QLinearMatMul: H_in * 2\n", 2, "a dim it lacks")]:
