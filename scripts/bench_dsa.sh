@@ -41,8 +41,8 @@ field() {  # NAME FILE
 mm() {
 	[ -n "$MINIMALLOC" ] || return 0
 	(ulimit -s unlimited
-	/usr/bin/time -o "$tmp/mm.rss" -f 'rss: %M' "$MINIMALLOC" --input="$2" --capacity="$3" \
-		--output="$tmp/mm.csv" --validate=true \
+	/usr/bin/time -o "$tmp/mm.rss" -f 'rss: %M' "$MINIMALLOC" \
+		--input="$2" --capacity="$3" --output="$tmp/mm.csv" --validate=true \
 		--timeout="${MMTIMEOUT:-180}s" >/dev/null 2>"$tmp/mm.err")
 	h=$(sed -n 's/.*Validation PASS, height \([0-9]*\).*/\1/p' "$tmp/mm.err")
 	printf '%-14s %-15s %7d %9s %9s %9s %7s %-16s %-6s %8s %8s\n' \
