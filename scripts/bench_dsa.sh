@@ -47,7 +47,8 @@ mm() {
 	h=$(sed -n 's/.*Validation PASS, height \([0-9]*\).*/\1/p' "$tmp/mm.err")
 	printf '%-14s %-15s %7d %9s %9s %9s %7s %-16s %-6s %8s %8s\n' \
 		"$1" minimalloc "$n" "$lb" - "${h:-none}" \
-		"$(awk -v h="${h:-0}" -v l="$lb" 'BEGIN{printf "%.4f", l ? h / l : 1}')" \
+		"$(awk -v h="$h" -v l="$lb" \
+			'BEGIN{if (h == "") print "-"; else printf "%.4f", l ? h / l : 1}')" \
 		minimalloc - \
 		"$(sed -n 's/.*Elapsed time \([0-9.]*\)s.*/\1/p' "$tmp/mm.err")" \
 		"$(field rss "$tmp/mm.rss")"
