@@ -19,6 +19,11 @@
 #
 #   ARENAC=build/arenac ARENAC_SHARED=../shared sh scripts/bench_dsa.sh
 #   EFFORT=7 sh scripts/bench_dsa.sh   # 16 times the work per search
+#   MINIMALLOC=/path/to/minimalloc sh scripts/bench_dsa.sh
+# With MINIMALLOC (a MiniMalloc binary built outside this repository) each
+# row at a capacity gets MiniMalloc's row below it: one run, unlimited
+# stack, --timeout MMTIMEOUT seconds (180), its "Elapsed time", its
+# validated height ("none" when it found no packing), its resident memory.
 ARENAC=${ARENAC:-build/arenac}
 DSA=${ARENAC_SHARED:-../shared}/dsa
 RUNS=${RUNS:-3}
@@ -30,6 +35,23 @@ trap 'rm -rf "$tmp"' EXIT
 
 field() {  # NAME FILE
 	sed -n "s/^$1: //p" "$2" | sed 's/ s$//'
+}
+
+# MiniMalloc's row for the instance of the row above: NAME CSV CAPACITY.
+mm() {
+	[ -n "$MINIMALLOC" ] || return 0
+	(ulimit -s unlimited
+	/usr/bin/time -o "$tmp/mm.rss" -f 'rss: %M' "$MINIMALLOC" \
+		--input="$2" --capacity="$3" --output="$tmp/mm.csv" --validate=true \
+		--timeout="${MMTIMEOUT:-180}s" >/dev/null 2>"$tmp/mm.err")
+	h=$(sed -n 's/.*Validation PASS, height \([0-9]*\).*/\1/p' "$tmp/mm.err")
+	printf '%-14s %-15s %7d %9s %9s %9s %7s %-16s %-6s %8s %8s\n' \
+		"$1" minimalloc "$n" "$lb" - "${h:-none}" \
+		"$(awk -v h="$h" -v l="$lb" \
+			'BEGIN{if (h == "") print "-"; else printf "%.4f", l ? h / l : 1}')" \
+		minimalloc - \
+		"$(sed -n 's/.*Elapsed time \([0-9.]*\)s.*/\1/p' "$tmp/mm.err")" \
+		"$(field rss "$tmp/mm.rss")"
 }
 
 # One table row: instance, mode, then the solve options.
@@ -62,7 +84,8 @@ if [ -d "$DSA" ]; then
 		row input.12 cap "$DSA/input.12.csv" --capacity 12 $EFFORT
 	for f in "$DSA"/challenging/*.csv; do
 		[ -f "$f" ] && row "$(basename "$f" .csv)" cap "$f" \
-			--capacity 1048576 $EFFORT
+			--capacity 1048576 $EFFORT &&
+			mm "$(basename "$f" .csv)" "$f" 1048576
 	done
 	for f in "$DSA"/challenging/*.csv; do
 		[ -f "$f" ] && row "$(basename "$f" .csv)" min "$f" $EFFORT
@@ -94,8 +117,9 @@ for seed in 1 2 3; do
 		f=$tmp/r$n.$seed.csv
 		$GEN random "$n" "$seed" "$f"
 		"$ARENAC" solve "$f" --algo greedy-size -o /dev/null 2>"$tmp/lb"
-		row "random-$n.$seed" cap-at-bound "$f" \
-			--capacity "$(field "lower bound" "$tmp/lb")" $EFFORT
+		c=$(field "lower bound" "$tmp/lb")
+		row "random-$n.$seed" cap-at-bound "$f" --capacity "$c" $EFFORT
+		mm "random-$n.$seed" "$f" "$c"
 	done
 done
 for n in 500 2000; do
