@@ -150,10 +150,12 @@ static int agree(const Out *got, int dt, const void *want, int64_t numel,
 	return bad != 0;
 }
 
+/* compare's outputs, freed by main whatever way it returns. */
+static Out got[MAX_OUT], ref[MAX_OUT];
+
 static int compare(int argc, char **argv)
 {
 	double rtol = 1e-3, atol = 1e-5;
-	Out got[MAX_OUT], ref[MAX_OUT];
 	int i = 0, n, nref = -1, bad = 0;
 	char err[512];
 
@@ -198,6 +200,7 @@ static int compare(int argc, char **argv)
 				"output '%s' has type %d, %zu bytes\n",
 				argv[i + k], t.dtype, t.raw_bytes, got[k].name,
 				got[k].dtype, got[k].bytes);
+			pb_free(&t);
 			return 2;
 		}
 		bad |= agree(&got[k], t.dtype, t.raw, t.numel, rtol, atol);
@@ -210,8 +213,12 @@ int main(int argc, char **argv)
 {
 	if (argc >= 2 && !strcmp(argv[1], "carray"))
 		return carray(argc - 2, argv + 2);
-	if (argc >= 2 && !strcmp(argv[1], "compare"))
-		return compare(argc - 2, argv + 2);
+	if (argc >= 2 && !strcmp(argv[1], "compare")) {
+		int rc = compare(argc - 2, argv + 2);
+		for (int k = 0; k < MAX_OUT; k++)
+			free(got[k].data), free(ref[k].data);
+		return rc;
+	}
 	fputs("usage: host_io carray [IN.pb ...] > inputs.c\n"
 	      "       host_io compare [--rtol R] [--atol A] LOG REF...\n",
 	      stderr);
