@@ -251,8 +251,8 @@ typedef struct ArRequant {
  * power-of-two shift (> 0: left) with m ~ mult * 2^(shift - 31). */
 void ar_quantize_multiplier(double m, int32_t *mult, int *shift);
 /* Node n's multiplier and shift per weight scale (*mult and *shift
- * malloc'd); 0, both NULL, when its op has none or a scale is no
- * constant. */
+ * malloc'd); 0, both NULL, when its op has none, a scale is no
+ * constant, or an effective scale is not finite and non-negative. */
 int ar_requant(const ArGraph *g, const ArNode *n, int32_t **mult,
 	       int32_t **shift);
 /* A per-tensor quantised tensor's scale and zero point (0 when it has

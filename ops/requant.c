@@ -42,6 +42,7 @@ void ar_quantize_multiplier(double m, int32_t *mult, int *shift)
 	double q;
 	int64_t fixed;
 
+	assert(isfinite(m) && m >= 0.);
 	if (m == 0.) {
 		*mult = 0;
 		*shift = 0;
@@ -63,6 +64,27 @@ void ar_quantize_multiplier(double m, int32_t *mult, int *shift)
 	*mult = (int32_t)fixed;
 }
 
+/*
+ * The n pairs of real[], or none (0) when a scale is not a finite
+ * non-negative number (a NaN, infinite or negative scale in the model:
+ * no kernel could use its multiplier; the runtime refuses such a step).
+ */
+static int pairs(const double *real, int64_t n, int32_t **mult,
+		 int32_t **shift)
+{
+	for (int64_t k = 0; k < n; k++)
+		if (!isfinite(real[k]) || real[k] < 0.)
+			return 0;
+	*mult = ar_xmalloc((size_t)n * sizeof **mult);
+	*shift = ar_xmalloc((size_t)n * sizeof **shift);
+	for (int64_t k = 0; k < n; k++) {
+		int sh;
+		ar_quantize_multiplier(real[k], &(*mult)[k], &sh);
+		(*shift)[k] = sh;
+	}
+	return (int)n;
+}
+
 /* An addition's three pairs: input a's, input b's, the output's. */
 static int add_requant(double sa, const ArTensor *ws, double sy,
 		       int32_t **mult, int32_t **shift)
@@ -78,14 +100,7 @@ static int add_requant(double sa, const ArTensor *ws, double sy,
 	real[0] = sa / twice;
 	real[1] = sb / twice;
 	real[2] = twice / ((double)(1 << AR_REQUANT_ADD_SHIFT) * sy);
-	*mult = ar_xmalloc(3 * sizeof **mult);
-	*shift = ar_xmalloc(3 * sizeof **shift);
-	for (int k = 0; k < 3; k++) {
-		int s;
-		ar_quantize_multiplier(real[k], &(*mult)[k], &s);
-		(*shift)[k] = s;
-	}
-	return 3;
+	return pairs(real, 3, mult, shift);
 }
 
 int ar_requant(const ArGraph *g, const ArNode *n, int32_t **mult,
@@ -94,6 +109,8 @@ int ar_requant(const ArGraph *g, const ArNode *n, int32_t **mult,
 	const ArOpDef *d = ar_op_of(n);
 	const ArTensor *xs, *ws, *ys;
 	int64_t nc;
+	double *real;
+	int k;
 
 	*mult = *shift = NULL;
 	if (!d || !d->requant.y)
@@ -109,18 +126,15 @@ int ar_requant(const ArGraph *g, const ArNode *n, int32_t **mult,
 	nc = ar_numel(ws);
 	if (nc > INT32_MAX)
 		return 0;
-	*mult = ar_xmalloc((size_t)nc * sizeof **mult);
-	*shift = ar_xmalloc((size_t)nc * sizeof **shift);
-	for (int64_t c = 0; c < nc; c++) {
-		/* Each scale a float widened to double, as TFLM does. */
-		double eff = (double)(float)ar_get_float(xs, 0) *
-			     (double)(float)ar_get_float(ws, c) /
-			     (double)(float)ar_get_float(ys, 0);
-		int s;
-		ar_quantize_multiplier(eff, &(*mult)[c], &s);
-		(*shift)[c] = s;
-	}
-	return (int)nc;
+	real = ar_xmalloc((size_t)nc * sizeof *real);
+	/* Each scale a float widened to double, as TFLM does. */
+	for (int64_t c = 0; c < nc; c++)
+		real[c] = (double)(float)ar_get_float(xs, 0) *
+			  (double)(float)ar_get_float(ws, c) /
+			  (double)(float)ar_get_float(ys, 0);
+	k = pairs(real, nc, mult, shift);
+	free(real);
+	return k;
 }
 
 bool ar_quant_scalar(const ArGraph *g, const ArTensor *t, double *scale,
