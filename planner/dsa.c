@@ -124,6 +124,16 @@ static void load(ArBuf *b, int n, const int64_t *src)
 		b[i].offset = src[i];
 }
 
+/* Height h, found by algo, becomes the result when it is lower; true then. */
+static bool lowered(ArDsaResult *res, int64_t h, const char *algo)
+{
+	if (h >= res->height)
+		return false;
+	res->height = h;
+	res->algorithm = algo;
+	return true;
+}
+
 /* Good enough to stop: provably minimal, or what a capacity asked for. */
 static bool done(int64_t h, int64_t lb, int64_t capacity)
 {
@@ -140,12 +150,7 @@ static bool done(int64_t h, int64_t lb, int64_t capacity)
 static bool repair(ArBuf *b, int n, int64_t target, ArBudget *work,
 		   ArDsaResult *res)
 {
-	int64_t h = ar_dsa_repair(b, n, target, work);
-	if (h >= res->height)
-		return false;
-	res->height = h;
-	res->algorithm = "repair";
-	return true;
+	return lowered(res, ar_dsa_repair(b, n, target, work), "repair");
 }
 
 /*
@@ -166,15 +171,10 @@ static bool blocks(ArBuf *b, int n, int64_t capacity, int64_t units,
 		   ArWatch *watch, ArDsaResult *res)
 {
 	ArBudget own;
-	int64_t h;
 
 	ar_budget_init(&own, units, watch);
-	h = ar_dsa_blocks(b, n, capacity, &own, &res->nodes);
-	if (h >= res->height)
-		return false;
-	res->height = h;
-	res->algorithm = "blocks";
-	return true;
+	return lowered(res, ar_dsa_blocks(b, n, capacity, &own, &res->nodes),
+		       "blocks");
 }
 
 /*
@@ -197,7 +197,6 @@ static void exact_then_improve(ArBuf *b, int n, int64_t seed,
 			       ArDsaResult *res)
 {
 	ArBudget more, below;
-	int64_t h;
 
 	ar_budget_init(&more, work->granted / IMPROVE_DEN, work->watch);
 	ar_budget_init(&below, work->granted / DESCEND_DEN, work->watch);
@@ -207,18 +206,10 @@ static void exact_then_improve(ArBuf *b, int n, int64_t seed,
 	    (blocks(b, n, 0, work->granted / BLOCKS_DEN, work->watch, res) &&
 	     (res->optimal = res->height == res->bound)))
 		return;
-	h = ar_dsa_improve(b, n, res->bound, &more);
-	if (h < res->height) {
-		res->height = h;
-		res->algorithm = "improve";
-	}
-	if (res->height > res->bound) {
-		h = ar_dsa_descend(b, n, &res->bound, &below, &res->nodes);
-		if (h < res->height) {
-			res->height = h;
-			res->algorithm = "descend";
-		}
-	}
+	lowered(res, ar_dsa_improve(b, n, res->bound, &more), "improve");
+	if (res->height > res->bound)
+		lowered(res, ar_dsa_descend(b, n, &res->bound, &below,
+					    &res->nodes), "descend");
 	res->optimal = res->height == res->bound;
 }
 
@@ -303,10 +294,7 @@ int ar_dsa_solve(ArBuf *b, int n, const char *algo, int64_t capacity,
 		ar_budget_init(&more, work->granted / DESCEND_DEN, work->watch);
 		h = ar_dsa_descend(b, n, &floor, &more, &res->nodes);
 		res->infeasible = floor > start;
-		if (h < res->height) {
-			res->height = h;
-			res->algorithm = "descend";
-		}
+		lowered(res, h, "descend");
 	}
 	res->optimal = res->height == res->lower_bound;
 	return 0;
