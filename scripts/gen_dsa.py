@@ -7,17 +7,22 @@
                                      uniform over the steps, a lifetime
                                      uniform in 1..200 steps, a size
                                      log-uniform from 64 B to 64 KiB
-  gen_dsa.py holes N SEED OUT.csv    a perfect packing with holes: a
+  gen_dsa.py holes N SEED OUT.csv [PACKED.csv]
+                                     a perfect packing with holes: a
                                      strip of 4N steps by 1 MiB cut
                                      guillotine-wise (the largest piece
                                      first, across its longer side, at
                                      25-75%) into about N / 0.95 pieces,
                                      then 5% of them removed, never one
-                                     live at the middle step
+                                     live at the middle step; PACKED.csv
+                                     gets the strip's own packing (the
+                                     rows with their offset, as `arenac
+                                     solve` writes them)
 
 The holes' strip stays full at its middle step, so the peak-live lower
 bound is 1 MiB and the strip is a packing of that height: the optimum is
-1 MiB by construction.  Byte cuts fall on multiples of 64.  The same
+1 MiB by construction (tests/e2e_solve.sh checks PACKED.csv as it checks
+arenac's output).  Byte cuts fall on multiples of 64.  The same
 arguments write the same file (one random.Random(SEED), integers only
 where the layout depends on it).
 """
@@ -38,7 +43,7 @@ def random_rows(n, rng):
         lo = rng.randrange(steps)
         hi = lo + rng.randint(1, MAX_LIFE)
         size = int(round(math.exp(rng.uniform(lo_log, hi_log))))
-        yield (i, lo, hi, min(max(size, MIN_SIZE), MAX_SIZE))
+        yield (i, lo, hi, min(max(size, MIN_SIZE), MAX_SIZE), None)
 
 
 def holes_rows(n, rng):
@@ -70,20 +75,28 @@ def holes_rows(n, rng):
     k = 0
     for i, (t0, t1, y0, y1) in enumerate(rects):
         if i not in drop:
-            yield (k, t0, t1, y1 - y0)
+            yield (k, t0, t1, y1 - y0, y0)
             k += 1
 
 
 def main():
-    if len(sys.argv) != 5 or sys.argv[1] not in ("random", "holes"):
-        sys.exit("usage: gen_dsa.py random|holes N SEED OUT.csv")
+    kind = sys.argv[1] if len(sys.argv) > 1 else None
+    if not (kind == "random" and len(sys.argv) == 5 or
+            kind == "holes" and len(sys.argv) in (5, 6)):
+        sys.exit("usage: gen_dsa.py random N SEED OUT.csv\n"
+                 "       gen_dsa.py holes N SEED OUT.csv [PACKED.csv]")
     n, rng = int(sys.argv[2]), random.Random(int(sys.argv[3]))
-    rows = random_rows(n, rng) if sys.argv[1] == "random" else \
-        holes_rows(n, rng)
+    rows = list(random_rows(n, rng) if kind == "random" else
+                holes_rows(n, rng))
     with open(sys.argv[4], "w") as f:
         f.write("id,lower,upper,size\n")
-        for i, lo, hi, size in rows:
+        for i, lo, hi, size, _ in rows:
             f.write("b%d,%d,%d,%d\n" % (i, lo, hi, size))
+    if len(sys.argv) == 6:
+        with open(sys.argv[5], "w") as f:
+            f.write("id,lower,upper,size,offset\n")
+            for i, lo, hi, size, y in rows:
+                f.write("b%d,%d,%d,%d,%d\n" % (i, lo, hi, size, y))
 
 
 if __name__ == "__main__":
