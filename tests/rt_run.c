@@ -160,6 +160,19 @@ static void fill_arena(int random, int r)
 	}
 }
 
+/* The inputs read and the weights file (pb_slurp's) freed: LeakSanitizer
+ * checks every run, the ones that must fail included. */
+static void release(PbTensor *pin, int nin, const uint8_t *weights)
+{
+	for (int k = 0; k < nin; k++)
+		pb_free(&pin[k]);
+#ifndef WEIGHTS_LINKED
+	free((void *)weights);
+#else
+	(void)weights;
+#endif
+}
+
 int main(int argc, char **argv)
 {
 	const char *inputs[MAX_INPUTS], *fill = "zero", *wpath = NULL;
@@ -248,12 +261,12 @@ int main(int argc, char **argv)
 			char msg[256];
 			art_error_message(&rerr, msg, sizeof msg);
 			fprintf(stderr, "rt_run: %s\n", msg);
+			release(pin, nin, weights);
 			return 2;
 		}
 	}
 	secs = (now() - t0) / repeat;
-	for (int k = 0; k < nin; k++)
-		pb_free(&pin[k]);
+	release(pin, nin, weights);
 
 	y = L(_arena) + L(_tensors)[outt].offset;
 	n = numel(outt);
@@ -306,8 +319,5 @@ int main(int argc, char **argv)
 	       (long long)n, expect ? " compared" : "", max_abs, max_rel, bad,
 	       secs * 1e3, (unsigned long)U(_ARENA_SIZE),
 	       (unsigned long long)naive_arena());
-#ifndef WEIGHTS_LINKED
-	free((void *)weights);  /* pb_slurp's: LeakSanitizer checks this run */
-#endif
 	return bad ? 1 : 0;
 }
