@@ -12,18 +12,7 @@ BUILD=${BUILD:-build}
 PYTHON=${PYTHON:-/usr/bin/python3}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-pass=0
-fail=0
-
-check() {
-	if [ "$2" = 0 ]; then
-		pass=$((pass + 1))
-		echo "ok $1"
-	else
-		fail=$((fail + 1))
-		echo "FAIL $1"
-	fi
-}
+. "$(dirname "$0")/tally.sh"
 
 make --no-print-directory -s examples BUILD="$BUILD" >"$tmp/make.log" 2>&1
 rc=$?

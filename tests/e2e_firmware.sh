@@ -35,17 +35,7 @@
 # instrumented).  Ends with "N passed, N failed".
 BUILD=${BUILD:-build}
 M=${ARENAC_SHARED:-../shared}/models
-pass=0
-fail=0
-check() {
-	if [ "$2" = 0 ]; then
-		pass=$((pass + 1))
-		echo "ok   $1"
-	else
-		fail=$((fail + 1))
-		echo "FAIL $1"
-	fi
-}
+. "$(dirname "$0")/tally.sh"
 if [ -n "${ARENAC_SANITIZE:-}" ]; then
 	echo "skipped: firmware under the sanitizers (the target build is not instrumented)"
 	exit 0

@@ -216,18 +216,9 @@ EOF
 		echo "FAIL $name"
 	fi
 done | tee "$tmp/log"
+. "$(dirname "$0")/tally.sh"
 pass=$(grep -c '^ok ' "$tmp/log")
 fail=$(grep -c '^FAIL ' "$tmp/log")
-
-check() {
-	if [ "$2" = 0 ]; then
-		pass=$((pass + 1))
-		echo "ok $1"
-	else
-		fail=$((fail + 1))
-		echo "FAIL $1"
-	fi
-}
 abs=$ARENAC
 case $abs in /*) ;; *) abs=$(pwd)/$abs ;; esac
 

@@ -27,8 +27,6 @@ PYTHON=${PYTHON:-/usr/bin/python3}
 CC=${CC:-cc}
 M=${ARENAC_SHARED:-../shared}/models
 RT_LIB=$BUILD/libarenac_rt.a
-pass=0
-fail=0
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
@@ -37,15 +35,7 @@ if [ ! -f "$RT_LIB" ] || [ ! -x "$BUILD/host_io" ]; then
 	echo "0 passed, 0 failed"
 	exit 0
 fi
-check() {
-	if [ "$2" = 0 ]; then
-		pass=$((pass + 1))
-		echo "ok   $1"
-	else
-		fail=$((fail + 1))
-		echo "FAIL $1"
-	fi
-}
+. "$(dirname "$0")/tally.sh"
 
 # prog NAME MODEL "ARENAC OPTIONS" "INPUTS" [WEIGHTS_DIR]: plans MODEL and
 # builds firmware/main.c for this machine in $tmp/NAME, runs it into
