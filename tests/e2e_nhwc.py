@@ -371,6 +371,28 @@ else:
 print("mixed: permuted constants, both kinds of concat, a 4-D output")
 
 
+def same_outputs(name, count, atol):
+    """Outputs 0 .. count-1 of NAME's NHWC plan equal its NCHW plan's
+    (NAME + "c"), both runs from the same random arena fill."""
+    import numpy as np
+    for k in range(count):
+        outs = []
+        for nm in (name + "c", name):
+            base = os.path.join(tmp, nm)
+            r = subprocess.run([base + ".rt", "--fill", "random",
+                                "--output", str(k), "--dump",
+                                base + ".out", base + ".bin"],
+                               capture_output=True, text=True)
+            outs.append(np.fromfile(base + ".out", np.float32)
+                        if not r.returncode else None)
+        a, b = outs
+        t.check("%s: output %d of the NHWC plan is the NCHW plan's"
+                % (name, k), a is not None and b is not None and
+                a.shape == b.shape and a.size > 0 and
+                np.allclose(a, b, rtol=1e-5, atol=atol),
+                "%r / %r" % (a, b))
+
+
 def mixed_model(path):
     """Conv, Add by a [C,1,1] and Mul by a [1,C,1,1] constant of
     distinct values, Relu, a channel Concat of 8x8 maps (strided in
@@ -417,23 +439,7 @@ if not mixed_model(mixed):
 else:
     j, rj = model_case("mixed", mixed, [])
     if j:
-        import numpy as np
-        for k in (0, 1):
-            outs = []
-            for nm in ("mixedc", "mixed"):
-                base = os.path.join(tmp, nm)
-                r = subprocess.run([base + ".rt", "--fill", "random",
-                                    "--output", str(k), "--dump",
-                                    base + ".out", base + ".bin"],
-                                   capture_output=True, text=True)
-                outs.append(np.fromfile(base + ".out", np.float32)
-                            if not r.returncode else None)
-            a, b = outs
-            t.check("mixed: output %d of the NHWC plan is the NCHW "
-                    "plan's" % k, a is not None and b is not None and
-                    a.shape == b.shape and a.size > 0 and
-                    np.allclose(a, b, rtol=1e-5, atol=1e-6),
-                    "%r / %r" % (a, b))
+        same_outputs("mixed", 2, 1e-6)
         cats = [s for s in j["steps"] if s["op"] == "Concat"]
         tens = {x["name"]: x for x in j["tensors"]}
         rcats = [s["noop"] for s in rj["steps"] if s["op"] == "Concat"]
@@ -503,23 +509,7 @@ if not filters_model(fm):
 else:
     j, rj = model_case("filt", fm, [])
     if j:
-        import numpy as np
-        for k in (0, 1, 2):
-            outs = []
-            for nm in ("filtc", "filt"):
-                base = os.path.join(tmp, nm)
-                r = subprocess.run([base + ".rt", "--fill", "random",
-                                    "--output", str(k), "--dump",
-                                    base + ".out", base + ".bin"],
-                                   capture_output=True, text=True)
-                outs.append(np.fromfile(base + ".out", np.float32)
-                            if not r.returncode else None)
-            a, b = outs
-            t.check("filt: output %d of the NHWC plan is the NCHW plan's"
-                    % k, a is not None and b is not None and
-                    a.shape == b.shape and a.size > 0 and
-                    np.allclose(a, b, rtol=1e-5, atol=1e-5),
-                    "%r / %r" % (a, b))
+        same_outputs("filt", 3, 1e-5)
         tens = {x["name"]: x["shape"] for x in j["tensors"]}
         convs = [s["inputs"][1] for s in j["steps"] if s["op"] == "Conv"
                  and s["inputs"][1] != "wdq_tflite"]
