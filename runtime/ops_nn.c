@@ -302,31 +302,32 @@ int op_nhwc_pool(Ctx *c)
 	return pool(c, rt_pool2d_nhwc, 1);
 }
 
-/* GlobalAveragePool and GlobalMaxPool: a reduction over axes 2 on. */
-int op_global_pool(Ctx *c)
+typedef void GlobalPoolFn(int is_max, const float *x, const rt_shape *xs,
+			  float *y);
+
+/* GlobalAveragePool and GlobalMaxPool: a reduction over the spatial axes,
+ * 2 on (NCHW), or 1 to the one before the channels (NHWC, from rank 3). */
+static int global_pool(Ctx *c, GlobalPoolFn *kernel, int min_rank)
 {
 	const float *x;
 	float *y;
 	rt_shape xs, ys;
 	if (ctx_fin(c, 0, 1, &x, &xs) || ctx_fout(c, 0, &y, &ys))
 		return -1;
-	if (xs.rank < 2)
+	if (xs.rank < min_rank)
 		return ctx_fail(c, ART_E_WANTS_RANK_2_MORE);
-	rt_global_pool(!strcmp(c->s->op, "GlobalMaxPool"), x, &xs, y);
+	kernel(!strcmp(c->s->op, "GlobalMaxPool"), x, &xs, y);
 	return 0;
+}
+
+int op_global_pool(Ctx *c)
+{
+	return global_pool(c, rt_global_pool, 2);
 }
 
 int op_nhwc_global_pool(Ctx *c)
 {
-	const float *x;
-	float *y;
-	rt_shape xs, ys;
-	if (ctx_fin(c, 0, 1, &x, &xs) || ctx_fout(c, 0, &y, &ys))
-		return -1;
-	if (xs.rank < 3)
-		return ctx_fail(c, ART_E_WANTS_RANK_2_MORE);
-	rt_global_pool_nhwc(!strcmp(c->s->op, "GlobalMaxPool"), x, &xs, y);
-	return 0;
+	return global_pool(c, rt_global_pool_nhwc, 3);
 }
 
 int op_lrn(Ctx *c)
