@@ -8,8 +8,10 @@
  * height so the search starts from a known solution and never does worse.
  * Minimising, an exact search that ends unproven hands its best to the
  * search of the blocks the buffers join into (dsa_blocks.c), that to the
- * local search (dsa_improve.c), and that to probes of the heights below
- * it (dsa_descend.c); with a capacity, the blocks are tried first.
+ * layer split (dsa_layers.c), that to the local search (dsa_improve.c),
+ * and that to probes of the heights below it (dsa_descend.c); with a
+ * capacity, the blocks are tried first, and the layer split after the
+ * exact search.
  */
 #include "dsa_impl.h"
 
@@ -153,11 +155,26 @@ static bool repair(ArBuf *b, int n, int64_t target, ArBudget *work,
 	return lowered(res, ar_dsa_repair(b, n, target, work), "repair");
 }
 
+/* What the phases below share: each gets (b, n, its capacity or target,
+ * its work, the nodes to add to). */
+typedef int64_t Phase(ArBuf *b, int n, int64_t to, ArBudget *work,
+		      int64_t *nodes);
+
+/* Runs phase f with a budget of its own, units of work; true when it
+ * lowered the height (then named algo). */
+static bool phase(Phase *f, const char *algo, ArBuf *b, int n, int64_t to,
+		  int64_t units, ArWatch *watch, ArDsaResult *res)
+{
+	ArBudget own;
+
+	ar_budget_init(&own, units, watch);
+	return lowered(res, f(b, n, to, &own, &res->nodes), algo);
+}
+
 /*
  * The blocks the buffers join into (dsa_blocks.c): far fewer, each a
  * rectangle packed without waste, where the exact search finishes what it
- * cannot on the buffers; true when that lowered the height.  A budget of
- * its own, units of work: minimising, 1 / BLOCKS_DEN of the search's
+ * cannot on the buffers.  A budget of its own, units of work: minimising, 1 / BLOCKS_DEN of the search's
  * once the exact search ends unproven (for auto's local search and
  * probes on the blocks, twice as much again); with a capacity, a first
  * try of the blocks' exact search alone with 1 / BLOCKS_CAP_DEN before
@@ -167,15 +184,13 @@ static bool repair(ArBuf *b, int n, int64_t target, ArBudget *work,
 #define BLOCKS_DEN 4
 #define BLOCKS_CAP_DEN 32
 
-static bool blocks(ArBuf *b, int n, int64_t capacity, int64_t units,
-		   ArWatch *watch, ArDsaResult *res)
-{
-	ArBudget own;
-
-	ar_budget_init(&own, units, watch);
-	return lowered(res, ar_dsa_blocks(b, n, capacity, &own, &res->nodes),
-		       "blocks");
-}
+/*
+ * Components still above target (the lower bound, or the capacity) go to
+ * layer split (dsa_layers.c), with a budget of its own, 1 / LAYERS_DEN
+ * of the search's: the strips of a perfect packing with holes, which the
+ * exact search does not separate, are found there.
+ */
+#define LAYERS_DEN 2
 
 /*
  * auto, minimising: when the exact search, with all the work given, ends
@@ -203,8 +218,13 @@ static void exact_then_improve(ArBuf *b, int n, int64_t seed,
 	ar_dsa_exact(b, n, seed, res->lower_bound, 0, work, res);
 	res->algorithm = res->height == seed ? seed_algo : "exact";
 	if (res->optimal ||
-	    (blocks(b, n, 0, work->granted / BLOCKS_DEN, work->watch, res) &&
+	    (phase(ar_dsa_blocks, "blocks", b, n, 0,
+		   work->granted / BLOCKS_DEN, work->watch, res) &&
 	     (res->optimal = res->height == res->bound)))
+		return;
+	if (phase(ar_dsa_layers, "layers", b, n, res->bound,
+		  work->granted / LAYERS_DEN, work->watch, res) &&
+	    (res->optimal = res->height == res->bound))
 		return;
 	lowered(res, ar_dsa_improve(b, n, res->bound, &more), "improve");
 	if (res->height > res->bound)
@@ -255,8 +275,8 @@ int ar_dsa_solve(ArBuf *b, int n, const char *algo, int64_t capacity,
 	    (is_auto && done(res->height, res->lower_bound, capacity)))
 		return 0;
 	if (is_auto && capacity > 0 &&
-	    blocks(b, n, capacity, work->granted / BLOCKS_CAP_DEN, work->watch,
-		   res) &&
+	    phase(ar_dsa_blocks, "blocks", b, n, capacity,
+		  work->granted / BLOCKS_CAP_DEN, work->watch, res) &&
 	    done(res->height, res->lower_bound, capacity)) {
 		res->optimal = res->height == res->lower_bound;
 		return 0;
@@ -280,6 +300,10 @@ int ar_dsa_solve(ArBuf *b, int n, const char *algo, int64_t capacity,
 	ar_dsa_exact(b, n, seed, res->lower_bound, capacity, work, res);
 	res->algorithm = is_auto && res->height == seed ? seed_algo : "exact";
 	if (!is_auto || res->height <= capacity || res->infeasible)
+		return 0;
+	if (phase(ar_dsa_layers, "layers", b, n, capacity,
+		  work->granted / LAYERS_DEN, work->watch, res) &&
+	    res->height <= capacity)
 		return 0;
 	if (n < AR_DSA_REPAIR_MIN) {
 		repair(b, n, capacity, &more, res);

@@ -89,6 +89,17 @@ int64_t ar_dsa_descend(ArBuf *b, int n, int64_t *lo, ArBudget *work,
 int64_t ar_dsa_blocks(ArBuf *b, int n, int64_t capacity, ArBudget *work,
 		      int64_t *nodes);
 
+/*
+ * Lowers the components of the valid placement in b that are above
+ * target by layer split (dsa_layers.c): each cut by bytes into a bottom
+ * and a top layer where buffers hand over a strip's bytes, the layers
+ * solved by ar_dsa_solve with the capacities of the cut and stacked.
+ * Keeps b valid; returns its height, never higher than before.  Spends
+ * work; adds the searches' nodes to *nodes.
+ */
+int64_t ar_dsa_layers(ArBuf *b, int n, int64_t target, ArBudget *work,
+		      int64_t *nodes);
+
 /* The spans between consecutive distinct times of b: buffer i is live
  * over spans [slo[i], shi[i]); returns how many (arrays malloc'd). */
 int ar_dsa_spans(const ArBuf *b, int n, int **slo, int **shi);

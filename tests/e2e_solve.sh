@@ -56,30 +56,38 @@ run() {  # INPUT CAPACITY
 
 run "$DSA/input.12.csv" 12
 
-# A perfect packing with holes (scripts/gen_dsa.py): 500 buffers whose
-# optimum, 1 MiB, is the lower bound by construction; minimised at effort
-# 3, checked, within 2% of it, as issue 30 asks (at it, by its blocks:
-# planner/dsa_blocks.c; 12.4% before them), and the same placement twice.
-# The optimum is checked too: the generator's own packing of the strip
-# passes the same checker at 1 MiB.
+# Perfect packings with holes (scripts/gen_dsa.py), whose optimum, 1 MiB,
+# is the lower bound by construction: minimised at effort 3, checked, at
+# most MAX, and the same placement twice.  The optimum is checked too:
+# the generator's own packing of the strip passes the same checker at
+# 1 MiB.
 GEN=$(dirname "$0")/../scripts/gen_dsa.py
-"$PYTHON" "$GEN" holes 500 1 "$tmp/holes.csv" "$tmp/holes.packed.csv"
-if ! check "$tmp/holes.csv" "$tmp/holes.packed.csv" 1048576; then
-	echo "FAIL holes: the generator's packing is not one of 1 MiB"; fail=1
-fi
-for k in 1 2; do
-	"$ARENAC" solve "$tmp/holes.csv" --effort 3 -o "$tmp/holes.$k.csv" \
-		2>"$tmp/holes.err" || { echo "FAIL holes: exit $?"; fail=1; }
-done
-h=$(sed -n 's/^height: //p' "$tmp/holes.err")
-if ! grep -q "^lower bound: 1048576$" "$tmp/holes.err" ||
-   ! check "$tmp/holes.csv" "$tmp/holes.1.csv" "$h" ||
-   [ "$h" -gt $((1048576 * 102 / 100)) ] ||
-   ! cmp -s "$tmp/holes.1.csv" "$tmp/holes.2.csv"; then
-	echo "FAIL holes: height $h"; cat "$tmp/holes.err"; fail=1
-else
-	echo "ok   holes500 height $h, optimum 1048576"
-fi
+holes() {  # N SEED MAX
+	t="$tmp/holes$1.$2"
+	"$PYTHON" "$GEN" holes "$1" "$2" "$t.csv" "$t.packed.csv"
+	if ! check "$t.csv" "$t.packed.csv" 1048576; then
+		echo "FAIL holes $1 $2: the generator's packing is not one of 1 MiB"
+		fail=1
+	fi
+	for k in 1 2; do
+		"$ARENAC" solve "$t.csv" --effort 3 -o "$t.$k.csv" 2>"$t.err" ||
+			{ echo "FAIL holes $1 $2: exit $?"; fail=1; }
+	done
+	h=$(sed -n 's/^height: //p' "$t.err")
+	if ! grep -q "^lower bound: 1048576$" "$t.err" ||
+	   ! check "$t.csv" "$t.1.csv" "$h" || [ "$h" -gt "$3" ] ||
+	   ! cmp -s "$t.1.csv" "$t.2.csv"; then
+		echo "FAIL holes $1 $2: height $h over $3"; cat "$t.err"; fail=1
+	else
+		echo "ok   holes $1 seed $2: height $h, optimum 1048576"
+	fi
+}
+# 500 buffers within 2%, as issue 30 asks (at the optimum, by the blocks
+# of planner/dsa_blocks.c; 12.4% above before them).
+holes 500 1 $((1048576 * 102 / 100))
+# 1,000 at the optimum, by the layer split (planner/dsa_layers.c): +8.4%
+# without it, where the exact search does not separate the strips.
+holes 1000 3 1048576
 for f in "$DSA"/challenging/*.csv; do
 	[ -f "$f" ] && run "$f" 1048576
 done

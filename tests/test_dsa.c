@@ -13,7 +13,9 @@
  * and the local search with pinned buffers: valid, never higher, the
  * same twice, the pinned left in place; the exact search with pinned
  * buffers against a brute force over offsets; 1,024 random buffers at
- * their lower bound as capacity, packed there by window repair.
+ * their lower bound as capacity, packed there by window repair.  Layer
+ * split: two stacked strips that no time separates, packed at their load
+ * from the worst placement; valid and never higher on random instances.
  */
 #include "testutil.h"
 
@@ -437,8 +439,9 @@ static void test_improve_hard(void **state)
  */
 static int64_t old_minimise(ArBuf *b, int n, int64_t units)
 {
+	assert_true(n <= 128);
 	int64_t lb = ar_dsa_lower_bound(b, n, NULL), best = INT64_MAX;
-	int64_t off[64];
+	int64_t off[128];
 	ArBudget w, more;
 	ArDsaResult r;
 	for (int g = 0; g < AR_GREEDY_COUNT; g++) {
@@ -474,10 +477,23 @@ static void descend_instance(ArBuf *b, int n, uint64_t seed)
 	}
 }
 
+/* The old minimiser, then the probes below its best (dsa_descend.c)
+ * with as much work again, as auto ran them before the layer split. */
+static int64_t old_then_descend(ArBuf *b, int n, int64_t units)
+{
+	int64_t lo = ar_dsa_lower_bound(b, n, NULL), nodes = 0;
+	ArBudget w;
+	old_minimise(b, n, units);
+	ar_budget_init(&w, units, NULL);
+	return ar_dsa_descend(b, n, &lo, &w, &nodes);
+}
+
 /*
  * Minimisation never ends above what it did before the heights below
- * its best were probed (dsa_descend.c), and on instance 173 it finds the
- * height that capacity mode finds where the old minimiser stopped above.
+ * its best were probed (dsa_descend.c), and on instance 173 the probes
+ * find the height that capacity mode finds where the old minimiser
+ * stopped above.  auto goes lower still there: the layer split
+ * (dsa_layers.c), which runs before the probes, packs it at its load.
  */
 static void test_descend(void **state)
 {
@@ -507,9 +523,12 @@ static void test_descend(void **state)
 		print_message("descend: lower %lld, old %lld, now %lld (%s)\n",
 			      (long long)r.lower_bound, (long long)old,
 			      (long long)r.height, r.algorithm);
-		assert_true(r.height < old);
 		assert_true(r.height <= rc.height);
-		assert_string_equal(r.algorithm, "descend");
+		assert_int_equal(r.height, r.lower_bound);
+		assert_string_equal(r.algorithm, "layers");
+		descend_instance(b, N, seed);
+		assert_true(old_then_descend(b, N, UNITS) <= rc.height);
+		check_improved(b, N, ar_dsa_height(b, N));
 		/* The same input, the same placement. */
 		descend_instance(b, N, seed);
 		ar_budget_init(&w, UNITS, NULL);
@@ -526,7 +545,8 @@ static void test_descend(void **state)
  * buffers the old rounds' sixth probe of 9,600 left the last one 574,246
  * units (320 nodes, not enough), so it stopped at 9,664, the exact
  * search's height; now 636,742 (402 nodes) find 9,600, the height
- * capacity mode finds there with the same work.
+ * capacity mode finds there with the same work.  (auto now goes lower,
+ * to the load, 9,472, by the layer split before the probes.)
  */
 static void test_descend_last_probe(void **state)
 {
@@ -534,16 +554,20 @@ static void test_descend_last_probe(void **state)
 	ArBuf b[N];
 	ArDsaResult r, rc;
 	ArBudget w;
+	int64_t h;
 	(void)state;
+	descend_instance(b, N, 7);
+	h = old_then_descend(b, N, UNITS);
+	check_improved(b, N, h);
+	print_message("descend, last probe: %lld\n", (long long)h);
+	assert_int_equal(h, 9600);
+	/* auto, with the layer split first, packs it at its load. */
 	descend_instance(b, N, 7);
 	ar_budget_init(&w, UNITS, NULL);
 	assert_int_equal(ar_dsa_solve(b, N, "auto", 0, &w, &r), 0);
 	check_solution(b, N, &r);
-	print_message("descend, last probe: lower %lld, now %lld (%s)\n",
-		      (long long)r.lower_bound, (long long)r.height,
-		      r.algorithm);
-	assert_int_equal(r.height, 9600);
-	assert_string_equal(r.algorithm, "descend");
+	assert_int_equal(r.height, 9472);
+	assert_int_equal(r.lower_bound, 9472);
 	descend_instance(b, N, 7);
 	ar_budget_init(&w, UNITS, NULL);
 	assert_int_equal(ar_dsa_solve(b, N, "auto", 9600, &w, &rc), 0);
@@ -711,6 +735,58 @@ static void test_exact_pinned(void **state)
 	assert_true(found > 50 && none > 50);
 }
 
+/*
+ * Layer split (dsa_layers.c): two strips stacked, the bottom one (6 bytes)
+ * cut at time 4, the top one (5) at time 7, so no time splits the whole;
+ * from a placement stacking every buffer, the split finds the strips
+ * (at time 4 six bytes end and six start) and packs them at the load,
+ * 11.  On random instances from a greedy placement: valid, never
+ * higher, the same twice.
+ */
+static void test_layers(void **state)
+{
+	ArBuf strips[] = {
+		B(0, 4, 2), B(0, 2, 4), B(2, 4, 4),     /* bottom, left */
+		B(4, 10, 3), B(4, 7, 3), B(7, 10, 3),   /* bottom, right */
+		B(0, 7, 5),                             /* top, left */
+		B(7, 10, 2), B(7, 10, 3),               /* top, right */
+	};
+	int n = (int)(sizeof strips / sizeof *strips), lowered = 0;
+	int64_t y = 0, nodes = 0;
+	ArBudget w;
+	(void)state;
+	for (int i = 0; i < n; i++)
+		strips[i].offset = y, y += strips[i].size;
+	assert_int_equal(ar_dsa_lower_bound(strips, n, NULL), 11);
+	ar_budget_init(&w, 100000000, NULL);
+	assert_int_equal(ar_dsa_layers(strips, n, 11, &w, &nodes), 11);
+	check_improved(strips, n, 11);
+	rng = 99;
+	for (int iter = 0; iter < 200; iter++) {
+		ArBuf b[24], c[24];
+		int m = 8 + rnd(16);
+		int64_t h, h1, h2, lb;
+		for (int i = 0; i < m; i++) {
+			int64_t lo = rnd(12);
+			b[i] = (ArBuf)B(lo, lo + 1 + rnd(6), 1 + rnd(8));
+		}
+		h = ar_dsa_greedy(b, m, (ArGreedyOrder)(iter % 3));
+		lb = ar_dsa_lower_bound(b, m, NULL);
+		memcpy(c, b, sizeof c);
+		ar_budget_init(&w, 1000000, NULL);
+		h1 = ar_dsa_layers(b, m, lb, &w, &nodes);
+		ar_budget_init(&w, 1000000, NULL);
+		h2 = ar_dsa_layers(c, m, lb, &w, &nodes);
+		assert_true(h1 <= h);
+		assert_int_equal(h1, h2);
+		assert_memory_equal(b, c, (size_t)m * sizeof *b);
+		check_improved(b, m, h1);
+		lowered += h1 < h;
+	}
+	print_message("layers: %d of 200 lowered\n", lowered);
+	assert_true(lowered > 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -729,6 +805,7 @@ int main(void)
 		cmocka_unit_test(test_repair),
 		cmocka_unit_test(test_exact_pinned),
 		cmocka_unit_test(test_repair_at_capacity),
+		cmocka_unit_test(test_layers),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,476 @@
+/*
+ * dsa_layers.c — layer split: a component that the searches leave above
+ * its target is cut by bytes into a bottom and a top layer, each solved
+ * alone, the top one placed on the bottom one.
+ *
+ * Why: a perfect packing cut guillotine-wise (the issue's "holes"
+ * instances) is, wherever no time splits it, a stack of strips, each of
+ * which some time does split.  Given which buffers form the bottom strip,
+ * both layers fall apart by time into parts the exact search packs in
+ * hundreds of nodes (holes 2,000 seed 1, the two strips of its larger
+ * component: 131 and 519 nodes, where the whole component fails beyond
+ * millions), since the offset-ordered search (exact.c) couples parts of
+ * the time line that only the strips separate.
+ *
+ * Where to cut: at the time c where a strip's two parts meet, the bytes
+ * of the buffers ending there and of those starting there are both the
+ * strip's height, less the holes at its edge, so times are ranked by
+ * min(E(c), S(c)) and the CUTS best tried.  The bottom layer's height h
+ * is tried at max(E, S), at the target less the bytes live across c (all
+ * of them are the top layer's), and at the target less each other cut's
+ * max(E, S) (that strip being the top one): at the bound the two heights
+ * must add up exactly.
+ * Which buffers go below: a depth-first search labels the buffers in
+ * order of start, bottom or top, each label checked over the buffer's
+ * lifetime (at most h bytes below and target - h above at every time; no
+ * bottom buffer across c), with backjumping (see label()) and failed
+ * states remembered: the next buffer and the bottom ones live where it
+ * starts say all the rest of the search depends on, so they are hashed
+ * (Zobrist) and a state met again fails at once.
+ * The layers go to ar_dsa_solve, minimising, so a layer that is a stack
+ * of strips itself is split again (each call gets a share of the work
+ * and fewer buffers, so this ends); the top layer is placed on the
+ * bottom one's height.  The stack is a valid placement whatever the
+ * labels; it is kept only when lower.  All of it is counted in work
+ * units: a label tried costs one per span of the buffer's lifetime.
+ *
+ * Measured (bench_dsa.sh, see the README): holes 1,000 seed 3 from +8.4%
+ * to its bound at effort 3; holes 2,000 seed 1 from +11.0% to +4.6%.
+ * Labelling is the weak part: on the 1,383 buffers of that seed's larger
+ * component the search finds none even at the generator's own cut and
+ * height; it succeeds on the blocks (dsa_blocks.c), a sixth as many,
+ * unless a coincidental join ties buffers of both strips together (as on
+ * seeds 2 and 3, unchanged at +11.2% and +8.7%).
+ */
+#include "dsa_impl.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "graph.h"
+#include "sortkey.h"
+
+#define CUTS 4
+#define MIN_BUFFERS 8
+/* The labelling's blame sets cost n^2 / 8 bytes: 8 MiB here. */
+#define MAX_BUFFERS 8192
+/* The labelling's share of a try's work (the rest: the two layers). */
+#define LABEL_DEN 8
+/* Failed states remembered: a table of 64 slots per buffer, at most
+ * this many (a power of two: 8 MiB of keys). */
+#define MEMO_MAX ((size_t)1 << 20)
+
+typedef struct {
+	int n, m;               /* buffers, spans */
+	const ArBuf *b;
+	int *slo, *shi;         /* spans of each buffer */
+	int *order;             /* by start, larger first */
+	int64_t *load;          /* bytes live over each span */
+	int64_t *lb, *lt;       /* of them, labelled bottom / top */
+	uint64_t *zob;          /* a random key per buffer */
+	int *live, *lstart;     /* buffers live over the span where order[q]
+				   starts and started before it: live[lstart[q]
+				   .. lstart[q + 1]) */
+	int *pos;               /* pos[order[q]] = q */
+	int *spanned, *sstart;  /* buffers live over span k:
+				   spanned[sstart[k] .. sstart[k + 1]) */
+	char *lab;              /* 0 none, 1 bottom, 2 top */
+	uint64_t *memo;         /* open addressing, 0: empty */
+	size_t nmemo, slots;    /* used, and a power of two */
+	int64_t cap[3];         /* the heights of [1] bottom, [2] top */
+	int cut;                /* no bottom buffer across span boundary cut */
+	ArBudget *work;
+} Label;
+
+static uint64_t mix(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdULL;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ULL;
+	return x ^ (x >> 33);
+}
+
+static bool memo_has(const Label *s, uint64_t k)
+{
+	for (size_t i = k & (s->slots - 1); s->memo[i];
+	     i = (i + 1) & (s->slots - 1))
+		if (s->memo[i] == k)
+			return true;
+	return false;
+}
+
+static void memo_add(Label *s, uint64_t k)
+{
+	size_t i = k & (s->slots - 1);
+	if (4 * s->nmemo >= 3 * s->slots)
+		return;
+	while (s->memo[i] && s->memo[i] != k)
+		i = (i + 1) & (s->slots - 1);
+	if (!s->memo[i])
+		s->memo[i] = k, s->nmemo++;
+}
+
+/* Adds to set the depths of the buffers in ids[0..n) labelled l (any
+ * label: l = 0) before depth q. */
+static void blame(const Label *s, uint64_t *set, const int *ids, int n,
+		  int l, int q)
+{
+	for (int e = 0; e < n; e++) {
+		int j = ids[e], p = s->pos[j];
+		if (p < q && s->lab[j] && (!l || s->lab[j] == l))
+			set[p / 64] |= (uint64_t)1 << (p % 64);
+	}
+}
+
+/*
+ * Whether buffer i may be labelled l at depth q: 0 when it may, 1 when
+ * it may not go there at all (a bottom buffer across the cut), 2 when
+ * that layer would pass its height over some span, blamed (added to set)
+ * on the buffers of that label over the first such span.
+ */
+static int clash(const Label *s, int i, int l, int q, uint64_t *set)
+{
+	const int64_t *sum = l == 1 ? s->lb : s->lt;
+	if (l == 1 && s->slo[i] < s->cut && s->shi[i] > s->cut)
+		return 1;
+	for (int k = s->slo[i]; k < s->shi[i]; k++)
+		if (sum[k] + s->b[i].size > s->cap[l]) {
+			blame(s, set, s->spanned + s->sstart[k],
+			      s->sstart[k + 1] - s->sstart[k], l, q);
+			return 2;
+		}
+	return 0;
+}
+
+static void give(Label *s, int i, int l, int sign)
+{
+	int64_t *sum = l == 1 ? s->lb : s->lt;
+	for (int k = s->slo[i]; k < s->shi[i]; k++)
+		sum[k] += sign * s->b[i].size;
+	s->lab[i] = sign > 0 ? (char)l : 0;
+}
+
+/*
+ * The depth-first search, iterative (a component may hold thousands of
+ * buffers), with conflict-directed backjumping: depth q labels buffer
+ * order[q], its first label then the other.  A label that passes a
+ * capacity over some span is blamed on the buffers of that label live
+ * there; when both fail, the search jumps back to the deepest buffer
+ * blamed (those between had nothing to do with it) and tries its other
+ * label, the blame carried along.  Without that, a wrong label far back
+ * (a layer a few bytes off its height, which the holes' slack hides for
+ * a while) is found only after every combination of the labels since.
+ * Failed states are remembered (see the file's comment); one met again
+ * is blamed on every buffer live where it starts.  True when every
+ * buffer has a label; false when none can, or the work ran out.
+ */
+static bool label(Label *s, int first)
+{
+	int n = s->n, words = (n + 63) / 64;
+	int *tried = ar_xcalloc((size_t)n + 1, sizeof *tried);
+	uint64_t *key = ar_xcalloc((size_t)n + 1, sizeof *key);
+	uint64_t *conf = ar_xmalloc(((size_t)n + 1) * (size_t)words *
+				    sizeof *conf);
+	int q = 0;
+	bool found = false;
+
+	memset(s->lab, 0, (size_t)n);
+	memset(s->memo, 0, s->slots * sizeof *s->memo);
+	s->nmemo = 0;
+	memset(s->lb, 0, (size_t)s->m * sizeof *s->lb);
+	memset(s->lt, 0, (size_t)s->m * sizeof *s->lt);
+	while (ar_budget_spend(s->work, 1)) {
+		uint64_t *cq = conf + (size_t)q * (size_t)words;
+		int d = -1;
+		if (q == n) {
+			found = true;
+			break;
+		}
+		if (tried[q] == 0) {
+			/* Entering: the first buffer of a start keys the
+			 * state by the bottom ones live there. */
+			int i = s->order[q];
+			int nl = s->lstart[q + 1] - s->lstart[q];
+			memset(cq, 0, (size_t)words * sizeof *cq);
+			key[q] = 0;
+			if (!q || s->slo[s->order[q - 1]] != s->slo[i]) {
+				uint64_t h = mix((uint64_t)q + 1);
+				ar_budget_spend(s->work, nl);
+				for (int e = s->lstart[q]; e < s->lstart[q + 1]; e++)
+					if (s->lab[s->live[e]] == 1)
+						h ^= s->zob[s->live[e]];
+				key[q] = h | 1;
+				if (memo_has(s, key[q])) {
+					blame(s, cq, s->live + s->lstart[q], nl,
+					      0, q);
+					key[q] = 0;
+					tried[q] = 2;
+				}
+			}
+		}
+		while (tried[q] < 2) {
+			int i = s->order[q];
+			int l = tried[q]++ == 0 ? first : 3 - first;
+			ar_budget_spend(s->work, s->shi[i] - s->slo[i]);
+			if (clash(s, i, l, q, cq) == 0) {
+				give(s, i, l, 1);
+				tried[++q] = 0;
+				break;
+			}
+		}
+		if (tried[q] == 0)
+			continue;
+		/* Depth q failed: back to the deepest buffer blamed. */
+		if (key[q])
+			memo_add(s, key[q]);
+		for (int w = words - 1; w >= 0 && d < 0; w--)
+			if (cq[w])
+				d = 64 * w + 63 - __builtin_clzll(cq[w]);
+		if (d < 0)
+			break;          /* blamed on nothing: no labelling */
+		for (int p = q - 1; p >= d; p--) {
+			give(s, s->order[p], s->lab[s->order[p]], -1);
+			if (p > d && key[p])
+				memo_add(s, key[p]);
+		}
+		cq[d / 64] &= ~((uint64_t)1 << (d % 64));
+		for (int w = 0; w < words; w++)
+			conf[(size_t)d * (size_t)words + (size_t)w] |= cq[w];
+		q = d;
+	}
+	free(tried), free(key), free(conf);
+	return found;
+}
+
+/* Solves both layers (the bottom one with at most half the work) and
+ * places the top one on the bottom one; returns the stack's height. */
+static int64_t stack(ArBuf *bot, int nb, ArBuf *top, int nt, ArBudget *work,
+		     int64_t *nodes)
+{
+	ArDsaResult r;
+	int64_t hb;
+	ArBudget share;
+
+	ar_budget_share(work, 1, 2, &share);
+	ar_dsa_solve(bot, nb, "auto", 0, &share, &r);
+	ar_budget_settle(work, &share);
+	*nodes += r.nodes;
+	hb = r.height;
+	ar_dsa_solve(top, nt, "auto", 0, work, &r);
+	*nodes += r.nodes;
+	for (int i = 0; i < nt; i++)
+		top[i].offset += hb;
+	return hb + r.height;
+}
+
+/*
+ * The component c[0..n) of b (buffers by index), height above target:
+ * tries each cut; keeps the lowest stack.  Returns the component's height.
+ */
+static int64_t split(ArBuf *b, const int *c, int n, int64_t target,
+		     ArBudget *work, int64_t *nodes)
+{
+	Label s = { 0 };
+	ArBuf *sub = ar_xmalloc((size_t)n * sizeof *sub);
+	ArBuf *bot = ar_xmalloc((size_t)n * sizeof *bot);
+	ArBuf *top = ar_xmalloc((size_t)n * sizeof *top);
+	int *bid = ar_xmalloc((size_t)n * sizeof *bid);
+	int *tid = ar_xmalloc((size_t)n * sizeof *tid);
+	int64_t *es, *ee, g = 0, best;
+	ArSortKey *k = ar_xmalloc(2 * (size_t)n * sizeof *k);
+	int cut[CUTS], ncut = 0, ntry[CUTS], tries = 0;
+	int64_t tryh[CUTS][CUTS + 2];
+	uint64_t z = 0x9e3779b97f4a7c15ULL;
+
+	for (int i = 0; i < n; i++) {
+		sub[i] = b[c[i]];
+		g = ar_dsa_gcd(sub[i].size, g);
+	}
+	best = ar_dsa_height(sub, n);
+	s.n = n;
+	s.b = sub;
+	s.m = ar_dsa_spans(sub, n, &s.slo, &s.shi);
+	s.order = ar_xmalloc((size_t)n * sizeof *s.order);
+	s.load = ar_xcalloc((size_t)s.m + 1, sizeof *s.load);
+	s.lb = ar_xmalloc(((size_t)s.m + 1) * sizeof *s.lb);
+	s.lt = ar_xmalloc(((size_t)s.m + 1) * sizeof *s.lt);
+	s.zob = ar_xmalloc((size_t)n * sizeof *s.zob);
+	s.lab = ar_xmalloc((size_t)n);
+	s.pos = ar_xmalloc((size_t)n * sizeof *s.pos);
+
+	s.lstart = ar_xmalloc(((size_t)n + 1) * sizeof *s.lstart);
+	s.work = work;
+	es = ar_xcalloc((size_t)s.m + 1, sizeof *es);
+	ee = ar_xcalloc((size_t)s.m + 1, sizeof *ee);
+	for (int i = 0; i < n; i++) {
+		k[i] = (ArSortKey){ s.slo[i], -sub[i].size, 0, i };
+		s.zob[i] = mix(z += 0x9e3779b97f4a7c15ULL);
+		es[s.slo[i]] += sub[i].size;
+		ee[s.shi[i]] += sub[i].size;
+		for (int x = s.slo[i]; x < s.shi[i]; x++)
+			s.load[x] += sub[i].size;
+	}
+	ar_sort_keys(k, n);
+	for (int q = 0; q < n; q++)
+		s.order[q] = k[q].id, s.pos[k[q].id] = q;
+	/* The tables cost a unit per buffer and span it is live over. */
+	{
+		int64_t cost = n;
+		for (int i = 0; i < n; i++)
+			cost += s.shi[i] - s.slo[i];
+		ar_budget_spend(work, 2 * cost);
+	}
+	/* The buffers over each span, by counting. */
+	s.sstart = ar_xcalloc((size_t)s.m + 2, sizeof *s.sstart);
+	for (int i = 0; i < n; i++)
+		for (int x = s.slo[i]; x < s.shi[i]; x++)
+			s.sstart[x + 2]++;
+	for (int x = 2; x <= s.m + 1; x++)
+		s.sstart[x] += s.sstart[x - 1];
+	s.spanned = ar_xmalloc((size_t)s.sstart[s.m + 1] * sizeof *s.spanned
+			       + 1);
+	for (int i = 0; i < n; i++)
+		for (int x = s.slo[i]; x < s.shi[i]; x++)
+			s.spanned[s.sstart[x + 1]++] = i;
+	/* The live lists, by one sweep over the starts. */
+	{
+		int *act = ar_xmalloc((size_t)n * sizeof *act), na = 0;
+		size_t cap = 256, len = 0;
+		s.live = ar_xmalloc(cap * sizeof *s.live);
+		for (int q = 0; q < n; q++) {
+			int a = s.slo[s.order[q]], keep = 0;
+			s.lstart[q] = (int)len;
+			if (!q || s.slo[s.order[q - 1]] != a) {
+				for (int e = 0; e < na; e++)
+					if (s.shi[act[e]] > a)
+						act[keep++] = act[e];
+				na = keep;
+				if (len + (size_t)na > cap) {
+					cap = 2 * (len + (size_t)na);
+					s.live = ar_xrealloc(s.live, cap *
+							     sizeof *s.live);
+				}
+				memcpy(s.live + len, act, (size_t)na *
+				       sizeof *act);
+				len += (size_t)na;
+			}
+			act[na++] = s.order[q];
+		}
+		s.lstart[n] = (int)len;
+		free(act);
+	}
+	/* Candidate cuts: boundaries x inside the component (0 < x < m),
+	 * by min(E, S) descending, the earlier first. */
+	for (int x = 1; x < s.m; x++) {
+		int64_t lo = es[x] < ee[x] ? es[x] : ee[x];
+		if (lo > 0)
+			k[ncut++] = (ArSortKey){ -lo, x, 0, x };
+	}
+	ar_sort_keys(k, ncut);
+	if (ncut > CUTS)
+		ncut = CUTS;
+	for (int ci = 0; ci < ncut; ci++)
+		cut[ci] = k[ci].id;
+	free(k);
+	for (s.slots = 64; s.slots < 64 * (size_t)n && s.slots < MEMO_MAX; )
+		s.slots *= 2;
+	s.memo = ar_xmalloc(s.slots * sizeof *s.memo);
+	/* Heights: the cut's own handover, the target less what lies across
+	 * it, and the target less another cut's handover (that strip on
+	 * this one: at the bound the heights must be exact). */
+	for (int ci = 0; ci < ncut; ci++) {
+		int x = cut[ci];
+		int64_t across = s.load[x] - es[x];
+		int64_t hand = es[x] > ee[x] ? es[x] : ee[x];
+		int nh = 0;
+		for (int cj = -1; cj <= ncut; cj++) {
+			int y = cj >= 0 && cj < ncut ? cut[cj] : 0;
+			int64_t v = cj < 0 ? hand : cj == ncut ? target - across
+				  : target - (es[y] > ee[y] ? es[y] : ee[y]);
+			bool dup = false;
+			if (cj >= 0 && cj < ncut && y == x)
+				continue;
+			v = (v + g - 1) / g * g;
+			for (int e = 0; e < nh; e++)
+				dup |= tryh[ci][e] == v;
+			if (!dup && v > 0 && v < target && target - v >= across)
+				tryh[ci][nh++] = v;
+		}
+		ntry[ci] = nh;
+		tries += nh;
+	}
+	for (int ci = 0; ci < ncut; ci++) {
+		for (int e = 0; e < ntry[ci] && ar_budget_left(work); e++, tries--) {
+			ArBudget share;
+			/* What is left, shared evenly by the tries to come. */
+			ar_budget_share(work, 1, tries, &share);
+			s.cut = cut[ci];
+			s.cap[1] = tryh[ci][e], s.cap[2] = target - tryh[ci][e];
+			for (int first = 1; first <= 2; first++) {
+				ArBudget lw;
+				int nb = 0, nt = 0;
+				int64_t tall;
+				bool ok;
+				ar_budget_share(&share, 1, 2 * LABEL_DEN, &lw);
+				s.work = &lw;
+				ok = label(&s, first);
+				ar_budget_settle(&share, &lw);
+				if (!ok)
+					continue;
+				for (int i = 0; i < n; i++) {
+					if (s.lab[i] == 1)
+						bot[nb] = sub[i], bid[nb++] = i;
+					else
+						top[nt] = sub[i], tid[nt++] = i;
+				}
+				if (!nb || !nt)
+					break;
+				tall = stack(bot, nb, top, nt, &share, nodes);
+				if (tall < best) {
+					best = tall;
+					for (int i = 0; i < nb; i++)
+						b[c[bid[i]]].offset = bot[i].offset;
+					for (int i = 0; i < nt; i++)
+						b[c[tid[i]]].offset = top[i].offset;
+				}
+				break;
+			}
+			ar_budget_settle(work, &share);
+		}
+	}
+	free(s.slo), free(s.shi), free(s.order), free(s.load), free(s.lb);
+	free(s.lt), free(s.zob), free(s.lab), free(s.live), free(s.lstart);
+	free(s.memo), free(es), free(ee), free(sub), free(bot), free(top);
+	free(s.pos), free(s.spanned), free(s.sstart);
+	free(bid), free(tid);
+	return best;
+}
+
+int64_t ar_dsa_layers(ArBuf *b, int n, int64_t target, ArBudget *work,
+		      int64_t *nodes)
+{
+	ArSortKey *k = ar_xmalloc((size_t)n * sizeof *k + 1);
+	int *c = ar_xmalloc((size_t)n * sizeof *c + 1);
+
+	for (int i = 0; i < n; i++)
+		k[i] = (ArSortKey){ b[i].lo, b[i].hi, 0, i };
+	ar_sort_keys(k, n);
+	/* Components: lifetimes that never meet, directly or through
+	 * others, are placed apart, each from offset 0. */
+	for (int a = 0, e; a < n; a = e) {
+		int64_t reach = k[a].k2, h = 0;
+		for (e = a; e < n && (e == a || k[e].k1 < reach); e++) {
+			if (k[e].k2 > reach)
+				reach = k[e].k2;
+			c[e - a] = k[e].id;
+			if (b[k[e].id].offset + b[k[e].id].size > h)
+				h = b[k[e].id].offset + b[k[e].id].size;
+		}
+		if (e - a >= MIN_BUFFERS && e - a <= MAX_BUFFERS && h > target &&
+		    ar_budget_left(work))
+			split(b, c, e - a, target, work, nodes);
+	}
+	free(k), free(c);
+	return ar_dsa_height(b, n);
+}
