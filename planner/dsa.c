@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "graph.h"
+#include "sortkey.h"
 
 const char *const ar_dsa_algorithms[] = {
 	"auto", "greedy-size", "greedy-breadth", "greedy-lifetime", "exact",
@@ -32,6 +33,29 @@ int64_t ar_dsa_height(const ArBuf *b, int n)
 		if (b[i].offset + b[i].size > h)
 			h = b[i].offset + b[i].size;
 	return h;
+}
+
+void ar_dsa_components(const ArBuf *b, int n, ArComponents *cc)
+{
+	int64_t reach = INT64_MIN;
+	ArSortKey *k = ar_xmalloc((size_t)n * sizeof *k + 1);
+
+	cc->ids = ar_xmalloc((size_t)n * sizeof(int) + 1);
+	cc->start = ar_xmalloc(((size_t)n + 1) * sizeof(int));
+	cc->nc = 0;
+	for (int i = 0; i < n; i++)
+		k[i] = (ArSortKey){ b[i].lo, 0, 0, i };
+	ar_sort_keys(k, n);
+	for (int i = 0; i < n; i++) {
+		const ArBuf *x = &b[k[i].id];
+		cc->ids[i] = k[i].id;
+		if (x->lo >= reach)
+			cc->start[cc->nc++] = i;
+		if (x->hi > reach)
+			reach = x->hi;
+	}
+	cc->start[cc->nc] = n;
+	free(k);
 }
 
 int64_t ar_dsa_gcd(int64_t a, int64_t b)

@@ -104,6 +104,17 @@ int64_t ar_dsa_layers(ArBuf *b, int n, int64_t target, ArBudget *work,
  * over spans [slo[i], shi[i]); returns how many (arrays malloc'd). */
 int ar_dsa_spans(const ArBuf *b, int n, int **slo, int **shi);
 
+/* Buffers by component: lifetimes that never meet, directly or through
+ * others, split apart, each placed on its own from offset 0.  Component
+ * c is ids[start[c] .. start[c + 1]), by start, then index. */
+typedef struct {
+	int *ids;
+	int *start;
+	int nc;
+} ArComponents;
+
+void ar_dsa_components(const ArBuf *b, int n, ArComponents *cc);
+
 int64_t ar_dsa_height(const ArBuf *b, int n);
 int64_t ar_dsa_gcd(int64_t a, int64_t b);
 

@@ -452,25 +452,28 @@ int64_t ar_dsa_layers(ArBuf *b, int n, int64_t target, ArBudget *work,
 {
 	ArSortKey *k = ar_xmalloc((size_t)n * sizeof *k + 1);
 	int *c = ar_xmalloc((size_t)n * sizeof *c + 1);
+	ArComponents cc;
 
-	for (int i = 0; i < n; i++)
-		k[i] = (ArSortKey){ b[i].lo, b[i].hi, 0, i };
-	ar_sort_keys(k, n);
-	/* Components: lifetimes that never meet, directly or through
-	 * others, are placed apart, each from offset 0. */
-	for (int a = 0, e; a < n; a = e) {
-		int64_t reach = k[a].k2, h = 0;
-		for (e = a; e < n && (e == a || k[e].k1 < reach); e++) {
-			if (k[e].k2 > reach)
-				reach = k[e].k2;
-			c[e - a] = k[e].id;
-			if (b[k[e].id].offset + b[k[e].id].size > h)
-				h = b[k[e].id].offset + b[k[e].id].size;
+	ar_dsa_components(b, n, &cc);
+	for (int ci = 0; ci < cc.nc; ci++) {
+		const int *ids = cc.ids + cc.start[ci];
+		int m = cc.start[ci + 1] - cc.start[ci];
+		int64_t h = 0;
+		/* By start, end and index: the order split() was measured
+		 * with, its labelling's ties falling that way. */
+		for (int j = 0; j < m; j++) {
+			const ArBuf *x = &b[ids[j]];
+			k[j] = (ArSortKey){ x->lo, x->hi, 0, ids[j] };
+			if (x->offset + x->size > h)
+				h = x->offset + x->size;
 		}
-		if (e - a >= MIN_BUFFERS && e - a <= MAX_BUFFERS && h > target &&
+		ar_sort_keys(k, m);
+		for (int j = 0; j < m; j++)
+			c[j] = k[j].id;
+		if (m >= MIN_BUFFERS && m <= MAX_BUFFERS && h > target &&
 		    ar_budget_left(work))
-			split(b, c, e - a, target, work, nodes);
+			split(b, c, m, target, work, nodes);
 	}
-	free(k), free(c);
+	free(k), free(c), free(cc.ids), free(cc.start);
 	return ar_dsa_height(b, n);
 }

@@ -625,56 +625,13 @@ int ar_dsa_exact_pinned(ArBuf *b, int n, int nfree, int64_t cap,
 	return st == FOUND ? 1 : st == NOTFOUND ? 0 : -1;
 }
 
-typedef struct {
-	int *ids;               /* buffers grouped by component */
-	int *start;             /* component c: ids[start[c] .. start[c+1]) */
-	int nc;
-} Components;
-
-typedef struct {
-	int64_t lo;
-	int id;
-} ByLo;
-
-static int bylo_cmp(const void *pa, const void *pb)
-{
-	const ByLo *a = pa, *b = pb;
-	if (a->lo != b->lo)
-		return a->lo < b->lo ? -1 : 1;
-	return a->id - b->id;
-}
-
-/* Lifetimes that never meet, directly or through others, split apart. */
-static void components(const ArBuf *b, int n, Components *cc)
-{
-	int64_t reach = INT64_MIN;
-	ByLo *k = ar_xmalloc((size_t)n * sizeof *k + 1);
-
-	cc->ids = ar_xmalloc((size_t)n * sizeof(int) + 1);
-	cc->start = ar_xmalloc(((size_t)n + 1) * sizeof(int));
-	cc->nc = 0;
-	for (int i = 0; i < n; i++)
-		k[i] = (ByLo){ b[i].lo, i };
-	qsort(k, (size_t)n, sizeof *k, bylo_cmp);
-	for (int i = 0; i < n; i++) {
-		const ArBuf *x = &b[k[i].id];
-		cc->ids[i] = k[i].id;
-		if (x->lo >= reach)
-			cc->start[cc->nc++] = i;
-		if (x->hi > reach)
-			reach = x->hi;
-	}
-	cc->start[cc->nc] = n;
-	free(k);
-}
-
 /*
  * One probe over all components: those the current solution already
  * keeps within cap stay as they are, the others are searched.  Solutions
  * found are kept even when a later component fails, since components are
  * independent and each new one is within cap < the height known.
  */
-static int probe(ArBuf *b, const Components *cc, int64_t cap,
+static int probe(ArBuf *b, const ArComponents *cc, int64_t cap,
 		 ArBudget *work, int64_t *nodes)
 {
 	int64_t *lo = NULL, *hi = NULL, *size = NULL, *off = NULL;
@@ -719,7 +676,7 @@ static int probe(ArBuf *b, const Components *cc, int64_t cap,
  * work on one proof.  Once every height below the best is hard, all that
  * is left goes to the one just below it.
  */
-static int minimise(ArBuf *b, int n, const Components *cc, int64_t g,
+static int minimise(ArBuf *b, int n, const ArComponents *cc, int64_t g,
 		    int64_t *lo, int64_t *best, ArBudget *work, int64_t *nodes)
 {
 	int64_t hard, c;
@@ -752,11 +709,11 @@ static int minimise(ArBuf *b, int n, const Components *cc, int64_t g,
 void ar_dsa_exact(ArBuf *b, int n, int64_t seed_height, int64_t lower_bound,
 		  int64_t capacity, ArBudget *work, ArDsaResult *res)
 {
-	Components cc;
+	ArComponents cc;
 	int64_t best = seed_height, lo = lower_bound;
 	int st;
 
-	components(b, n, &cc);
+	ar_dsa_components(b, n, &cc);
 	res->nodes = 0;
 	if (capacity > 0) {
 		st = probe(b, &cc, capacity, work, &res->nodes);
