@@ -198,7 +198,8 @@ static bool phase(Phase *f, const char *algo, ArBuf *b, int n, int64_t to,
 /*
  * The blocks the buffers join into (dsa_blocks.c): far fewer, each a
  * rectangle packed without waste, where the exact search finishes what it
- * cannot on the buffers.  A budget of its own, units of work: minimising, 1 / BLOCKS_DEN of the search's
+ * cannot on the buffers.  A budget of its own, units of work:
+ * minimising, 1 / BLOCKS_DEN of the search's
  * once the exact search ends unproven (for auto's local search and
  * probes on the blocks, twice as much again); with a capacity, a first
  * try of the blocks' exact search alone with 1 / BLOCKS_CAP_DEN before
@@ -327,8 +328,10 @@ int ar_dsa_solve(ArBuf *b, int n, const char *algo, int64_t capacity,
 		return 0;
 	if (phase(ar_dsa_layers, "layers", b, n, capacity,
 		  work->granted / LAYERS_DEN, work->watch, res) &&
-	    res->height <= capacity)
+	    res->height <= capacity) {
+		res->optimal = res->height == res->lower_bound;
 		return 0;
+	}
 	if (n < AR_DSA_REPAIR_MIN) {
 		repair(b, n, capacity, &more, res);
 	} else {
