@@ -159,6 +159,51 @@ static int reduce(Blocks *s, ArBudget *work)
 	return gather(s);
 }
 
+/* Sets s up with b's n buffers as blocks and joins them; returns how
+ * many blocks are alive. */
+static int build(Blocks *s, const ArBuf *b, int n, ArBudget *work)
+{
+	s->lo = ar_xmalloc(2 * (size_t)n * sizeof *s->lo);
+	s->hi = ar_xmalloc(2 * (size_t)n * sizeof *s->hi);
+	s->size = ar_xmalloc(2 * (size_t)n * sizeof *s->size);
+	s->rel = ar_xmalloc(2 * (size_t)n * sizeof *s->rel);
+	s->parent = ar_xmalloc(2 * (size_t)n * sizeof *s->parent);
+	s->used = ar_xmalloc(2 * (size_t)n * sizeof *s->used);
+	s->alive = ar_xmalloc(2 * (size_t)n * sizeof *s->alive);
+	s->k = ar_xmalloc(2 * (size_t)n * sizeof *s->k);
+	for (int i = 0; i < n; i++)
+		join(s, b[i].lo, b[i].hi, b[i].size);
+	return reduce(s, work);
+}
+
+static void release(Blocks *s)
+{
+	free(s->lo), free(s->hi), free(s->size), free(s->rel);
+	free(s->parent), free(s->used), free(s->alive), free(s->k);
+}
+
+int ar_dsa_block_of(const ArBuf *b, int n, ArBudget *work, ArBuf *block,
+		    int *of)
+{
+	Blocks s = { 0 };
+	int m = build(&s, b, n, work);
+	int *at = ar_xmalloc(2 * (size_t)n * sizeof *at);
+
+	for (int a = 0; a < m; a++) {
+		int i = s.alive[a];
+		at[i] = a;
+		block[a] = (ArBuf){ s.lo[i], s.hi[i], s.size[i], 0 };
+	}
+	/* Down the joins, as ar_dsa_blocks places them. */
+	for (int i = s.nb - 1; i >= 0; i--)
+		if (s.parent[i] >= 0)
+			at[i] = at[s.parent[i]];
+	memcpy(of, at, (size_t)n * sizeof *of);
+	free(at);
+	release(&s);
+	return m;
+}
+
 int64_t ar_dsa_blocks(ArBuf *b, int n, int64_t capacity, ArBudget *work,
 		      int64_t *nodes)
 {
@@ -170,17 +215,7 @@ int64_t ar_dsa_blocks(ArBuf *b, int n, int64_t capacity, ArBudget *work,
 
 	if (n < 2)
 		return h;
-	s.lo = ar_xmalloc(2 * (size_t)n * sizeof *s.lo);
-	s.hi = ar_xmalloc(2 * (size_t)n * sizeof *s.hi);
-	s.size = ar_xmalloc(2 * (size_t)n * sizeof *s.size);
-	s.rel = ar_xmalloc(2 * (size_t)n * sizeof *s.rel);
-	s.parent = ar_xmalloc(2 * (size_t)n * sizeof *s.parent);
-	s.used = ar_xmalloc(2 * (size_t)n * sizeof *s.used);
-	s.alive = ar_xmalloc(2 * (size_t)n * sizeof *s.alive);
-	s.k = ar_xmalloc(2 * (size_t)n * sizeof *s.k);
-	for (int i = 0; i < n; i++)
-		join(&s, b[i].lo, b[i].hi, b[i].size);
-	m = reduce(&s, work);
+	m = build(&s, b, n, work);
 	/* A few joins leave the same search to do: not worth a second one
 	 * (and none would call this again on the same buffers). */
 	if (4 * (int64_t)m > 3 * (int64_t)n || !ar_budget_left(work))
@@ -211,7 +246,6 @@ int64_t ar_dsa_blocks(ArBuf *b, int n, int64_t capacity, ArBudget *work,
 	}
 	free(sub);
 out:
-	free(s.lo), free(s.hi), free(s.size), free(s.rel), free(s.parent);
-	free(s.used), free(s.alive), free(s.k);
+	release(&s);
 	return h;
 }

@@ -90,6 +90,14 @@ int64_t ar_dsa_blocks(ArBuf *b, int n, int64_t capacity, ArBudget *work,
 		      int64_t *nodes);
 
 /*
+ * The blocks b's buffers join into, as ar_dsa_blocks makes them (work
+ * charged alike): block[0..m) (offsets 0; room for n) and of[i], the
+ * block buffer i is part of; returns m.
+ */
+int ar_dsa_block_of(const ArBuf *b, int n, ArBudget *work, ArBuf *block,
+		    int *of);
+
+/*
  * Lowers the components of the valid placement in b that are above
  * target by layer split (dsa_layers.c): each cut by bytes into a bottom
  * and a top layer where buffers hand over a strip's bytes, the layers
