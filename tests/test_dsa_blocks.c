@@ -5,7 +5,9 @@
  * step, so the optimum is the strip's height, which is also the peak-live
  * lower bound.  auto must pack them at that optimum (the searches of the
  * pieces alone stopped above it); the reduction itself must stay valid,
- * never higher, the same twice, and leave alone what joins too little.
+ * never higher, the same twice, and leave alone what joins too little;
+ * the grouping the layer split labels by (ar_dsa_block_of) must give
+ * each buffer a block that covers it and that its members fill.
  * Every placement is checked by an all-pairs overlap test.
  */
 #include "testutil.h"
@@ -166,12 +168,52 @@ static void test_blocks_small(void **state)
 	assert_int_equal(apart[2].offset, 11);
 }
 
+/*
+ * ar_dsa_block_of, which the layer split labels by: the small case's
+ * first four buffers are one block [0, 5) of 10 bytes, the fifth one
+ * stays apart; on a perfect packing
+ * with holes every block covers its members' lifetimes and they fill it
+ * without waste (their byte-steps sum to its own), and there are fewer
+ * blocks than buffers.
+ */
+static void test_block_of(void **state)
+{
+	ArBuf b[] = { B(0, 2, 4), B(0, 2, 6), B(2, 4, 10), B(4, 5, 10),
+		      B(1, 5, 3) };
+	ArBuf h[512], blk[512];
+	int of[512], n, m;
+	int64_t area[512] = { 0 };
+	ArBudget w;
+	(void)state;
+	ar_budget_init(&w, AR_SOLVE_WORK, NULL);
+	assert_int_equal(ar_dsa_block_of(b, 5, &w, blk, of), 2);
+	for (int i = 1; i < 4; i++)
+		assert_int_equal(of[i], of[0]);
+	assert_int_equal(of[4], 1 - of[0]);
+	assert_true(blk[of[0]].lo == 0 && blk[of[0]].hi == 5 &&
+		    blk[of[0]].size == 10);
+	assert_true(blk[of[4]].lo == 1 && blk[of[4]].size == 3);
+	n = holes_instance(h, 240, 12, 960, 5);
+	m = ar_dsa_block_of(h, n, &w, blk, of);
+	assert_true(m > 0 && m < n);
+	for (int i = 0; i < n; i++) {
+		const ArBuf *k = &blk[of[i]];
+		assert_true(of[i] >= 0 && of[i] < m);
+		assert_true(k->lo <= h[i].lo && h[i].hi <= k->hi);
+		area[of[i]] += (h[i].hi - h[i].lo) * h[i].size;
+	}
+	for (int a = 0; a < m; a++)
+		assert_int_equal(area[a], (blk[a].hi - blk[a].lo) *
+				 blk[a].size);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_holes_at_optimum),
 		cmocka_unit_test(test_blocks_direct),
 		cmocka_unit_test(test_blocks_small),
+		cmocka_unit_test(test_block_of),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
