@@ -254,8 +254,8 @@ static bool label(Label *s, int first)
  * Solves both layers (the bottom one with at most half the work) and
  * places the top one on the bottom one; returns the stack's height, or
  * best when the bottom one's height and the top one's lower bound leave
- * nothing to gain (its search is skipped then: on MiniMalloc's J, a
- * fifth of the split's time).
+ * nothing to gain (its search is skipped then: MiniMalloc's J minimised
+ * in 36 s instead of 44, measured before the blocks were labelled).
  */
 static int64_t stack(ArBuf *bot, int nb, ArBuf *top, int nt, int64_t best,
 		     ArBudget *work, int64_t *nodes)
@@ -512,7 +512,7 @@ static int64_t tries_on(const Comp *k, const ArBuf *u, const int *of,
 static int64_t split(ArBuf *b, const int *c, int n, int64_t target,
 		     ArBudget *work, int64_t *nodes)
 {
-	Comp k = { b, NULL, NULL, NULL, c, NULL, NULL, n, target, 0 };
+	Comp k = { .b = b, .c = c, .n = n, .target = target };
 	ArBuf *unit = ar_xmalloc((size_t)n * sizeof *unit);
 	int *of = ar_xmalloc((size_t)n * sizeof *of);
 	int64_t best;

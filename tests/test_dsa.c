@@ -740,8 +740,11 @@ static void test_exact_pinned(void **state)
  * cut at time 4, the top one (5) at time 7, so no time splits the whole;
  * from a placement stacking every buffer, the split finds the strips
  * (at time 4 six bytes end and six start) and packs them at the load,
- * 11.  On random instances from a greedy placement: valid, never
- * higher, the same twice.
+ * 11.  Their blocks join pieces of both strips (bottom right's B(7, 10,
+ * 3) stacks with top right's B(7, 10, 2)), so no labelling of blocks
+ * separates them: it is the buffers' round that does.  On random
+ * instances from a greedy placement: valid, never higher, the same
+ * twice.
  */
 static void test_layers(void **state)
 {
