@@ -29,28 +29,36 @@
  * label()) and failed states remembered: the next unit and the bottom
  * ones live where it starts say all the rest of the search depends on,
  * so they are hashed (Zobrist) and a state met again fails at once.
+ * A labelling found is done again on the buffers, its own labels tried
+ * first, with the top layer kept off another cut as well (relabel()):
+ * then both layers fall apart by time.
  * The layers are made of the buffers of their units and go to
- * ar_dsa_solve, minimising, so a layer that is a stack of strips itself
- * is split again (each call gets a share of the work and fewer buffers,
- * so this ends); the top layer is placed on the bottom one's height.
- * The stack is a valid placement whatever the labels; it is kept only
- * when lower.  All of it is counted in work units: a label tried costs
- * one per span of the unit's lifetime.
+ * ar_dsa_solve, minimising, each part a time splits them into alone
+ * (solve_parts()), so a layer that is a stack of strips itself is split
+ * again (each call gets a share of the work and fewer buffers, so this
+ * ends); the top layer is placed on the bottom one's height.  The stack
+ * is a valid placement whatever the labels; it is kept only when lower.
+ * All of it is counted in work units: a label tried costs one per span
+ * of the unit's lifetime.
  *
- * Measured (bench_dsa.sh, see the README): holes 1,000 at effort 3, seeds
- * 1-6, from +9.5 / +8.4 / +8.4 / +10.7 / +11.2 / +7.7% to +0.29 / +2.7 /
- * 0 / +2.6 / +5.0 / +7.4%; MiniMalloc's J from 1,020,928 to 1,006,592.
- * Labelling is the weak part: on the 1,383 buffers of holes 2,000 seed
- * 1's larger component the search finds none even at the generator's own
- * cut and height within its work (one is found with 250 M units); on the
+ * Measured (bench_dsa.sh, see the README): holes 2,000 seed 1 from +11.0%
+ * (no split) to +4.4% (one cut) to +1.07% (both layers cut, parts solved
+ * alone); holes 1,000 at effort 3, seeds 1-6, from +9.5 / +8.4 / +8.4 /
+ * +10.7 / +11.2 / +7.7% to +0.29 / 0 / 0 / +3.2 / +4.9 / +7.4%;
+ * MiniMalloc's J from 1,020,928 to 1,005,568.  Labelling is the weak
+ * part: on the 1,383 buffers of holes 2,000 seed 1's larger component
+ * the search from scratch finds none even at the generator's own cut
+ * and height within its work (one is found with 250 M units); on the
  * blocks, a sixth as many, it does, but coincidental joins (pieces of
  * one lifetime or of one size handing over, from different strips) may
- * tie the layers together, and a strip's height is the handover only
+ * tie the layers together (seeds 2 and 3: no labelling of their larger
+ * components' blocks at all), and a strip's height is the handover only
  * where no hole lies at its edge (seed 1's 276,928-byte strip hands over
  * 244,224 bytes).
  */
 #include "dsa_impl.h"
 
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -61,8 +69,11 @@
 #define MIN_BUFFERS 8
 /* The labelling's blame sets cost n^2 / 8 bytes: 8 MiB here. */
 #define MAX_BUFFERS 8192
-/* The labelling's share of a try's work (the rest: the two layers). */
-#define LABEL_DEN 8
+/* The labellings' share of the work (the rest: the stacks). */
+#define LABEL_DEN 4
+/* A layer's part below a higher one: the share of its work it gets to
+ * fit under it before it is minimised (solve_parts()). */
+#define FIT_DEN 8
 /* Failed states remembered: a table of 64 slots per buffer, at most
  * this many (a power of two: 8 MiB of keys). */
 #define MEMO_MAX ((size_t)1 << 20)
@@ -84,8 +95,12 @@ typedef struct {
 	char *lab;              /* 0 none, 1 bottom, 2 top */
 	uint64_t *memo;         /* open addressing, 0: empty */
 	size_t nmemo, slots;    /* used, and a power of two */
+	int64_t *es, *ee;       /* bytes starting, ending at each boundary */
+	int64_t *t;             /* the time of each boundary */
 	int64_t cap[3];         /* the heights of [1] bottom, [2] top */
 	int cut;                /* no bottom unit across span boundary cut */
+	int cut2;               /* no top unit across it (0: none) */
+	const char *phase;      /* each unit's label to try first (or NULL) */
 	ArBudget *work;
 } Label;
 
@@ -141,6 +156,8 @@ static int clash(const Label *s, int i, int l, int q, uint64_t *set)
 	const int64_t *sum = l == 1 ? s->lb : s->lt;
 	if (l == 1 && s->slo[i] < s->cut && s->shi[i] > s->cut)
 		return 1;
+	if (l == 2 && s->slo[i] < s->cut2 && s->shi[i] > s->cut2)
+		return 1;
 	for (int k = s->slo[i]; k < s->shi[i]; k++)
 		if (sum[k] + s->b[i].size > s->cap[l]) {
 			blame(s, set, s->spanned + s->sstart[k],
@@ -161,13 +178,14 @@ static void give(Label *s, int i, int l, int sign)
 /*
  * The depth-first search, iterative (a component may hold thousands of
  * buffers), with conflict-directed backjumping: depth q labels buffer
- * order[q], its first label then the other.  A label that passes a
- * capacity over some span is blamed on the buffers of that label live
- * there; when both fail, the search jumps back to the deepest buffer
- * blamed (those between had nothing to do with it) and tries its other
- * label, the blame carried along.  Without that, a wrong label far back
- * (a layer a few bytes off its height, which the holes' slack hides for
- * a while) is found only after every combination of the labels since.
+ * order[q], its first label (first, or its phase) then the other.  A
+ * label that passes a capacity over some span is blamed on the buffers
+ * of that label live there; when both fail, the search jumps back to
+ * the deepest buffer blamed (those between had nothing to do with it)
+ * and tries its other label, the blame carried along.  Without that, a
+ * wrong label far back (a layer a few bytes off its height, which the
+ * holes' slack hides for a while) is found only after every combination
+ * of the labels since.
  * Failed states are remembered (see the file's comment); one met again
  * is blamed on every buffer live where it starts.  True when every
  * buffer has a label; false when none can, or the work ran out.
@@ -183,7 +201,9 @@ static bool label(Label *s, int first)
 	bool found = false;
 
 	memset(s->lab, 0, (size_t)n);
-	memset(s->memo, 0, s->slots * sizeof *s->memo);
+	for (s->slots = 64; s->slots < 64 * (size_t)n && s->slots < MEMO_MAX; )
+		s->slots *= 2;
+	s->memo = ar_xcalloc(s->slots, sizeof *s->memo);
 	s->nmemo = 0;
 	memset(s->lb, 0, (size_t)s->m * sizeof *s->lb);
 	memset(s->lt, 0, (size_t)s->m * sizeof *s->lt);
@@ -218,7 +238,8 @@ static bool label(Label *s, int first)
 		}
 		while (tried[q] < 2) {
 			int i = s->order[q];
-			int l = tried[q]++ == 0 ? first : 3 - first;
+			int f = s->phase ? s->phase[i] : first;
+			int l = tried[q]++ == 0 ? f : 3 - f;
 			ar_budget_spend(s->work, s->shi[i] - s->slo[i]);
 			if (clash(s, i, l, q, cq) == 0) {
 				give(s, i, l, 1);
@@ -246,8 +267,78 @@ static bool label(Label *s, int first)
 			conf[(size_t)d * (size_t)words + (size_t)w] |= cq[w];
 		q = d;
 	}
-	free(tried), free(key), free(conf);
+	free(tried), free(key), free(conf), free(s->memo);
+	s->memo = NULL;
 	return found;
+}
+
+/*
+ * Minimises the placement of the layer b[0..n) component by component:
+ * by lower bound descending (the larger first), each one below a higher
+ * one first asked only to fit under the height to beat (capacity mode,
+ * 1 / FIT_DEN of its share), then minimised alone; the work shared by
+ * buffers.  Returns the layer's height.
+ *
+ * Why: a layer that is a stack of strips falls apart by time (that is
+ * what the split is for), and on the whole layer every phase after the
+ * greedy ones measures only the highest part, so one that lowers a part
+ * while another stays as high is not kept, and the next phase starts
+ * from it as it was: the top layer of holes 2,000 seed 1's larger
+ * component, two parts, packed at 752,064 whole and at 712,320 and
+ * 714,752 alone (706,432 is the bound).  Only here: on a whole instance
+ * the blocks may join across its parts (pieces of one size handing over
+ * where a time splits it), which holes 500 seed 3 packs by.
+ */
+static int64_t solve_parts(ArBuf *b, int n, ArBudget *work, int64_t *nodes)
+{
+	ArComponents cc;
+	ArSortKey *k;
+	ArBuf *sub;
+	int64_t *keep, top = 0;
+	int left = n;
+
+	ar_dsa_components(b, n, &cc);
+	k = ar_xmalloc((size_t)cc.nc * sizeof *k);
+	sub = ar_xmalloc((size_t)n * sizeof *sub);
+	keep = ar_xmalloc((size_t)n * sizeof *keep);
+	for (int c = 0; c < cc.nc; c++) {
+		int m = cc.start[c + 1] - cc.start[c];
+		for (int j = 0; j < m; j++)
+			sub[j] = b[cc.ids[cc.start[c] + j]];
+		k[c] = (ArSortKey){ -ar_dsa_lower_bound(sub, m, NULL), -m, 0,
+				    c };
+	}
+	ar_sort_keys(k, cc.nc);
+	for (int e = 0; e < cc.nc; e++) {
+		const int *ids = cc.ids + cc.start[k[e].id];
+		int m = cc.start[k[e].id + 1] - cc.start[k[e].id];
+		int64_t h = INT64_MAX;
+		ArBudget share;
+		for (int j = 0; j < m; j++)
+			sub[j] = b[ids[j]];
+		ar_budget_share(work, m, left, &share);
+		left -= m;
+		for (int pass = top ? 0 : 1; pass < 2 && h > top; pass++) {
+			ArDsaResult r;
+			ArBudget w;
+			ar_budget_share(&share, 1, pass ? 1 : FIT_DEN, &w);
+			ar_dsa_solve(sub, m, "auto", pass ? 0 : top, &w, &r);
+			ar_budget_settle(&share, &w);
+			*nodes += r.nodes;
+			if (r.height < h) {
+				h = r.height;
+				for (int j = 0; j < m; j++)
+					keep[j] = sub[j].offset;
+			}
+		}
+		ar_budget_settle(work, &share);
+		for (int j = 0; j < m; j++)
+			b[ids[j]].offset = keep[j];
+		if (h > top)
+			top = h;
+	}
+	free(k), free(sub), free(keep), free(cc.ids), free(cc.start);
+	return top;
 }
 
 /*
@@ -260,31 +351,25 @@ static bool label(Label *s, int first)
 static int64_t stack(ArBuf *bot, int nb, ArBuf *top, int nt, int64_t best,
 		     ArBudget *work, int64_t *nodes)
 {
-	ArDsaResult r;
-	int64_t hb;
+	int64_t hb, ht;
 	ArBudget share;
 
 	ar_budget_share(work, 1, 2, &share);
-	ar_dsa_solve(bot, nb, "auto", 0, &share, &r);
+	hb = solve_parts(bot, nb, &share, nodes);
 	ar_budget_settle(work, &share);
-	*nodes += r.nodes;
-	hb = r.height;
 	if (hb + ar_dsa_lower_bound(top, nt, NULL) >= best)
 		return best;
-	ar_dsa_solve(top, nt, "auto", 0, work, &r);
-	*nodes += r.nodes;
+	ht = solve_parts(top, nt, work, nodes);
 	for (int i = 0; i < nt; i++)
 		top[i].offset += hb;
-	return hb + r.height;
+	return hb + ht;
 }
 
 /*
- * The labelling's tables for the units u[0..nu) (see Label); es and ee
- * get the bytes starting and ending at each span boundary.  Costs a unit
- * of work per unit and span it is live over, twice.
+ * The labelling's tables for the units u[0..nu) (see Label).  Costs a
+ * unit of work per unit and span it is live over, twice.
  */
-static void tables(Label *s, const ArBuf *u, int nu, int64_t *es,
-		   int64_t *ee, ArBudget *work)
+static void tables(Label *s, const ArBuf *u, int nu, ArBudget *work)
 {
 	ArSortKey *k = ar_xmalloc((size_t)nu * sizeof *k);
 	uint64_t z = 0x9e3779b97f4a7c15ULL;
@@ -292,8 +377,13 @@ static void tables(Label *s, const ArBuf *u, int nu, int64_t *es,
 	int *act = ar_xmalloc((size_t)nu * sizeof *act), na = 0;
 	size_t cap = 256, len = 0;
 
+	memset(s, 0, sizeof *s);
+	s->m = ar_dsa_spans(u, nu, &s->slo, &s->shi);
 	s->n = nu;
 	s->b = u;
+	s->es = ar_xcalloc((size_t)s->m + 1, sizeof *s->es);
+	s->ee = ar_xcalloc((size_t)s->m + 1, sizeof *s->ee);
+	s->t = ar_xmalloc(((size_t)s->m + 1) * sizeof *s->t);
 	s->order = ar_xmalloc((size_t)nu * sizeof *s->order);
 	s->load = ar_xcalloc((size_t)s->m + 1, sizeof *s->load);
 	s->lb = ar_xmalloc(((size_t)s->m + 1) * sizeof *s->lb);
@@ -305,8 +395,9 @@ static void tables(Label *s, const ArBuf *u, int nu, int64_t *es,
 	for (int i = 0; i < nu; i++) {
 		k[i] = (ArSortKey){ s->slo[i], -u[i].size, 0, i };
 		s->zob[i] = mix(z += 0x9e3779b97f4a7c15ULL);
-		es[s->slo[i]] += u[i].size;
-		ee[s->shi[i]] += u[i].size;
+		s->t[s->slo[i]] = u[i].lo, s->t[s->shi[i]] = u[i].hi;
+		s->es[s->slo[i]] += u[i].size;
+		s->ee[s->shi[i]] += u[i].size;
 		for (int x = s->slo[i]; x < s->shi[i]; x++)
 			s->load[x] += u[i].size;
 		cost += s->shi[i] - s->slo[i];
@@ -350,17 +441,29 @@ static void tables(Label *s, const ArBuf *u, int nu, int64_t *es,
 	}
 	s->lstart[nu] = (int)len;
 	free(act);
-	for (s->slots = 64; s->slots < 64 * (size_t)nu && s->slots < MEMO_MAX; )
-		s->slots *= 2;
-	s->memo = ar_xmalloc(s->slots * sizeof *s->memo);
 }
 
 static void drop(Label *s)
 {
 	free(s->slo), free(s->shi), free(s->order), free(s->load);
 	free(s->lb), free(s->lt), free(s->zob), free(s->lab), free(s->live);
-	free(s->lstart), free(s->memo), free(s->pos), free(s->spanned);
-	free(s->sstart);
+	free(s->lstart), free(s->pos), free(s->spanned), free(s->sstart);
+	free(s->es), free(s->ee), free(s->t);
+}
+
+/* The boundary at time t (one of s's units starts or ends there). */
+static int boundary(const Label *s, int64_t t)
+{
+	int lo = 0, hi = s->m;
+	while (lo < hi) {
+		int mid = lo + (hi - lo) / 2;
+		if (s->t[mid] < t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	assert(s->t[lo] == t);
+	return lo;
 }
 
 /* A cut to try: the span boundary no bottom unit crosses, and the bottom
@@ -372,17 +475,18 @@ typedef struct {
 
 /* The bytes handed over at boundary x: the larger of those ending and
  * those starting there. */
-static int64_t hand(const int64_t *es, const int64_t *ee, int x)
+static int64_t hand(const Label *s, int x)
 {
-	return es[x] > ee[x] ? es[x] : ee[x];
+	return s->es[x] > s->ee[x] ? s->es[x] : s->ee[x];
 }
 
 /*
  * The tries for s's units (see the file's comment), cut by cut, the best
- * cut first; heights are multiples of g.  Returns how many.
+ * cut first; heights are multiples of g.  The cuts' times go to cuts.
+ * Returns how many tries, *ncut how many cuts.
  */
-static int tries(const Label *s, const int64_t *es, const int64_t *ee,
-		 int64_t g, int64_t target, Try *t)
+static int tries(const Label *s, int64_t g, int64_t target, Try *t,
+		 int64_t *cuts, int *ncut_out)
 {
 	ArSortKey *k = ar_xmalloc((size_t)s->m * sizeof *k + 1);
 	int cut[CUTS], ncut = 0, nt = 0;
@@ -390,7 +494,7 @@ static int tries(const Label *s, const int64_t *es, const int64_t *ee,
 	/* Boundaries inside the component (0 < x < m), by min(E, S)
 	 * descending, the earlier first. */
 	for (int x = 1; x < s->m; x++) {
-		int64_t lo = es[x] < ee[x] ? es[x] : ee[x];
+		int64_t lo = s->es[x] < s->ee[x] ? s->es[x] : s->ee[x];
 		if (lo > 0)
 			k[ncut++] = (ArSortKey){ -lo, x, 0, x };
 	}
@@ -398,18 +502,19 @@ static int tries(const Label *s, const int64_t *es, const int64_t *ee,
 	if (ncut > CUTS)
 		ncut = CUTS;
 	for (int ci = 0; ci < ncut; ci++)
-		cut[ci] = k[ci].id;
+		cut[ci] = k[ci].id, cuts[ci] = s->t[k[ci].id];
+	*ncut_out = ncut;
 	free(k);
 	/* Heights: the cut's own handover, the target less what lies across
 	 * it, and the target less another cut's handover (that strip on
 	 * this one: at the bound the heights must be exact). */
 	for (int ci = 0; ci < ncut; ci++) {
 		int x = cut[ci], first = nt;
-		int64_t across = s->load[x] - es[x];
+		int64_t across = s->load[x] - s->es[x];
 		for (int cj = -1; cj <= ncut; cj++) {
-			int64_t v = cj < 0 ? hand(es, ee, x)
+			int64_t v = cj < 0 ? hand(s, x)
 				  : cj == ncut ? target - across
-				  : target - hand(es, ee, cut[cj]);
+				  : target - hand(s, cut[cj]);
 			bool dup = false;
 			if (cj == ci)
 				continue;
@@ -424,76 +529,156 @@ static int tries(const Label *s, const int64_t *es, const int64_t *ee,
 }
 
 /* The component being split: c[0..n) of b, its buffers copied to sub
- * (room for n more in bot and top), its target and sizes' gcd g. */
+ * (room for n more in bot and top), its target and sizes' gcd g, and
+ * the labelling of its buffers (bl). */
 typedef struct {
 	ArBuf *b, *sub, *bot, *top;
 	const int *c;
 	int *bid, *tid;
 	int n;
 	int64_t target, g;
+	Label bl;
 } Comp;
 
 /*
- * Tries each cut with the units u[0..nu) labelled (unit of[i] holding
- * buffer i), the layers solved from their buffers; moves k's buffers in
+ * Labels k's buffers again, lab[i] (buffer i's label) tried first, the
+ * bottom layer kept off the time cut and at height h as before, and the
+ * top one now kept off another of the cuts too: true at the first that
+ * labels, lab then overwritten.  See tries_on() for why.
+ */
+static bool relabel(Comp *k, char *lab, int64_t cut, int64_t h,
+		    const int64_t *cuts, int ncut, ArBudget *work)
+{
+	Label *s = &k->bl;
+	bool ok = false;
+
+	s->phase = lab;
+	s->cut = boundary(s, cut);
+	s->cap[1] = h, s->cap[2] = k->target - h;
+	for (int c = 0; c < ncut && !ok && ar_budget_left(work); c++) {
+		ArBudget lw;
+		if (cuts[c] == cut)
+			continue;
+		s->cut2 = boundary(s, cuts[c]);
+		ar_budget_share(work, 1, ncut - c, &lw);
+		s->work = &lw;
+		ok = label(s, 1);
+		ar_budget_settle(work, &lw);
+	}
+	if (ok)
+		memcpy(lab, s->lab, (size_t)k->n);
+	s->phase = NULL;
+	s->cut2 = 0;
+	return ok;
+}
+
+/*
+ * Stacks the layers labelled lab (buffer i's label); moves k's buffers
+ * in b there when lower than best.  Returns the lower height.
+ */
+static int64_t stack_labels(Comp *k, const char *lab, int64_t best,
+			    ArBudget *work, int64_t *nodes)
+{
+	int nb = 0, ntop = 0;
+	int64_t tall;
+
+	for (int i = 0; i < k->n; i++) {
+		if (lab[i] == 1)
+			k->bot[nb] = k->sub[i], k->bid[nb++] = i;
+		else
+			k->top[ntop] = k->sub[i], k->tid[ntop++] = i;
+	}
+	if (!nb || !ntop)
+		return best;
+	tall = stack(k->bot, nb, k->top, ntop, best, work, nodes);
+	if (tall >= best)
+		return best;
+	for (int i = 0; i < nb; i++)
+		k->b[k->c[k->bid[i]]].offset = k->bot[i].offset;
+	for (int i = 0; i < ntop; i++)
+		k->b[k->c[k->tid[i]]].offset = k->top[i].offset;
+	return tall;
+}
+
+/*
+ * Tries each cut with s's units labelled (unit of[i] holding buffer i),
+ * then stacks the layers of the labellings found; moves k's buffers in
  * b to the lowest stack found when lower than best.  Returns the lowest
  * height.
+ *
+ * A labelling found is labelled again with its own labels tried first
+ * and the top layer kept off another cut too (relabel()): the first
+ * keeps only the bottom layer off its cut, and the top one may take
+ * buffers of the bottom strip across its own cut that the loads allow,
+ * so it falls apart at no time (holes 2,000 seed 1's larger component:
+ * 91,008 bytes across step 5,989).  Tried first from the labels it
+ * already has, the search labels again in 60 k units where none it
+ * starts afresh finds one in 17 M (at the generator's cut and height;
+ * the second cut, the bottom strip's, is one of the CUTS).  Such
+ * labellings, both layers split, are stacked first, sharing all the
+ * stacks' work, the others only with what is left: a stack of one split
+ * layer needs all it can get (that component: 1,067,328 so with 2.7 G
+ * units, 1,094,208 with half; the labelling with one cut, 1,101,504).
+ * The labellings get 1 / LABEL_DEN of the work, the stacks the rest.
  */
-static int64_t tries_on(const Comp *k, const ArBuf *u, const int *of,
-			int nu, int64_t best, ArBudget *work, int64_t *nodes)
+static int64_t tries_on(Comp *k, Label *s, const int *of, int64_t best,
+			ArBudget *work, int64_t *nodes)
 {
-	Label s = { 0 };
 	Try t[CUTS * (CUTS + 2)];
-	int64_t *es, *ee;
-	int nt;
+	int64_t cuts[CUTS];
+	int ncut, nt = tries(s, k->g, k->target, t, cuts, &ncut), nk = 0, no = 0, ntwo;
+	char *kept = ar_xmalloc((size_t)nt * (size_t)k->n + 1);
+	int *order = ar_xmalloc((size_t)nt * sizeof *order + 1);
+	bool *two = ar_xmalloc((size_t)nt * sizeof *two + 1);
+	ArBudget pass;
 
-	s.m = ar_dsa_spans(u, nu, &s.slo, &s.shi);
-	es = ar_xcalloc((size_t)s.m + 1, sizeof *es);
-	ee = ar_xcalloc((size_t)s.m + 1, sizeof *ee);
-	tables(&s, u, nu, es, ee, work);
-	nt = tries(&s, es, ee, k->g, k->target, t);
-	for (int e = 0; e < nt && ar_budget_left(work); e++) {
+	ar_budget_share(work, 1, LABEL_DEN, &pass);
+	for (int e = 0; e < nt && ar_budget_left(&pass); e++) {
 		ArBudget share;
+		char *lab = kept + (size_t)nk * (size_t)k->n;
+		bool ok = false, dup = false;
 		/* What is left, shared evenly by the tries to come. */
-		ar_budget_share(work, 1, nt - e, &share);
-		s.cut = t[e].cut;
-		s.cap[1] = t[e].h, s.cap[2] = k->target - t[e].h;
-		for (int first = 1; first <= 2; first++) {
+		ar_budget_share(&pass, 1, nt - e, &share);
+		s->cut = t[e].cut;
+		s->cap[1] = t[e].h, s->cap[2] = k->target - t[e].h;
+		for (int first = 1; first <= 2 && !ok; first++) {
 			ArBudget lw;
-			int nb = 0, ntop = 0;
-			int64_t tall;
-			bool ok;
-			ar_budget_share(&share, 1, 2 * LABEL_DEN, &lw);
-			s.work = &lw;
-			ok = label(&s, first);
+			ar_budget_share(&share, 1, 4, &lw);
+			s->work = &lw;
+			ok = label(s, first);
 			ar_budget_settle(&share, &lw);
-			if (!ok)
-				continue;
-			for (int i = 0; i < k->n; i++) {
-				if (s.lab[of[i]] == 1)
-					k->bot[nb] = k->sub[i], k->bid[nb++] = i;
-				else
-					k->top[ntop] = k->sub[i], k->tid[ntop++] = i;
-			}
-			if (!nb || !ntop)
-				break;
-			tall = stack(k->bot, nb, k->top, ntop, best, &share,
-				     nodes);
-			if (tall < best) {
-				best = tall;
-				for (int i = 0; i < nb; i++)
-					k->b[k->c[k->bid[i]]].offset =
-						k->bot[i].offset;
-				for (int i = 0; i < ntop; i++)
-					k->b[k->c[k->tid[i]]].offset =
-						k->top[i].offset;
-			}
-			break;
 		}
+		if (ok) {
+			for (int i = 0; i < k->n; i++)
+				lab[i] = s->lab[of[i]];
+			two[nk] = relabel(k, lab, s->t[t[e].cut], t[e].h, cuts,
+					  ncut, &share);
+			for (int j = 0; j < nk && !dup; j++)
+				dup = !memcmp(kept + (size_t)j * (size_t)k->n,
+					      lab, (size_t)k->n);
+			if (!dup)
+				nk++;
+		}
+		ar_budget_settle(&pass, &share);
+	}
+	ar_budget_settle(work, &pass);
+	/* Both layers split first, each in the order found. */
+	for (int j = 0; j < nk; j++)
+		if (two[j])
+			order[no++] = j;
+	ntwo = no;
+	for (int j = 0; j < nk; j++)
+		if (!two[j])
+			order[no++] = j;
+	for (int j = 0; j < nk && best > k->target &&
+			ar_budget_left(work); j++) {
+		ArBudget share;
+		ar_budget_share(work, 1, j < ntwo ? ntwo - j : nk - j, &share);
+		best = stack_labels(k, kept + (size_t)order[j] * (size_t)k->n,
+				    best, &share, nodes);
 		ar_budget_settle(work, &share);
 	}
-	drop(&s);
-	free(es), free(ee);
+	free(kept), free(order), free(two);
 	return best;
 }
 
@@ -528,13 +713,19 @@ static int64_t split(ArBuf *b, const int *c, int n, int64_t target,
 		k.g = ar_dsa_gcd(k.sub[i].size, k.g);
 	}
 	best = ar_dsa_height(k.sub, n);
+	tables(&k.bl, k.sub, n, work);
 	nu = ar_dsa_block_of(k.sub, n, work, unit, of);
-	if (4 * (int64_t)nu <= 3 * (int64_t)n)
-		best = tries_on(&k, unit, of, nu, best, work, nodes);
+	if (4 * (int64_t)nu <= 3 * (int64_t)n) {
+		Label s;
+		tables(&s, unit, nu, work);
+		best = tries_on(&k, &s, of, best, work, nodes);
+		drop(&s);
+	}
 	for (int i = 0; i < n; i++)
 		of[i] = i;
 	if (best > target && ar_budget_left(work))
-		best = tries_on(&k, k.sub, of, n, best, work, nodes);
+		best = tries_on(&k, &k.bl, of, best, work, nodes);
+	drop(&k.bl);
 	free(k.sub), free(k.bot), free(k.top), free(k.bid), free(k.tid);
 	free(unit), free(of);
 	return best;
@@ -545,28 +736,42 @@ int64_t ar_dsa_layers(ArBuf *b, int n, int64_t target, ArBudget *work,
 {
 	ArSortKey *k = ar_xmalloc((size_t)n * sizeof *k + 1);
 	int *c = ar_xmalloc((size_t)n * sizeof *c + 1);
+	bool *to = ar_xcalloc((size_t)n + 1, sizeof *to);
 	ArComponents cc;
+	int left = 0;
 
 	ar_dsa_components(b, n, &cc);
+	/* Those to split share the work by buffers. */
 	for (int ci = 0; ci < cc.nc; ci++) {
 		const int *ids = cc.ids + cc.start[ci];
 		int m = cc.start[ci + 1] - cc.start[ci];
 		int64_t h = 0;
+		for (int j = 0; j < m; j++)
+			if (b[ids[j]].offset + b[ids[j]].size > h)
+				h = b[ids[j]].offset + b[ids[j]].size;
+		to[ci] = m >= MIN_BUFFERS && m <= MAX_BUFFERS && h > target;
+		left += to[ci] ? m : 0;
+	}
+	for (int ci = 0; ci < cc.nc && ar_budget_left(work); ci++) {
+		const int *ids = cc.ids + cc.start[ci];
+		int m = cc.start[ci + 1] - cc.start[ci];
+		ArBudget share;
+		if (!to[ci])
+			continue;
 		/* By start, end and index: the order split() was measured
 		 * with, its labelling's ties falling that way. */
 		for (int j = 0; j < m; j++) {
 			const ArBuf *x = &b[ids[j]];
 			k[j] = (ArSortKey){ x->lo, x->hi, 0, ids[j] };
-			if (x->offset + x->size > h)
-				h = x->offset + x->size;
 		}
 		ar_sort_keys(k, m);
 		for (int j = 0; j < m; j++)
 			c[j] = k[j].id;
-		if (m >= MIN_BUFFERS && m <= MAX_BUFFERS && h > target &&
-		    ar_budget_left(work))
-			split(b, c, m, target, work, nodes);
+		ar_budget_share(work, m, left, &share);
+		left -= m;
+		split(b, c, m, target, &share, nodes);
+		ar_budget_settle(work, &share);
 	}
-	free(k), free(c), free(cc.ids), free(cc.start);
+	free(k), free(c), free(to), free(cc.ids), free(cc.start);
 	return ar_dsa_height(b, n);
 }
