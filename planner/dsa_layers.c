@@ -44,7 +44,7 @@
  * Measured (bench_dsa.sh, see the README): holes 2,000 seed 1 from +11.0%
  * (no split) to +4.4% (one cut) to +1.07% (both layers cut, parts solved
  * alone); holes 1,000 at effort 3, seeds 1-6, from +9.5 / +8.4 / +8.4 /
- * +10.7 / +11.2 / +7.7% to +0.29 / 0 / 0 / +3.2 / +4.9 / +7.4%;
+ * +10.7 / +11.2 / +7.7% to +0.29 / 0 / 0 / +2.6 / +5.0 / +7.4%;
  * MiniMalloc's J from 1,020,928 to 1,005,568.  Labelling is the weak
  * part: on the 1,383 buffers of holes 2,000 seed 1's larger component
  * the search from scratch finds none even at the generator's own cut

@@ -57,26 +57,28 @@ run() {  # INPUT CAPACITY
 run "$DSA/input.12.csv" 12
 
 # Perfect packings with holes (scripts/gen_dsa.py), whose optimum, 1 MiB,
-# is the lower bound by construction: minimised at effort 3, checked, at
-# most MAX, and the same placement twice.  The optimum is checked too:
-# the generator's own packing of the strip passes the same checker at
-# 1 MiB.
+# is the lower bound by construction: minimised at EFFORT (3), checked, at
+# most MAX, and the same placement each of RUNS (2) times.  The optimum
+# is checked too: the generator's own packing of the strip passes the
+# same checker at 1 MiB.
 GEN=$(dirname "$0")/../scripts/gen_dsa.py
-holes() {  # N SEED MAX
+holes() {  # N SEED MAX [EFFORT [RUNS]]
 	t="$tmp/holes$1.$2"
 	"$PYTHON" "$GEN" holes "$1" "$2" "$t.csv" "$t.packed.csv"
 	if ! check "$t.csv" "$t.packed.csv" 1048576; then
 		echo "FAIL holes $1 $2: the generator's packing is not one of 1 MiB"
 		fail=1
 	fi
-	for k in 1 2; do
-		"$ARENAC" solve "$t.csv" --effort 3 -o "$t.$k.csv" 2>"$t.err" ||
-			{ echo "FAIL holes $1 $2: exit $?"; fail=1; }
+	k=1
+	while [ "$k" -le "${5:-2}" ]; do
+		"$ARENAC" solve "$t.csv" --effort "${4:-3}" -o "$t.$k.csv" \
+			2>"$t.err" || { echo "FAIL holes $1 $2: exit $?"; fail=1; }
+		k=$((k + 1))
 	done
 	h=$(sed -n 's/^height: //p' "$t.err")
 	if ! grep -q "^lower bound: 1048576$" "$t.err" ||
 	   ! check "$t.csv" "$t.1.csv" "$h" || [ "$h" -gt "$3" ] ||
-	   ! cmp -s "$t.1.csv" "$t.2.csv"; then
+	   { [ "${5:-2}" -ge 2 ] && ! cmp -s "$t.1.csv" "$t.2.csv"; }; then
 		echo "FAIL holes $1 $2: height $h over $3"; cat "$t.err"; fail=1
 	else
 		echo "ok   holes $1 seed $2: height $h, optimum 1048576"
@@ -92,6 +94,14 @@ holes 1000 3 1048576
 # only labelled: joins across the two layers hid the time cuts that split
 # each layer again (+9.5% with layers of blocks).
 holes 1000 1 $((1048576 * 101 / 100))
+# 2,000 within 2%, as issue 30 asks, at the default effort (one run of
+# about a minute; +5.9% at effort 3): both layers of a stack kept off a
+# cut, each layer's parts solved alone (+4.4% before).
+if [ -n "${ARENAC_SANITIZE:-}" ]; then
+	echo "skipped: holes 2000 at the default effort (minutes sanitized)"
+else
+	holes 2000 1 $((1048576 * 102 / 100)) 5 1
+fi
 for f in "$DSA"/challenging/*.csv; do
 	[ -f "$f" ] && run "$f" 1048576
 done
