@@ -626,7 +626,8 @@ static int64_t tries_on(Comp *k, Label *s, const int *of, int64_t best,
 {
 	Try t[CUTS * (CUTS + 2)];
 	int64_t cuts[CUTS];
-	int ncut, nt = tries(s, k->g, k->target, t, cuts, &ncut), nk = 0, no = 0, ntwo;
+	int ncut, nt = tries(s, k->g, k->target, t, cuts, &ncut);
+	int nk = 0, no = 0, ntwo;
 	char *kept = ar_xmalloc((size_t)nt * (size_t)k->n + 1);
 	int *order = ar_xmalloc((size_t)nt * sizeof *order + 1);
 	bool *two = ar_xmalloc((size_t)nt * sizeof *two + 1);

@@ -72,7 +72,8 @@ holes() {  # N SEED MAX [EFFORT [RUNS]]
 	k=1
 	while [ "$k" -le "${5:-2}" ]; do
 		"$ARENAC" solve "$t.csv" --effort "${4:-3}" -o "$t.$k.csv" \
-			2>"$t.err" || { echo "FAIL holes $1 $2: exit $?"; fail=1; }
+			2>"$t.err" ||
+			{ echo "FAIL holes $1 $2: exit $?"; fail=1; }
 		k=$((k + 1))
 	done
 	h=$(sed -n 's/^height: //p' "$t.err")
