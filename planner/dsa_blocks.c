@@ -29,6 +29,10 @@
  * placement of the blocks gives every buffer's offset by summing down the
  * joins: buffers of one stack are disjoint in bytes, those of a hand-over
  * in time, so the expansion is as valid as the blocks' placement.
+ * The layer split (dsa_layers.c) labels these blocks, and then the same
+ * loosened: each outermost stack's members apart, since a stack joins
+ * every piece of one lifetime, and two strips may hold such pieces by
+ * chance.
  */
 #include "dsa_impl.h"
 
@@ -182,26 +186,45 @@ static void release(Blocks *s)
 	free(s->parent), free(s->used), free(s->alive), free(s->k);
 }
 
-int ar_dsa_block_of(const ArBuf *b, int n, ArBudget *work, ArBuf *block,
-		    int *of)
+int ar_dsa_block_of(const ArBuf *b, int n, bool loose, ArBudget *work,
+		    ArBuf *block, int *of)
 {
 	Blocks s = { 0 };
-	int m = build(&s, b, n, work);
+	int m = build(&s, b, n, work), nu = 0;
 	int *at = ar_xmalloc(2 * (size_t)n * sizeof *at);
 
+	for (int i = 0; i < s.nb; i++)
+		at[i] = -1;
 	for (int a = 0; a < m; a++) {
 		int i = s.alive[a];
-		at[i] = a;
-		block[a] = (ArBuf){ s.lo[i], s.hi[i], s.size[i], 0 };
+		at[i] = nu;
+		block[nu++] = (ArBuf){ s.lo[i], s.hi[i], s.size[i], 0 };
+	}
+	/* Loose: an outermost stack's members instead (a child of a block
+	 * of its own lifetime is a stack's member, one of a hand-over
+	 * is not).  Parents come after their children, so the stack's
+	 * own unit, taken over by its first member, is never reached. */
+	for (int c = 0; loose && c < s.nb; c++) {
+		int p = s.parent[c];
+		if (p >= 0 && s.parent[p] < 0 && s.lo[c] == s.lo[p] &&
+		    s.hi[c] == s.hi[p]) {
+			if (at[p] >= 0) {
+				at[c] = at[p], at[p] = -2;
+			} else {
+				at[c] = nu++;
+			}
+			block[at[c]] = (ArBuf){ s.lo[c], s.hi[c], s.size[c],
+						0 };
+		}
 	}
 	/* Down the joins, as ar_dsa_blocks places them. */
 	for (int i = s.nb - 1; i >= 0; i--)
-		if (s.parent[i] >= 0)
+		if (at[i] == -1 && s.parent[i] >= 0)
 			at[i] = at[s.parent[i]];
 	memcpy(of, at, (size_t)n * sizeof *of);
 	free(at);
 	release(&s);
-	return m;
+	return nu;
 }
 
 int64_t ar_dsa_blocks(ArBuf *b, int n, int64_t capacity, ArBudget *work,

@@ -92,10 +92,11 @@ int64_t ar_dsa_blocks(ArBuf *b, int n, int64_t capacity, ArBudget *work,
 /*
  * The blocks b's buffers join into, as ar_dsa_blocks makes them (work
  * charged alike): block[0..m) (offsets 0; room for n) and of[i], the
- * block buffer i is part of; returns m.
+ * block buffer i is part of; returns m.  Loose: each outermost block
+ * that is a stack (blocks of one lifetime) gives its members instead.
  */
-int ar_dsa_block_of(const ArBuf *b, int n, ArBudget *work, ArBuf *block,
-		    int *of);
+int ar_dsa_block_of(const ArBuf *b, int n, bool loose, ArBudget *work,
+		    ArBuf *block, int *of);
 
 /*
  * Lowers the components of the valid placement in b that are above

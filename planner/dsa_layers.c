@@ -21,17 +21,20 @@
  * max(E, S) (that strip being the top one): at the bound the two heights
  * must add up exactly.
  * Which buffers go below: what is labelled are the units, the blocks the
- * component's buffers join into (dsa_blocks.c) and, when that finds no
- * stack at the target, the buffers themselves.  A depth-first search
- * labels the units in order of start, bottom or top, each label checked
- * over the unit's lifetime (at most h bytes below and target - h above
- * at every time; no bottom unit across c), with backjumping (see
- * label()) and failed states remembered: the next unit and the bottom
- * ones live where it starts say all the rest of the search depends on,
- * so they are hashed (Zobrist) and a state met again fails at once.
- * A labelling found is done again on the buffers, its own labels tried
- * first, with the top layer kept off another cut as well (relabel()):
- * then both layers fall apart by time.
+ * component's buffers join into (dsa_blocks.c), then, when that finds no
+ * stack at the target, those blocks with each outermost stack loosened
+ * into its members (a stack joins every piece of one lifetime, and two
+ * strips may hold such pieces by chance), and then the buffers
+ * themselves.  A depth-first search labels the units in order of start,
+ * bottom or top, each label checked over the unit's lifetime (at most h
+ * bytes below and target - h above at every time; no bottom unit across
+ * c), with backjumping (see label()) and failed states remembered: the
+ * next unit and the bottom ones live where it starts say all the rest
+ * of the search depends on, so they are hashed (Zobrist) and a state met
+ * again fails at once.
+ * A labelling found is done again, on its units and then on the buffers,
+ * its own labels tried first, with the top layer kept off another cut as
+ * well (relabel()): then both layers fall apart by time.
  * The layers are made of the buffers of their units and go to
  * ar_dsa_solve, minimising, each part a time splits them into alone
  * (solve_parts()), so a layer that is a stack of strips itself is split
@@ -41,20 +44,27 @@
  * All of it is counted in work units: a label tried costs one per span
  * of the unit's lifetime.
  *
- * Measured (bench_dsa.sh, see the README): holes 2,000 seed 1 from +11.0%
- * (no split) to +4.4% (one cut) to +1.07% (both layers cut, parts solved
- * alone); holes 1,000 at effort 3, seeds 1-6, from +9.5 / +8.4 / +8.4 /
- * +10.7 / +11.2 / +7.7% to +0.29 / 0 / 0 / +2.6 / +5.0 / +7.4%;
- * MiniMalloc's J from 1,020,928 to 1,005,568.  Labelling is the weak
- * part: on the 1,383 buffers of holes 2,000 seed 1's larger component
- * the search from scratch finds none even at the generator's own cut
- * and height within its work (one is found with 250 M units); on the
- * blocks, a sixth as many, it does, but coincidental joins (pieces of
- * one lifetime or of one size handing over, from different strips) may
- * tie the layers together (seeds 2 and 3: no labelling of their larger
- * components' blocks at all), and a strip's height is the handover only
- * where no hole lies at its edge (seed 1's 276,928-byte strip hands over
- * 244,224 bytes).
+ * Measured (bench_dsa.sh, see the README): holes 2,000 seeds 1 / 2 / 3
+ * from +11.0 / +11.2 / +8.7% (no split) to +0.16 / +4.43 / +8.87% (both
+ * layers cut, parts solved alone, loosened stacks); holes 1,000 at
+ * effort 3, seeds 1-6, from +9.5 / +8.4 / +8.4 / +10.7 / +11.2 / +7.7%
+ * to 0 / 0 / 0 / +1.1 / +4.1 / +7.4%; MiniMalloc's J from 1,020,928 to
+ * 1,002,496.  Labelling is the weak part: on the 1,383 buffers of holes
+ * 2,000 seed 1's larger component the search from scratch finds none
+ * even at the generator's own cut and height within its work (one is
+ * found with 250 M units); on the blocks, a sixth as many, it does, but
+ * coincidental joins (pieces of one lifetime or of one size handing
+ * over, from different strips) may tie the layers together: seed 2's
+ * larger component has four blocks with pieces of both (all stacks of
+ * one lifetime: five pieces over steps 0-192, three below and two
+ * above), and no labelling of its 259 blocks exists; of its 419 loosened
+ * ones one is found in 24-51 M units (none of its 1,454 buffers in 300 M;
+ * none either with a table of failed states of 64 slots a unit).
+ * Seed 3's larger component (1,259 buffers, 383 loosened units) gets
+ * none: 45 of its buffers start at its first step, with the holes'
+ * slack, and the loads first pin the layers 300 steps later, where the
+ * search stalls.  A strip's height is the handover only where no hole
+ * lies at its edge (seed 1's 276,928-byte strip hands over 244,224).
  */
 #include "dsa_impl.h"
 
@@ -71,11 +81,15 @@
 #define MAX_BUFFERS 8192
 /* The labellings' share of the work (the rest: the stacks). */
 #define LABEL_DEN 4
+/* A labelling of units (not buffers): the share of a try's work its
+ * relabelling on the units gets (the rest: on the buffers). */
+#define UNITS_DEN 4
 /* A layer's part below a higher one: the share of its work it gets to
  * fit under it before it is minimised (solve_parts()). */
 #define FIT_DEN 8
-/* Failed states remembered: a table of 64 slots per buffer, at most
- * this many (a power of two: 8 MiB of keys). */
+/* Failed states remembered: a table of as many slots as the search has
+ * units of work (each state costs at least one), at most this many (a
+ * power of two: 8 MiB of keys). */
 #define MEMO_MAX ((size_t)1 << 20)
 
 typedef struct {
@@ -201,7 +215,8 @@ static bool label(Label *s, int first)
 	bool found = false;
 
 	memset(s->lab, 0, (size_t)n);
-	for (s->slots = 64; s->slots < 64 * (size_t)n && s->slots < MEMO_MAX; )
+	for (s->slots = 64; (int64_t)s->slots < s->work->left &&
+	     s->slots < MEMO_MAX; )
 		s->slots *= 2;
 	s->memo = ar_xcalloc(s->slots, sizeof *s->memo);
 	s->nmemo = 0;
@@ -541,20 +556,19 @@ typedef struct {
 } Comp;
 
 /*
- * Labels k's buffers again, lab[i] (buffer i's label) tried first, the
+ * Labels s's units again, lab[u] (unit u's label) tried first, the
  * bottom layer kept off the time cut and at height h as before, and the
  * top one now kept off another of the cuts too: true at the first that
  * labels, lab then overwritten.  See tries_on() for why.
  */
-static bool relabel(Comp *k, char *lab, int64_t cut, int64_t h,
-		    const int64_t *cuts, int ncut, ArBudget *work)
+static bool relabel(Label *s, char *lab, int64_t target, int64_t cut,
+		    int64_t h, const int64_t *cuts, int ncut, ArBudget *work)
 {
-	Label *s = &k->bl;
 	bool ok = false;
 
 	s->phase = lab;
 	s->cut = boundary(s, cut);
-	s->cap[1] = h, s->cap[2] = k->target - h;
+	s->cap[1] = h, s->cap[2] = target - h;
 	for (int c = 0; c < ncut && !ok && ar_budget_left(work); c++) {
 		ArBudget lw;
 		if (cuts[c] == cut)
@@ -566,7 +580,7 @@ static bool relabel(Comp *k, char *lab, int64_t cut, int64_t h,
 		ar_budget_settle(work, &lw);
 	}
 	if (ok)
-		memcpy(lab, s->lab, (size_t)k->n);
+		memcpy(lab, s->lab, (size_t)s->n);
 	s->phase = NULL;
 	s->cut2 = 0;
 	return ok;
@@ -614,7 +628,11 @@ static int64_t stack_labels(Comp *k, const char *lab, int64_t best,
  * 91,008 bytes across step 5,989).  Tried first from the labels it
  * already has, the search labels again in 60 k units where none it
  * starts afresh finds one in 17 M (at the generator's cut and height;
- * the second cut, the bottom strip's, is one of the CUTS).  Such
+ * the second cut, the bottom strip's, is one of the CUTS).  A labelling
+ * of units is relabelled on them first (1 / UNITS_DEN of the work), then
+ * on the buffers: seed 2's larger component, labelled on its loosened
+ * blocks, is relabelled on them but not on its buffers within the work
+ * (the stack: +4.4% so, +7.0% with one cut).  Such
  * labellings, both layers split, are stacked first, sharing all the
  * stacks' work, the others only with what is left: a stack of one split
  * layer needs all it can get (that component: 1,067,328 so with 2.7 G
@@ -631,6 +649,7 @@ static int64_t tries_on(Comp *k, Label *s, const int *of, int64_t best,
 	char *kept = ar_xmalloc((size_t)nt * (size_t)k->n + 1);
 	int *order = ar_xmalloc((size_t)nt * sizeof *order + 1);
 	bool *two = ar_xmalloc((size_t)nt * sizeof *two + 1);
+	char *ulab = ar_xmalloc((size_t)s->n + 1);
 	ArBudget pass;
 
 	ar_budget_share(work, 1, LABEL_DEN, &pass);
@@ -650,10 +669,19 @@ static int64_t tries_on(Comp *k, Label *s, const int *of, int64_t best,
 			ar_budget_settle(&share, &lw);
 		}
 		if (ok) {
+			ArBudget uw;
+			memcpy(ulab, s->lab, (size_t)s->n);
+			ar_budget_share(&share, 1, UNITS_DEN, &uw);
+			two[nk] = s != &k->bl &&
+				  relabel(s, ulab, k->target, s->t[t[e].cut],
+					  t[e].h, cuts, ncut, &uw);
+			ar_budget_settle(&share, &uw);
 			for (int i = 0; i < k->n; i++)
-				lab[i] = s->lab[of[i]];
-			two[nk] = relabel(k, lab, s->t[t[e].cut], t[e].h, cuts,
-					  ncut, &share);
+				lab[i] = ulab[of[i]];
+			if (!two[nk])
+				two[nk] = relabel(&k->bl, lab, k->target,
+						  s->t[t[e].cut], t[e].h, cuts,
+						  ncut, &share);
 			for (int j = 0; j < nk && !dup; j++)
 				dup = !memcmp(kept + (size_t)j * (size_t)k->n,
 					      lab, (size_t)k->n);
@@ -679,7 +707,7 @@ static int64_t tries_on(Comp *k, Label *s, const int *of, int64_t best,
 				    best, &share, nodes);
 		ar_budget_settle(work, &share);
 	}
-	free(kept), free(order), free(two);
+	free(kept), free(order), free(two), free(ulab);
 	return best;
 }
 
@@ -715,12 +743,16 @@ static int64_t split(ArBuf *b, const int *c, int n, int64_t target,
 	}
 	best = ar_dsa_height(k.sub, n);
 	tables(&k.bl, k.sub, n, work);
-	nu = ar_dsa_block_of(k.sub, n, work, unit, of);
-	if (4 * (int64_t)nu <= 3 * (int64_t)n) {
-		Label s;
-		tables(&s, unit, nu, work);
-		best = tries_on(&k, &s, of, best, work, nodes);
-		drop(&s);
+	for (int loose = 0, last = n; loose < 2 && best > target &&
+			ar_budget_left(work); loose++) {
+		nu = ar_dsa_block_of(k.sub, n, loose, work, unit, of);
+		if (nu != last && 4 * (int64_t)nu <= 3 * (int64_t)n) {
+			Label s;
+			tables(&s, unit, nu, work);
+			best = tries_on(&k, &s, of, best, work, nodes);
+			drop(&s);
+		}
+		last = nu;
 	}
 	for (int i = 0; i < n; i++)
 		of[i] = i;

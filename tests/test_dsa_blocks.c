@@ -171,40 +171,57 @@ static void test_blocks_small(void **state)
 /*
  * ar_dsa_block_of, which the layer split labels by: the small case's
  * first four buffers are one block [0, 5) of 10 bytes, the fifth one
- * stays apart; on a perfect packing
- * with holes every block covers its members' lifetimes and they fill it
+ * stays apart.  Loosened, an outermost stack gives its members: a
+ * hand-over [0, 3) of 4 bytes and a buffer of 6 on it are one block,
+ * loosened two (that block and the buffer), while the small case's
+ * block, a hand-over, stays whole.  On a perfect packing with holes,
+ * either way, every block covers its members' lifetimes and they fill it
  * without waste (their byte-steps sum to its own), and there are fewer
- * blocks than buffers.
+ * blocks than buffers, more when loosened.
  */
 static void test_block_of(void **state)
 {
 	ArBuf b[] = { B(0, 2, 4), B(0, 2, 6), B(2, 4, 10), B(4, 5, 10),
 		      B(1, 5, 3) };
+	ArBuf st[] = { B(0, 1, 4), B(1, 3, 4), B(0, 3, 6), B(5, 6, 1) };
 	ArBuf h[512], blk[512];
-	int of[512], n, m;
-	int64_t area[512] = { 0 };
+	int of[512], n, m[2];
 	ArBudget w;
 	(void)state;
 	ar_budget_init(&w, AR_SOLVE_WORK, NULL);
-	assert_int_equal(ar_dsa_block_of(b, 5, &w, blk, of), 2);
-	for (int i = 1; i < 4; i++)
-		assert_int_equal(of[i], of[0]);
-	assert_int_equal(of[4], 1 - of[0]);
-	assert_true(blk[of[0]].lo == 0 && blk[of[0]].hi == 5 &&
-		    blk[of[0]].size == 10);
-	assert_true(blk[of[4]].lo == 1 && blk[of[4]].size == 3);
-	n = holes_instance(h, 240, 12, 960, 5);
-	m = ar_dsa_block_of(h, n, &w, blk, of);
-	assert_true(m > 0 && m < n);
-	for (int i = 0; i < n; i++) {
-		const ArBuf *k = &blk[of[i]];
-		assert_true(of[i] >= 0 && of[i] < m);
-		assert_true(k->lo <= h[i].lo && h[i].hi <= k->hi);
-		area[of[i]] += (h[i].hi - h[i].lo) * h[i].size;
+	for (int loose = 0; loose < 2; loose++) {
+		assert_int_equal(ar_dsa_block_of(b, 5, loose, &w, blk, of), 2);
+		for (int i = 1; i < 4; i++)
+			assert_int_equal(of[i], of[0]);
+		assert_int_equal(of[4], 1 - of[0]);
+		assert_true(blk[of[0]].lo == 0 && blk[of[0]].hi == 5 &&
+			    blk[of[0]].size == 10);
+		assert_true(blk[of[4]].lo == 1 && blk[of[4]].size == 3);
 	}
-	for (int a = 0; a < m; a++)
-		assert_int_equal(area[a], (blk[a].hi - blk[a].lo) *
-				 blk[a].size);
+	assert_int_equal(ar_dsa_block_of(st, 4, false, &w, blk, of), 2);
+	assert_true(of[0] == of[1] && of[1] == of[2] && of[3] != of[0]);
+	assert_int_equal(blk[of[0]].size, 10);
+	assert_int_equal(ar_dsa_block_of(st, 4, true, &w, blk, of), 3);
+	assert_true(of[0] == of[1] && of[2] != of[0] && of[3] != of[0] &&
+		    of[3] != of[2]);
+	assert_true(blk[of[0]].lo == 0 && blk[of[0]].hi == 3 &&
+		    blk[of[0]].size == 4 && blk[of[2]].size == 6);
+	n = holes_instance(h, 240, 12, 960, 5);
+	for (int loose = 0; loose < 2; loose++) {
+		int64_t area[512] = { 0 };
+		m[loose] = ar_dsa_block_of(h, n, loose, &w, blk, of);
+		assert_true(m[loose] > 0 && m[loose] < n);
+		for (int i = 0; i < n; i++) {
+			const ArBuf *k = &blk[of[i]];
+			assert_true(of[i] >= 0 && of[i] < m[loose]);
+			assert_true(k->lo <= h[i].lo && h[i].hi <= k->hi);
+			area[of[i]] += (h[i].hi - h[i].lo) * h[i].size;
+		}
+		for (int a = 0; a < m[loose]; a++)
+			assert_int_equal(area[a], (blk[a].hi - blk[a].lo) *
+					 blk[a].size);
+	}
+	assert_true(m[1] > m[0]);
 }
 
 int main(void)
