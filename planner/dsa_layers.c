@@ -27,11 +27,11 @@
  * strips may hold such pieces by chance), and then the buffers
  * themselves.  A depth-first search labels the units in order of start,
  * bottom or top, each label checked over the unit's lifetime (at most h
- * bytes below and target - h above at every time; no bottom unit across
- * c), with backjumping (see label()) and failed states remembered: the
- * next unit and the bottom ones live where it starts say all the rest
- * of the search depends on, so they are hashed (Zobrist) and a state met
- * again fails at once.
+ * bytes below and target - h above at every time; no bottom unit with
+ * a buffer across c), with backjumping (see label()) and failed states
+ * remembered: the next unit and the bottom ones live where it starts say
+ * all the rest of the search depends on, so they are hashed (Zobrist)
+ * and a state met again fails at once.
  * A labelling found is done again, on its units and then on the buffers,
  * its own labels tried first, with the top layer kept off another cut as
  * well (relabel()): then both layers fall apart by time.
@@ -68,7 +68,6 @@
  */
 #include "dsa_impl.h"
 
-#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -112,8 +111,10 @@ typedef struct {
 	int64_t *es, *ee;       /* bytes starting, ending at each boundary */
 	int64_t *t;             /* the time of each boundary */
 	int64_t cap[3];         /* the heights of [1] bottom, [2] top */
-	int cut;                /* no bottom unit across span boundary cut */
-	int cut2;               /* no top unit across it (0: none) */
+	const ArBuf *mb;        /* the buffers the units are made of */
+	const int *mof;         /* mb[j] is part of unit mof[j] (NULL: j) */
+	int nmb;
+	char *bar;              /* per unit: 1 no bottom, 2 no top label */
 	const char *phase;      /* each unit's label to try first (or NULL) */
 	ArBudget *work;
 } Label;
@@ -160,17 +161,15 @@ static void blame(const Label *s, uint64_t *set, const int *ids, int n,
 }
 
 /*
- * Whether buffer i may be labelled l at depth q: 0 when it may, 1 when
- * it may not go there at all (a bottom buffer across the cut), 2 when
+ * Whether unit i may be labelled l at depth q: 0 when it may, 1 when
+ * it may not go there at all (barred: see bar_units()), 2 when
  * that layer would pass its height over some span, blamed (added to set)
  * on the buffers of that label over the first such span.
  */
 static int clash(const Label *s, int i, int l, int q, uint64_t *set)
 {
 	const int64_t *sum = l == 1 ? s->lb : s->lt;
-	if (l == 1 && s->slo[i] < s->cut && s->shi[i] > s->cut)
-		return 1;
-	if (l == 2 && s->slo[i] < s->cut2 && s->shi[i] > s->cut2)
+	if (s->bar[i] & l)
 		return 1;
 	for (int k = s->slo[i]; k < s->shi[i]; k++)
 		if (sum[k] + s->b[i].size > s->cap[l]) {
@@ -405,6 +404,8 @@ static void tables(Label *s, const ArBuf *u, int nu, ArBudget *work)
 	s->lt = ar_xmalloc(((size_t)s->m + 1) * sizeof *s->lt);
 	s->zob = ar_xmalloc((size_t)nu * sizeof *s->zob);
 	s->lab = ar_xmalloc((size_t)nu);
+	s->bar = ar_xcalloc((size_t)nu + 1, 1);
+	s->mb = u, s->nmb = nu;
 	s->pos = ar_xmalloc((size_t)nu * sizeof *s->pos);
 	s->lstart = ar_xmalloc(((size_t)nu + 1) * sizeof *s->lstart);
 	for (int i = 0; i < nu; i++) {
@@ -463,26 +464,35 @@ static void drop(Label *s)
 	free(s->slo), free(s->shi), free(s->order), free(s->load);
 	free(s->lb), free(s->lt), free(s->zob), free(s->lab), free(s->live);
 	free(s->lstart), free(s->pos), free(s->spanned), free(s->sstart);
-	free(s->es), free(s->ee), free(s->t);
+	free(s->es), free(s->ee), free(s->t), free(s->bar);
 }
 
-/* The boundary at time t (one of s's units starts or ends there). */
-static int boundary(const Label *s, int64_t t)
+/*
+ * Bars the units of s from the bottom layer where one of their buffers
+ * lives across time cut, from the top one where one lives across cut2
+ * (0: none).  Their buffers, not their lifetimes: a block whose pieces
+ * hand over at the cut (one of a strip's parts ending there, one of the
+ * next starting, of one size) crosses it, but its layer still falls
+ * apart there (holes 2,000 seed 3's larger component: a block of 32,960
+ * bytes over steps 5,321-5,946, the top strip's pieces handing over at
+ * its cut, step 5,792).  A unit of work per buffer.
+ */
+static void bar_units(Label *s, int64_t cut, int64_t cut2, ArBudget *work)
 {
-	int lo = 0, hi = s->m;
-	while (lo < hi) {
-		int mid = lo + (hi - lo) / 2;
-		if (s->t[mid] < t)
-			lo = mid + 1;
-		else
-			hi = mid;
+	memset(s->bar, 0, (size_t)s->n);
+	ar_budget_spend(work, s->nmb);
+	for (int j = 0; j < s->nmb; j++) {
+		const ArBuf *x = &s->mb[j];
+		int u = s->mof ? s->mof[j] : j;
+		if (x->lo < cut && x->hi > cut)
+			s->bar[u] |= 1;
+		if (cut2 && x->lo < cut2 && x->hi > cut2)
+			s->bar[u] |= 2;
 	}
-	assert(s->t[lo] == t);
-	return lo;
 }
 
-/* A cut to try: the span boundary no bottom unit crosses, and the bottom
- * layer's height. */
+/* A cut to try: the span boundary no buffer of the bottom layer crosses,
+ * and that layer's height. */
 typedef struct {
 	int cut;
 	int64_t h;
@@ -567,13 +577,12 @@ static bool relabel(Label *s, char *lab, int64_t target, int64_t cut,
 	bool ok = false;
 
 	s->phase = lab;
-	s->cut = boundary(s, cut);
 	s->cap[1] = h, s->cap[2] = target - h;
 	for (int c = 0; c < ncut && !ok && ar_budget_left(work); c++) {
 		ArBudget lw;
 		if (cuts[c] == cut)
 			continue;
-		s->cut2 = boundary(s, cuts[c]);
+		bar_units(s, cut, cuts[c], work);
 		ar_budget_share(work, 1, ncut - c, &lw);
 		s->work = &lw;
 		ok = label(s, 1);
@@ -582,7 +591,6 @@ static bool relabel(Label *s, char *lab, int64_t target, int64_t cut,
 	if (ok)
 		memcpy(lab, s->lab, (size_t)s->n);
 	s->phase = NULL;
-	s->cut2 = 0;
 	return ok;
 }
 
@@ -659,7 +667,7 @@ static int64_t tries_on(Comp *k, Label *s, const int *of, int64_t best,
 		bool ok = false, dup = false;
 		/* What is left, shared evenly by the tries to come. */
 		ar_budget_share(&pass, 1, nt - e, &share);
-		s->cut = t[e].cut;
+		bar_units(s, s->t[t[e].cut], 0, &share);
 		s->cap[1] = t[e].h, s->cap[2] = k->target - t[e].h;
 		for (int first = 1; first <= 2 && !ok; first++) {
 			ArBudget lw;
@@ -749,6 +757,7 @@ static int64_t split(ArBuf *b, const int *c, int n, int64_t target,
 		if (nu != last && 4 * (int64_t)nu <= 3 * (int64_t)n) {
 			Label s;
 			tables(&s, unit, nu, work);
+			s.mb = k.sub, s.mof = of, s.nmb = n;
 			best = tries_on(&k, &s, of, best, work, nodes);
 			drop(&s);
 		}
