@@ -33,7 +33,7 @@
  * all the rest of the search depends on, so they are hashed (Zobrist)
  * and a state met again fails at once.
  * A labelling found is done again, on its units and then on the buffers,
- * its own labels tried first, with the top layer kept off another cut as
+ * its own labels tried first, with the top layer kept off other cuts as
  * well (relabel()): then both layers fall apart by time.
  * The layers are made of the buffers of their units and go to
  * ar_dsa_solve, minimising, each part a time splits them into alone
@@ -45,7 +45,7 @@
  * of the unit's lifetime.
  *
  * Measured (bench_dsa.sh, see the README): holes 2,000 seeds 1 / 2 / 3
- * from +11.0 / +11.2 / +8.7% (no split) to +0.16 / +4.43 / +8.87% (both
+ * from +11.0 / +11.2 / +8.7% (no split) to +0.16 / +3.19 / +8.87% (both
  * layers cut, parts solved alone, loosened stacks); holes 1,000 at
  * effort 3, seeds 1-6, from +9.5 / +8.4 / +8.4 / +10.7 / +11.2 / +7.7%
  * to 0 / 0 / 0 / +1.1 / +4.1 / +7.4%; MiniMalloc's J from 1,020,928 to
@@ -68,6 +68,7 @@
  */
 #include "dsa_impl.h"
 
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -75,6 +76,9 @@
 #include "sortkey.h"
 
 #define CUTS 4
+/* The cuts a relabelled top layer may be kept off (the first CUTS of
+ * them, then the next ones added). */
+#define RECUTS 8
 #define MIN_BUFFERS 8
 /* The labelling's blame sets cost n^2 / 8 bytes: 8 MiB here. */
 #define MAX_BUFFERS 8192
@@ -469,25 +473,27 @@ static void drop(Label *s)
 
 /*
  * Bars the units of s from the bottom layer where one of their buffers
- * lives across time cut, from the top one where one lives across cut2
- * (0: none).  Their buffers, not their lifetimes: a block whose pieces
+ * lives across time cut, from the top one where one lives across one of
+ * top[0..ntop).  Their buffers, not their lifetimes: a block whose pieces
  * hand over at the cut (one of a strip's parts ending there, one of the
  * next starting, of one size) crosses it, but its layer still falls
  * apart there (holes 2,000 seed 3's larger component: a block of 32,960
  * bytes over steps 5,321-5,946, the top strip's pieces handing over at
  * its cut, step 5,792).  A unit of work per buffer.
  */
-static void bar_units(Label *s, int64_t cut, int64_t cut2, ArBudget *work)
+static void bar_units(Label *s, int64_t cut, const int64_t *top, int ntop,
+		      ArBudget *work)
 {
 	memset(s->bar, 0, (size_t)s->n);
-	ar_budget_spend(work, s->nmb);
+	ar_budget_spend(work, s->nmb * (1 + (int64_t)ntop));
 	for (int j = 0; j < s->nmb; j++) {
 		const ArBuf *x = &s->mb[j];
 		int u = s->mof ? s->mof[j] : j;
 		if (x->lo < cut && x->hi > cut)
 			s->bar[u] |= 1;
-		if (cut2 && x->lo < cut2 && x->hi > cut2)
-			s->bar[u] |= 2;
+		for (int c = 0; c < ntop; c++)
+			if (x->lo < top[c] && x->hi > top[c])
+				s->bar[u] |= 2;
 	}
 }
 
@@ -507,14 +513,14 @@ static int64_t hand(const Label *s, int x)
 
 /*
  * The tries for s's units (see the file's comment), cut by cut, the best
- * cut first; heights are multiples of g.  The cuts' times go to cuts.
- * Returns how many tries, *ncut how many cuts.
+ * CUTS first; heights are multiples of g.  The times of the best RECUTS
+ * go to cuts.  Returns how many tries, *ncut how many cuts in cuts.
  */
 static int tries(const Label *s, int64_t g, int64_t target, Try *t,
 		 int64_t *cuts, int *ncut_out)
 {
 	ArSortKey *k = ar_xmalloc((size_t)s->m * sizeof *k + 1);
-	int cut[CUTS], ncut = 0, nt = 0;
+	int cut[RECUTS], ncut = 0, nt = 0;
 
 	/* Boundaries inside the component (0 < x < m), by min(E, S)
 	 * descending, the earlier first. */
@@ -524,11 +530,13 @@ static int tries(const Label *s, int64_t g, int64_t target, Try *t,
 			k[ncut++] = (ArSortKey){ -lo, x, 0, x };
 	}
 	ar_sort_keys(k, ncut);
-	if (ncut > CUTS)
-		ncut = CUTS;
+	if (ncut > RECUTS)
+		ncut = RECUTS;
 	for (int ci = 0; ci < ncut; ci++)
 		cut[ci] = k[ci].id, cuts[ci] = s->t[k[ci].id];
 	*ncut_out = ncut;
+	if (ncut > CUTS)
+		ncut = CUTS;
 	free(k);
 	/* Heights: the cut's own handover, the target less what lies across
 	 * it, and the target less another cut's handover (that strip on
@@ -568,30 +576,37 @@ typedef struct {
 /*
  * Labels s's units again, lab[u] (unit u's label) tried first, the
  * bottom layer kept off the time cut and at height h as before, and the
- * top one now kept off another of the cuts too: true at the first that
- * labels, lab then overwritten.  See tries_on() for why.
+ * top one now kept off another of the first CUTS cuts too, then off each
+ * other of the ncut cuts as well while a labelling is found so (lab
+ * each time overwritten, and tried first).  True when the top is kept
+ * off at least one.  See tries_on() for why.
  */
 static bool relabel(Label *s, char *lab, int64_t target, int64_t cut,
 		    int64_t h, const int64_t *cuts, int ncut, ArBudget *work)
 {
-	bool ok = false;
+	int64_t top[RECUTS];
+	int ntop = 0;
 
+	assert(ncut <= RECUTS);
 	s->phase = lab;
 	s->cap[1] = h, s->cap[2] = target - h;
-	for (int c = 0; c < ncut && !ok && ar_budget_left(work); c++) {
+	for (int c = 0; c < ncut && ar_budget_left(work); c++) {
+		int first = ncut < CUTS ? ncut : CUTS;
 		ArBudget lw;
-		if (cuts[c] == cut)
+		if (cuts[c] == cut || (!ntop && c >= first))
 			continue;
-		bar_units(s, cut, cuts[c], work);
-		ar_budget_share(work, 1, ncut - c, &lw);
+		top[ntop] = cuts[c];
+		bar_units(s, cut, top, ntop + 1, work);
+		ar_budget_share(work, 1, (ntop ? ncut : first) - c, &lw);
 		s->work = &lw;
-		ok = label(s, 1);
+		if (label(s, 1)) {
+			memcpy(lab, s->lab, (size_t)s->n);
+			ntop++;
+		}
 		ar_budget_settle(work, &lw);
 	}
-	if (ok)
-		memcpy(lab, s->lab, (size_t)s->n);
 	s->phase = NULL;
-	return ok;
+	return ntop > 0;
 }
 
 /*
@@ -640,7 +655,13 @@ static int64_t stack_labels(Comp *k, const char *lab, int64_t best,
  * of units is relabelled on them first (1 / UNITS_DEN of the work), then
  * on the buffers: seed 2's larger component, labelled on its loosened
  * blocks, is relabelled on them but not on its buffers within the work
- * (the stack: +4.4% so, +7.0% with one cut).  Such
+ * (the stack: +4.4% so, +7.0% with one cut).  The top kept off one cut,
+ * each other of the RECUTS is added while the labels allow it: the loads
+ * leave the labelling ambiguous (with the holes' slack, chains of pieces
+ * trade layers), and each cut of the top strip ties it closer to the
+ * generator's (that component: kept off 3,406, then 5,158 and 1,841, all
+ * three of its top strip's cuts, the sixth best of them; the stack +3.2%,
+ * +4.4% with the first).  Such
  * labellings, both layers split, are stacked first, sharing all the
  * stacks' work, the others only with what is left: a stack of one split
  * layer needs all it can get (that component: 1,067,328 so with 2.7 G
@@ -651,7 +672,7 @@ static int64_t tries_on(Comp *k, Label *s, const int *of, int64_t best,
 			ArBudget *work, int64_t *nodes)
 {
 	Try t[CUTS * (CUTS + 2)];
-	int64_t cuts[CUTS];
+	int64_t cuts[RECUTS];
 	int ncut, nt = tries(s, k->g, k->target, t, cuts, &ncut);
 	int nk = 0, no = 0, ntwo;
 	char *kept = ar_xmalloc((size_t)nt * (size_t)k->n + 1);
@@ -667,7 +688,7 @@ static int64_t tries_on(Comp *k, Label *s, const int *of, int64_t best,
 		bool ok = false, dup = false;
 		/* What is left, shared evenly by the tries to come. */
 		ar_budget_share(&pass, 1, nt - e, &share);
-		bar_units(s, s->t[t[e].cut], 0, &share);
+		bar_units(s, s->t[t[e].cut], NULL, 0, &share);
 		s->cap[1] = t[e].h, s->cap[2] = k->target - t[e].h;
 		for (int first = 1; first <= 2 && !ok; first++) {
 			ArBudget lw;
