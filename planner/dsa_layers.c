@@ -84,6 +84,9 @@
 #define MAX_BUFFERS 8192
 /* The labellings' share of the work (the rest: the stacks). */
 #define LABEL_DEN 4
+/* A try's first label (bottom first, then top): the share of the try's
+ * work each gets. */
+#define FIRST_DEN 4
 /* A labelling of units (not buffers): the share of a try's work its
  * relabelling on the units gets (the rest: on the buffers). */
 #define UNITS_DEN 4
@@ -585,13 +588,12 @@ static bool relabel(Label *s, char *lab, int64_t target, int64_t cut,
 		    int64_t h, const int64_t *cuts, int ncut, ArBudget *work)
 {
 	int64_t top[RECUTS];
-	int ntop = 0;
+	int ntop = 0, first = ncut < CUTS ? ncut : CUTS;
 
 	assert(ncut <= RECUTS);
 	s->phase = lab;
 	s->cap[1] = h, s->cap[2] = target - h;
 	for (int c = 0; c < ncut && ar_budget_left(work); c++) {
-		int first = ncut < CUTS ? ncut : CUTS;
 		ArBudget lw;
 		if (cuts[c] == cut || (!ntop && c >= first))
 			continue;
@@ -692,7 +694,7 @@ static int64_t tries_on(Comp *k, Label *s, const int *of, int64_t best,
 		s->cap[1] = t[e].h, s->cap[2] = k->target - t[e].h;
 		for (int first = 1; first <= 2 && !ok; first++) {
 			ArBudget lw;
-			ar_budget_share(&share, 1, 4, &lw);
+			ar_budget_share(&share, 1, FIRST_DEN, &lw);
 			s->work = &lw;
 			ok = label(s, first);
 			ar_budget_settle(&share, &lw);
