@@ -387,10 +387,13 @@ static int64_t stack(ArBuf *bot, int nb, ArBuf *top, int nt, int64_t best,
 }
 
 /*
- * The labelling's tables for the units u[0..nu) (see Label).  Costs a
- * unit of work per unit and span it is live over, twice.
+ * The labelling's tables for the units u[0..nu) made of the buffers
+ * mb[0..nmb), mb[j] part of unit mof[j] (mof NULL: the units are the
+ * buffers; see Label).  Costs a unit of work per unit and span it is
+ * live over, twice.
  */
-static void tables(Label *s, const ArBuf *u, int nu, ArBudget *work)
+static void tables(Label *s, const ArBuf *u, int nu, const ArBuf *mb,
+		   const int *mof, int nmb, ArBudget *work)
 {
 	ArSortKey *k = ar_xmalloc((size_t)nu * sizeof *k);
 	uint64_t z = 0x9e3779b97f4a7c15ULL;
@@ -412,7 +415,7 @@ static void tables(Label *s, const ArBuf *u, int nu, ArBudget *work)
 	s->zob = ar_xmalloc((size_t)nu * sizeof *s->zob);
 	s->lab = ar_xmalloc((size_t)nu);
 	s->bar = ar_xcalloc((size_t)nu + 1, 1);
-	s->mb = u, s->nmb = nu;
+	s->mb = mb, s->mof = mof, s->nmb = nmb;
 	s->pos = ar_xmalloc((size_t)nu * sizeof *s->pos);
 	s->lstart = ar_xmalloc(((size_t)nu + 1) * sizeof *s->lstart);
 	for (int i = 0; i < nu; i++) {
@@ -773,14 +776,13 @@ static int64_t split(ArBuf *b, const int *c, int n, int64_t target,
 		k.g = ar_dsa_gcd(k.sub[i].size, k.g);
 	}
 	best = ar_dsa_height(k.sub, n);
-	tables(&k.bl, k.sub, n, work);
+	tables(&k.bl, k.sub, n, k.sub, NULL, n, work);
 	for (int loose = 0, last = n; loose < 2 && best > target &&
 			ar_budget_left(work); loose++) {
 		nu = ar_dsa_block_of(k.sub, n, loose, work, unit, of);
 		if (nu != last && 4 * (int64_t)nu <= 3 * (int64_t)n) {
 			Label s;
-			tables(&s, unit, nu, work);
-			s.mb = k.sub, s.mof = of, s.nmb = n;
+			tables(&s, unit, nu, k.sub, of, n, work);
 			best = tries_on(&k, &s, of, best, work, nodes);
 			drop(&s);
 		}
