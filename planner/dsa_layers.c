@@ -25,13 +25,9 @@
  * stack at the target, those blocks with each outermost stack loosened
  * into its members (a stack joins every piece of one lifetime, and two
  * strips may hold such pieces by chance), and then the buffers
- * themselves.  A depth-first search labels the units in order of start,
- * bottom or top, each label checked over the unit's lifetime (at most h
- * bytes below and target - h above at every time; no bottom unit with
- * a buffer across c), with backjumping (see label()) and failed states
- * remembered: the next unit and the bottom ones live where it starts say
- * all the rest of the search depends on, so they are hashed (Zobrist)
- * and a state met again fails at once.
+ * themselves, by a depth-first search (dsa_label.c): at most h bytes
+ * below and target - h above at every time, no bottom unit with a buffer
+ * across c.
  * A labelling found is done again, on its units and then on the buffers,
  * its own labels tried first, with the top layer kept off other cuts as
  * well (relabel()): then both layers fall apart by time.
@@ -41,8 +37,7 @@
  * again (each call gets a share of the work and fewer buffers, so this
  * ends); the top layer is placed on the bottom one's height.  The stack
  * is a valid placement whatever the labels; it is kept only when lower.
- * All of it is counted in work units: a label tried costs one per span
- * of the unit's lifetime.
+ * All of it is counted in work units.
  *
  * Measured (bench_dsa.sh, see the README): holes 2,000 seeds 1 / 2 / 3
  * from +11.0 / +11.2 / +8.7% (no split) to +0.16 / +3.19 / +8.87% (both
@@ -66,7 +61,7 @@
  * search stalls.  A strip's height is the handover only where no hole
  * lies at its edge (seed 1's 276,928-byte strip hands over 244,224).
  */
-#include "dsa_impl.h"
+#include "dsa_label.h"
 
 #include <assert.h>
 #include <stdlib.h>
@@ -93,205 +88,6 @@
 /* A layer's part below a higher one: the share of its work it gets to
  * fit under it before it is minimised (solve_parts()). */
 #define FIT_DEN 8
-/* Failed states remembered: a table of as many slots as the search has
- * units of work (each state costs at least one), at most this many (a
- * power of two: 8 MiB of keys). */
-#define MEMO_MAX ((size_t)1 << 20)
-
-typedef struct {
-	int n, m;               /* units (blocks or buffers), spans */
-	const ArBuf *b;
-	int *slo, *shi;         /* spans of each unit */
-	int *order;             /* by start, larger first */
-	int64_t *load;          /* bytes live over each span */
-	int64_t *lb, *lt;       /* of them, labelled bottom / top */
-	uint64_t *zob;          /* a random key per unit */
-	int *live, *lstart;     /* units live over the span where order[q]
-				   starts and started before it: live[lstart[q]
-				   .. lstart[q + 1]) */
-	int *pos;               /* pos[order[q]] = q */
-	int *spanned, *sstart;  /* units live over span k:
-				   spanned[sstart[k] .. sstart[k + 1]) */
-	char *lab;              /* 0 none, 1 bottom, 2 top */
-	uint64_t *memo;         /* open addressing, 0: empty */
-	size_t nmemo, slots;    /* used, and a power of two */
-	int64_t *es, *ee;       /* bytes starting, ending at each boundary */
-	int64_t *t;             /* the time of each boundary */
-	int64_t cap[3];         /* the heights of [1] bottom, [2] top */
-	const ArBuf *mb;        /* the buffers the units are made of */
-	const int *mof;         /* mb[j] is part of unit mof[j] (NULL: j) */
-	int nmb;
-	char *bar;              /* per unit: 1 no bottom, 2 no top label */
-	const char *phase;      /* each unit's label to try first (or NULL) */
-	ArBudget *work;
-} Label;
-
-static uint64_t mix(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdULL;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ULL;
-	return x ^ (x >> 33);
-}
-
-static bool memo_has(const Label *s, uint64_t k)
-{
-	for (size_t i = k & (s->slots - 1); s->memo[i];
-	     i = (i + 1) & (s->slots - 1))
-		if (s->memo[i] == k)
-			return true;
-	return false;
-}
-
-static void memo_add(Label *s, uint64_t k)
-{
-	size_t i = k & (s->slots - 1);
-	if (4 * s->nmemo >= 3 * s->slots)
-		return;
-	while (s->memo[i] && s->memo[i] != k)
-		i = (i + 1) & (s->slots - 1);
-	if (!s->memo[i])
-		s->memo[i] = k, s->nmemo++;
-}
-
-/* Adds to set the depths of the buffers in ids[0..n) labelled l (any
- * label: l = 0) before depth q. */
-static void blame(const Label *s, uint64_t *set, const int *ids, int n,
-		  int l, int q)
-{
-	for (int e = 0; e < n; e++) {
-		int j = ids[e], p = s->pos[j];
-		if (p < q && s->lab[j] && (!l || s->lab[j] == l))
-			set[p / 64] |= (uint64_t)1 << (p % 64);
-	}
-}
-
-/*
- * Whether unit i may be labelled l at depth q: 0 when it may, 1 when
- * it may not go there at all (barred: see bar_units()), 2 when
- * that layer would pass its height over some span, blamed (added to set)
- * on the buffers of that label over the first such span.
- */
-static int clash(const Label *s, int i, int l, int q, uint64_t *set)
-{
-	const int64_t *sum = l == 1 ? s->lb : s->lt;
-	if (s->bar[i] & l)
-		return 1;
-	for (int k = s->slo[i]; k < s->shi[i]; k++)
-		if (sum[k] + s->b[i].size > s->cap[l]) {
-			blame(s, set, s->spanned + s->sstart[k],
-			      s->sstart[k + 1] - s->sstart[k], l, q);
-			return 2;
-		}
-	return 0;
-}
-
-static void give(Label *s, int i, int l, int sign)
-{
-	int64_t *sum = l == 1 ? s->lb : s->lt;
-	for (int k = s->slo[i]; k < s->shi[i]; k++)
-		sum[k] += sign * s->b[i].size;
-	s->lab[i] = sign > 0 ? (char)l : 0;
-}
-
-/*
- * The depth-first search, iterative (a component may hold thousands of
- * buffers), with conflict-directed backjumping: depth q labels buffer
- * order[q], its first label (first, or its phase) then the other.  A
- * label that passes a capacity over some span is blamed on the buffers
- * of that label live there; when both fail, the search jumps back to
- * the deepest buffer blamed (those between had nothing to do with it)
- * and tries its other label, the blame carried along.  Without that, a
- * wrong label far back (a layer a few bytes off its height, which the
- * holes' slack hides for a while) is found only after every combination
- * of the labels since.
- * Failed states are remembered (see the file's comment); one met again
- * is blamed on every buffer live where it starts.  True when every
- * buffer has a label; false when none can, or the work ran out.
- */
-static bool label(Label *s, int first)
-{
-	int n = s->n, words = (n + 63) / 64;
-	int *tried = ar_xcalloc((size_t)n + 1, sizeof *tried);
-	uint64_t *key = ar_xcalloc((size_t)n + 1, sizeof *key);
-	uint64_t *conf = ar_xmalloc(((size_t)n + 1) * (size_t)words *
-				    sizeof *conf);
-	int q = 0;
-	bool found = false;
-
-	memset(s->lab, 0, (size_t)n);
-	for (s->slots = 64; (int64_t)s->slots < s->work->left &&
-	     s->slots < MEMO_MAX; )
-		s->slots *= 2;
-	s->memo = ar_xcalloc(s->slots, sizeof *s->memo);
-	s->nmemo = 0;
-	memset(s->lb, 0, (size_t)s->m * sizeof *s->lb);
-	memset(s->lt, 0, (size_t)s->m * sizeof *s->lt);
-	while (ar_budget_spend(s->work, 1)) {
-		uint64_t *cq = conf + (size_t)q * (size_t)words;
-		int d = -1;
-		if (q == n) {
-			found = true;
-			break;
-		}
-		if (tried[q] == 0) {
-			/* Entering: the first buffer of a start keys the
-			 * state by the bottom ones live there. */
-			int i = s->order[q];
-			int nl = s->lstart[q + 1] - s->lstart[q];
-			memset(cq, 0, (size_t)words * sizeof *cq);
-			key[q] = 0;
-			if (!q || s->slo[s->order[q - 1]] != s->slo[i]) {
-				uint64_t h = mix((uint64_t)q + 1);
-				ar_budget_spend(s->work, nl);
-				for (int e = s->lstart[q]; e < s->lstart[q + 1]; e++)
-					if (s->lab[s->live[e]] == 1)
-						h ^= s->zob[s->live[e]];
-				key[q] = h | 1;
-				if (memo_has(s, key[q])) {
-					blame(s, cq, s->live + s->lstart[q], nl,
-					      0, q);
-					key[q] = 0;
-					tried[q] = 2;
-				}
-			}
-		}
-		while (tried[q] < 2) {
-			int i = s->order[q];
-			int f = s->phase ? s->phase[i] : first;
-			int l = tried[q]++ == 0 ? f : 3 - f;
-			ar_budget_spend(s->work, s->shi[i] - s->slo[i]);
-			if (clash(s, i, l, q, cq) == 0) {
-				give(s, i, l, 1);
-				tried[++q] = 0;
-				break;
-			}
-		}
-		if (tried[q] == 0)
-			continue;
-		/* Depth q failed: back to the deepest buffer blamed. */
-		if (key[q])
-			memo_add(s, key[q]);
-		for (int w = words - 1; w >= 0 && d < 0; w--)
-			if (cq[w])
-				d = 64 * w + 63 - __builtin_clzll(cq[w]);
-		if (d < 0)
-			break;          /* blamed on nothing: no labelling */
-		for (int p = q - 1; p >= d; p--) {
-			give(s, s->order[p], s->lab[s->order[p]], -1);
-			if (p > d && key[p])
-				memo_add(s, key[p]);
-		}
-		cq[d / 64] &= ~((uint64_t)1 << (d % 64));
-		for (int w = 0; w < words; w++)
-			conf[(size_t)d * (size_t)words + (size_t)w] |= cq[w];
-		q = d;
-	}
-	free(tried), free(key), free(conf), free(s->memo);
-	s->memo = NULL;
-	return found;
-}
 
 /*
  * Minimises the placement of the layer b[0..n) component by component:
@@ -386,123 +182,6 @@ static int64_t stack(ArBuf *bot, int nb, ArBuf *top, int nt, int64_t best,
 	return hb + ht;
 }
 
-/*
- * The labelling's tables for the units u[0..nu) made of the buffers
- * mb[0..nmb), mb[j] part of unit mof[j] (mof NULL: the units are the
- * buffers; see Label).  Costs a unit of work per unit and span it is
- * live over, twice.
- */
-static void tables(Label *s, const ArBuf *u, int nu, const ArBuf *mb,
-		   const int *mof, int nmb, ArBudget *work)
-{
-	ArSortKey *k = ar_xmalloc((size_t)nu * sizeof *k);
-	uint64_t z = 0x9e3779b97f4a7c15ULL;
-	int64_t cost = nu;
-	int *act = ar_xmalloc((size_t)nu * sizeof *act), na = 0;
-	size_t cap = 256, len = 0;
-
-	memset(s, 0, sizeof *s);
-	s->m = ar_dsa_spans(u, nu, &s->slo, &s->shi);
-	s->n = nu;
-	s->b = u;
-	s->es = ar_xcalloc((size_t)s->m + 1, sizeof *s->es);
-	s->ee = ar_xcalloc((size_t)s->m + 1, sizeof *s->ee);
-	s->t = ar_xmalloc(((size_t)s->m + 1) * sizeof *s->t);
-	s->order = ar_xmalloc((size_t)nu * sizeof *s->order);
-	s->load = ar_xcalloc((size_t)s->m + 1, sizeof *s->load);
-	s->lb = ar_xmalloc(((size_t)s->m + 1) * sizeof *s->lb);
-	s->lt = ar_xmalloc(((size_t)s->m + 1) * sizeof *s->lt);
-	s->zob = ar_xmalloc((size_t)nu * sizeof *s->zob);
-	s->lab = ar_xmalloc((size_t)nu);
-	s->bar = ar_xcalloc((size_t)nu + 1, 1);
-	s->mb = mb, s->mof = mof, s->nmb = nmb;
-	s->pos = ar_xmalloc((size_t)nu * sizeof *s->pos);
-	s->lstart = ar_xmalloc(((size_t)nu + 1) * sizeof *s->lstart);
-	for (int i = 0; i < nu; i++) {
-		k[i] = (ArSortKey){ s->slo[i], -u[i].size, 0, i };
-		s->zob[i] = mix(z += 0x9e3779b97f4a7c15ULL);
-		s->t[s->slo[i]] = u[i].lo, s->t[s->shi[i]] = u[i].hi;
-		s->es[s->slo[i]] += u[i].size;
-		s->ee[s->shi[i]] += u[i].size;
-		for (int x = s->slo[i]; x < s->shi[i]; x++)
-			s->load[x] += u[i].size;
-		cost += s->shi[i] - s->slo[i];
-	}
-	ar_budget_spend(work, 2 * cost);
-	ar_sort_keys(k, nu);
-	for (int q = 0; q < nu; q++)
-		s->order[q] = k[q].id, s->pos[k[q].id] = q;
-	free(k);
-	/* The units over each span, by counting. */
-	s->sstart = ar_xcalloc((size_t)s->m + 2, sizeof *s->sstart);
-	for (int i = 0; i < nu; i++)
-		for (int x = s->slo[i]; x < s->shi[i]; x++)
-			s->sstart[x + 2]++;
-	for (int x = 2; x <= s->m + 1; x++)
-		s->sstart[x] += s->sstart[x - 1];
-	s->spanned = ar_xmalloc((size_t)s->sstart[s->m + 1] *
-				sizeof *s->spanned + 1);
-	for (int i = 0; i < nu; i++)
-		for (int x = s->slo[i]; x < s->shi[i]; x++)
-			s->spanned[s->sstart[x + 1]++] = i;
-	/* The live lists, by one sweep over the starts. */
-	s->live = ar_xmalloc(cap * sizeof *s->live);
-	for (int q = 0; q < nu; q++) {
-		int a = s->slo[s->order[q]], keep = 0;
-		s->lstart[q] = (int)len;
-		if (!q || s->slo[s->order[q - 1]] != a) {
-			for (int e = 0; e < na; e++)
-				if (s->shi[act[e]] > a)
-					act[keep++] = act[e];
-			na = keep;
-			if (len + (size_t)na > cap) {
-				cap = 2 * (len + (size_t)na);
-				s->live = ar_xrealloc(s->live, cap *
-						      sizeof *s->live);
-			}
-			memcpy(s->live + len, act, (size_t)na * sizeof *act);
-			len += (size_t)na;
-		}
-		act[na++] = s->order[q];
-	}
-	s->lstart[nu] = (int)len;
-	free(act);
-}
-
-static void drop(Label *s)
-{
-	free(s->slo), free(s->shi), free(s->order), free(s->load);
-	free(s->lb), free(s->lt), free(s->zob), free(s->lab), free(s->live);
-	free(s->lstart), free(s->pos), free(s->spanned), free(s->sstart);
-	free(s->es), free(s->ee), free(s->t), free(s->bar);
-}
-
-/*
- * Bars the units of s from the bottom layer where one of their buffers
- * lives across time cut, from the top one where one lives across one of
- * top[0..ntop).  Their buffers, not their lifetimes: a block whose pieces
- * hand over at the cut (one of a strip's parts ending there, one of the
- * next starting, of one size) crosses it, but its layer still falls
- * apart there (holes 2,000 seed 3's larger component: a block of 32,960
- * bytes over steps 5,321-5,946, the top strip's pieces handing over at
- * its cut, step 5,792).  A unit of work per buffer.
- */
-static void bar_units(Label *s, int64_t cut, const int64_t *top, int ntop,
-		      ArBudget *work)
-{
-	memset(s->bar, 0, (size_t)s->n);
-	ar_budget_spend(work, s->nmb * (1 + (int64_t)ntop));
-	for (int j = 0; j < s->nmb; j++) {
-		const ArBuf *x = &s->mb[j];
-		int u = s->mof ? s->mof[j] : j;
-		if (x->lo < cut && x->hi > cut)
-			s->bar[u] |= 1;
-		for (int c = 0; c < ntop; c++)
-			if (x->lo < top[c] && x->hi > top[c])
-				s->bar[u] |= 2;
-	}
-}
-
 /* A cut to try: the span boundary no buffer of the bottom layer crosses,
  * and that layer's height. */
 typedef struct {
@@ -512,7 +191,7 @@ typedef struct {
 
 /* The bytes handed over at boundary x: the larger of those ending and
  * those starting there. */
-static int64_t hand(const Label *s, int x)
+static int64_t hand(const ArLabel *s, int x)
 {
 	return s->es[x] > s->ee[x] ? s->es[x] : s->ee[x];
 }
@@ -522,7 +201,7 @@ static int64_t hand(const Label *s, int x)
  * CUTS first; heights are multiples of g.  The times of the best RECUTS
  * go to cuts.  Returns how many tries, *ncut how many cuts in cuts.
  */
-static int tries(const Label *s, int64_t g, int64_t target, Try *t,
+static int tries(const ArLabel *s, int64_t g, int64_t target, Try *t,
 		 int64_t *cuts, int *ncut_out)
 {
 	ArSortKey *k = ar_xmalloc((size_t)s->m * sizeof *k + 1);
@@ -576,7 +255,7 @@ typedef struct {
 	int *bid, *tid;
 	int n;
 	int64_t target, g;
-	Label bl;
+	ArLabel bl;
 } Comp;
 
 /*
@@ -587,7 +266,7 @@ typedef struct {
  * each time overwritten, and tried first).  True when the top is kept
  * off at least one.  See tries_on() for why.
  */
-static bool relabel(Label *s, char *lab, int64_t target, int64_t cut,
+static bool relabel(ArLabel *s, char *lab, int64_t target, int64_t cut,
 		    int64_t h, const int64_t *cuts, int ncut, ArBudget *work)
 {
 	int64_t top[RECUTS];
@@ -601,10 +280,10 @@ static bool relabel(Label *s, char *lab, int64_t target, int64_t cut,
 		if (cuts[c] == cut || (!ntop && c >= first))
 			continue;
 		top[ntop] = cuts[c];
-		bar_units(s, cut, top, ntop + 1, work);
+		ar_dsa_label_bar(s, cut, top, ntop + 1, work);
 		ar_budget_share(work, 1, (ntop ? ncut : first) - c, &lw);
 		s->work = &lw;
-		if (label(s, 1)) {
+		if (ar_dsa_label(s, 1)) {
 			memcpy(lab, s->lab, (size_t)s->n);
 			ntop++;
 		}
@@ -673,7 +352,7 @@ static int64_t stack_labels(Comp *k, const char *lab, int64_t best,
  * units, 1,094,208 with half; the labelling with one cut, 1,101,504).
  * The labellings get 1 / LABEL_DEN of the work, the stacks the rest.
  */
-static int64_t tries_on(Comp *k, Label *s, const int *of, int64_t best,
+static int64_t tries_on(Comp *k, ArLabel *s, const int *of, int64_t best,
 			ArBudget *work, int64_t *nodes)
 {
 	Try t[CUTS * (CUTS + 2)];
@@ -693,13 +372,13 @@ static int64_t tries_on(Comp *k, Label *s, const int *of, int64_t best,
 		bool ok = false, dup = false;
 		/* What is left, shared evenly by the tries to come. */
 		ar_budget_share(&pass, 1, nt - e, &share);
-		bar_units(s, s->t[t[e].cut], NULL, 0, &share);
+		ar_dsa_label_bar(s, s->t[t[e].cut], NULL, 0, &share);
 		s->cap[1] = t[e].h, s->cap[2] = k->target - t[e].h;
 		for (int first = 1; first <= 2 && !ok; first++) {
 			ArBudget lw;
 			ar_budget_share(&share, 1, FIRST_DEN, &lw);
 			s->work = &lw;
-			ok = label(s, first);
+			ok = ar_dsa_label(s, first);
 			ar_budget_settle(&share, &lw);
 		}
 		if (ok) {
@@ -776,15 +455,15 @@ static int64_t split(ArBuf *b, const int *c, int n, int64_t target,
 		k.g = ar_dsa_gcd(k.sub[i].size, k.g);
 	}
 	best = ar_dsa_height(k.sub, n);
-	tables(&k.bl, k.sub, n, k.sub, NULL, n, work);
+	ar_dsa_label_tables(&k.bl, k.sub, n, k.sub, NULL, n, work);
 	for (int loose = 0, last = n; loose < 2 && best > target &&
 			ar_budget_left(work); loose++) {
 		nu = ar_dsa_block_of(k.sub, n, loose, work, unit, of);
 		if (nu != last && 4 * (int64_t)nu <= 3 * (int64_t)n) {
-			Label s;
-			tables(&s, unit, nu, k.sub, of, n, work);
+			ArLabel s;
+			ar_dsa_label_tables(&s, unit, nu, k.sub, of, n, work);
 			best = tries_on(&k, &s, of, best, work, nodes);
-			drop(&s);
+			ar_dsa_label_free(&s);
 		}
 		last = nu;
 	}
@@ -792,7 +471,7 @@ static int64_t split(ArBuf *b, const int *c, int n, int64_t target,
 		of[i] = i;
 	if (best > target && ar_budget_left(work))
 		best = tries_on(&k, &k.bl, of, best, work, nodes);
-	drop(&k.bl);
+	ar_dsa_label_free(&k.bl);
 	free(k.sub), free(k.bot), free(k.top), free(k.bid), free(k.tid);
 	free(unit), free(of);
 	return best;
@@ -842,3 +521,4 @@ int64_t ar_dsa_layers(ArBuf *b, int n, int64_t target, ArBudget *work,
 	free(k), free(c), free(to), free(cc.ids), free(cc.start);
 	return ar_dsa_height(b, n);
 }
+

@@ -1,0 +1,312 @@
+/*
+ * dsa_label.c — the layer split's labelling (dsa_layers.c): which units,
+ * blocks or buffers, go below a cut by bytes and which above it, so that
+ * neither layer passes its height at any time and no unit of a layer has
+ * a buffer across one of that layer's time cuts.
+ *
+ * A depth-first search labels the units in order of start, bottom or
+ * top, each label checked over the unit's lifetime (at most cap[1] bytes
+ * below and cap[2] above over every span; the bars first), with
+ * conflict-directed backjumping (see ar_dsa_label()) and failed states
+ * remembered: the next unit and the bottom ones live where it starts say
+ * all the rest of the search depends on, so they are hashed (Zobrist)
+ * and a state met again fails at once.  All of it is counted in work
+ * units: a label tried costs one per span of the unit's lifetime.
+ */
+#include "dsa_label.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "graph.h"
+#include "sortkey.h"
+
+/* Failed states remembered: a table of as many slots as the search has
+ * units of work (each state costs at least one), at most this many (a
+ * power of two: 8 MiB of keys). */
+#define MEMO_MAX ((size_t)1 << 20)
+
+static uint64_t mix(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdULL;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ULL;
+	return x ^ (x >> 33);
+}
+
+static bool memo_has(const ArLabel *s, uint64_t k)
+{
+	for (size_t i = k & (s->slots - 1); s->memo[i];
+	     i = (i + 1) & (s->slots - 1))
+		if (s->memo[i] == k)
+			return true;
+	return false;
+}
+
+static void memo_add(ArLabel *s, uint64_t k)
+{
+	size_t i = k & (s->slots - 1);
+	if (4 * s->nmemo >= 3 * s->slots)
+		return;
+	while (s->memo[i] && s->memo[i] != k)
+		i = (i + 1) & (s->slots - 1);
+	if (!s->memo[i])
+		s->memo[i] = k, s->nmemo++;
+}
+
+/* Adds to set the depths of the buffers in ids[0..n) labelled l (any
+ * label: l = 0) before depth q. */
+static void blame(const ArLabel *s, uint64_t *set, const int *ids, int n,
+		  int l, int q)
+{
+	for (int e = 0; e < n; e++) {
+		int j = ids[e], p = s->pos[j];
+		if (p < q && s->lab[j] && (!l || s->lab[j] == l))
+			set[p / 64] |= (uint64_t)1 << (p % 64);
+	}
+}
+
+/*
+ * Whether unit i may be labelled l at depth q: 0 when it may, 1 when
+ * it may not go there at all (barred: see ar_dsa_label_bar()), 2 when
+ * that layer would pass its height over some span, blamed (added to set)
+ * on the buffers of that label over the first such span.
+ */
+static int clash(const ArLabel *s, int i, int l, int q, uint64_t *set)
+{
+	const int64_t *sum = l == 1 ? s->lb : s->lt;
+	if (s->bar[i] & l)
+		return 1;
+	for (int k = s->slo[i]; k < s->shi[i]; k++)
+		if (sum[k] + s->b[i].size > s->cap[l]) {
+			blame(s, set, s->spanned + s->sstart[k],
+			      s->sstart[k + 1] - s->sstart[k], l, q);
+			return 2;
+		}
+	return 0;
+}
+
+static void give(ArLabel *s, int i, int l, int sign)
+{
+	int64_t *sum = l == 1 ? s->lb : s->lt;
+	for (int k = s->slo[i]; k < s->shi[i]; k++)
+		sum[k] += sign * s->b[i].size;
+	s->lab[i] = sign > 0 ? (char)l : 0;
+}
+
+/*
+ * The depth-first search, iterative (a component may hold thousands of
+ * buffers), with conflict-directed backjumping: depth q labels buffer
+ * order[q], its first label (first, or its phase) then the other.  A
+ * label that passes a capacity over some span is blamed on the buffers
+ * of that label live there; when both fail, the search jumps back to
+ * the deepest buffer blamed (those between had nothing to do with it)
+ * and tries its other label, the blame carried along.  Without that, a
+ * wrong label far back (a layer a few bytes off its height, which the
+ * holes' slack hides for a while) is found only after every combination
+ * of the labels since.
+ * Failed states are remembered (see the file's comment); one met again
+ * is blamed on every buffer live where it starts.  True when every
+ * buffer has a label; false when none can, or the work ran out.
+ */
+bool ar_dsa_label(ArLabel *s, int first)
+{
+	int n = s->n, words = (n + 63) / 64;
+	int *tried = ar_xcalloc((size_t)n + 1, sizeof *tried);
+	uint64_t *key = ar_xcalloc((size_t)n + 1, sizeof *key);
+	uint64_t *conf = ar_xmalloc(((size_t)n + 1) * (size_t)words *
+				    sizeof *conf);
+	int q = 0;
+	bool found = false;
+
+	memset(s->lab, 0, (size_t)n);
+	for (s->slots = 64; (int64_t)s->slots < s->work->left &&
+	     s->slots < MEMO_MAX; )
+		s->slots *= 2;
+	s->memo = ar_xcalloc(s->slots, sizeof *s->memo);
+	s->nmemo = 0;
+	memset(s->lb, 0, (size_t)s->m * sizeof *s->lb);
+	memset(s->lt, 0, (size_t)s->m * sizeof *s->lt);
+	while (ar_budget_spend(s->work, 1)) {
+		uint64_t *cq = conf + (size_t)q * (size_t)words;
+		int d = -1;
+		if (q == n) {
+			found = true;
+			break;
+		}
+		if (tried[q] == 0) {
+			/* Entering: the first buffer of a start keys the
+			 * state by the bottom ones live there. */
+			int i = s->order[q];
+			int nl = s->lstart[q + 1] - s->lstart[q];
+			memset(cq, 0, (size_t)words * sizeof *cq);
+			key[q] = 0;
+			if (!q || s->slo[s->order[q - 1]] != s->slo[i]) {
+				uint64_t h = mix((uint64_t)q + 1);
+				ar_budget_spend(s->work, nl);
+				for (int e = s->lstart[q]; e < s->lstart[q + 1]; e++)
+					if (s->lab[s->live[e]] == 1)
+						h ^= s->zob[s->live[e]];
+				key[q] = h | 1;
+				if (memo_has(s, key[q])) {
+					blame(s, cq, s->live + s->lstart[q], nl,
+					      0, q);
+					key[q] = 0;
+					tried[q] = 2;
+				}
+			}
+		}
+		while (tried[q] < 2) {
+			int i = s->order[q];
+			int f = s->phase ? s->phase[i] : first;
+			int l = tried[q]++ == 0 ? f : 3 - f;
+			ar_budget_spend(s->work, s->shi[i] - s->slo[i]);
+			if (clash(s, i, l, q, cq) == 0) {
+				give(s, i, l, 1);
+				tried[++q] = 0;
+				break;
+			}
+		}
+		if (tried[q] == 0)
+			continue;
+		/* Depth q failed: back to the deepest buffer blamed. */
+		if (key[q])
+			memo_add(s, key[q]);
+		for (int w = words - 1; w >= 0 && d < 0; w--)
+			if (cq[w])
+				d = 64 * w + 63 - __builtin_clzll(cq[w]);
+		if (d < 0)
+			break;          /* blamed on nothing: no labelling */
+		for (int p = q - 1; p >= d; p--) {
+			give(s, s->order[p], s->lab[s->order[p]], -1);
+			if (p > d && key[p])
+				memo_add(s, key[p]);
+		}
+		cq[d / 64] &= ~((uint64_t)1 << (d % 64));
+		for (int w = 0; w < words; w++)
+			conf[(size_t)d * (size_t)words + (size_t)w] |= cq[w];
+		q = d;
+	}
+	free(tried), free(key), free(conf), free(s->memo);
+	s->memo = NULL;
+	return found;
+}
+
+/*
+ * The labelling's tables for the units u[0..nu) made of the buffers
+ * mb[0..nmb), mb[j] part of unit mof[j] (mof NULL: the units are the
+ * buffers; see ArLabel).  Costs a unit of work per unit and span it is
+ * live over, twice.
+ */
+void ar_dsa_label_tables(ArLabel *s, const ArBuf *u, int nu,
+			 const ArBuf *mb, const int *mof, int nmb,
+			 ArBudget *work)
+{
+	ArSortKey *k = ar_xmalloc((size_t)nu * sizeof *k);
+	uint64_t z = 0x9e3779b97f4a7c15ULL;
+	int64_t cost = nu;
+	int *act = ar_xmalloc((size_t)nu * sizeof *act), na = 0;
+	size_t cap = 256, len = 0;
+
+	memset(s, 0, sizeof *s);
+	s->m = ar_dsa_spans(u, nu, &s->slo, &s->shi);
+	s->n = nu;
+	s->b = u;
+	s->es = ar_xcalloc((size_t)s->m + 1, sizeof *s->es);
+	s->ee = ar_xcalloc((size_t)s->m + 1, sizeof *s->ee);
+	s->t = ar_xmalloc(((size_t)s->m + 1) * sizeof *s->t);
+	s->order = ar_xmalloc((size_t)nu * sizeof *s->order);
+	s->load = ar_xcalloc((size_t)s->m + 1, sizeof *s->load);
+	s->lb = ar_xmalloc(((size_t)s->m + 1) * sizeof *s->lb);
+	s->lt = ar_xmalloc(((size_t)s->m + 1) * sizeof *s->lt);
+	s->zob = ar_xmalloc((size_t)nu * sizeof *s->zob);
+	s->lab = ar_xmalloc((size_t)nu);
+	s->bar = ar_xcalloc((size_t)nu + 1, 1);
+	s->mb = mb, s->mof = mof, s->nmb = nmb;
+	s->pos = ar_xmalloc((size_t)nu * sizeof *s->pos);
+	s->lstart = ar_xmalloc(((size_t)nu + 1) * sizeof *s->lstart);
+	for (int i = 0; i < nu; i++) {
+		k[i] = (ArSortKey){ s->slo[i], -u[i].size, 0, i };
+		s->zob[i] = mix(z += 0x9e3779b97f4a7c15ULL);
+		s->t[s->slo[i]] = u[i].lo, s->t[s->shi[i]] = u[i].hi;
+		s->es[s->slo[i]] += u[i].size;
+		s->ee[s->shi[i]] += u[i].size;
+		for (int x = s->slo[i]; x < s->shi[i]; x++)
+			s->load[x] += u[i].size;
+		cost += s->shi[i] - s->slo[i];
+	}
+	ar_budget_spend(work, 2 * cost);
+	ar_sort_keys(k, nu);
+	for (int q = 0; q < nu; q++)
+		s->order[q] = k[q].id, s->pos[k[q].id] = q;
+	free(k);
+	/* The units over each span, by counting. */
+	s->sstart = ar_xcalloc((size_t)s->m + 2, sizeof *s->sstart);
+	for (int i = 0; i < nu; i++)
+		for (int x = s->slo[i]; x < s->shi[i]; x++)
+			s->sstart[x + 2]++;
+	for (int x = 2; x <= s->m + 1; x++)
+		s->sstart[x] += s->sstart[x - 1];
+	s->spanned = ar_xmalloc((size_t)s->sstart[s->m + 1] *
+				sizeof *s->spanned + 1);
+	for (int i = 0; i < nu; i++)
+		for (int x = s->slo[i]; x < s->shi[i]; x++)
+			s->spanned[s->sstart[x + 1]++] = i;
+	/* The live lists, by one sweep over the starts. */
+	s->live = ar_xmalloc(cap * sizeof *s->live);
+	for (int q = 0; q < nu; q++) {
+		int a = s->slo[s->order[q]], keep = 0;
+		s->lstart[q] = (int)len;
+		if (!q || s->slo[s->order[q - 1]] != a) {
+			for (int e = 0; e < na; e++)
+				if (s->shi[act[e]] > a)
+					act[keep++] = act[e];
+			na = keep;
+			if (len + (size_t)na > cap) {
+				cap = 2 * (len + (size_t)na);
+				s->live = ar_xrealloc(s->live, cap *
+						      sizeof *s->live);
+			}
+			memcpy(s->live + len, act, (size_t)na * sizeof *act);
+			len += (size_t)na;
+		}
+		act[na++] = s->order[q];
+	}
+	s->lstart[nu] = (int)len;
+	free(act);
+}
+
+void ar_dsa_label_free(ArLabel *s)
+{
+	free(s->slo), free(s->shi), free(s->order), free(s->load);
+	free(s->lb), free(s->lt), free(s->zob), free(s->lab), free(s->live);
+	free(s->lstart), free(s->pos), free(s->spanned), free(s->sstart);
+	free(s->es), free(s->ee), free(s->t), free(s->bar);
+}
+
+/*
+ * Bars the units of s from the bottom layer where one of their buffers
+ * lives across time cut, from the top one where one lives across one of
+ * top[0..ntop).  Their buffers, not their lifetimes: a block whose pieces
+ * hand over at the cut (one of a strip's parts ending there, one of the
+ * next starting, of one size) crosses it, but its layer still falls
+ * apart there (holes 2,000 seed 3's larger component: a block of 32,960
+ * bytes over steps 5,321-5,946, the top strip's pieces handing over at
+ * its cut, step 5,792).  A unit of work per buffer.
+ */
+void ar_dsa_label_bar(ArLabel *s, int64_t cut, const int64_t *top,
+		      int ntop, ArBudget *work)
+{
+	memset(s->bar, 0, (size_t)s->n);
+	ar_budget_spend(work, s->nmb * (1 + (int64_t)ntop));
+	for (int j = 0; j < s->nmb; j++) {
+		const ArBuf *x = &s->mb[j];
+		int u = s->mof ? s->mof[j] : j;
+		if (x->lo < cut && x->hi > cut)
+			s->bar[u] |= 1;
+		for (int c = 0; c < ntop; c++)
+			if (x->lo < top[c] && x->hi > top[c])
+				s->bar[u] |= 2;
+	}
+}
