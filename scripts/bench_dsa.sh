@@ -14,8 +14,8 @@
 # Then generated instances (scripts/gen_dsa.py): random ones of SIZES
 # buffers (4k to 64k), seeds 1 to 3, at capacity = their lower bound
 # (the height column is the best found when that fails), and perfect
-# packings with holes of 500 and 2,000 (seed 1, optimum = the lower
-# bound) minimised.
+# packings with holes of 500 and 2,000 (seeds HOLES_SEEDS, 1 to 3;
+# optimum = the lower bound) minimised.
 #
 #   ARENAC=build/arenac ARENAC_SHARED=../shared sh scripts/bench_dsa.sh
 #   EFFORT=7 sh scripts/bench_dsa.sh   # 16 times the work per search
@@ -28,6 +28,7 @@ ARENAC=${ARENAC:-build/arenac}
 DSA=${ARENAC_SHARED:-../shared}/dsa
 RUNS=${RUNS:-3}
 SIZES=${SIZES:-4096 16384 32768 65536}
+HOLES_SEEDS=${HOLES_SEEDS:-1 2 3}
 GEN="/usr/bin/python3 $(dirname "$0")/gen_dsa.py"
 EFFORT=${EFFORT:+--effort $EFFORT}
 tmp=$(mktemp -d)
@@ -122,7 +123,10 @@ for seed in 1 2 3; do
 		mm "random-$n.$seed" "$f" "$c"
 	done
 done
-for n in 500 2000; do
-	$GEN holes "$n" 1 "$tmp/h$n.csv"
-	row "holes-$n" min "$tmp/h$n.csv" $EFFORT
+for seed in $HOLES_SEEDS; do
+	for n in 500 2000; do
+		f=$tmp/h$n.$seed.csv
+		$GEN holes "$n" "$seed" "$f"
+		row "holes-$n.$seed" min "$f" $EFFORT
+	done
 done
