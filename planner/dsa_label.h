@@ -16,14 +16,16 @@ typedef struct {
 	int n, m;               /* units (blocks or buffers), spans */
 	const ArBuf *b;
 	int *slo, *shi;         /* spans of each unit */
-	int *order;             /* by start, larger first */
+	int *order;             /* from the pivot out (ar_dsa_label_pivot()) */
 	int64_t *load;          /* bytes live over each span */
 	int64_t *lb, *lt;       /* of them, labelled bottom / top */
 	uint64_t *zob;          /* a random key per unit */
-	int *live, *lstart;     /* units live over the span where order[q]
-				   starts and started before it: live[lstart[q]
-				   .. lstart[q + 1]) */
+	int *live, *lstart;     /* the units labelled before depth q that
+				   key its state: live[lstart[q] ..
+				   lstart[q + 1]) (ar_dsa_label_pivot()) */
 	int *pos;               /* pos[order[q]] = q */
+	char *keyed;            /* depth q keys a state (see
+				   ar_dsa_label_pivot()) */
 	int *spanned, *sstart;  /* units live over span k:
 				   spanned[sstart[k] .. sstart[k + 1]) */
 	char *lab;              /* 0 none, 1 bottom, 2 top */
@@ -50,6 +52,10 @@ void ar_dsa_label_free(ArLabel *s);
  * across top[0..ntop). */
 void ar_dsa_label_bar(ArLabel *s, int64_t cut, const int64_t *top,
 		      int ntop, ArBudget *work);
+
+/* Orders the units from time cut (a boundary of their spans) out; due
+ * before each ar_dsa_label(). */
+void ar_dsa_label_pivot(ArLabel *s, int64_t cut, ArBudget *work);
 
 /* Labels every unit within s->cap, first label first (or s->phase);
  * true when it did, within s->work. */

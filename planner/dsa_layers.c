@@ -25,9 +25,9 @@
  * stack at the target, those blocks with each outermost stack loosened
  * into its members (a stack joins every piece of one lifetime, and two
  * strips may hold such pieces by chance), and then the buffers
- * themselves, by a depth-first search (dsa_label.c): at most h bytes
- * below and target - h above at every time, no bottom unit with a buffer
- * across c.
+ * themselves, by a depth-first search (dsa_label.c) from c out: at most
+ * h bytes below and target - h above at every time, no bottom unit with
+ * a buffer across c.
  * A labelling found is done again, on its units and then on the buffers,
  * its own labels tried first, with the top layer kept off other cuts as
  * well (relabel()): then both layers fall apart by time.
@@ -41,11 +41,13 @@
  *
  * Measured (bench_dsa.sh, see the README): holes 2,000 seeds 1 / 2 / 3
  * from +11.0 / +11.2 / +8.7% (no split) to +0.16 / +3.19 / +8.87% (both
- * layers cut, parts solved alone, loosened stacks); holes 1,000 at
- * effort 3, seeds 1-6, from +9.5 / +8.4 / +8.4 / +10.7 / +11.2 / +7.7%
- * to 0 / 0 / 0 / +1.1 / +4.1 / +7.4%; MiniMalloc's J from 1,020,928 to
- * 1,002,496.  Labelling is the weak part: on the 1,383 buffers of holes
- * 2,000 seed 1's larger component the search from scratch finds none
+ * layers cut, parts solved alone, loosened stacks) and to 0 / +1.32 /
+ * +4.88% (labelled from the cut out); holes 1,000 at effort 3, seeds
+ * 1-6, from +9.5 / +8.4 / +8.4 / +10.7 / +11.2 / +7.7% to 0 / 0 / 0 /
+ * +1.1 / +4.1 / +7.4%, and to 0 / +0.18 / 0 / +0.20 / +1.17 / 0%;
+ * MiniMalloc's J from 1,020,928 to 1,002,496 and 996,352.
+ * Labelling is the weak part.  By start, on the 1,383 buffers of holes
+ * 2,000 seed 1's larger component the search from scratch found none
  * even at the generator's own cut and height within its work (one is
  * found with 250 M units); on the blocks, a sixth as many, it does, but
  * coincidental joins (pieces of one lifetime or of one size handing
@@ -55,10 +57,11 @@
  * above), and no labelling of its 259 blocks exists; of its 419 loosened
  * ones one is found in 24-51 M units (none of its 1,454 buffers in 300 M;
  * none either with a table of failed states of 64 slots a unit).
- * Seed 3's larger component (1,259 buffers, 383 loosened units) gets
+ * Seed 3's larger component (1,259 buffers, 383 loosened units) got
  * none: 45 of its buffers start at its first step, with the holes'
  * slack, and the loads first pin the layers 300 steps later, where the
- * search stalls.  A strip's height is the handover only where no hole
+ * search stalled; from the cut out it is labelled at the generator's
+ * cut and height, but not as the generator's (+5.7%).  A strip's height is the handover only where no hole
  * lies at its edge (seed 1's 276,928-byte strip hands over 244,224).
  */
 #include "dsa_label.h"
@@ -274,6 +277,7 @@ static bool relabel(ArLabel *s, char *lab, int64_t target, int64_t cut,
 
 	assert(ncut <= RECUTS);
 	s->phase = lab;
+	ar_dsa_label_pivot(s, cut, work);
 	s->cap[1] = h, s->cap[2] = target - h;
 	for (int c = 0; c < ncut && ar_budget_left(work); c++) {
 		ArBudget lw;
@@ -373,6 +377,7 @@ static int64_t tries_on(Comp *k, ArLabel *s, const int *of, int64_t best,
 		/* What is left, shared evenly by the tries to come. */
 		ar_budget_share(&pass, 1, nt - e, &share);
 		ar_dsa_label_bar(s, s->t[t[e].cut], NULL, 0, &share);
+		ar_dsa_label_pivot(s, s->t[t[e].cut], &share);
 		s->cap[1] = t[e].h, s->cap[2] = k->target - t[e].h;
 		for (int first = 1; first <= 2 && !ok; first++) {
 			ArBudget lw;
