@@ -148,8 +148,7 @@ static uint32_t rng = 12345;
 
 static int rnd(int n)
 {
-	rng = rng * 1103515245u + 12345u;
-	return (int)((rng >> 16) % (unsigned)n);
+	return test_rand(&rng, n);
 }
 
 /*

@@ -16,12 +16,11 @@
 
 enum { MAXN = 12, STEPS = 10 };
 
-static uint64_t rng;
+static uint32_t rng;
 
 static int rnd(int n)
 {
-	rng = rng * 6364136223846793005ULL + 1442695040888963407ULL;
-	return (int)((rng >> 33) % (uint64_t)n);
+	return test_rand(&rng, n);
 }
 
 /* Whether labels lab (bit i set: unit i on the bottom) keep the heights

@@ -204,8 +204,7 @@ static uint32_t seed = 99;
 
 static int rnd(int n)
 {
-	seed = seed * 1103515245u + 12345u;
-	return (int)((seed >> 16) % (unsigned)n);
+	return test_rand(&seed, n);
 }
 
 /*

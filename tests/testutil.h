@@ -33,4 +33,15 @@ static inline const char *test_shared_dir(void)
 	return buf;
 }
 
+/*
+ * The randomised tests' generator (a linear congruential one, as in
+ * ANSI C's example rand()): a number in [0, n), *state advanced; the
+ * same seed gives the same instances on every machine.
+ */
+static inline int test_rand(uint32_t *state, int n)
+{
+	*state = *state * 1103515245u + 12345u;
+	return (int)((*state >> 16) % (unsigned)n);
+}
+
 #endif
