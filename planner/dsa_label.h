@@ -24,6 +24,12 @@ typedef struct {
 				   key its state: live[lstart[q] ..
 				   lstart[q + 1]) (ar_dsa_label_pivot()) */
 	int *pos;               /* pos[order[q]] = q */
+	int pivot;              /* the span ending at the cut */
+	int *below, *above;     /* during a search: the last span at or
+				   before each span, the first at or after
+				   it, that the layers fill exactly (-1, m:
+				   none) */
+	uint64_t *why[2];       /* during a search: two blame sets */
 	char *keyed;            /* depth q keys a state (see
 				   ar_dsa_label_pivot()) */
 	int *spanned, *sstart;  /* units live over span k:

@@ -100,6 +100,10 @@ holes 1000 1 $((1048576 * 101 / 100))
 # them first (+2.56% before, +1.13% after) and the labelling searched
 # from the cut out (planner/dsa_label.c).
 holes 1000 4 $((1048576 * 1005 / 1000))
+# Within 0.6% (+0.57%) where a label that passes a height is blamed on
+# what changed since a span the layers fill exactly (planner/
+# dsa_label.c's blame_over()): +1.17% blamed on all of that layer live.
+holes 1000 5 $((1048576 * 1006 / 1000))
 # At the optimum where the labelling starts at the cut: by start, the
 # subsets of the units at the first step that make a layer's height are
 # too many to search (+7.4% so).

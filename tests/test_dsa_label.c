@@ -10,6 +10,10 @@
  * that leaves one out would fail a state that can succeed, and the
  * search would report no labelling where there is one, silently (the
  * layer split would only stay higher).  Only enumeration shows that.
+ * So would a blame that leaves out a unit the failure depends on (the
+ * search would jump past the label to change): blaming only the units
+ * of the layer over a span filled exactly, not all those over it and
+ * not over the failing one, fails it.
  */
 #include "testutil.h"
 #include "dsa_label.h"
