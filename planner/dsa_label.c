@@ -139,8 +139,7 @@ static void blame_over(ArLabel *s, int i, int l, int k, int q,
 		blame(s, set, ids, n, l, q);
 		return;
 	}
-	memset(s->why[0], 0, (size_t)words * sizeof *set);
-	memset(s->why[1], 0, (size_t)words * sizeof *set);
+	memset(s->why[0], 0, 2 * (size_t)words * sizeof *set);
 	blame(s, s->why[0], ids, n, l, q);
 	for (int e = 0; e < n; e++) {
 		int u = ids[e];
@@ -195,10 +194,9 @@ static void give(ArLabel *s, int i, int l, int sign)
  * layers fill exactly (blame_over()); when both fail, the search jumps
  * back to the deepest buffer blamed (those between had nothing to do
  * with it) and tries its other label, the blame carried along.  Without
- * that, a
- * wrong label far back (a layer a few bytes off its height, which the
- * holes' slack hides for a while) is found only after every combination
- * of the labels since.
+ * that, a wrong label far back (a layer a few bytes off its height,
+ * which the holes' slack hides for a while) is found only after every
+ * combination of the labels since.
  * Failed states are remembered (see the file's comment); one met again
  * is blamed on every buffer live where it starts.  True when every
  * buffer has a label; false when none can, or the work ran out.
@@ -239,7 +237,7 @@ bool ar_dsa_label(ArLabel *s, int first)
 	s->why[1] = s->why[0] + words;
 	while (ar_budget_spend(s->work, 1)) {
 		uint64_t *cq = conf + (size_t)q * (size_t)words;
-		int d = -1;
+		int d;
 		if (q == n) {
 			found = true;
 			break;
@@ -281,9 +279,7 @@ bool ar_dsa_label(ArLabel *s, int first)
 		/* Depth q failed: back to the deepest buffer blamed. */
 		if (key[q])
 			memo_add(s, key[q]);
-		for (int w = words - 1; w >= 0 && d < 0; w--)
-			if (cq[w])
-				d = 64 * w + 63 - __builtin_clzll(cq[w]);
+		d = deepest(cq, words);
 		if (d < 0)
 			break;          /* blamed on nothing: no labelling */
 		for (int p = q - 1; p >= d; p--) {

@@ -61,8 +61,9 @@
  * none: 45 of its buffers start at its first step, with the holes'
  * slack, and the loads first pin the layers 300 steps later, where the
  * search stalled; from the cut out it is labelled at the generator's
- * cut and height, but not as the generator's (+5.7%).  A strip's height is the handover only where no hole
- * lies at its edge (seed 1's 276,928-byte strip hands over 244,224).
+ * cut and height, but not as the generator's (+5.7%).  A strip's height
+ * is the handover only where no hole lies at its edge (seed 1's
+ * 276,928-byte strip hands over 244,224).
  */
 #include "dsa_label.h"
 
