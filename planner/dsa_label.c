@@ -28,6 +28,18 @@
  * from +0.16 / +3.19 / +8.87 / +6.46 / +3.81 / +5.74 / +3.22% to 0 /
  * +1.32 / +4.88 / +5.68 / +3.38 / +3.85 / +0.60% so, MiniMalloc's J
  * from 1,002,496 to 996,352.
+ *
+ * Units tied to each other (dsa_ties.c: they hand over to each other
+ * where the load stays level) are labelled at once, as a class, when the
+ * first of them in the order is: a wrong label then clashes where the
+ * unit it hands over to lives, at once, not when the search reaches it.
+ * On holes 2,000 seed 9's second component at the generator's cut and
+ * height, from scratch, the search found no labelling in 3 G units
+ * before and finds one in 53 M with the ties of the exactly filled spans
+ * (3.8 M with those where the load stays level); given the generator's
+ * labels as the first to try, one of them flipped (a buffer starting 125
+ * steps before a stretch the layers fill exactly) left it without a
+ * labelling in 20 M units, and now costs it 0.1 M more.
  */
 #include "dsa_label.h"
 
@@ -73,12 +85,12 @@ static void memo_add(ArLabel *s, uint64_t k)
 }
 
 /* Adds to set the depths of the buffers in ids[0..n) labelled l (any
- * label: l = 0) before depth q. */
+ * label: l = 0) before depth q: the depths of their classes' leads. */
 static void blame(const ArLabel *s, uint64_t *set, const int *ids, int n,
 		  int l, int q)
 {
 	for (int e = 0; e < n; e++) {
-		int j = ids[e], p = s->pos[j];
+		int j = ids[e], p = s->pos[s->lead[j]];
 		if (p < q && s->lab[j] && (!l || s->lab[j] == l))
 			set[p / 64] |= (uint64_t)1 << (p % 64);
 	}
@@ -162,7 +174,9 @@ static void blame_over(ArLabel *s, int i, int l, int k, int q,
  * Whether unit i may be labelled l at depth q: 0 when it may, 1 when
  * it may not go there at all (barred: see ar_dsa_label_bar()), 2 when
  * that layer would pass its height over some span, blamed (added to set)
- * as blame_over() says on the first such span.
+ * on the first such span: as blame_over() says for the unit at depth q,
+ * on the units of l live there for one of its class (a unit over the
+ * span filled exactly may not be labelled yet then).
  */
 static int clash(ArLabel *s, int i, int l, int q, uint64_t *set, int words)
 {
@@ -171,7 +185,11 @@ static int clash(ArLabel *s, int i, int l, int q, uint64_t *set, int words)
 		return 1;
 	for (int k = s->slo[i]; k < s->shi[i]; k++)
 		if (sum[k] + s->b[i].size > s->cap[l]) {
-			blame_over(s, i, l, k, q, set, words);
+			if (s->order[q] == i)
+				blame_over(s, i, l, k, q, set, words);
+			else
+				blame(s, set, s->spanned + s->sstart[k],
+				      s->sstart[k + 1] - s->sstart[k], l, q);
 			return 2;
 		}
 	return 0;
@@ -186,11 +204,39 @@ static void give(ArLabel *s, int i, int l, int sign)
 }
 
 /*
+ * Labels l the class unit i leads, at depth q, member by member (i
+ * first), each checked (clash()) before it is added: 0 when all are,
+ * else clash()'s answer for the first that is not, those before it
+ * taken back.
+ */
+static int put(ArLabel *s, int i, int l, int q, uint64_t *set, int words)
+{
+	const int *mem = s->mem + s->mstart[i];
+	int nm = s->mstart[i + 1] - s->mstart[i];
+
+	assert(nm > 0 && mem[0] == i);
+	for (int e = 0; e < nm; e++) {
+		int u = mem[e], r;
+		ar_budget_spend(s->work, s->shi[u] - s->slo[u]);
+		r = clash(s, u, l, q, set, words);
+		if (r) {
+			while (e-- > 0)
+				give(s, mem[e], l, -1);
+			return r;
+		}
+		give(s, u, l, 1);
+	}
+	return 0;
+}
+
+/*
  * The depth-first search, iterative (a component may hold thousands of
  * buffers), with conflict-directed backjumping: depth q labels buffer
- * order[q], its first label (first, or its phase) then the other.  A
- * label that passes a capacity over some span is blamed on the buffers
- * of that label live there, or on those that changed since a span the
+ * order[q], its first label (first, or its phase) then the other, and
+ * with it every unit tied to it (its class: put()); a unit whose class
+ * an earlier one leads passes.  A label that passes a capacity over
+ * some span is blamed on the buffers of that label live there (at the
+ * depths of their leads), or on those that changed since a span the
  * layers fill exactly (blame_over()); when both fail, the search jumps
  * back to the deepest buffer blamed (those between had nothing to do
  * with it) and tries its other label, the blame carried along.  Without
@@ -212,6 +258,7 @@ bool ar_dsa_label(ArLabel *s, int first)
 	bool found = false;
 
 	assert(s->live);        /* ordered: ar_dsa_label_pivot() */
+	assert(!s->grp || s->cap[1] + s->cap[2] == s->tied);
 	memset(s->lab, 0, (size_t)n);
 	for (s->slots = 64; (int64_t)s->slots < s->work->left &&
 	     s->slots < MEMO_MAX; )
@@ -265,11 +312,15 @@ bool ar_dsa_label(ArLabel *s, int first)
 		}
 		while (tried[q] < 2) {
 			int i = s->order[q];
-			int f = s->phase ? s->phase[i] : first;
-			int l = tried[q]++ == 0 ? f : 3 - f;
-			ar_budget_spend(s->work, s->shi[i] - s->slo[i]);
-			if (clash(s, i, l, q, cq, words) == 0) {
-				give(s, i, l, 1);
+			int f = s->phase ? s->phase[i] : first, l;
+			if (s->lead[i] != i) {
+				/* Labelled with its class. */
+				tried[q] = 2;
+				tried[++q] = 0;
+				break;
+			}
+			l = tried[q]++ == 0 ? f : 3 - f;
+			if (put(s, i, l, q, cq, words) == 0) {
 				tried[++q] = 0;
 				break;
 			}
@@ -283,7 +334,9 @@ bool ar_dsa_label(ArLabel *s, int first)
 		if (d < 0)
 			break;          /* blamed on nothing: no labelling */
 		for (int p = q - 1; p >= d; p--) {
-			give(s, s->order[p], s->lab[s->order[p]], -1);
+			int i = s->order[p], l = s->lab[i];
+			for (int e = s->mstart[i]; e < s->mstart[i + 1]; e++)
+				give(s, s->mem[e], l, -1);
 			if (p > d && key[p])
 				memo_add(s, key[p]);
 		}
@@ -359,6 +412,8 @@ void ar_dsa_label_free(ArLabel *s)
 	free(s->lb), free(s->lt), free(s->zob), free(s->lab), free(s->live);
 	free(s->lstart), free(s->pos), free(s->spanned), free(s->sstart);
 	free(s->es), free(s->ee), free(s->t), free(s->bar), free(s->keyed);
+	free(s->grp), free(s->glo), free(s->ghi), free(s->lead), free(s->mem);
+	free(s->mstart);
 }
 
 /*
@@ -397,22 +452,60 @@ static void push(ArLabel *s, size_t *cap, size_t *len, int u)
 }
 
 /*
+ * Each unit's lead, the first of its class (s->grp) in the order, and
+ * the members of each lead's class in the order (the lead first).
+ */
+static void leads(ArLabel *s)
+{
+	int n = s->n;
+	int *first = ar_xmalloc((size_t)n * sizeof *first + 1);
+
+	free(s->lead), free(s->mem), free(s->mstart);
+	s->lead = ar_xmalloc((size_t)n * sizeof *s->lead + 1);
+	s->mem = ar_xmalloc((size_t)n * sizeof *s->mem + 1);
+	s->mstart = ar_xcalloc((size_t)n + 2, sizeof *s->mstart);
+	for (int i = 0; i < n; i++)
+		first[i] = -1;
+	for (int q = 0; q < n; q++) {
+		int i = s->order[q], r = s->grp ? s->grp[i] : i;
+		if (first[r] < 0)
+			first[r] = i;
+		s->lead[i] = first[r];
+		s->mstart[first[r] + 2]++;
+	}
+	for (int i = 2; i <= n + 1; i++)
+		s->mstart[i] += s->mstart[i - 1];
+	for (int q = 0; q < n; q++) {
+		int i = s->order[q];
+		s->mem[s->mstart[s->lead[i] + 1]++] = i;
+	}
+	free(first);
+}
+
+/*
  * The order, the states keyed and their live lists for the pivot at
  * time cut: the units live over the span that ends there first (larger
  * first), then those after it by start, then those before it by end,
  * the later first (at or before every unit's start: start to end).
  * A state is keyed at the first unit of each start (after) or end
- * (before) by the bottom units labelled so far that share a span with
- * one still to come: after the pivot, those live where the unit starts
- * and every one over the pivot span (the units before it come last);
- * before it, those live where it ends.  Costs a unit of work per unit
- * and list entry.
+ * (before) by the bottom units labelled so far whose class (the units
+ * tied to them: ar_dsa_label_ties(), labelled with their lead) shares a
+ * span with a unit still to come: after the pivot, those whose class is
+ * live where the unit starts and every one over the pivot span (the
+ * units before it come last); before it, those whose class is live where
+ * it ends or earlier.  Only leads are listed: a class is labelled as its
+ * lead.  No class holds units before the pivot span and after it but
+ * none over it (a tie is between units ending or starting at one time),
+ * so one led after it never reaches before it.  Costs a unit of work per
+ * unit and list entry.
  */
 void ar_dsa_label_pivot(ArLabel *s, int64_t cut, ArBudget *work)
 {
 	int n = s->n, p = -1, q0 = 0, na = 0, before = 0;
 	ArSortKey *k = ar_xmalloc((size_t)n * sizeof *k + 1);
 	int *act = ar_xmalloc((size_t)n * sizeof *act + 1);
+	const int *glo = s->grp ? s->glo : s->slo;
+	const int *ghi = s->grp ? s->ghi : s->shi;
 	size_t cap = 256, len = 0;
 
 	for (int x = 1; x <= s->m; x++)
@@ -431,6 +524,7 @@ void ar_dsa_label_pivot(ArLabel *s, int64_t cut, ArBudget *work)
 	for (int q = 0; q < n; q++)
 		s->order[q] = k[q].id, s->pos[k[q].id] = q;
 	free(k);
+	leads(s);
 	free(s->live);
 	s->live = ar_xmalloc(cap * sizeof *s->live);
 	while (q0 < n && side(s, s->order[q0], p) == 0)
@@ -451,19 +545,24 @@ void ar_dsa_label_pivot(ArLabel *s, int64_t cut, ArBudget *work)
 		{
 			int keep = 0;
 			for (int e = 0; e < na; e++)
-				if (g == 1 ? s->shi[act[e]] > s->slo[i]
-					   : s->slo[act[e]] < s->shi[i])
+				if (g == 1 ? ghi[act[e]] > s->slo[i]
+					   : glo[act[e]] < s->shi[i])
 					act[keep++] = act[e];
 			na = keep;
 		}
-		for (int e = 0; e < q0; e++)
-			if (g == 1 ? before || s->shi[s->order[e]] > s->slo[i]
-				   : s->slo[s->order[e]] < s->shi[i])
-				push(s, &cap, &len, s->order[e]);
+		for (int e = 0; e < q0; e++) {
+			int u = s->order[e];
+			if (s->lead[u] == u &&
+			    (g == 1 ? before || ghi[u] > s->slo[i]
+				    : glo[u] < s->shi[i]))
+				push(s, &cap, &len, u);
+		}
 		for (int e = 0; e < na; e++)
 			push(s, &cap, &len, act[e]);
 next:
-		act[na++] = i;
+		assert(g != 1 || s->lead[i] != i || glo[i] > p);
+		if (s->lead[i] == i)
+			act[na++] = i;
 	}
 	s->lstart[n] = (int)len;
 	ar_budget_spend(work, n + (int64_t)len);

@@ -45,6 +45,15 @@ typedef struct {
 	int nmb;
 	char *bar;              /* per unit: 1 no bottom, 2 no top label */
 	const char *phase;      /* each unit's label to try first (or NULL) */
+	int *grp;               /* the class of each unit's ties, its hull
+				   glo..ghi (spans; ar_dsa_label_ties(); NULL:
+				   none, each unit alone) */
+	int *glo, *ghi;
+	int64_t tied;           /* the load the ties were found at */
+	int *lead;              /* the first unit of each one's class in
+				   the order: it labels the class */
+	int *mem, *mstart;      /* the class of lead i: mem[mstart[i] ..
+				   mstart[i + 1]) (empty for the others) */
 	ArBudget *work;
 } ArLabel;
 
@@ -53,6 +62,13 @@ void ar_dsa_label_tables(ArLabel *s, const ArBuf *u, int nu,
 			 const ArBuf *mb, const int *mof, int nmb,
 			 ArBudget *work);
 void ar_dsa_label_free(ArLabel *s);
+
+/* Ties units that every labelling whose heights add up to target keeps
+ * in one layer (dsa_ties.c); the search then labels them at once.  Due
+ * after the tables, before ar_dsa_label_pivot(); s->cap[1] + s->cap[2]
+ * must be target in every search after it. */
+void ar_dsa_label_ties(ArLabel *s, int64_t target, bool level,
+		       ArBudget *work);
 
 /* Bars units from the bottom layer across time cut, from the top one
  * across top[0..ntop). */

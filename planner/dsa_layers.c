@@ -27,7 +27,10 @@
  * strips may hold such pieces by chance), and then the buffers
  * themselves, by a depth-first search (dsa_label.c) from c out: at most
  * h bytes below and target - h above at every time, no bottom unit with
- * a buffer across c.
+ * a buffer across c, units that hand over to each other in one layer
+ * (dsa_ties.c): first wherever the load stays level, a presumption that
+ * holds for a perfect packing with holes, then only where the layers
+ * fill exactly, which holds for any (pass()).
  * A labelling found is done again, on its units and then on the buffers,
  * its own labels tried first, with the top layer kept off other cuts as
  * well (relabel()): then both layers fall apart by time.
@@ -42,7 +45,9 @@
  * Measured (bench_dsa.sh, see the README): holes 2,000 seeds 1 / 2 / 3
  * from +11.0 / +11.2 / +8.7% (no split) to +0.16 / +3.19 / +8.87% (both
  * layers cut, parts solved alone, loosened stacks) and to 0 / +1.32 /
- * +4.88% (labelled from the cut out); holes 1,000 at effort 3, seeds
+ * +4.88% (labelled from the cut out) and to 0 / +0.35 / +1.28% (tied;
+ * seeds 1-10: all within 1.3%, where five were within 2%); holes 1,000
+ * at effort 3, seeds
  * 1-6, from +9.5 / +8.4 / +8.4 / +10.7 / +11.2 / +7.7% to 0 / 0 / 0 /
  * +1.1 / +4.1 / +7.4%, and to 0 / +0.18 / 0 / +0.20 / +1.17 / 0%;
  * MiniMalloc's J from 1,020,928 to 1,002,496 and 996,352.
@@ -431,6 +436,39 @@ static int64_t tries_on(Comp *k, ArLabel *s, const int *of, int64_t best,
 }
 
 /*
+ * Labels k's units, the blocks its buffers join into (dsa_blocks.c),
+ * then those loosened, then its buffers, each with the ties found where
+ * the load stays level (level) or only where the layers fill exactly
+ * (ar_dsa_label_ties()), and stacks the labellings found (tries_on())
+ * while above k's target.  unit and of: room for k->n.  Returns the
+ * lowest height.
+ */
+static int64_t pass(Comp *k, bool level, ArBuf *unit, int *of, int64_t best,
+		    ArBudget *work, int64_t *nodes)
+{
+	int n = k->n;
+
+	ar_dsa_label_ties(&k->bl, k->target, level, work);
+	for (int loose = 0, last = n; loose < 2 && best > k->target &&
+			ar_budget_left(work); loose++) {
+		int nu = ar_dsa_block_of(k->sub, n, loose, work, unit, of);
+		if (nu != last && 4 * (int64_t)nu <= 3 * (int64_t)n) {
+			ArLabel s;
+			ar_dsa_label_tables(&s, unit, nu, k->sub, of, n, work);
+			ar_dsa_label_ties(&s, k->target, level, work);
+			best = tries_on(k, &s, of, best, work, nodes);
+			ar_dsa_label_free(&s);
+		}
+		last = nu;
+	}
+	for (int i = 0; i < n; i++)
+		of[i] = i;
+	if (best > k->target && ar_budget_left(work))
+		best = tries_on(k, &k->bl, of, best, work, nodes);
+	return best;
+}
+
+/*
  * The component c[0..n) of b (buffers by index), height above target.
  * First the blocks its buffers join into (dsa_blocks.c) are labelled,
  * the layers solved from their buffers: labelling blocks is a sixth of
@@ -440,7 +478,21 @@ static int64_t tries_on(Comp *k, ArLabel *s, const int *of, int64_t best,
  * solved alone: +4.5% with layers of blocks, +0.8% so).  Then, still
  * above target, the buffers themselves with the work left: a stack of
  * one lifetime may join pieces of both strips, which no labelling of
- * blocks separates.  Returns the component's height.
+ * blocks separates.  All of it twice (pass()): with the ties where the
+ * load stays level, with half the work, then with those of the spans
+ * filled exactly and the rest.  Why both: the level ties hold the search
+ * to labellings that keep each layer's free space in place, which a
+ * perfect packing with holes has, so they find its strips where the
+ * loads alone admit many labellings that pack higher (holes 2,000 seeds
+ * 3, 4, 5, 6 and 9 from +3.35 / +4.64 / +3.38 / +3.56 / +3.97% with
+ * exact ties only to +0.93 / +0.92 / +1.68 / 0 / +0.29% with level ones
+ * alone); but they also refute every height where no cut's own is tried
+ * (holes at both edges of both strips: seed 10's first component) and
+ * some labellings then found are near the strips but not at them (seed
+ * 8's second component, 37 buffers off), where the exact ties' search
+ * finds a labelling that stacks lower (seeds 10 and 8: +6.92% and
+ * +6.35% with level ties alone, +1.20% and 0 with exact ones alone).
+ * Returns the component's height.
  */
 static int64_t split(ArBuf *b, const int *c, int n, int64_t target,
 		     ArBudget *work, int64_t *nodes)
@@ -449,7 +501,6 @@ static int64_t split(ArBuf *b, const int *c, int n, int64_t target,
 	ArBuf *unit = ar_xmalloc((size_t)n * sizeof *unit);
 	int *of = ar_xmalloc((size_t)n * sizeof *of);
 	int64_t best;
-	int nu;
 
 	k.sub = ar_xmalloc((size_t)n * sizeof *k.sub);
 	k.bot = ar_xmalloc((size_t)n * sizeof *k.bot);
@@ -462,21 +513,13 @@ static int64_t split(ArBuf *b, const int *c, int n, int64_t target,
 	}
 	best = ar_dsa_height(k.sub, n);
 	ar_dsa_label_tables(&k.bl, k.sub, n, k.sub, NULL, n, work);
-	for (int loose = 0, last = n; loose < 2 && best > target &&
-			ar_budget_left(work); loose++) {
-		nu = ar_dsa_block_of(k.sub, n, loose, work, unit, of);
-		if (nu != last && 4 * (int64_t)nu <= 3 * (int64_t)n) {
-			ArLabel s;
-			ar_dsa_label_tables(&s, unit, nu, k.sub, of, n, work);
-			best = tries_on(&k, &s, of, best, work, nodes);
-			ar_dsa_label_free(&s);
-		}
-		last = nu;
+	for (int level = 1; level >= 0 && best > target &&
+			ar_budget_left(work); level--) {
+		ArBudget share;
+		ar_budget_share(work, 1, level + 1, &share);
+		best = pass(&k, level, unit, of, best, &share, nodes);
+		ar_budget_settle(work, &share);
 	}
-	for (int i = 0; i < n; i++)
-		of[i] = i;
-	if (best > target && ar_budget_left(work))
-		best = tries_on(&k, &k.bl, of, best, work, nodes);
 	ar_dsa_label_free(&k.bl);
 	free(k.sub), free(k.bot), free(k.top), free(k.bid), free(k.tid);
 	free(unit), free(of);
@@ -527,4 +570,5 @@ int64_t ar_dsa_layers(ArBuf *b, int n, int64_t target, ArBudget *work,
 	free(k), free(c), free(to), free(cc.ids), free(cc.start);
 	return ar_dsa_height(b, n);
 }
+
 

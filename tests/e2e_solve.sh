@@ -108,17 +108,24 @@ holes 1000 5 $((1048576 * 1006 / 1000))
 # subsets of the units at the first step that make a layer's height are
 # too many to search (+7.4% so).
 holes 1000 6 1048576
+# At the optimum where the labelling ties units that must hand over to
+# each other (planner/dsa_ties.c), first wherever the load stays level:
+# +0.22% with no ties or only those the exactly filled spans force.
+holes 1000 9 1048576
 # 2,000 within 2%, as issue 30 asks, at the default effort (one run of
 # about a minute each; +10.1% at effort 3): both layers of a stack kept
 # off a cut, each layer's parts solved alone, stacks loosened, labelled
 # from the cut out; seed 1 held to 0.5% (at the optimum; +0.16% before
 # the labelling from the cut, +1.07% before loosened stacks), seed 2 to
-# 2% (+1.32%; +3.19% before the labelling from the cut).
+# 2% (+0.35%; +1.32% before the ties, +3.19% before the labelling from
+# the cut).  Seed 9, a stack of three strips and one of two, held to 1%
+# (+0.45%): +11.05% without ties, +3.97% with only the exact ones.
 if [ -n "${ARENAC_SANITIZE:-}" ]; then
 	echo "skipped: holes 2000 at the default effort (minutes sanitized)"
 else
 	holes 2000 1 $((1048576 * 1005 / 1000)) 5 1
 	holes 2000 2 $((1048576 * 102 / 100)) 5 1
+	holes 2000 9 $((1048576 * 101 / 100)) 5 1
 fi
 for f in "$DSA"/challenging/*.csv; do
 	[ -f "$f" ] && run "$f" 1048576
