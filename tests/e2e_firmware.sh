@@ -125,9 +125,12 @@ code=$(arm-none-eabi-size "$q/quant_cnn_int8.elf" 2>/dev/null |
 check "quant_cnn_int8's flash less its $wbytes bytes of weights: $code bytes, under 20,000" $?
 # Nor soft-float double nor 64-bit division: an FPv4-SP core's int8
 # model computes in integers and float32 only.
-soft=$(arm-none-eabi-nm "$q/quant_cnn_int8.elf" 2>/dev/null | awk '$3 ~
-	/^(__aeabi_(d[a-z0-9]*|[a-z]*2d|u?l2f|f2u?lz|u?ldivmod)|__udivmoddi4)$/ {
-	print $3 }' | tr '\n' ' ')
+# (The pattern on the line of its ~: mawk, Debian's awk, takes no
+# newline there, and a syntax error left the list empty, the check
+# passed whatever was linked.)
+soft=$(arm-none-eabi-nm "$q/quant_cnn_int8.elf" 2>/dev/null | awk '
+	$3 ~ /^(__aeabi_(d[a-z0-9]*|[a-z]*2d|u?l2f|f2u?lz|u?ldivmod)|__udivmoddi4)$/ {
+		print $3 }' | tr '\n' ' ')
 [ -f "$q/quant_cnn_int8.elf" ] && [ -z "$soft" ]
 check "quant_cnn_int8 links no soft-float double or 64-bit division${soft:+: $soft}" $?
 # The same model planned channels-last (--layout nhwc, the Transposes
