@@ -133,6 +133,65 @@ static void test_label_complete(void **state)
 }
 
 /*
+ * Cuts a strip STEPS long and height high guillotine-wise into 5 to MAXN
+ * pieces r[][4] (steps [0], [1], bytes [2], [3]) and drops one half the
+ * time; b: the pieces as buffers.  Returns how many.
+ */
+static int guillotine(int (*r)[4], ArBuf *b, int height)
+{
+	int n = 1, want = 5 + rnd(MAXN - 4);
+
+	r[0][0] = 0, r[0][1] = STEPS, r[0][2] = 0, r[0][3] = height;
+	while (n < want) {
+		int e = rnd(n), *p = r[e];
+		bool by_time = p[1] - p[0] > 1 && (p[3] - p[2] < 2 || rnd(2));
+		int c;
+		if (p[1] - p[0] < 2 && p[3] - p[2] < 2)
+			continue;
+		memcpy(r[n], p, sizeof r[n]);
+		c = by_time ? p[0] + 1 + rnd(p[1] - p[0] - 1)
+			    : p[2] + 1 + rnd(p[3] - p[2] - 1);
+		r[n][by_time ? 0 : 2] = c;
+		p[by_time ? 1 : 3] = c;
+		n++;
+	}
+	if (rnd(2))
+		memcpy(r[rnd(n)], r[n - 1], sizeof r[0]), n--;
+	for (int i = 0; i < n; i++)
+		b[i] = (ArBuf){ .lo = r[i][0], .hi = r[i][1],
+				.size = r[i][3] - r[i][2] };
+	return n;
+}
+
+/*
+ * The level ties of pieces r[0..n) (b: as buffers) of a strip height
+ * high, one piece at most dropped, never part the pieces below a byte
+ * no piece straddles from those above it: such a cut is a labelling of
+ * the packing, and with one hole no boundary where the load stays level
+ * is one of its edges, so each layer hands over there what it takes.
+ * Adds to *cuts the cuts checked.
+ */
+static void level_keeps_cuts(int (*r)[4], const ArBuf *b, int n,
+			     int height, int *cuts)
+{
+	ArLabel s;
+	ArBudget w;
+
+	ar_budget_init(&w, INT64_MAX / 4, NULL);
+	ar_dsa_label_tables(&s, b, n, b, NULL, n, &w);
+	ar_dsa_label_ties(&s, height, true, &w);
+	for (int y = 1; y < height; y++) {
+		bool cut = true;
+		for (int i = 0; i < n; i++)
+			cut &= !(r[i][2] < y && y < r[i][3]);
+		for (int i = 0; cut && i < n; i++)
+			assert_int_equal(r[i][2] >= y, r[s.grp[i]][2] >= y);
+		*cuts += cut;
+	}
+	ar_dsa_label_free(&s);
+}
+
+/*
  * Guillotine cuts of a strip STEPS long and HEIGHT high, a piece dropped
  * half the time (the issue's holes, small), heights adding up to the
  * strip's: the ties (ar_dsa_label_ties()) join many units here, and the
@@ -148,29 +207,9 @@ static void test_label_tied(void **state)
 	(void)state;
 	rng = 777;
 	for (int inst = 0; inst < 600; inst++) {
-		int n = 1, want = 5 + rnd(MAXN - 4);
-		int r[MAXN + 1][4] = { { 0, STEPS, 0, HEIGHT } };
+		int r[MAXN + 1][4];
 		ArBuf b[MAXN + 1];
-
-		while (n < want) {
-			int e = rnd(n), *p = r[e];
-			bool by_time = p[1] - p[0] > 1 &&
-				       (p[3] - p[2] < 2 || rnd(2));
-			int c;
-			if (p[1] - p[0] < 2 && p[3] - p[2] < 2)
-				continue;
-			memcpy(r[n], p, sizeof r[n]);
-			c = by_time ? p[0] + 1 + rnd(p[1] - p[0] - 1)
-				    : p[2] + 1 + rnd(p[3] - p[2] - 1);
-			r[n][by_time ? 0 : 2] = c;
-			p[by_time ? 1 : 3] = c;
-			n++;
-		}
-		if (rnd(2))
-			memcpy(r[rnd(n)], r[n - 1], sizeof r[0]), n--;
-		for (int i = 0; i < n; i++)
-			b[i] = (ArBuf){ .lo = r[i][0], .hi = r[i][1],
-					.size = r[i][3] - r[i][2] };
+		int n = guillotine(r, b, HEIGHT);
 		{
 			int64_t c1 = 1 + rnd(HEIGHT - 1);
 			check(b, n, c1, HEIGHT - c1, true, &found, &refuted,
@@ -182,11 +221,29 @@ static void test_label_tied(void **state)
 	assert_true(found >= 30 && refuted >= 30 && joined >= 300);
 }
 
+/* Level ties on guillotine cuts of a strip 64 bytes high: see
+ * level_keeps_cuts(). */
+static void test_level_ties(void **state)
+{
+	int cuts = 0;
+	(void)state;
+	rng = 4242;
+	for (int inst = 0; inst < 3000; inst++) {
+		int r[MAXN + 1][4];
+		ArBuf b[MAXN + 1];
+		int n = guillotine(r, b, 64);
+		level_keeps_cuts(r, b, n, 64, &cuts);
+	}
+	print_message("level ties kept %d cuts whole\n", cuts);
+	assert_true(cuts >= 1000);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_label_complete),
 		cmocka_unit_test(test_label_tied),
+		cmocka_unit_test(test_level_ties),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
