@@ -30,7 +30,10 @@
  * a buffer across c, units that hand over to each other in one layer
  * (dsa_ties.c): first wherever the load stays level, a presumption that
  * holds for a perfect packing with holes, then only where the layers
- * fill exactly, which holds for any (pass()).
+ * fill exactly, which holds for any (pass()).  With level ties the
+ * heights of a stack of two strips are scanned too (scan()), both layers
+ * kept off a cut: holes at both edges of both strips' cuts hide the
+ * heights the tries name.
  * A labelling found is done again, on its units and then on the buffers,
  * its own labels tried first, with the top layer kept off other cuts as
  * well (relabel()): then both layers fall apart by time.
@@ -97,6 +100,9 @@
 /* A layer's part below a higher one: the share of its work it gets to
  * fit under it before it is minimised (solve_parts()). */
 #define FIT_DEN 8
+/* The level pass's share of the work its tries leave its scan of heights
+ * (scan()) at least. */
+#define SCAN_DEN 8
 
 /*
  * Minimises the placement of the layer b[0..n) component by component:
@@ -205,19 +211,14 @@ static int64_t hand(const ArLabel *s, int x)
 	return s->es[x] > s->ee[x] ? s->es[x] : s->ee[x];
 }
 
-/*
- * The tries for s's units (see the file's comment), cut by cut, the best
- * CUTS first; heights are multiples of g.  The times of the best RECUTS
- * go to cuts.  Returns how many tries, *ncut how many cuts in cuts.
- */
-static int tries(const ArLabel *s, int64_t g, int64_t target, Try *t,
-		 int64_t *cuts, int *ncut_out)
+/* The best RECUTS boundaries of s to cut at, inside the component (0 <
+ * x < m), by min(E, S) descending, the earlier first, to cut[]; returns
+ * how many. */
+static int rank_cuts(const ArLabel *s, int *cut)
 {
 	ArSortKey *k = ar_xmalloc((size_t)s->m * sizeof *k + 1);
-	int cut[RECUTS], ncut = 0, nt = 0;
+	int ncut = 0;
 
-	/* Boundaries inside the component (0 < x < m), by min(E, S)
-	 * descending, the earlier first. */
 	for (int x = 1; x < s->m; x++) {
 		int64_t lo = s->es[x] < s->ee[x] ? s->es[x] : s->ee[x];
 		if (lo > 0)
@@ -227,11 +228,26 @@ static int tries(const ArLabel *s, int64_t g, int64_t target, Try *t,
 	if (ncut > RECUTS)
 		ncut = RECUTS;
 	for (int ci = 0; ci < ncut; ci++)
-		cut[ci] = k[ci].id, cuts[ci] = s->t[k[ci].id];
+		cut[ci] = k[ci].id;
+	free(k);
+	return ncut;
+}
+
+/*
+ * The tries for s's units (see the file's comment), cut by cut, the best
+ * CUTS first; heights are multiples of g.  The times of the best RECUTS
+ * go to cuts.  Returns how many tries, *ncut how many cuts in cuts.
+ */
+static int tries(const ArLabel *s, int64_t g, int64_t target, Try *t,
+		 int64_t *cuts, int *ncut_out)
+{
+	int cut[RECUTS], ncut = rank_cuts(s, cut), nt = 0;
+
+	for (int ci = 0; ci < ncut; ci++)
+		cuts[ci] = s->t[cut[ci]];
 	*ncut_out = ncut;
 	if (ncut > CUTS)
 		ncut = CUTS;
-	free(k);
 	/* Heights: the cut's own handover, the target less what lies across
 	 * it, and the target less another cut's handover (that strip on
 	 * this one: at the bound the heights must be exact). */
@@ -436,35 +452,139 @@ static int64_t tries_on(Comp *k, ArLabel *s, const int *of, int64_t best,
 }
 
 /*
+ * Scans the heights of a stack of two strips cut at the two best cuts of
+ * k's buffers (k->bl, its level ties found): the bottom layer kept off
+ * the first, the top one off the second, at every height h (a multiple
+ * of k->g) from what the bottom layer must hold (the most the buffers
+ * across the second cut hold at once, or the first cut's handover) to
+ * the target less what the top one must, the two ends first, each
+ * labelled with an even share of the work left, then those neither
+ * labelled nor refuted so with what is left.  True with the labels in
+ * lab (k->n) at the first height labelled.
+ *
+ * Why: where holes lie at both edges of both strips' cuts no height the
+ * tries name is a strip's own (holes 2,000 seed 16's larger component:
+ * strips of 514,048 and 534,528 bytes cut at steps 5,516 and 5,601,
+ * handing over 480,448 / 498,944 and 508,544 / 515,456), and with level
+ * ties and both cuts kept a wrong height is refuted in 0.4-0.5 M units
+ * (that component: 535 heights), where the right one is labelled in 7.7
+ * M, 28 buffers off the generator's strips.
+ */
+static bool scan(Comp *k, char *lab, ArBudget *work)
+{
+	ArLabel *s = &k->bl;
+	int cut[RECUTS], ncut = rank_cuts(s, cut), nh, left;
+	int64_t tc, top, lo = 0, hi = 0, g = k->g;
+	int64_t *across[2];
+	char *refuted;
+	bool found = false;
+
+	if (ncut < 2)
+		return false;
+	tc = s->t[cut[0]], top = s->t[cut[1]];
+	across[0] = ar_xcalloc((size_t)s->m + 1, sizeof *across[0]);
+	across[1] = ar_xcalloc((size_t)s->m + 1, sizeof *across[1]);
+	for (int i = 0; i < s->n; i++) {
+		const ArBuf *x = &s->b[i];
+		for (int e = 0; e < 2; e++) {
+			int64_t c = e ? tc : top;
+			if (!(x->lo < c && c < x->hi))
+				continue;
+			ar_budget_spend(work, s->shi[i] - s->slo[i]);
+			for (int y = s->slo[i]; y < s->shi[i]; y++)
+				across[e][y] += x->size;
+		}
+	}
+	for (int y = 0; y < s->m; y++) {
+		lo = across[0][y] > lo ? across[0][y] : lo;
+		hi = across[1][y] > hi ? across[1][y] : hi;
+	}
+	free(across[0]), free(across[1]);
+	lo = hand(s, cut[0]) > lo ? hand(s, cut[0]) : lo;
+	hi = hand(s, cut[1]) > hi ? hand(s, cut[1]) : hi;
+	lo = (lo + g - 1) / g * g;
+	hi = (k->target - hi) / g * g;
+	if (lo <= 0 || hi >= k->target || lo > hi)
+		return false;
+	nh = (int)((hi - lo) / g + 1);
+	refuted = ar_xcalloc((size_t)nh + 1, 1);
+	ar_dsa_label_bar(s, tc, &top, 1, work);
+	ar_dsa_label_pivot(s, tc, work);
+	left = nh;
+	for (int round = 0; round < 2 && !found; round++) {
+		for (int j = 0; j < nh && !found && ar_budget_left(work); j++) {
+			/* lo, hi, then upward. */
+			int64_t h = j == 0 ? lo : j == 1 ? hi : lo + (j - 1) * g;
+			ArBudget lw;
+			if (refuted[j])
+				continue;
+			ar_budget_share(work, 1, left--, &lw);
+			s->cap[1] = h, s->cap[2] = k->target - h;
+			s->work = &lw;
+			found = ar_dsa_label(s, 1);
+			refuted[j] = !found && ar_budget_left(&lw);
+			ar_budget_settle(work, &lw);
+		}
+		left = 0;
+		for (int j = 0; j < nh; j++)
+			left += !refuted[j];
+	}
+	if (found)
+		memcpy(lab, s->lab, (size_t)k->n);
+	free(refuted);
+	return found;
+}
+
+/*
  * Labels k's units, the blocks its buffers join into (dsa_blocks.c),
  * then those loosened, then its buffers, each with the ties found where
  * the load stays level (level) or only where the layers fill exactly
  * (ar_dsa_label_ties()), and stacks the labellings found (tries_on())
- * while above k's target.  unit and of: room for k->n.  Returns the
- * lowest height.
+ * while above k's target; with level ties, then, still above it, a scan
+ * of the heights of two strips (scan()) with half of what the tries left
+ * (they leave 1 / SCAN_DEN of the work at least), its labelling stacked
+ * with the rest.  unit and of: room for k->n.  Returns the lowest
+ * height.
  */
 static int64_t pass(Comp *k, bool level, ArBuf *unit, int *of, int64_t best,
 		    ArBudget *work, int64_t *nodes)
 {
 	int n = k->n;
+	ArBudget rw;
 
 	ar_dsa_label_ties(&k->bl, k->target, level, work);
+	/* The scan's share kept back: the tries get the rest first. */
+	ar_budget_share(work, level ? SCAN_DEN - 1 : 1, level ? SCAN_DEN : 1,
+			&rw);
 	for (int loose = 0, last = n; loose < 2 && best > k->target &&
-			ar_budget_left(work); loose++) {
-		int nu = ar_dsa_block_of(k->sub, n, loose, work, unit, of);
+			ar_budget_left(&rw); loose++) {
+		int nu = ar_dsa_block_of(k->sub, n, loose, &rw, unit, of);
 		if (nu != last && 4 * (int64_t)nu <= 3 * (int64_t)n) {
 			ArLabel s;
-			ar_dsa_label_tables(&s, unit, nu, k->sub, of, n, work);
-			ar_dsa_label_ties(&s, k->target, level, work);
-			best = tries_on(k, &s, of, best, work, nodes);
+			ar_dsa_label_tables(&s, unit, nu, k->sub, of, n, &rw);
+			ar_dsa_label_ties(&s, k->target, level, &rw);
+			best = tries_on(k, &s, of, best, &rw, nodes);
 			ar_dsa_label_free(&s);
 		}
 		last = nu;
 	}
 	for (int i = 0; i < n; i++)
 		of[i] = i;
-	if (best > k->target && ar_budget_left(work))
-		best = tries_on(k, &k->bl, of, best, work, nodes);
+	if (best > k->target && ar_budget_left(&rw))
+		best = tries_on(k, &k->bl, of, best, &rw, nodes);
+	ar_budget_settle(work, &rw);
+	if (level && best > k->target && ar_budget_left(work)) {
+		char *lab = ar_xmalloc((size_t)n + 1);
+		ArBudget sw;
+		ar_budget_share(work, 1, 2, &sw);
+		if (scan(k, lab, &sw)) {
+			ar_budget_settle(work, &sw);
+			best = stack_labels(k, lab, best, work, nodes);
+		} else {
+			ar_budget_settle(work, &sw);
+		}
+		free(lab);
+	}
 	return best;
 }
 
