@@ -64,9 +64,10 @@ void ar_dsa_label_tables(ArLabel *s, const ArBuf *u, int nu,
 void ar_dsa_label_free(ArLabel *s);
 
 /* Ties units that every labelling whose heights add up to target keeps
- * in one layer (dsa_ties.c); the search then labels them at once.  Due
- * after the tables, before ar_dsa_label_pivot(); s->cap[1] + s->cap[2]
- * must be target in every search after it. */
+ * in one layer, or (level) that a perfect packing with holes does
+ * (dsa_ties.c); the search then labels them at once.  Due after the
+ * tables, before ar_dsa_label_pivot(); s->cap[1] + s->cap[2] must be
+ * target in every search after it. */
 void ar_dsa_label_ties(ArLabel *s, int64_t target, bool level,
 		       ArBudget *work);
 

@@ -576,13 +576,12 @@ static int64_t pass(Comp *k, bool level, ArBuf *unit, int *of, int64_t best,
 	if (level && best > k->target && ar_budget_left(work)) {
 		char *lab = ar_xmalloc((size_t)n + 1);
 		ArBudget sw;
+		bool found;
 		ar_budget_share(work, 1, 2, &sw);
-		if (scan(k, lab, &sw)) {
-			ar_budget_settle(work, &sw);
+		found = scan(k, lab, &sw);
+		ar_budget_settle(work, &sw);
+		if (found)
 			best = stack_labels(k, lab, best, work, nodes);
-		} else {
-			ar_budget_settle(work, &sw);
-		}
 		free(lab);
 	}
 	return best;

@@ -10,8 +10,9 @@
  * ends and starts in two that balance so, where every one keeps units u
  * and v on one side, u and v are tied: no labelling that keeps the
  * heights parts them.  Sound for any heights adding up to that load, so
- * it is done once per component; ties join in classes (union-find) and
- * the search labels a class at once (its first unit decides).
+ * they are found once for a component's units, whatever cut and heights
+ * are tried; ties join in classes (union-find) and the search labels a
+ * class at once (its first unit decides).
  *
  * Why: the search checks a label over the unit's own lifetime only, so a
  * wrong one in the holes' slack shows only where a later unit it must
@@ -95,32 +96,35 @@ void ar_dsa_label_ties(ArLabel *s, int64_t target, bool level,
 {
 	int n = s->n, m = s->m;
 	int *par = ar_xmalloc((size_t)n * sizeof *par + 1);
-	int *at = ar_xcalloc((size_t)m + 2, sizeof *at);
-	int *ends = ar_xmalloc((size_t)n * sizeof *ends + 1);
-	int *starts = ar_xmalloc((size_t)n * sizeof *starts + 1);
-	int *bs = ar_xcalloc((size_t)m + 2, sizeof *bs);
 
-	/* Units by boundary they end at (ends) and start at (starts). */
-	for (int i = 0; i < n; i++)
-		at[s->shi[i] + 1]++, bs[s->slo[i] + 1]++;
-	for (int x = 1; x <= m + 1; x++)
-		at[x] += at[x - 1], bs[x] += bs[x - 1];
-	for (int i = 0; i < n; i++)
-		ends[at[s->shi[i]]++] = i, starts[bs[s->slo[i]]++] = i;
-	/* at[x], bs[x] now end boundary x's lists; they began at x - 1's. */
 	for (int i = 0; i < n; i++)
 		par[i] = i;
+	/* The lists read below are the tables' (units over each span,
+	 * charged there): a unit of work per unit, twice, and per span. */
 	ar_budget_spend(work, 2 * (int64_t)n + m);
 	for (int x = 1; x < m; x++) {
-		int u[TIE_MAX], ne = at[x] - at[x - 1];
-		int nu = ne + bs[x] - bs[x - 1];
+		int u[TIE_MAX], ne = 0, nu = 0;
 		if (s->load[x - 1] != s->load[x] ||
-		    (!level && s->load[x] != target) ||
-		    nu > TIE_MAX || !ar_budget_spend(work, (int64_t)1 << nu))
+		    (!level && s->load[x] != target))
+			continue;
+		/* Those ending at x (over span x - 1), then those starting
+		 * there (over span x). */
+		for (int k = x - 1; k <= x && nu <= TIE_MAX; k++) {
+			for (int e = s->sstart[k]; e < s->sstart[k + 1] &&
+			     nu <= TIE_MAX; e++) {
+				int i = s->spanned[e];
+				if (!(k < x ? s->shi[i] == x : s->slo[i] == x))
+					continue;
+				if (nu < TIE_MAX)
+					u[nu] = i;
+				nu++;
+			}
+			if (k < x)
+				ne = nu;
+		}
+		if (nu > TIE_MAX || !ar_budget_spend(work, (int64_t)1 << nu))
 			continue;
 		assert(ne > 0 && nu > ne);
-		memcpy(u, ends + at[x - 1], (size_t)ne * sizeof *u);
-		memcpy(u + ne, starts + bs[x - 1], (size_t)(nu - ne) * sizeof *u);
 		tie_boundary(s, u, ne, nu, par);
 	}
 	free(s->grp), free(s->glo), free(s->ghi);
@@ -143,5 +147,5 @@ void ar_dsa_label_ties(ArLabel *s, int64_t target, bool level,
 	for (int i = 0; i < n; i++)
 		s->glo[i] = s->glo[s->grp[i]], s->ghi[i] = s->ghi[s->grp[i]];
 	s->tied = target;
-	free(par), free(at), free(ends), free(starts), free(bs);
+	free(par);
 }
